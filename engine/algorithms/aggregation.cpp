@@ -1,0 +1,50 @@
+#include "engine/algorithms/aggregation.hpp"
+
+#include <stdexcept>
+
+#include "engine/core/error.hpp"
+
+namespace drift {
+
+std::vector<double> sample_weights(const std::vector<ClientUpdate>& updates) {
+  double total = 0.0;
+  for (const auto& u : updates) total += static_cast<double>(u.num_samples);
+  std::vector<double> weights;
+  weights.reserve(updates.size());
+  for (const auto& u : updates) {
+    weights.push_back(total > 0.0 ? static_cast<double>(u.num_samples) / total
+                                  : 1.0 / static_cast<double>(updates.size()));
+  }
+  return weights;
+}
+
+NamedTensors weighted_average(const NamedTensors& global, const std::vector<ClientUpdate>& updates,
+                              const std::vector<double>& weights) {
+  if (updates.empty()) throw std::invalid_argument("weighted_average of no updates");
+  if (weights.size() != updates.size()) throw std::invalid_argument("one weight per update");
+  for (const auto& u : updates) check_compatible(global, u.weights);
+
+  torch::NoGradGuard no_grad;
+  NamedTensors out;
+  out.reserve(global.size());
+  for (std::size_t i = 0; i < global.size(); ++i) {
+    const auto& reference = global[i].value;
+    if (!reference.is_floating_point()) {
+      const auto& first = updates.front();
+      out.push_back({global[i].name, first.kind == UpdateKind::delta
+                                         ? reference + first.weights[i].value
+                                         : first.weights[i].value.clone()});
+      continue;
+    }
+    auto acc = torch::zeros(reference.sizes(), reference.options().dtype(torch::kFloat64));
+    for (std::size_t k = 0; k < updates.size(); ++k) {
+      auto value = updates[k].weights[i].value.to(torch::kFloat64);
+      if (updates[k].kind == UpdateKind::delta) value = value + reference.to(torch::kFloat64);
+      acc.add_(value, weights[k]);
+    }
+    out.push_back({global[i].name, acc.to(reference.scalar_type())});
+  }
+  return out;
+}
+
+}  // namespace drift

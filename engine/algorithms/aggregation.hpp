@@ -1,0 +1,18 @@
+#pragma once
+// Aggregation primitives shared by algorithms.
+#include <vector>
+
+#include "engine/core/federated_types.hpp"
+
+namespace drift {
+
+// Weights proportional to each update's sample count (FedAvg's N_k / sum N).
+std::vector<double> sample_weights(const std::vector<ClientUpdate>& updates);
+
+// sum_k w_k * state_k, accumulated in float64 in the given order and cast back to each
+// tensor's dtype. Integer tensors (e.g. BatchNorm's num_batches_tracked) cannot be averaged:
+// they are taken from the first update. Delta updates are added to `global` first.
+NamedTensors weighted_average(const NamedTensors& global, const std::vector<ClientUpdate>& updates,
+                              const std::vector<double>& weights);
+
+}  // namespace drift

@@ -1,0 +1,14 @@
+#pragma once
+// The algorithms compiled into drift; registry.cpp lists them. Adding one = one new file
+// with a *_info() function, one line here, one line in registry.cpp.
+#include "engine/algorithms/algorithm.hpp"
+
+namespace drift {
+
+AlgorithmInfo fedavg_info();
+AlgorithmInfo fedprox_info();
+
+// FedAvg's server half (sample-weighted mean), reused by algorithms that only change the client.
+std::unique_ptr<ServerAlgorithm> make_fedavg_server();
+
+}  // namespace drift

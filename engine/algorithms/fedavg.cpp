@@ -1,0 +1,31 @@
+// FedAvg (McMahan et al. 2017): local SGD on cross-entropy; the server replaces the global
+// model by the sample-weighted mean of the participants' models (spec section 6.1).
+#include "engine/algorithms/aggregation.hpp"
+#include "engine/algorithms/algorithm.hpp"
+#include "engine/algorithms/builtin.hpp"
+
+namespace drift {
+namespace {
+
+class FedAvgClient final : public ClientAlgorithm {};
+
+class FedAvgServer final : public ServerAlgorithm {
+ public:
+  void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, std::uint32_t) override {
+    global = weighted_average(global, updates, sample_weights(updates));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<ServerAlgorithm> make_fedavg_server() { return std::make_unique<FedAvgServer>(); }
+
+AlgorithmInfo fedavg_info() {
+  return {"fedavg",
+          "FedAvg: local SGD, server takes the sample-weighted mean of the client models",
+          {},
+          [](const ParamSet&) { return std::make_unique<FedAvgClient>(); },
+          [](const ParamSet&) { return make_fedavg_server(); }};
+}
+
+}  // namespace drift

@@ -1,0 +1,59 @@
+// FedProx (Li et al. 2020): FedAvg whose local objective adds (mu/2) * ||w - w_global||^2 over
+// all trainable parameters (spec section 6.2). The server half is FedAvg's.
+#include "engine/algorithms/algorithm.hpp"
+#include "engine/algorithms/builtin.hpp"
+#include "engine/algorithms/fedprox.hpp"
+
+namespace drift {
+
+torch::Tensor proximal_term(const std::vector<torch::Tensor>& params,
+                            const std::vector<torch::Tensor>& anchor, double mu) {
+  auto total = torch::zeros({}, torch::kFloat32);
+  for (std::size_t i = 0; i < params.size(); ++i) total = total + (params[i] - anchor[i]).pow(2).sum();
+  return total * (mu / 2.0);
+}
+
+namespace {
+
+class FedProxClient final : public ClientAlgorithm {
+ public:
+  explicit FedProxClient(double mu) : mu_(mu) {}
+
+  void begin(ClientContext& ctx) override {
+    params_.clear();
+    anchor_.clear();
+    for (auto& p : ctx.model.parameters()) {
+      params_.push_back(p);
+      anchor_.push_back(p.detach().clone());
+    }
+  }
+
+  torch::Tensor loss(const torch::Tensor& labels, const ModelOutput& out, ClientContext& ctx) override {
+    auto ce = ClientAlgorithm::loss(labels, out, ctx);
+    if (mu_ == 0.0) return ce;
+    return ce + proximal_term(params_, anchor_, mu_);
+  }
+
+ private:
+  double mu_;
+  std::vector<torch::Tensor> params_;
+  std::vector<torch::Tensor> anchor_;
+};
+
+}  // namespace
+
+AlgorithmInfo fedprox_info() {
+  ParamSpec mu;
+  mu.key = "mu";
+  mu.kind = ParamKind::number;
+  mu.default_value = 0.01;
+  mu.min = 0.0;
+  mu.help = "weight of the proximal term (mu/2)*||w - w_global||^2";
+  return {"fedprox",
+          "FedProx: FedAvg with a proximal term pulling local models toward the global one",
+          {mu},
+          [](const ParamSet& p) { return std::make_unique<FedProxClient>(p.number("mu")); },
+          [](const ParamSet&) { return make_fedavg_server(); }};
+}
+
+}  // namespace drift

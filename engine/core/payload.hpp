@@ -1,0 +1,21 @@
+#pragma once
+// Everything an algorithm exchanges besides model weights. Ordered maps keep iteration
+// (and therefore encoding and floating-point reduction order) deterministic.
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace drift {
+
+struct Payload {
+  std::map<std::string, torch::Tensor> tensors;
+  // name -> class id -> [n, d] rows (one or more vectors per class).
+  std::map<std::string, std::map<std::uint32_t, torch::Tensor>> class_vectors;
+  std::map<std::string, double> scalars;
+
+  bool empty() const { return tensors.empty() && class_vectors.empty() && scalars.empty(); }
+};
+
+}  // namespace drift

@@ -1,0 +1,17 @@
+#pragma once
+// Reader for gzip-compressed IDX files (the MNIST family's format).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace drift {
+
+struct IdxArray {
+  std::vector<std::int64_t> dims;
+  std::vector<std::uint8_t> data;  // row-major, uint8 elements
+};
+
+// Throws UserError if the file is missing or not a well-formed uint8 IDX file.
+IdxArray read_idx_gz(const std::string& path);
+
+}  // namespace drift

@@ -1,0 +1,172 @@
+#include "engine/data/partition.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "engine/core/error.hpp"
+
+namespace drift {
+namespace {
+
+void sort_each(Partition& p) {
+  for (auto& client : p.indices) std::sort(client.begin(), client.end());
+}
+
+}  // namespace
+
+const std::vector<PartitionSchemeInfo>& partition_schemes() {
+  static const std::vector<PartitionSchemeInfo> schemes = {
+      {"iid", "uniform shuffle, near-equal shares"},
+      {"dirichlet", "per-class Dirichlet(alpha) label skew (PFLlib / NIID-Bench convention)"},
+      {"shards", "label-sorted shards, shards_per_client per client (McMahan et al.)"},
+  };
+  return schemes;
+}
+
+std::vector<std::string> partition_scheme_names() {
+  std::vector<std::string> names;
+  for (const auto& s : partition_schemes()) names.push_back(s.name);
+  return names;
+}
+
+Partition partition_iid(std::int64_t num_samples, std::uint32_t clients, Rng& rng) {
+  std::vector<std::int64_t> order(static_cast<std::size_t>(num_samples));
+  for (std::int64_t i = 0; i < num_samples; ++i) order[static_cast<std::size_t>(i)] = i;
+  rng.shuffle(order);
+  Partition p;
+  p.indices.resize(clients);
+  const std::int64_t base = num_samples / clients, extra = num_samples % clients;
+  std::int64_t at = 0;
+  for (std::uint32_t k = 0; k < clients; ++k) {
+    const std::int64_t n = base + (static_cast<std::int64_t>(k) < extra ? 1 : 0);
+    p.indices[k].assign(order.begin() + at, order.begin() + at + n);
+    at += n;
+  }
+  sort_each(p);
+  return p;
+}
+
+Partition partition_dirichlet(const std::vector<std::int64_t>& labels, std::int64_t num_classes,
+                              std::uint32_t clients, double alpha, std::int64_t min_size,
+                              std::int64_t max_attempts, Rng& rng) {
+  const auto n = static_cast<std::int64_t>(labels.size());
+  if (!(alpha > 0.0)) throw UserError("partition.alpha must be > 0");
+  if (min_size * static_cast<std::int64_t>(clients) > n) {
+    throw UserError("cannot give " + std::to_string(clients) + " clients at least " + std::to_string(min_size) +
+                    " samples each from " + std::to_string(n) +
+                    " training samples; lower partition.min_client_samples or federation.clients");
+  }
+  std::vector<std::vector<std::int64_t>> by_class(static_cast<std::size_t>(num_classes));
+  for (std::int64_t i = 0; i < n; ++i) by_class[static_cast<std::size_t>(labels[static_cast<std::size_t>(i)])].push_back(i);
+  const double cap = static_cast<double>(n) / clients;
+
+  std::int64_t smallest = 0;
+  for (std::int64_t attempt = 0; attempt < max_attempts; ++attempt) {
+    Partition p;
+    p.indices.resize(clients);
+    for (auto members : by_class) {
+      if (members.empty()) continue;
+      rng.shuffle(members);
+      auto proportions = dirichlet_draw(rng, alpha, clients);
+      // Full clients take no more; renormalising over the others cannot divide by zero
+      // because the clients' total is below n, so some client is below the cap.
+      double total = 0.0;
+      for (std::uint32_t k = 0; k < clients; ++k) {
+        if (static_cast<double>(p.indices[k].size()) >= cap) proportions[k] = 0.0;
+        total += proportions[k];
+      }
+      if (total <= 0.0) {
+        // Every remaining client drew (numerically) zero mass: give the class to the least
+        // loaded open client, the limit of the distribution as alpha -> 0.
+        std::uint32_t pick = 0;
+        for (std::uint32_t k = 1; k < clients; ++k)
+          if (p.indices[k].size() < p.indices[pick].size()) pick = k;
+        proportions.assign(clients, 0.0);
+        proportions[pick] = 1.0;
+        total = 1.0;
+      }
+      const auto m = static_cast<double>(members.size());
+      double cumulative = 0.0;
+      std::size_t begin = 0;
+      for (std::uint32_t k = 0; k < clients; ++k) {
+        cumulative += proportions[k] / total;
+        const std::size_t end = k + 1 == clients ? members.size()
+                                                 : std::min(members.size(), static_cast<std::size_t>(cumulative * m));
+        if (end > begin) {
+          p.indices[k].insert(p.indices[k].end(), members.begin() + static_cast<std::ptrdiff_t>(begin),
+                              members.begin() + static_cast<std::ptrdiff_t>(end));
+          begin = end;
+        }
+      }
+    }
+    smallest = std::numeric_limits<std::int64_t>::max();
+    for (const auto& c : p.indices) smallest = std::min<std::int64_t>(smallest, static_cast<std::int64_t>(c.size()));
+    if (smallest >= min_size) {
+      sort_each(p);
+      return p;
+    }
+  }
+  throw UserError("Dirichlet partition (alpha=" + std::to_string(alpha) + ", " + std::to_string(clients) +
+                  " clients) left a client with " + std::to_string(smallest) + " samples after " +
+                  std::to_string(max_attempts) + " attempts, below partition.min_client_samples=" +
+                  std::to_string(min_size) + "; raise partition.alpha or lower min_client_samples");
+}
+
+Partition partition_shards(const std::vector<std::int64_t>& labels, std::uint32_t clients,
+                           std::int64_t shards_per_client, Rng& rng) {
+  const auto n = static_cast<std::int64_t>(labels.size());
+  const std::int64_t shards = static_cast<std::int64_t>(clients) * shards_per_client;
+  if (shards > n) {
+    throw UserError("cannot cut " + std::to_string(n) + " samples into " + std::to_string(shards) +
+                    " shards; lower partition.shards_per_client or federation.clients");
+  }
+  std::vector<std::int64_t> order(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) order[static_cast<std::size_t>(i)] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
+    return labels[static_cast<std::size_t>(a)] < labels[static_cast<std::size_t>(b)];
+  });
+  std::vector<std::int64_t> shard_ids(static_cast<std::size_t>(shards));
+  for (std::int64_t s = 0; s < shards; ++s) shard_ids[static_cast<std::size_t>(s)] = s;
+  rng.shuffle(shard_ids);
+
+  Partition p;
+  p.indices.resize(clients);
+  for (std::int64_t s = 0; s < shards; ++s) {
+    const std::int64_t shard = shard_ids[static_cast<std::size_t>(s)];
+    const std::int64_t begin = shard * n / shards, end = (shard + 1) * n / shards;
+    auto& client = p.indices[static_cast<std::size_t>(s / shards_per_client)];
+    client.insert(client.end(), order.begin() + begin, order.begin() + end);
+  }
+  sort_each(p);
+  return p;
+}
+
+Partition make_partition(const PartitionConfig& config, const std::vector<std::int64_t>& labels,
+                         std::int64_t num_classes, std::uint32_t clients, std::uint64_t seed) {
+  Rng rng = make_stream(seed, "partition");
+  if (config.scheme == "iid") {
+    if (static_cast<std::int64_t>(labels.size()) < clients)
+      throw UserError("cannot give " + std::to_string(clients) + " clients a sample each from " +
+                      std::to_string(labels.size()) + " training samples");
+    return partition_iid(static_cast<std::int64_t>(labels.size()), clients, rng);
+  }
+  if (config.scheme == "dirichlet") {
+    return partition_dirichlet(labels, num_classes, clients, config.alpha, config.min_client_samples,
+                               config.max_attempts, rng);
+  }
+  if (config.scheme == "shards") return partition_shards(labels, clients, config.shards_per_client, rng);
+  throw UserError("unknown partition scheme '" + config.scheme + "'");
+}
+
+std::vector<std::vector<std::int64_t>> class_histograms(const Partition& partition,
+                                                        const std::vector<std::int64_t>& labels,
+                                                        std::int64_t num_classes) {
+  std::vector<std::vector<std::int64_t>> out(partition.num_clients(),
+                                             std::vector<std::int64_t>(static_cast<std::size_t>(num_classes), 0));
+  for (std::size_t k = 0; k < partition.num_clients(); ++k)
+    for (auto i : partition.indices[k]) ++out[k][static_cast<std::size_t>(labels[static_cast<std::size_t>(i)])];
+  return out;
+}
+
+}  // namespace drift

@@ -1,0 +1,50 @@
+#pragma once
+// Partitioners: which training samples each client holds. Deterministic given the stream.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/core/rng.hpp"
+#include "engine/scenario/scenario.hpp"
+
+namespace drift {
+
+// indices[k] = ascending sample indices of client k.
+struct Partition {
+  std::vector<std::vector<std::int64_t>> indices;
+  std::size_t num_clients() const { return indices.size(); }
+};
+
+struct PartitionSchemeInfo {
+  std::string name;
+  std::string description;
+};
+const std::vector<PartitionSchemeInfo>& partition_schemes();
+std::vector<std::string> partition_scheme_names();
+
+// Each client gets a near-equal share of a uniform shuffle (sizes differ by at most one).
+Partition partition_iid(std::int64_t num_samples, std::uint32_t clients, Rng& rng);
+
+// Per class c: p ~ Dir(alpha * 1_K); clients already holding >= N/K samples get p = 0; the
+// class's shuffled indices are cut at the cumulative proportions. The whole draw is repeated
+// until every client has >= min_size samples (the PFLlib / NIID-Bench convention). Throws
+// UserError if that is impossible (min_size * K > N) or fails after max_attempts.
+Partition partition_dirichlet(const std::vector<std::int64_t>& labels, std::int64_t num_classes,
+                              std::uint32_t clients, double alpha, std::int64_t min_size,
+                              std::int64_t max_attempts, Rng& rng);
+
+// McMahan et al.: sort by label, cut into clients * shards_per_client equal shards, deal
+// shards_per_client random shards to each client.
+Partition partition_shards(const std::vector<std::int64_t>& labels, std::uint32_t clients,
+                           std::int64_t shards_per_client, Rng& rng);
+
+// Dispatches on config.scheme; the stream is ("partition") of the scenario seed.
+Partition make_partition(const PartitionConfig& config, const std::vector<std::int64_t>& labels,
+                         std::int64_t num_classes, std::uint32_t clients, std::uint64_t seed);
+
+// histogram[k][c] = samples of class c held by client k.
+std::vector<std::vector<std::int64_t>> class_histograms(const Partition& partition,
+                                                        const std::vector<std::int64_t>& labels,
+                                                        std::int64_t num_classes);
+
+}  // namespace drift

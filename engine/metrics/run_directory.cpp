@@ -1,0 +1,119 @@
+#include "engine/metrics/run_directory.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "engine/core/error.hpp"
+
+namespace drift {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::ofstream open_for_append(const fs::path& p) {
+  std::ofstream out(p, std::ios::out | std::ios::trunc);
+  if (!out) throw UserError(p.string() + ": cannot write");
+  return out;
+}
+
+void write_file(const fs::path& p, const std::string& text) {
+  auto out = open_for_append(p);
+  out << text;
+}
+
+}  // namespace
+
+fs::path choose_run_directory(const Scenario& scenario, const std::string& requested) {
+  if (!requested.empty()) {
+    fs::path p(requested);
+    if (fs::exists(p) && !(fs::is_directory(p) && fs::is_empty(p)))
+      throw UserError("--out " + requested + " already exists and is not empty; choose another directory");
+    return p;
+  }
+  const fs::path base = fs::path(scenario.runs_dir) / scenario.name;
+  if (!fs::exists(base)) return base;
+  for (int i = 2;; ++i) {
+    fs::path candidate = base.string() + "-" + std::to_string(i);
+    if (!fs::exists(candidate)) return candidate;
+  }
+}
+
+RunDirectory::RunDirectory(fs::path path, const Scenario& scenario, const FederationData& data)
+    : path_(std::move(path)) {
+  std::error_code ec;
+  fs::create_directories(path_, ec);
+  if (ec) throw UserError(path_.string() + ": cannot create run directory: " + ec.message());
+  write_file(path_ / "scenario.toml", scenario.resolved_toml);
+
+  json partition;
+  partition["scheme"] = scenario.partition.scheme;
+  partition["num_clients"] = data.partition.num_clients();
+  partition["num_classes"] = data.data.train->num_classes;
+  partition["class_names"] = data.data.train->class_names;
+  json clients = json::array();
+  for (std::size_t k = 0; k < data.partition.num_clients(); ++k) {
+    clients.push_back({{"client", k},
+                       {"num_samples", data.partition.indices[k].size()},
+                       {"class_histogram", data.histograms[k]}});
+  }
+  partition["clients"] = std::move(clients);
+  write_file(path_ / "partition.json", partition.dump(1) + "\n");
+
+  metrics_ = open_for_append(path_ / "metrics.jsonl");
+  clients_ = open_for_append(path_ / "clients.csv");
+  timings_ = open_for_append(path_ / "timings.jsonl");
+  clients_ << "round,client,event,num_samples,train_loss,bytes_down,bytes_up,detail\n";
+}
+
+void RunDirectory::append(const RoundReport& r) {
+  json m = {{"round", r.round},
+            {"model_version", r.model_version},
+            {"cohort", r.cohort},
+            {"num_updates", r.num_updates},
+            {"samples", r.samples},
+            {"train_loss", r.train_loss},
+            {"train_accuracy", r.train_accuracy},
+            {"bytes_down", r.bytes_down},
+            {"bytes_up", r.bytes_up}};
+  if (r.evaluated) {
+    m["test_accuracy"] = r.test_accuracy;
+    m["test_loss"] = r.test_loss;
+    m["per_class_accuracy"] = r.per_class_accuracy;
+  }
+  metrics_ << m.dump() << "\n";
+  metrics_.flush();
+
+  for (const auto& c : r.clients) {
+    std::string detail = c.detail;
+    for (auto& ch : detail)
+      if (ch == ',' || ch == '\n' || ch == '"') ch = ' ';
+    clients_ << r.round << ',' << c.client_id << ',' << c.event << ',' << c.num_samples << ','
+             << json(c.train_loss).dump() << ',' << c.bytes_down << ',' << c.bytes_up << ',' << detail << '\n';
+  }
+  clients_.flush();
+
+  timings_ << json{{"round", r.round}, {"train_seconds", r.wall_train_seconds}, {"eval_seconds", r.wall_eval_seconds}}.dump()
+           << "\n";
+  timings_.flush();
+}
+
+void RunDirectory::write_summary(const RunSummary& s, const std::string& status, double wall_seconds) {
+  json rounds_to = json::object();
+  for (const auto& [target, first] : s.rounds_to) {
+    std::string key = json(target).dump();
+    rounds_to[key] = first ? json(*first) : json(nullptr);
+  }
+  json summary = {{"status", status},
+                  {"rounds", s.rounds},
+                  {"evaluations", s.evaluations},
+                  {"best_accuracy", s.best_accuracy},
+                  {"best_round", s.best_round},
+                  {"final_accuracy", s.final_accuracy},
+                  {"final_loss", s.final_loss},
+                  {"last5_mean_accuracy", s.last5_mean_accuracy},
+                  {"rounds_to_accuracy", rounds_to},
+                  {"wall_seconds", wall_seconds}};
+  write_file(path_ / "summary.json", summary.dump(2) + "\n");
+}
+
+}  // namespace drift

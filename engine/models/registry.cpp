@@ -1,0 +1,59 @@
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <cmath>
+
+#include "engine/core/error.hpp"
+#include "engine/core/rng.hpp"
+#include "engine/models/cnn_models.hpp"
+#include "engine/models/model.hpp"
+
+namespace drift {
+namespace {
+
+// PyTorch's default for Conv and Linear (kaiming_uniform with a = sqrt(5), and the matching
+// bias rule) amounts to U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for weight and bias alike. Drawing it
+// from a private generator keeps the initial model a function of the seed alone.
+void init_uniform_fan_in(torch::Tensor& weight, torch::Tensor& bias, at::Generator& gen) {
+  std::int64_t fan_in = 1;
+  for (std::int64_t d = 1; d < weight.dim(); ++d) fan_in *= weight.size(d);
+  const double bound = 1.0 / std::sqrt(static_cast<double>(fan_in));
+  weight.uniform_(-bound, bound, gen);
+  if (bias.defined()) bias.uniform_(-bound, bound, gen);
+}
+
+void init_parameters(torch::nn::Module& model, std::uint64_t seed) {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(stream_seed(seed, "model-init"));
+  torch::NoGradGuard no_grad;
+  for (const auto& m : model.modules(/*include_self=*/false)) {
+    if (auto* conv = m->as<torch::nn::Conv2dImpl>()) init_uniform_fan_in(conv->weight, conv->bias, gen);
+    else if (auto* linear = m->as<torch::nn::LinearImpl>()) init_uniform_fan_in(linear->weight, linear->bias, gen);
+  }
+}
+
+}  // namespace
+
+const std::vector<ModelInfo>& model_catalog() {
+  static const std::vector<ModelInfo> catalog = {
+      {"small-cnn", "2 conv layers (16, 32) + FC-128 features, ~80k parameters"},
+      {"fedavg-cnn", "McMahan et al. 2017 CNN: conv 32, conv 64, FC-512 features, 1.66M parameters"},
+  };
+  return catalog;
+}
+
+std::vector<std::string> model_names() {
+  std::vector<std::string> names;
+  for (const auto& m : model_catalog()) names.push_back(m.name);
+  return names;
+}
+
+std::shared_ptr<Model> make_model(const std::string& name, const std::vector<std::int64_t>& input_shape,
+                                  std::int64_t num_classes, std::uint64_t seed) {
+  std::shared_ptr<Model> model;
+  if (name == "small-cnn") model = std::make_shared<SmallCnn>(input_shape, num_classes);
+  else if (name == "fedavg-cnn") model = std::make_shared<FedAvgCnn>(input_shape, num_classes);
+  else throw UserError("unknown model '" + name + "'");
+  init_parameters(*model, seed);
+  return model;
+}
+
+}  // namespace drift

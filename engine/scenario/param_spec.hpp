@@ -1,0 +1,46 @@
+#pragma once
+// Declarative description of one scenario key: its type, default, valid range or choices.
+// The scenario schema and every algorithm's parameters are lists of these, so validation,
+// defaults, `drift list` and the resolved scenario file all come from one place.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace drift {
+
+using ParamValue = std::variant<bool, std::int64_t, double, std::string, std::vector<double>>;
+
+enum class ParamKind { boolean, integer, number, string, number_list };
+
+struct ParamSpec {
+  std::string key;  // relative to its section, e.g. "lr" in [training]
+  ParamKind kind = ParamKind::number;
+  std::optional<ParamValue> default_value;  // nullopt: optional key without a default
+  std::optional<double> min;
+  bool min_exclusive = false;
+  std::optional<double> max;
+  std::function<std::vector<std::string>()> choices;  // for names resolved in a registry
+  std::string help;
+};
+
+// Parameters of one component (an algorithm, say), after validation.
+class ParamSet {
+ public:
+  void set(const std::string& key, ParamValue value) { values_[key] = std::move(value); }
+  bool has(const std::string& key) const { return values_.count(key) > 0; }
+  double number(const std::string& key) const;
+  std::int64_t integer(const std::string& key) const;
+  bool boolean(const std::string& key) const;
+  const std::string& string(const std::string& key) const;
+  const std::map<std::string, ParamValue>& values() const { return values_; }
+
+ private:
+  const ParamValue& at(const std::string& key) const;
+  std::map<std::string, ParamValue> values_;
+};
+
+}  // namespace drift

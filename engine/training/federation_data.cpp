@@ -1,0 +1,16 @@
+#include "engine/training/federation_data.hpp"
+
+namespace drift {
+
+FederationData prepare_federation_data(const Scenario& scenario) {
+  FederationData fed;
+  fed.data = load_dataset(scenario.data);
+  const auto& labels_tensor = fed.data.train->labels;
+  std::vector<std::int64_t> labels(labels_tensor.data_ptr<std::int64_t>(),
+                                   labels_tensor.data_ptr<std::int64_t>() + labels_tensor.numel());
+  fed.partition = make_partition(scenario.partition, labels, fed.data.train->num_classes, scenario.clients, scenario.seed);
+  fed.histograms = class_histograms(fed.partition, labels, fed.data.train->num_classes);
+  return fed;
+}
+
+}  // namespace drift

@@ -1,0 +1,130 @@
+#include "engine/training/local_training.hpp"
+
+#include <cmath>
+
+#include "engine/core/rng.hpp"
+
+namespace drift {
+
+ClientUpdate train_locally(Model& model, ClientAlgorithm& algorithm, const Dataset& data,
+                           const std::vector<std::int64_t>& indices, const TrainingTask& task,
+                           std::uint32_t client_id, Payload& state, std::uint64_t seed) {
+  load_state(model, task.weights);
+  model.train();
+  ClientContext ctx{client_id, task, state, model};
+  algorithm.begin(ctx);
+
+  const auto& hp = task.hyper;
+  torch::optim::SGD optimizer(model.parameters(), torch::optim::SGDOptions(hp.learning_rate)
+                                                      .momentum(hp.momentum)
+                                                      .weight_decay(hp.weight_decay));
+  const auto n = static_cast<std::int64_t>(indices.size());
+  const std::int64_t batch = hp.batch_size;
+  double loss_sum = 0.0;
+  std::uint64_t correct = 0, seen = 0;
+  std::uint32_t steps = 0;
+
+  std::vector<std::int64_t> order = indices;
+  for (std::uint32_t epoch = 0; epoch < hp.local_epochs; ++epoch) {
+    order = indices;
+    Rng rng = make_stream(seed, "batch-order", {client_id, task.round, epoch});
+    rng.shuffle(order);
+    for (std::int64_t start = 0; start < n; start += batch) {
+      const std::int64_t size = std::min(batch, n - start);
+      if (hp.drop_last && size < batch) break;
+      auto idx = torch::from_blob(order.data() + start, {size}, torch::kInt64);
+      auto x = data.images.index_select(0, idx);
+      auto y = data.labels.index_select(0, idx);
+
+      optimizer.zero_grad();
+      auto out = model.forward(x);
+      auto loss = algorithm.loss(y, out, ctx);
+      const double value = loss.item<double>();
+      if (!std::isfinite(value)) {
+        throw TrainingError("client " + std::to_string(client_id) + " round " + std::to_string(task.round) +
+                            ": training loss became " + std::to_string(value) + " at local step " +
+                            std::to_string(steps));
+      }
+      loss.backward();
+      optimizer.step();
+
+      loss_sum += value * static_cast<double>(size);
+      correct += static_cast<std::uint64_t>(out.logits.argmax(1).eq(y).sum().item<std::int64_t>());
+      seen += static_cast<std::uint64_t>(size);
+      ++steps;
+    }
+  }
+
+  ClientUpdate update;
+  update.client_id = client_id;
+  update.round = task.round;
+  update.model_version = task.model_version;
+  update.num_samples = static_cast<std::uint64_t>(n);
+  update.kind = UpdateKind::weights;
+  update.weights = state_of(model);
+  update.metrics.loss = seen ? loss_sum / static_cast<double>(seen) : 0.0;
+  update.metrics.accuracy = seen ? static_cast<double>(correct) / static_cast<double>(seen) : 0.0;
+  update.metrics.steps = steps;
+  update.metrics.samples_seen = seen;
+  algorithm.end(ctx, update);
+  return update;
+}
+
+EvalResult evaluate_range(Model& model, const Dataset& test, std::uint64_t begin, std::uint64_t end,
+                          std::int64_t batch_size) {
+  torch::NoGradGuard no_grad;
+  model.eval();
+  EvalResult r;
+  r.begin = begin;
+  r.end = end;
+  r.correct.assign(static_cast<std::size_t>(test.num_classes), 0);
+  r.count.assign(static_cast<std::size_t>(test.num_classes), 0);
+  for (auto start = static_cast<std::int64_t>(begin); start < static_cast<std::int64_t>(end); start += batch_size) {
+    const auto stop = std::min<std::int64_t>(start + batch_size, static_cast<std::int64_t>(end));
+    auto x = test.images.slice(0, start, stop);
+    auto y = test.labels.slice(0, start, stop);
+    auto logits = model.forward(x).logits;
+    r.loss_sum += torch::nn::functional::cross_entropy(
+                      logits, y, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
+                      .item<double>();
+    auto hit = logits.argmax(1).eq(y);
+    auto y_acc = y.accessor<std::int64_t, 1>();
+    auto hit_acc = hit.accessor<bool, 1>();
+    for (std::int64_t i = 0; i < y.size(0); ++i) {
+      const auto c = static_cast<std::size_t>(y_acc[i]);
+      ++r.count[c];
+      if (hit_acc[i]) ++r.correct[c];
+    }
+  }
+  return r;
+}
+
+Evaluation combine_evaluations(const std::vector<EvalResult>& parts, std::int64_t num_classes) {
+  std::vector<std::uint64_t> correct(static_cast<std::size_t>(num_classes), 0), count(correct);
+  double loss_sum = 0.0;
+  for (const auto& p : parts) {
+    loss_sum += p.loss_sum;
+    for (std::size_t c = 0; c < correct.size() && c < p.correct.size(); ++c) {
+      correct[c] += p.correct[c];
+      count[c] += p.count[c];
+    }
+  }
+  Evaluation e;
+  std::uint64_t total_correct = 0, total = 0;
+  for (std::size_t c = 0; c < correct.size(); ++c) {
+    total_correct += correct[c];
+    total += count[c];
+    e.per_class_accuracy.push_back(count[c] ? static_cast<double>(correct[c]) / static_cast<double>(count[c]) : 0.0);
+  }
+  e.accuracy = total ? static_cast<double>(total_correct) / static_cast<double>(total) : 0.0;
+  e.loss = total ? loss_sum / static_cast<double>(total) : 0.0;
+  return e;
+}
+
+std::vector<std::pair<std::uint64_t, std::uint64_t>> evaluation_chunks(std::uint64_t n, std::uint64_t chunk) {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
+  for (std::uint64_t b = 0; b < n; b += chunk) out.emplace_back(b, std::min(n, b + chunk));
+  return out;
+}
+
+}  // namespace drift

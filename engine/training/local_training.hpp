@@ -1,0 +1,44 @@
+#pragma once
+// One client's local training task, free of actors: what a trainer slot runs.
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+#include "engine/algorithms/algorithm.hpp"
+#include "engine/core/federated_types.hpp"
+#include "engine/data/dataset.hpp"
+#include "engine/models/model.hpp"
+
+namespace drift {
+
+// A job that failed on its own terms (non-finite loss, say): it fails that job, not the run.
+class TrainingError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Loads the task's weights into `model`, runs `local_epochs` of SGD over `indices` in an
+// order drawn from ("batch-order", client, round, epoch), and returns the update. `state`
+// is the client's private algorithm state, updated in place.
+ClientUpdate train_locally(Model& model, ClientAlgorithm& algorithm, const Dataset& data,
+                           const std::vector<std::int64_t>& indices, const TrainingTask& task,
+                           std::uint32_t client_id, Payload& state, std::uint64_t seed);
+
+// Evaluates `model` on test samples [begin, end) in batches; sums are in float64 and in
+// sample order, so a range always gives the same bits.
+EvalResult evaluate_range(Model& model, const Dataset& test, std::uint64_t begin, std::uint64_t end,
+                          std::int64_t batch_size);
+
+struct Evaluation {
+  double accuracy = 0.0;
+  double loss = 0.0;
+  std::vector<double> per_class_accuracy;
+};
+
+// Combines range results given in ascending range order.
+Evaluation combine_evaluations(const std::vector<EvalResult>& parts, std::int64_t num_classes);
+
+// The ranges of `n` test samples in chunks of `chunk`, independent of the number of slots.
+std::vector<std::pair<std::uint64_t, std::uint64_t>> evaluation_chunks(std::uint64_t n, std::uint64_t chunk);
+
+}  // namespace drift

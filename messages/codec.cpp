@@ -1,0 +1,389 @@
+#include "messages/codec.hpp"
+
+#include <capnp/serialize.h>
+#include <kj/exception.h>
+#include <kj/io.h>
+
+#include <cstdint>
+#include <string>
+
+#include "engine/core/error.hpp"
+#include "messages/control.capnp.h"
+#include "messages/payload.capnp.h"
+#include "messages/report.capnp.h"
+#include "messages/task.capnp.h"
+#include "messages/tensor_codec.hpp"
+#include "messages/update.capnp.h"
+
+namespace drift::msg {
+namespace {
+
+// Serialises a finished builder: the only copy of tensor bytes happens here.
+Buffer finish(capnp::MessageBuilder& message) {
+  const std::size_t words = capnp::computeSerializedSizeInWords(message);
+  std::vector<char> bytes(words * sizeof(capnp::word));
+  kj::ArrayOutputStream out(kj::arrayPtr(reinterpret_cast<kj::byte*>(bytes.data()), bytes.size()));
+  capnp::writeMessage(out, message);
+  return Buffer(std::move(bytes));
+}
+
+template <class Root, class Fill>
+Buffer build(Fill&& fill) {
+  capnp::MallocMessageBuilder message;
+  TensorWriter writer(message);
+  fill(message.template initRoot<Root>(), writer);
+  return finish(message);
+}
+
+// Opens `buffer` as a message with root `Root` and hands the root to `read`. All bounds are
+// checked here; capnp's own errors (bad pointers, truncation, traversal limit) and drift's
+// semantic checks both leave as DecodeError naming the message kind.
+template <class Root, class Read>
+auto parse(const Buffer& buffer, const DecodeLimits& limits, const char* what, Read&& read) {
+  const std::string prefix = std::string("malformed ") + what + " message: ";
+  if (buffer.size() > limits.max_bytes) {
+    throw DecodeError(std::string(what) + " message of " + std::to_string(buffer.size()) +
+                      " bytes exceeds the limit of " + std::to_string(limits.max_bytes) + " bytes");
+  }
+  if (buffer.size() < sizeof(capnp::word)) throw DecodeError(prefix + "empty or truncated");
+  if (buffer.size() % sizeof(capnp::word) != 0)
+    throw DecodeError(prefix + "size " + std::to_string(buffer.size()) + " is not a whole number of words (truncated?)");
+  if (reinterpret_cast<std::uintptr_t>(buffer.data()) % alignof(capnp::word) != 0)
+    throw DecodeError(prefix + "buffer is not word-aligned");
+  const auto words = kj::arrayPtr(reinterpret_cast<const capnp::word*>(buffer.data()),
+                                  buffer.size() / sizeof(capnp::word));
+  try {
+    capnp::ReaderOptions options;
+    // Every word is read a bounded number of times; this stops pointer loops and
+    // amplification attacks without rejecting honest messages of any size.
+    options.traversalLimitInWords = words.size() * 4 + 1024;
+    options.nestingLimit = 32;
+    capnp::FlatArrayMessageReader reader(words, options);
+    if (reader.getEnd() != words.end()) throw DecodeError(prefix + "trailing bytes after the message");
+    return read(reader.template getRoot<Root>(), buffer.shared());
+  } catch (const kj::Exception& e) {
+    throw DecodeError(prefix + e.getDescription().cStr());
+  } catch (const DecodeError& e) {
+    const std::string message = e.what();
+    if (message.rfind(prefix, 0) == 0) throw;
+    throw DecodeError(prefix + message);
+  }
+}
+
+void write_payload(wire::Payload::Builder out, const Payload& payload, TensorWriter& writer) {
+  auto tensors = out.initTensors(static_cast<unsigned>(payload.tensors.size()));
+  unsigned i = 0;
+  for (const auto& [name, value] : payload.tensors) writer.write(tensors[i++], name, value);
+
+  auto families = out.initClassVectors(static_cast<unsigned>(payload.class_vectors.size()));
+  i = 0;
+  for (const auto& [name, per_class] : payload.class_vectors) {
+    auto family = families[i++];
+    family.setName(name);
+    auto entries = family.initEntries(static_cast<unsigned>(per_class.size()));
+    unsigned j = 0;
+    for (const auto& [class_id, rows] : per_class) {
+      entries[j].setClassId(class_id);
+      writer.write(entries[j].initVectors(), "", rows);
+      ++j;
+    }
+  }
+
+  auto scalars = out.initScalars(static_cast<unsigned>(payload.scalars.size()));
+  i = 0;
+  for (const auto& [name, value] : payload.scalars) {
+    scalars[i].setName(name);
+    scalars[i].setValue(value);
+    ++i;
+  }
+}
+
+Payload read_payload(wire::Payload::Reader in, const BufferOwner& owner) {
+  Payload out;
+  for (auto t : in.getTensors()) {
+    std::string name = t.getName();
+    if (name.empty()) throw DecodeError("payload tensor without a name");
+    auto value = read_tensor(t, owner, "payload tensor '" + name + "'");
+    if (!out.tensors.emplace(name, std::move(value)).second)
+      throw DecodeError("payload tensor '" + name + "' appears twice");
+  }
+  for (auto family : in.getClassVectors()) {
+    std::string name = family.getName();
+    if (name.empty()) throw DecodeError("payload class-vector family without a name");
+    auto& per_class = out.class_vectors[name];
+    for (auto entry : family.getEntries()) {
+      const auto what = "class vectors '" + name + "' of class " + std::to_string(entry.getClassId());
+      auto rows = read_tensor(entry.getVectors(), owner, what);
+      if (rows.dim() != 2) throw DecodeError(what + " must be a [n, d] matrix");
+      if (!per_class.emplace(entry.getClassId(), std::move(rows)).second)
+        throw DecodeError(what + " appear twice");
+    }
+  }
+  for (auto s : in.getScalars()) {
+    std::string name = s.getName();
+    if (name.empty()) throw DecodeError("payload scalar without a name");
+    if (!out.scalars.emplace(name, s.getValue()).second)
+      throw DecodeError("payload scalar '" + name + "' appears twice");
+  }
+  return out;
+}
+
+template <class List>
+std::vector<std::uint32_t> read_u32_list(List list) {
+  std::vector<std::uint32_t> out;
+  out.reserve(list.size());
+  for (auto v : list) out.push_back(v);
+  return out;
+}
+
+template <class Builder, class Values>
+void write_list(Builder list, const Values& values) {
+  for (unsigned i = 0; i < values.size(); ++i) list.set(i, values[i]);
+}
+
+}  // namespace
+
+Buffer encode_task(const TrainingTask& task) {
+  return build<wire::TrainingTask>([&](wire::TrainingTask::Builder root, TensorWriter& writer) {
+    root.setRound(task.round);
+    root.setModelVersion(task.model_version);
+    writer.write_bundle(root.initWeights(), task.weights);
+    write_payload(root.initPayload(), task.payload, writer);
+    auto h = root.initHyper();
+    h.setLearningRate(task.hyper.learning_rate);
+    h.setMomentum(task.hyper.momentum);
+    h.setWeightDecay(task.hyper.weight_decay);
+    h.setLocalEpochs(task.hyper.local_epochs);
+    h.setBatchSize(task.hyper.batch_size);
+    h.setDropLast(task.hyper.drop_last);
+  });
+}
+
+TrainingTask decode_task(const Buffer& buffer, const DecodeLimits& limits) {
+  return parse<wire::TrainingTask>(buffer, limits, "training task",
+                                   [](wire::TrainingTask::Reader root, const BufferOwner& owner) {
+    TrainingTask task;
+    task.round = root.getRound();
+    task.model_version = root.getModelVersion();
+    task.weights = read_bundle(root.getWeights(), owner);
+    task.payload = read_payload(root.getPayload(), owner);
+    const auto h = root.getHyper();
+    task.hyper.learning_rate = h.getLearningRate();
+    task.hyper.momentum = h.getMomentum();
+    task.hyper.weight_decay = h.getWeightDecay();
+    task.hyper.local_epochs = h.getLocalEpochs();
+    task.hyper.batch_size = h.getBatchSize();
+    task.hyper.drop_last = h.getDropLast();
+    if (task.hyper.batch_size == 0) throw DecodeError("batch size 0");
+    return task;
+  });
+}
+
+Buffer encode_update(const ClientUpdate& update) {
+  return build<wire::ClientUpdate>([&](wire::ClientUpdate::Builder root, TensorWriter& writer) {
+    root.setClientId(update.client_id);
+    root.setRound(update.round);
+    root.setModelVersion(update.model_version);
+    root.setNumSamples(update.num_samples);
+    root.setKind(update.kind == UpdateKind::delta ? wire::UpdateKind::DELTA : wire::UpdateKind::WEIGHTS);
+    writer.write_bundle(root.initWeights(), update.weights);
+    write_payload(root.initPayload(), update.payload, writer);
+    auto m = root.initMetrics();
+    m.setLoss(update.metrics.loss);
+    m.setAccuracy(update.metrics.accuracy);
+    m.setSteps(update.metrics.steps);
+    m.setSamplesSeen(update.metrics.samples_seen);
+  });
+}
+
+ClientUpdate decode_update(const Buffer& buffer, const DecodeLimits& limits) {
+  return parse<wire::ClientUpdate>(buffer, limits, "client update",
+                                   [](wire::ClientUpdate::Reader root, const BufferOwner& owner) {
+    ClientUpdate u;
+    u.client_id = root.getClientId();
+    u.round = root.getRound();
+    u.model_version = root.getModelVersion();
+    u.num_samples = root.getNumSamples();
+    switch (root.getKind()) {
+      case wire::UpdateKind::WEIGHTS: u.kind = UpdateKind::weights; break;
+      case wire::UpdateKind::DELTA: u.kind = UpdateKind::delta; break;
+      default: throw DecodeError("unknown update kind");
+    }
+    u.weights = read_bundle(root.getWeights(), owner);
+    u.payload = read_payload(root.getPayload(), owner);
+    const auto m = root.getMetrics();
+    u.metrics = {m.getLoss(), m.getAccuracy(), m.getSteps(), m.getSamplesSeen()};
+    return u;
+  });
+}
+
+Buffer encode_bundle(const NamedTensors& tensors) {
+  return build<wire::TensorBundle>([&](wire::TensorBundle::Builder root, TensorWriter& writer) {
+    writer.write_bundle(root, tensors);
+  });
+}
+
+NamedTensors decode_bundle(const Buffer& buffer, const DecodeLimits& limits) {
+  return parse<wire::TensorBundle>(buffer, limits, "tensor bundle",
+                                   [](wire::TensorBundle::Reader root, const BufferOwner& owner) {
+    return read_bundle(root, owner);
+  });
+}
+
+Buffer encode_payload(const Payload& payload) {
+  return build<wire::Payload>([&](wire::Payload::Builder root, TensorWriter& writer) {
+    write_payload(root, payload, writer);
+  });
+}
+
+Payload decode_payload(const Buffer& buffer, const DecodeLimits& limits) {
+  return parse<wire::Payload>(buffer, limits, "payload",
+                              [](wire::Payload::Reader root, const BufferOwner& owner) {
+    return read_payload(root, owner);
+  });
+}
+
+Buffer encode_client_state(const ClientStateMessage& state) {
+  return build<wire::ClientState>([&](wire::ClientState::Builder root, TensorWriter& writer) {
+    root.setClientId(state.client_id);
+    write_payload(root.initState(), state.state, writer);
+  });
+}
+
+ClientStateMessage decode_client_state(const Buffer& buffer, const DecodeLimits& limits) {
+  return parse<wire::ClientState>(buffer, limits, "client state",
+                                  [](wire::ClientState::Reader root, const BufferOwner& owner) {
+    return ClientStateMessage{root.getClientId(), read_payload(root.getState(), owner)};
+  });
+}
+
+Buffer encode_selection_request(std::uint32_t round) {
+  return build<wire::SelectionRequest>([&](wire::SelectionRequest::Builder root, TensorWriter&) {
+    root.setRound(round);
+  });
+}
+
+std::uint32_t decode_selection_request(const Buffer& buffer, const DecodeLimits& limits) {
+  return parse<wire::SelectionRequest>(buffer, limits, "selection request",
+                                       [](wire::SelectionRequest::Reader root, const BufferOwner&) {
+    return root.getRound();
+  });
+}
+
+Buffer encode_selection(const Selection& selection) {
+  return build<wire::Selection>([&](wire::Selection::Builder root, TensorWriter&) {
+    root.setRound(selection.round);
+    write_list(root.initClients(static_cast<unsigned>(selection.clients.size())), selection.clients);
+  });
+}
+
+Selection decode_selection(const Buffer& buffer, const DecodeLimits& limits) {
+  return parse<wire::Selection>(buffer, limits, "selection",
+                                [](wire::Selection::Reader root, const BufferOwner&) {
+    return Selection{root.getRound(), read_u32_list(root.getClients())};
+  });
+}
+
+Buffer encode_eval_job(const EvalJob& job) {
+  return build<wire::EvalJob>([&](wire::EvalJob::Builder root, TensorWriter&) {
+    root.setModelVersion(job.model_version);
+    root.setBegin(job.begin);
+    root.setEnd(job.end);
+  });
+}
+
+EvalJob decode_eval_job(const Buffer& buffer, const DecodeLimits& limits) {
+  return parse<wire::EvalJob>(buffer, limits, "evaluation job",
+                              [](wire::EvalJob::Reader root, const BufferOwner&) {
+    EvalJob job{root.getModelVersion(), root.getBegin(), root.getEnd()};
+    if (job.end < job.begin) throw DecodeError("evaluation range ends before it begins");
+    return job;
+  });
+}
+
+Buffer encode_eval_result(const EvalResult& result) {
+  return build<wire::EvalResult>([&](wire::EvalResult::Builder root, TensorWriter&) {
+    root.setBegin(result.begin);
+    root.setEnd(result.end);
+    root.setLossSum(result.loss_sum);
+    write_list(root.initCorrect(static_cast<unsigned>(result.correct.size())), result.correct);
+    write_list(root.initCount(static_cast<unsigned>(result.count.size())), result.count);
+  });
+}
+
+EvalResult decode_eval_result(const Buffer& buffer, const DecodeLimits& limits) {
+  return parse<wire::EvalResult>(buffer, limits, "evaluation result",
+                                 [](wire::EvalResult::Reader root, const BufferOwner&) {
+    EvalResult r;
+    r.begin = root.getBegin();
+    r.end = root.getEnd();
+    r.loss_sum = root.getLossSum();
+    for (auto v : root.getCorrect()) r.correct.push_back(v);
+    for (auto v : root.getCount()) r.count.push_back(v);
+    if (r.correct.size() != r.count.size()) throw DecodeError("per-class lists differ in length");
+    return r;
+  });
+}
+
+Buffer encode_report(const RoundReport& report) {
+  return build<wire::RoundReport>([&](wire::RoundReport::Builder root, TensorWriter&) {
+    root.setRound(report.round);
+    root.setTotalRounds(report.total_rounds);
+    root.setModelVersion(report.model_version);
+    write_list(root.initCohort(static_cast<unsigned>(report.cohort.size())), report.cohort);
+    root.setNumUpdates(report.num_updates);
+    root.setSamples(report.samples);
+    root.setTrainLoss(report.train_loss);
+    root.setTrainAccuracy(report.train_accuracy);
+    root.setEvaluated(report.evaluated);
+    root.setTestAccuracy(report.test_accuracy);
+    root.setTestLoss(report.test_loss);
+    write_list(root.initPerClassAccuracy(static_cast<unsigned>(report.per_class_accuracy.size())),
+               report.per_class_accuracy);
+    root.setBytesDown(report.bytes_down);
+    root.setBytesUp(report.bytes_up);
+    auto clients = root.initClients(static_cast<unsigned>(report.clients.size()));
+    for (unsigned i = 0; i < report.clients.size(); ++i) {
+      const auto& c = report.clients[i];
+      clients[i].setClientId(c.client_id);
+      clients[i].setEvent(c.event);
+      clients[i].setNumSamples(c.num_samples);
+      clients[i].setTrainLoss(c.train_loss);
+      clients[i].setBytesDown(c.bytes_down);
+      clients[i].setBytesUp(c.bytes_up);
+      clients[i].setDetail(c.detail);
+    }
+    root.setWallTrainSeconds(report.wall_train_seconds);
+    root.setWallEvalSeconds(report.wall_eval_seconds);
+  });
+}
+
+RoundReport decode_report(const Buffer& buffer, const DecodeLimits& limits) {
+  return parse<wire::RoundReport>(buffer, limits, "round report",
+                                  [](wire::RoundReport::Reader root, const BufferOwner&) {
+    RoundReport r;
+    r.round = root.getRound();
+    r.total_rounds = root.getTotalRounds();
+    r.model_version = root.getModelVersion();
+    r.cohort = read_u32_list(root.getCohort());
+    r.num_updates = root.getNumUpdates();
+    r.samples = root.getSamples();
+    r.train_loss = root.getTrainLoss();
+    r.train_accuracy = root.getTrainAccuracy();
+    r.evaluated = root.getEvaluated();
+    r.test_accuracy = root.getTestAccuracy();
+    r.test_loss = root.getTestLoss();
+    for (auto v : root.getPerClassAccuracy()) r.per_class_accuracy.push_back(v);
+    r.bytes_down = root.getBytesDown();
+    r.bytes_up = root.getBytesUp();
+    for (auto c : root.getClients()) {
+      r.clients.push_back({c.getClientId(), c.getEvent(), c.getNumSamples(), c.getTrainLoss(),
+                           c.getBytesDown(), c.getBytesUp(), c.getDetail()});
+    }
+    r.wall_train_seconds = root.getWallTrainSeconds();
+    r.wall_eval_seconds = root.getWallEvalSeconds();
+    return r;
+  });
+}
+
+}  // namespace drift::msg

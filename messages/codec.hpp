@@ -1,0 +1,52 @@
+#pragma once
+// Encoders and decoders for every message drift sends. Encoding copies tensor bytes once;
+// decoding aliases them. Every decoder checks the buffer against DecodeLimits and throws
+// DecodeError on anything malformed: it never crashes and never trusts a length it was sent.
+#include <cstdint>
+#include <vector>
+
+#include "engine/core/federated_types.hpp"
+#include "engine/metrics/round_report.hpp"
+#include "messages/buffer.hpp"
+
+namespace drift::msg {
+
+Buffer encode_task(const TrainingTask& task);
+TrainingTask decode_task(const Buffer& buffer, const DecodeLimits& limits = {});
+
+Buffer encode_update(const ClientUpdate& update);
+ClientUpdate decode_update(const Buffer& buffer, const DecodeLimits& limits = {});
+
+Buffer encode_bundle(const NamedTensors& tensors);
+NamedTensors decode_bundle(const Buffer& buffer, const DecodeLimits& limits = {});
+
+Buffer encode_payload(const Payload& payload);
+Payload decode_payload(const Buffer& buffer, const DecodeLimits& limits = {});
+
+struct ClientStateMessage {
+  std::uint32_t client_id = 0;
+  Payload state;
+};
+Buffer encode_client_state(const ClientStateMessage& state);
+ClientStateMessage decode_client_state(const Buffer& buffer, const DecodeLimits& limits = {});
+
+Buffer encode_selection_request(std::uint32_t round);
+std::uint32_t decode_selection_request(const Buffer& buffer, const DecodeLimits& limits = {});
+
+struct Selection {
+  std::uint32_t round = 0;
+  std::vector<std::uint32_t> clients;
+};
+Buffer encode_selection(const Selection& selection);
+Selection decode_selection(const Buffer& buffer, const DecodeLimits& limits = {});
+
+Buffer encode_eval_job(const EvalJob& job);
+EvalJob decode_eval_job(const Buffer& buffer, const DecodeLimits& limits = {});
+
+Buffer encode_eval_result(const EvalResult& result);
+EvalResult decode_eval_result(const Buffer& buffer, const DecodeLimits& limits = {});
+
+Buffer encode_report(const RoundReport& report);
+RoundReport decode_report(const Buffer& buffer, const DecodeLimits& limits = {});
+
+}  // namespace drift::msg

@@ -1,0 +1,35 @@
+@0xb92a76c0d1734d49;
+# Server -> metrics sink: one record per aggregation.
+using Cxx = import "/capnp/c++.capnp";
+$Cxx.namespace("drift::wire");
+
+struct ClientRecord {
+  clientId @0 :UInt32;
+  event @1 :Text;             # selected | finished | failed
+  numSamples @2 :UInt64;
+  trainLoss @3 :Float64;
+  bytesDown @4 :UInt64;
+  bytesUp @5 :UInt64;
+  detail @6 :Text;            # why a job failed
+}
+
+struct RoundReport {
+  round @0 :UInt32;
+  modelVersion @1 :UInt64;
+  cohort @2 :List(UInt32);
+  numUpdates @3 :UInt32;
+  samples @4 :UInt64;
+  trainLoss @5 :Float64;
+  trainAccuracy @6 :Float64;
+  evaluated @7 :Bool;
+  testAccuracy @8 :Float64;
+  testLoss @9 :Float64;
+  perClassAccuracy @10 :List(Float64);
+  bytesDown @11 :UInt64;
+  bytesUp @12 :UInt64;
+  clients @13 :List(ClientRecord);
+  # Wall-clock figures: written to timings.jsonl only, never to metrics.jsonl.
+  wallTrainSeconds @14 :Float64;
+  wallEvalSeconds @15 :Float64;
+  totalRounds @16 :UInt32;
+}

@@ -1,0 +1,23 @@
+@0xe2692c53029025ab;
+# Server -> client: what to train from and how.
+using Cxx = import "/capnp/c++.capnp";
+$Cxx.namespace("drift::wire");
+using import "tensor.capnp".TensorBundle;
+using import "payload.capnp".Payload;
+
+struct HyperParams {
+  learningRate @0 :Float64;
+  momentum @1 :Float64;
+  weightDecay @2 :Float64;
+  localEpochs @3 :UInt32;
+  batchSize @4 :UInt32;
+  dropLast @5 :Bool;
+}
+
+struct TrainingTask {
+  round @0 :UInt32;
+  modelVersion @1 :UInt64;
+  weights @2 :TensorBundle;
+  payload @3 :Payload;
+  hyper @4 :HyperParams;
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs the Debian packages drift needs, and only those that are missing.
+# Runs as root or through sudo; prints exactly what it installs. Idempotent and quiet when
+# everything is present, so `make test` / `make quickstart` can call it every time.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ pkg-config zlib1g-dev ccache
+  libcaf-dev libtorch-dev libcapnp-dev capnproto libspdlog-dev catch2
+  libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libbenchmark-dev
+  # OpenBLAS (openmp variant): without it libtorch falls back to reference BLAS, 3.5-7x slower.
+  libopenblas0-openmp
+  dataset-fashion-mnist
+  # Multi-node tests generate throwaway TLS certificates.
+  openssl libssl-dev
+)
+# gnuplot is optional (drift plot); installed with --with-plot.
+[[ "${1:-}" == "--with-plot" ]] && packages+=(gnuplot-nox)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+
+echo "drift: installing missing Debian packages: ${missing[*]}"
+if [[ $(id -u) -eq 0 ]]; then
+  sudo=()
+elif command -v sudo >/dev/null 2>&1; then
+  sudo=(sudo)
+else
+  echo "drift: need root or sudo to install: ${missing[*]}" >&2
+  exit 1
+fi
+"${sudo[@]}" apt-get update -qq
+DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" \
+  >/tmp/drift-apt.log 2>&1 || { tail -n 30 /tmp/drift-apt.log >&2; exit 1; }
+echo "drift: installed ${#missing[@]} package(s)"
