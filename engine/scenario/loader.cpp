@@ -56,7 +56,7 @@ class Validator {
       if (find_section(name) != nullptr) {
         if (!node.is_table()) fail(&node, name, "'" + name + "' must be a table ([" + name + "])");
       } else if (find_key(top_level(), name) == nullptr) {
-        fail(&node, name, "unknown key '" + name + "'" + suggestion(name));
+        fail_at_key(k, name, "unknown key '" + name + "'" + suggestion(name));
       }
     }
     for (const auto& section : scenario_schema()) {
@@ -78,12 +78,19 @@ class Validator {
   }
 
   std::string where(const toml::node* node, const std::string& path) const {
+    return node != nullptr ? where(node->source(), path) : where(toml::source_region{}, path);
+  }
+
+  std::string where(const toml::source_region& region, const std::string& path) const {
     if (overridden_.count(path)) return "--set " + path;
-    if (node != nullptr && node->source().begin.line > 0) {
-      return source_ + ":" + std::to_string(node->source().begin.line) + ":" +
-             std::to_string(node->source().begin.column);
-    }
+    if (region.begin.line > 0)
+      return source_ + ":" + std::to_string(region.begin.line) + ":" + std::to_string(region.begin.column);
     return source_;
+  }
+
+  // An unknown key is reported where the key is written, not where its value is.
+  [[noreturn]] void fail_at_key(const toml::key& key, const std::string& path, const std::string& message) const {
+    throw UserError(where(key.source(), path) + ": " + message);
   }
 
  private:
@@ -143,7 +150,7 @@ class Validator {
             message += names.empty() ? "; this algorithm takes no parameters"
                                      : "; this algorithm's parameters are: " + join(names);
           }
-          fail(&node, path, message);
+          fail_at_key(k, path, message);
         }
       }
     }
@@ -358,7 +365,9 @@ Scenario build(const toml::table& root, const std::string& source) {
   std::ostringstream text;
   text << "# drift scenario, resolved from " << source << " with every default written out.\n"
        << "# `drift run` on this file repeats the run exactly.\n\n"
-       << root << "\n";
+       // Relaxed precision prints 0.7 as 0.7: exact for every decimal a person can type.
+       << toml::toml_formatter(root, toml::toml_formatter::default_flags | toml::format_flags::relaxed_float_precision)
+       << "\n";
   s.resolved_toml = text.str();
   return s;
 }

@@ -1,0 +1,44 @@
+#include "actors/federation.hpp"
+
+#include <thread>
+
+#include "actors/device_pool.hpp"
+#include "actors/sampler_actor.hpp"
+#include "actors/server.hpp"
+#include "actors/wire.hpp"
+
+namespace drift::actors {
+
+std::uint32_t resolve_cpu_slots(std::int64_t requested) {
+  if (requested > 0) return static_cast<std::uint32_t>(requested);
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+double run_federation(std::shared_ptr<const Scenario> scenario, std::shared_ptr<const FederationData> data,
+                      std::shared_ptr<RunDirectory> directory, std::shared_ptr<RunObserver> observer,
+                      const FederationOptions& options) {
+  caf::actor_system_config cfg;
+  add_message_types(cfg);
+  // Event-based actors only move buffers; the heavy work runs on the detached slots.
+  cfg.set("scheduler.max-threads", std::size_t{2});
+  caf::actor_system system{cfg};
+
+  SlotContext ctx{scenario, data};
+  auto pool = system.spawn(device_pool, std::max(1u, options.cpu_slots), ctx);
+  auto sampler = system.spawn(sampler_actor, scenario);
+  auto sink = system.spawn(metrics_sink, directory, observer, scenario->evaluation.targets);
+  auto server_actor = system.spawn(server, ctx, ServerPeers{sampler, pool, sink});
+
+  double best = 0.0;
+  std::string failure;
+  {
+    caf::scoped_actor self{system};
+    self->request(server_actor, caf::infinite, run_atom::value)
+        .receive([&](double b) { best = b; }, [&](caf::error& err) { failure = error_text(err); });
+    for (const auto& a : {server_actor, pool, sampler, sink}) self->send_exit(a, caf::exit_reason::user_shutdown);
+  }
+  if (!failure.empty()) throw std::runtime_error(failure);
+  return best;
+}
+
+}  // namespace drift::actors

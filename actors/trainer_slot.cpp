@@ -1,0 +1,75 @@
+#include "actors/trainer_slot.hpp"
+
+#include <ATen/Parallel.h>
+
+#include "actors/wire.hpp"
+#include "engine/core/error.hpp"
+#include "engine/training/local_training.hpp"
+#include "messages/codec.hpp"
+
+namespace drift::actors {
+namespace {
+
+// Built lazily on the slot's own thread, then reused for every job.
+struct SlotWorkspace {
+  std::shared_ptr<Model> model;
+  std::unique_ptr<ClientAlgorithm> algorithm;
+
+  void ensure(const SlotContext& ctx) {
+    if (model) return;
+    // One thread per slot: parallelism comes from slots, and a job's arithmetic is then
+    // the same whatever the number of slots, which keeps results byte-identical.
+    at::set_num_threads(1);
+    const auto& s = *ctx.scenario;
+    const auto& train = *ctx.data->data.train;
+    model = make_model(s.model, train.input_shape(), train.num_classes, s.seed);
+    algorithm = find_algorithm(s.algorithm)->make_client(s.algorithm_params);
+  }
+};
+
+}  // namespace
+
+caf::behavior trainer_slot(caf::event_based_actor* self, caf::actor pool, std::uint32_t slot_id, SlotContext ctx) {
+  auto workspace = std::make_shared<SlotWorkspace>();
+  auto released = [self, pool, slot_id] { self->send(pool, idle_atom::value, slot_id); };
+  return {
+      [=](train_atom, const Buffer& state_buffer, const Buffer& task_buffer) -> caf::result<Buffer, Buffer> {
+        try {
+          workspace->ensure(ctx);
+          const auto task = msg::decode_task(task_buffer);
+          auto state = msg::decode_client_state(state_buffer);
+          const auto& partition = ctx.data->partition.indices;
+          if (state.client_id >= partition.size())
+            throw DecodeError("job for unknown client " + std::to_string(state.client_id));
+          auto update = train_locally(*workspace->model, *workspace->algorithm, *ctx.data->data.train,
+                                      partition[state.client_id], task, state.client_id, state.state,
+                                      ctx.scenario->seed);
+          auto update_buffer = msg::encode_update(update);
+          auto new_state = msg::encode_client_state(state);
+          released();
+          return {std::move(update_buffer), std::move(new_state)};
+        } catch (const std::exception& e) {
+          released();
+          return caf::make_error(caf::sec::runtime_error, std::string(e.what()));
+        }
+      },
+      [=](eval_atom, const Buffer& job_buffer, const Buffer& weights_buffer) -> caf::result<Buffer> {
+        try {
+          workspace->ensure(ctx);
+          const auto job = msg::decode_eval_job(job_buffer);
+          const auto& test = *ctx.data->data.test;
+          if (job.end > static_cast<std::uint64_t>(test.size()))
+            throw DecodeError("evaluation range ends past the test set");
+          load_state(*workspace->model, msg::decode_bundle(weights_buffer));
+          auto result = evaluate_range(*workspace->model, test, job.begin, job.end, ctx.scenario->evaluation.batch_size);
+          released();
+          return msg::encode_eval_result(result);
+        } catch (const std::exception& e) {
+          released();
+          return caf::make_error(caf::sec::runtime_error, std::string(e.what()));
+        }
+      },
+  };
+}
+
+}  // namespace drift::actors

@@ -1,0 +1,22 @@
+#pragma once
+#include <caf/all.hpp>
+
+#include <memory>
+
+#include "engine/scenario/scenario.hpp"
+#include "engine/training/federation_data.hpp"
+
+namespace drift::actors {
+
+// What every trainer slot of a process shares, read-only.
+struct SlotContext {
+  std::shared_ptr<const Scenario> scenario;
+  std::shared_ptr<const FederationData> data;
+};
+
+// A detached actor (its own thread, one intra-op torch thread) that runs training and
+// evaluation jobs. It tells `pool` when it is free again; replies go straight to whoever
+// asked, because the pool delegates jobs to it.
+caf::behavior trainer_slot(caf::event_based_actor* self, caf::actor pool, std::uint32_t slot_id, SlotContext ctx);
+
+}  // namespace drift::actors

@@ -1,0 +1,54 @@
+#pragma once
+// How drift's messages ride on CAF: every payload is a msg::Buffer (one Cap'n Proto
+// message), tagged by an atom. In one process a Buffer is passed by shared pointer; across
+// processes CAF serialises its bytes as one raw block.
+#include <caf/all.hpp>
+#include <caf/meta/load_callback.hpp>
+#include <caf/meta/type_name.hpp>
+
+#include <string>
+#include <vector>
+
+#include "messages/buffer.hpp"
+
+namespace drift::msg {
+
+template <class Inspector>
+typename std::enable_if<Inspector::reads_state, typename Inspector::result_type>::type
+inspect(Inspector& f, Buffer& x) {
+  return f(caf::meta::type_name("drift.buffer"), x.bytes());
+}
+
+template <class Inspector>
+typename std::enable_if<Inspector::writes_state, typename Inspector::result_type>::type
+inspect(Inspector& f, Buffer& x) {
+  std::vector<char> bytes;
+  auto adopt = caf::meta::load_callback([&]() -> caf::error {
+    x = Buffer(std::move(bytes));
+    return caf::none;
+  });
+  return f(caf::meta::type_name("drift.buffer"), bytes, adopt);
+}
+
+}  // namespace drift::msg
+
+namespace drift::actors {
+
+using msg::Buffer;
+
+using select_atom = caf::atom_constant<caf::atom("select")>;    // server -> sampler
+using task_atom = caf::atom_constant<caf::atom("task")>;        // server -> client
+using train_atom = caf::atom_constant<caf::atom("train")>;      // client -> pool -> slot
+using eval_atom = caf::atom_constant<caf::atom("eval")>;        // server -> pool -> slot
+using idle_atom = caf::atom_constant<caf::atom("idle")>;        // slot -> pool
+using report_atom = caf::atom_constant<caf::atom("report")>;    // server -> sink
+using run_atom = caf::atom_constant<caf::atom("run")>;          // runner -> server
+using finish_atom = caf::atom_constant<caf::atom("finish")>;    // server -> sink
+
+// Registers drift's message types; every process of a federation must call it.
+void add_message_types(caf::actor_system_config& cfg);
+
+// The text of an error raised by a drift actor (its context string) or CAF's rendering.
+std::string error_text(const caf::error& err);
+
+}  // namespace drift::actors

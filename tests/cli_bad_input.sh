@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Every kind of bad input gets one clear line on stderr, exit code 2, and no run directory.
+set -u
+drift="$1"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0
+failed=0
+
+# scenario NAME EXTRA_TOML: writes a small valid scenario plus EXTRA_TOML.
+scenario() {
+  cat > "$work/$1.toml" <<TOML
+[output]
+runs_dir = "$work/runs"
+$2
+TOML
+  echo "$work/$1.toml"
+}
+
+# expect NAME WANT ARGS...: drift ARGS must fail with code 2 and one line containing WANT.
+expect() {
+  local name="$1" want="$2"
+  shift 2
+  local err code lines
+  err=$("$drift" "$@" 2>&1 >/dev/null)
+  code=$?
+  lines=$(printf '%s\n' "$err" | wc -l)
+  if [[ $code -eq 2 && "$err" == *"$want"* && $lines -eq 1 && ! -e "$work/runs" && ! -e "$work/out" ]]; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    echo "FAIL $name: exit $code, $lines line(s): $err"
+    [[ -e "$work/runs" || -e "$work/out" ]] && echo "  ... and a run directory was created"
+  fi
+}
+
+expect unknown-key "did you mean 'training.lr'" run "$(scenario unknown-key $'[training]\nlrr = 0.1')"
+expect wrong-type "training.batch_size must be an integer, not string" run "$(scenario wrong-type $'[training]\nbatch_size = "big"')"
+expect alpha-zero "partition.alpha must be > 0, got 0" run "$(scenario alpha $'[partition]\nalpha = 0.0')"
+expect fraction-above-one "sampler.fraction must be <= 1, got 1.5" run "$(scenario fraction $'[sampler]\nfraction = 1.5')"
+expect zero-rounds "federation.rounds must be >= 1, got 0" run "$(scenario rounds $'[federation]\nrounds = 0')"
+expect unknown-algorithm "unknown algorithm 'fedsgd'" run "$(scenario algorithm $'[algorithm]\nname = "fedsgd"')"
+expect unknown-dataset "unknown data 'cifar10'" run "$(scenario dataset $'[data]\ndataset = "cifar10"')"
+expect missing-dataset-file "dataset-fashion-mnist" run "$(scenario missing $'[data]\npath = "/nonexistent/fmnist"')"
+expect infeasible-partition "min_client_samples" run "$(scenario infeasible $'[data]\nmax_train_samples = 100\n[partition]\nmin_client_samples = 50')"
+expect bad-set "--set federation.rounds: federation.rounds must be >= 1" run "$(scenario set '')" --set federation.rounds=0
+expect set-typo "did you mean 'federation.clients'" run "$(scenario typo '')" --set federation.client=5
+expect missing-scenario "cannot open scenario file" run "$work/nope.toml"
+expect toml-syntax "syntax.toml:3" run "$(scenario syntax $'[federation\nrounds = 3')"
+expect validate-too "partition.alpha must be > 0" validate "$(scenario validate $'[partition]\nalpha = -1')"
+mkdir -p "$work/taken" && touch "$work/taken/file"
+expect out-not-empty "already exists and is not empty" run "$(scenario taken '')" --out "$work/taken"
+
+echo "cli bad input: $passed passed, $failed failed"
+[[ $failed -eq 0 ]]

@@ -1,0 +1,31 @@
+#pragma once
+// The drift CLI's subcommands. Each returns the process exit code; UserError escapes to
+// main(), which prints it as one line and exits with 2.
+#include <string>
+#include <vector>
+
+#include "engine/scenario/scenario.hpp"
+
+namespace drift::cli {
+
+struct RunArgs {
+  std::string scenario;
+  std::vector<std::string> sets;
+  std::string out;
+  int slots = 0;  // 0: take devices.cpu_slots from the scenario
+  bool no_progress = false;
+};
+int run_command(const RunArgs& args);
+
+struct ValidateArgs {
+  std::string scenario;
+  std::vector<std::string> sets;
+  bool print = false;
+};
+int validate_command(const ValidateArgs& args);
+
+int list_command();
+
+std::vector<Override> parse_overrides(const std::vector<std::string>& sets);
+
+}  // namespace drift::cli

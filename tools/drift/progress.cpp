@@ -1,0 +1,54 @@
+#include "progress.hpp"
+
+#include <cstdio>
+
+namespace drift::cli {
+namespace {
+
+std::string clock_text(double seconds) {
+  const auto s = static_cast<long>(seconds + 0.5);
+  char out[32];
+  if (s >= 3600) std::snprintf(out, sizeof(out), "%ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
+  else std::snprintf(out, sizeof(out), "%ld:%02ld", s / 60, s % 60);
+  return out;
+}
+
+}  // namespace
+
+ProgressDisplay::ProgressDisplay(std::shared_ptr<spdlog::logger> log, std::shared_ptr<spdlog::logger> file_only,
+                                 bool live)
+    : log_(std::move(log)), file_only_(std::move(file_only)), live_(live) {}
+
+void ProgressDisplay::on_round(const RoundReport& r) {
+  if (r.evaluated) {
+    last_accuracy_ = r.test_accuracy;
+    last_loss_ = r.test_loss;
+  }
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  const double per_round = elapsed / r.round;
+  const double eta = per_round * (r.total_rounds - r.round);
+  std::size_t failed = 0;
+  for (const auto& c : r.clients) failed += c.event == "failed";
+
+  auto& line_log = live_ ? file_only_ : log_;
+  line_log->info("round {}/{}: {} updates{}, train loss {:.4f}{} ({:.2f} s train, {:.2f} s eval)", r.round,
+                 r.total_rounds, r.num_updates, failed ? fmt::format(" ({} failed)", failed) : "", r.train_loss,
+                 r.evaluated ? fmt::format(", test accuracy {:.2f}%, test loss {:.4f}", 100 * r.test_accuracy, r.test_loss)
+                             : "",
+                 r.wall_train_seconds, r.wall_eval_seconds);
+  for (const auto& c : r.clients)
+    if (c.event == "failed") log_->warn("round {}: client {} failed: {}", r.round, c.client_id, c.detail);
+  if (live_) {
+    std::fprintf(stderr, "\r\033[K round %u/%u | acc %.2f%% | loss %.4f | %.1f s/round | ETA %s", r.round,
+                 r.total_rounds, 100 * last_accuracy_, last_loss_, per_round, clock_text(eta).c_str());
+    std::fflush(stderr);
+  }
+}
+
+void ProgressDisplay::on_finish(const RunSummary& s) {
+  if (live_) std::fprintf(stderr, "\n");
+  log_->info("finished {} rounds: best accuracy {:.2f}% (round {}), final {:.2f}%, mean of last 5 {:.2f}%", s.rounds,
+             100 * s.best_accuracy, s.best_round, 100 * s.final_accuracy, 100 * s.last5_mean_accuracy);
+}
+
+}  // namespace drift::cli

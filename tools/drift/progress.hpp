@@ -1,0 +1,26 @@
+#pragma once
+// Shows a run to a person: a live line on a terminal, plain log lines otherwise.
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <memory>
+
+#include "actors/metrics_sink.hpp"
+
+namespace drift::cli {
+
+class ProgressDisplay final : public actors::RunObserver {
+ public:
+  // `log` receives every round (it writes log.txt, and the console when not a terminal).
+  ProgressDisplay(std::shared_ptr<spdlog::logger> log, std::shared_ptr<spdlog::logger> file_only, bool live);
+  void on_round(const RoundReport& report) override;
+  void on_finish(const RunSummary& summary) override;
+
+ private:
+  std::shared_ptr<spdlog::logger> log_, file_only_;
+  bool live_;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  double last_accuracy_ = 0.0, last_loss_ = 0.0;
+};
+
+}  // namespace drift::cli

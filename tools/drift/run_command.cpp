@@ -1,0 +1,63 @@
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <chrono>
+
+#include "actors/federation.hpp"
+#include "commands.hpp"
+#include "engine/core/error.hpp"
+#include "progress.hpp"
+
+namespace drift::cli {
+
+std::vector<Override> parse_overrides(const std::vector<std::string>& sets) {
+  std::vector<Override> out;
+  for (const auto& s : sets) out.push_back(parse_override(s));
+  return out;
+}
+
+int run_command(const RunArgs& args) {
+  const auto started = std::chrono::steady_clock::now();
+  auto scenario = std::make_shared<Scenario>(load_scenario(args.scenario, parse_overrides(args.sets)));
+  if (args.slots > 0) scenario->cpu_slots = args.slots;
+  // Everything that can be wrong with the input is found before the run directory exists.
+  auto data = std::make_shared<const FederationData>(prepare_federation_data(*scenario));
+  const auto path = choose_run_directory(*scenario, args.out);
+  auto directory = std::make_shared<RunDirectory>(path, *scenario, *data);
+
+  auto console = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
+  auto file = std::make_shared<spdlog::sinks::basic_file_sink_mt>((path / "log.txt").string(), true);
+  auto log = std::make_shared<spdlog::logger>("drift", spdlog::sinks_init_list{console, file});
+  auto file_only = std::make_shared<spdlog::logger>("drift", file);
+  for (auto& l : {log, file_only}) {
+    l->set_pattern("[%Y-%m-%d %H:%M:%S.%e] [%^%l%$] %v");
+    l->flush_on(spdlog::level::info);
+  }
+
+  const auto slots = actors::resolve_cpu_slots(scenario->cpu_slots);
+  const auto& train = *data->data.train;
+  log->info("scenario {} ({}), seed {}", scenario->name, scenario->source, scenario->seed);
+  log->info("{}: {} training / {} test samples, {} clients ({} partition), {} per round, {} rounds",
+            scenario->data.dataset, train.size(), data->data.test->size(), scenario->clients,
+            scenario->partition.scheme, scenario->sampler.cohort_size(scenario->clients), scenario->rounds);
+  log->info("{} on {}, {} local epoch(s), batch {}, lr {}; {} CPU trainer slot(s)", scenario->algorithm,
+            scenario->model, scenario->training.local_epochs, scenario->training.batch_size,
+            scenario->training.learning_rate, slots);
+  log->info("run directory: {}", path.string());
+
+  const bool live = !args.no_progress && isatty(STDERR_FILENO);
+  auto observer = std::make_shared<ProgressDisplay>(log, file_only, live);
+  try {
+    actors::run_federation(scenario, data, directory, observer, actors::FederationOptions{slots});
+  } catch (const std::exception& e) {
+    log->error("run failed: {}", e.what());
+    return 1;
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  log->info("done in {:.1f} s; results in {}", wall, path.string());
+  return 0;
+}
+
+}  // namespace drift::cli

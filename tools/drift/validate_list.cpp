@@ -1,0 +1,54 @@
+#include <iostream>
+
+#include "commands.hpp"
+#include "engine/algorithms/algorithm.hpp"
+#include "engine/data/dataset.hpp"
+#include "engine/data/partition.hpp"
+#include "engine/models/model.hpp"
+#include "engine/sampling/sampler.hpp"
+#include "engine/training/federation_data.hpp"
+
+namespace drift::cli {
+
+int validate_command(const ValidateArgs& args) {
+  const auto scenario = load_scenario(args.scenario, parse_overrides(args.sets));
+  const auto data = prepare_federation_data(scenario);
+  if (args.print) {
+    std::cout << scenario.resolved_toml;
+    return 0;
+  }
+  std::size_t smallest = SIZE_MAX, largest = 0;
+  for (const auto& c : data.partition.indices) {
+    smallest = std::min(smallest, c.size());
+    largest = std::max(largest, c.size());
+  }
+  std::cout << args.scenario << ": ok\n"
+            << "  " << scenario.clients << " clients holding " << smallest << " to " << largest << " samples ("
+            << scenario.partition.scheme << " partition), " << scenario.sampler.cohort_size(scenario.clients)
+            << " per round, " << scenario.rounds << " rounds\n"
+            << "  " << scenario.algorithm << " on " << scenario.model << ", " << scenario.data.dataset << "\n";
+  return 0;
+}
+
+int list_command() {
+  auto section = [](const char* title) { std::cout << title << ":\n"; };
+  auto row = [](const std::string& name, const std::string& text) {
+    std::cout << "  " << name << std::string(name.size() < 14 ? 14 - name.size() : 1, ' ') << text << "\n";
+  };
+  section("datasets");
+  for (const auto& d : dataset_catalog()) row(d.name, d.description + " [Debian: " + d.debian_package + "]");
+  section("partitions");
+  for (const auto& p : partition_schemes()) row(p.name, p.description);
+  section("models");
+  for (const auto& m : model_catalog()) row(m.name, m.description);
+  section("algorithms");
+  for (const auto& a : algorithm_catalog()) {
+    row(a.name, a.description);
+    for (const auto& p : a.params) row("", "  " + p.key + ": " + p.help);
+  }
+  section("samplers");
+  for (const auto& s : sampler_catalog()) row(s.name, s.description);
+  return 0;
+}
+
+}  // namespace drift::cli
