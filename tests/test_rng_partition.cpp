@@ -77,6 +77,7 @@ TEST_CASE("IID partition gives near-equal shares and covers every sample once", 
   Rng rng(1);
   auto p = partition_iid(103, 10, rng);
   REQUIRE(p.num_clients() == 10);
+  CHECK(total_size(p) == 103u);
   for (std::size_t k = 0; k < 10; ++k) CHECK(p.indices[k].size() == (k < 3 ? 11u : 10u));
   require_exact_cover(p, 103);
   for (const auto& c : p.indices) CHECK(std::is_sorted(c.begin(), c.end()));

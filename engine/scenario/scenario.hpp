@@ -40,6 +40,70 @@ struct EvaluationConfig {
   std::vector<double> targets;     // accuracies for rounds-to-X in summary.json
 };
 
+// How fast a client computes and communicates. Group overrides replace single fields.
+struct ProfileConfig {
+  double speed = 1000.0;          // training samples per second (median when speed_sigma > 0)
+  double speed_sigma = 0.0;       // lognormal spread of speed across clients; 0 = constant
+  double up_bandwidth = 1.25e6;   // bytes per second
+  double down_bandwidth = 1.25e7;
+  double latency = 0.05;          // seconds, each way
+  std::string trace;              // CSV client,speed,up_bandwidth,down_bandwidth,latency
+};
+
+struct AvailabilityConfig {
+  std::string model = "always";   // always | markov | diurnal | trace
+  double mean_online = 3600.0;    // markov: mean seconds online / offline
+  double mean_offline = 3600.0;
+  double period = 86400.0;        // diurnal: online for duty*period once per period,
+  double duty = 0.5;              //   starting at -phase
+  double phase = 0.0;
+  std::string trace;              // CSV client,start,end online intervals
+};
+
+// A named set of clients chosen by rule; profile and availability attach to groups.
+struct GroupConfig {
+  std::string name;
+  std::string rule;                  // dominant_label | label_set | id_range | proportion
+  std::vector<std::int64_t> labels;  // dominant_label, label_set
+  std::int64_t from = 0, to = 0;     // id_range, inclusive
+  double share = 0.0;                // proportion
+  ProfileConfig profile;             // global profile with this group's overrides
+  AvailabilityConfig availability;
+};
+
+struct SimulationConfig {
+  std::string mode = "sync";         // sync | fedasync | fedbuff
+  double deadline = 0.0;             // sync: virtual seconds per round; 0 = none
+  double over_selection = 1.0;       // sync: select ceil(factor * cohort), keep the first finishers
+  std::int64_t min_cohort = 1;       // sync: fewer updates and the round aggregates nothing
+  double dropout = 0.0;              // per-task probability of dropping out mid-task
+  std::string late_updates = "discard";  // sync: discard | stale (fold into the next round)
+  bool train_doomed = false;         // sync: train updates that will certainly be discarded
+  double max_virtual_time = 0.0;     // stop when virtual time passes this; 0 = no limit
+  std::int64_t drift_window = 10;    // aggregations in the sliding drift window
+};
+
+struct AsyncConfig {
+  std::int64_t concurrency = 10;     // clients training at once
+  double alpha = 0.6;                // FedAsync mixing weight
+  std::string staleness = "polynomial";  // constant | polynomial | hinge
+  double staleness_a = 0.5;
+  double staleness_b = 4.0;
+  std::int64_t buffer_size = 10;     // FedBuff K
+  double server_lr = 1.0;            // FedBuff eta_g
+};
+
+// Something that happens at a round or a virtual time.
+struct TimelineEntry {
+  std::int64_t at_round = 0;         // one of at_round (>= 1) or at_time (>= 0) is set
+  double at_time = -1.0;
+  std::string action;                // offline | online | speed | sampler | fraction | deadline | leave | join
+  std::string group;                 // group the action applies to (offline, online, speed, leave, join)
+  double value = 0.0;                // speed factor, fraction, deadline
+  std::string sampler;               // for action = sampler
+  std::size_t index = 0;             // position in the file, for messages
+};
+
 struct Scenario {
   std::string name;
   std::uint64_t seed = 0;
@@ -54,6 +118,12 @@ struct Scenario {
   ParamSet algorithm_params;
   HyperParams training;
   EvaluationConfig evaluation;
+  ProfileConfig profile;
+  AvailabilityConfig availability;
+  std::vector<GroupConfig> groups;  // in name order; a client joins the first group whose rule matches
+  SimulationConfig simulation;
+  AsyncConfig async;
+  std::vector<TimelineEntry> timeline;  // sorted by (round or time, file order)
   std::int64_t cpu_slots = 0;  // trainer slots on the CPU; 0 = one per core
   std::string runs_dir;
   std::string resolved_toml;  // the scenario with every default written out
