@@ -3,7 +3,6 @@
 #include <thread>
 
 #include "actors/device_pool.hpp"
-#include "actors/sampler_actor.hpp"
 #include "actors/server.hpp"
 #include "actors/wire.hpp"
 
@@ -23,11 +22,10 @@ double run_federation(std::shared_ptr<const Scenario> scenario, std::shared_ptr<
   cfg.set("scheduler.max-threads", std::size_t{2});
   caf::actor_system system{cfg};
 
-  SlotContext ctx{scenario, data};
+  SlotContext ctx{scenario, data, data->population};
   auto pool = system.spawn(device_pool, std::max(1u, options.cpu_slots), ctx);
-  auto sampler = system.spawn(sampler_actor, scenario);
   auto sink = system.spawn(metrics_sink, directory, observer, scenario->evaluation.targets);
-  auto server_actor = system.spawn(server, ctx, ServerPeers{sampler, pool, sink});
+  auto server_actor = system.spawn(server, ctx, ServerPeers{pool, sink}, ServerOptions{scenario->log_eligible});
 
   double best = 0.0;
   std::string failure;
@@ -35,7 +33,7 @@ double run_federation(std::shared_ptr<const Scenario> scenario, std::shared_ptr<
     caf::scoped_actor self{system};
     self->request(server_actor, caf::infinite, run_atom::value)
         .receive([&](double b) { best = b; }, [&](caf::error& err) { failure = error_text(err); });
-    for (const auto& a : {server_actor, pool, sampler, sink}) self->send_exit(a, caf::exit_reason::user_shutdown);
+    for (const auto& a : {server_actor, pool, sink}) self->send_exit(a, caf::exit_reason::user_shutdown);
   }
   if (!failure.empty()) throw std::runtime_error(failure);
   return best;

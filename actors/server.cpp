@@ -1,12 +1,14 @@
 #include "actors/server.hpp"
 
 #include <chrono>
+#include <deque>
 #include <map>
 
 #include "actors/client.hpp"
 #include "actors/wire.hpp"
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/core/error.hpp"
+#include "engine/sim/driver.hpp"
 #include "engine/training/local_training.hpp"
 #include "messages/codec.hpp"
 
@@ -17,201 +19,175 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-struct ServerState {
-  SlotContext ctx;
-  ServerPeers peers;
-  std::unique_ptr<ServerAlgorithm> algorithm;
-  NamedTensors global;
-  std::uint64_t version = 0;
-  std::map<std::uint32_t, caf::actor> clients;  // spawned lazily
-  caf::response_promise done;
-
-  // The round in flight.
-  RoundReport report;
-  std::map<std::uint32_t, ClientUpdate> updates;  // ordered by client id
-  std::map<std::uint32_t, ClientRecord> records;
-  std::size_t pending = 0;
-  std::vector<EvalResult> eval_parts;
-  std::size_t eval_pending = 0;
-  Clock::time_point phase_start;
-};
-
-class RoundDriver {
+class Host final : public JobRunner, public DriverListener {
  public:
-  RoundDriver(caf::event_based_actor* self, std::shared_ptr<ServerState> s) : self_(self), s_(std::move(s)) {}
+  Host(caf::event_based_actor* self, SlotContext ctx, ServerPeers peers, ServerOptions options)
+      : self_(self), ctx_(std::move(ctx)), peers_(std::move(peers)) {
+    const auto& s = *ctx_.scenario;
+    const auto& train = *ctx_.data->data.train;
+    DriverSetup setup;
+    setup.scenario = ctx_.scenario.get();
+    setup.population = ctx_.population;
+    setup.initial_weights = state_of(*make_model(s.model, train.input_shape(), train.num_classes, s.seed));
+    setup.algorithm = find_algorithm(s.algorithm)->make_server(s.algorithm_params);
+    setup.log_eligible = options.log_eligible;
+    reference_ = clone(setup.initial_weights);
+    driver_ = make_driver(std::move(setup), *this, *this);
+  }
 
-  void start_round(std::uint32_t round) {
-    s_->report = RoundReport{};
-    s_->report.round = round;
-    s_->report.total_rounds = s_->ctx.scenario->rounds;
-    s_->updates.clear();
-    s_->records.clear();
-    s_->phase_start = Clock::now();
+  void run(caf::response_promise done) {
+    done_ = std::move(done);
+    phase_start_ = Clock::now();
+    driver_->start();
+  }
+
+  // JobRunner
+  std::uint64_t task_bytes(const std::shared_ptr<const TrainingTask>& task) override {
+    return encoded(task).size();
+  }
+
+  void launch(std::uint64_t job, std::uint32_t client_id, const std::shared_ptr<const TrainingTask>& task) override {
     auto self = self_;
-    auto driver = *this;
-    self->request(s_->peers.sampler, caf::infinite, select_atom::value, msg::encode_selection_request(round))
-        .then([driver](const Buffer& selection) mutable { driver.dispatch(msg::decode_selection(selection).clients); },
-              [driver](caf::error& err) mutable { driver.abort("sampler failed: " + error_text(err)); });
+    self->request(client_actor(client_id), caf::infinite, task_atom::value, encoded(task))
+        .then([this, job, client_id](const Buffer& update) { deliver(job, client_id, update); },
+              [this, job](caf::error& err) {
+                JobOutcome o;
+                o.error = error_text(err);
+                driver_->on_outcome(job, std::move(o));
+              });
+  }
+
+  // DriverListener
+  void on_aggregation(RoundReport report, const NamedTensors* evaluate) override {
+    report.wall_train_seconds = seconds_since(phase_start_);
+    phase_start_ = Clock::now();
+    const std::uint64_t id = next_report_++;
+    auto& entry = reports_[id];
+    entry.report = std::move(report);
+    if (evaluate == nullptr) {
+      entry.ready = true;
+      flush();
+      return;
+    }
+    start_evaluation(id, *evaluate);
+  }
+
+  void on_finished() override {
+    driver_finished_ = true;
+    flush();
   }
 
  private:
-  void dispatch(const std::vector<std::uint32_t>& cohort) {
-    auto& r = s_->report;
-    r.cohort = cohort;
-    TrainingTask task;
-    task.round = r.round;
-    task.model_version = s_->version;
-    task.weights = s_->global;
-    task.payload = s_->algorithm->broadcast(r.round);
-    task.hyper = s_->ctx.scenario->training;
-    const Buffer buffer = msg::encode_task(task);  // encoded once, shared by the whole cohort
+  struct PendingReport {
+    RoundReport report;
+    std::vector<EvalResult> parts;
+    std::size_t outstanding = 0;
+    bool ready = false;
+    Clock::time_point eval_start;
+  };
 
-    s_->pending = cohort.size();
-    for (auto id : cohort) {
-      s_->records[id] = ClientRecord{id, "selected", 0, 0.0, buffer.size(), 0, ""};
-      r.bytes_down += buffer.size();
-      auto driver = *this;
-      self_->request(client_actor(id), caf::infinite, task_atom::value, buffer)
-          .then([driver, id](const Buffer& update) mutable { driver.on_update(id, update); },
-                [driver, id](caf::error& err) mutable { driver.on_failure(id, error_text(err)); });
+  const Buffer& encoded(const std::shared_ptr<const TrainingTask>& task) {
+    if (task != last_task_) {
+      last_buffer_ = msg::encode_task(*task);  // once per task, shared by every client that gets it
+      last_task_ = task;
     }
+    return last_buffer_;
   }
 
   caf::actor client_actor(std::uint32_t id) {
-    auto it = s_->clients.find(id);
-    if (it == s_->clients.end())
-      it = s_->clients.emplace(id, self_->spawn<caf::linked>(client, id, s_->peers.pool)).first;
+    auto it = clients_.find(id);
+    if (it == clients_.end()) it = clients_.emplace(id, self_->spawn<caf::linked>(client, id, peers_.pool)).first;
     return it->second;
   }
 
-  void on_update(std::uint32_t id, const Buffer& buffer) {
+  void deliver(std::uint64_t job, std::uint32_t client_id, const Buffer& buffer) {
+    JobOutcome o;
     try {
-      auto update = msg::decode_update(buffer);
-      if (update.client_id != id || update.round != s_->report.round)
-        throw DecodeError("update claims client " + std::to_string(update.client_id) + " round " +
-                          std::to_string(update.round));
-      check_compatible(s_->global, update.weights);
-      auto& rec = s_->records[id];
-      rec.event = "finished";
-      rec.num_samples = update.num_samples;
-      rec.train_loss = update.metrics.loss;
-      rec.bytes_up = buffer.size();
-      s_->report.bytes_up += buffer.size();
-      s_->updates.emplace(id, std::move(update));
-      settle();
+      o.update = msg::decode_update(buffer);
+      if (o.update.client_id != client_id)
+        throw DecodeError("update claims to come from client " + std::to_string(o.update.client_id));
+      check_compatible(reference_, o.update.weights);
+      o.ok = true;
+      o.upload_bytes = buffer.size();
     } catch (const std::exception& e) {
-      on_failure(id, std::string("rejected update: ") + e.what());
+      o = JobOutcome{};
+      o.error = std::string("rejected update: ") + e.what();
     }
+    driver_->on_outcome(job, std::move(o));
   }
 
-  void on_failure(std::uint32_t id, const std::string& why) {
-    auto& rec = s_->records[id];
-    rec.event = "failed";
-    rec.detail = why;
-    settle();
-  }
-
-  void settle() {
-    if (--s_->pending > 0) return;
-    aggregate();
-  }
-
-  void aggregate() {
-    auto& r = s_->report;
-    std::vector<ClientUpdate> updates;
-    for (auto& [id, u] : s_->updates) updates.push_back(std::move(u));
-    r.num_updates = static_cast<std::uint32_t>(updates.size());
-    double loss = 0.0, accuracy = 0.0;
-    for (const auto& u : updates) {
-      r.samples += u.num_samples;
-      loss += u.metrics.loss * static_cast<double>(u.num_samples);
-      accuracy += u.metrics.accuracy * static_cast<double>(u.num_samples);
-    }
-    if (r.samples > 0) {
-      r.train_loss = loss / static_cast<double>(r.samples);
-      r.train_accuracy = accuracy / static_cast<double>(r.samples);
-    }
-    if (!updates.empty()) {
-      s_->algorithm->aggregate(s_->global, updates, r.round);
-      ++s_->version;
-    }
-    r.model_version = s_->version;
-    for (auto& [id, rec] : s_->records) r.clients.push_back(rec);
-    r.wall_train_seconds = seconds_since(s_->phase_start);
-
-    const auto every = static_cast<std::uint32_t>(s_->ctx.scenario->evaluation.every);
-    if (r.round % every == 0 || r.round == s_->ctx.scenario->rounds) evaluate();
-    else finish_round();
-  }
-
-  void evaluate() {
-    s_->phase_start = Clock::now();
-    const auto& test = *s_->ctx.data->data.test;
+  void start_evaluation(std::uint64_t id, const NamedTensors& weights) {
+    auto& entry = reports_[id];
+    const auto& test = *ctx_.data->data.test;
     const auto chunks = evaluation_chunks(static_cast<std::uint64_t>(test.size()),
-                                          static_cast<std::uint64_t>(s_->ctx.scenario->evaluation.chunk_size));
-    const Buffer weights = msg::encode_bundle(s_->global);
-    s_->eval_parts.assign(chunks.size(), EvalResult{});
-    s_->eval_pending = chunks.size();
+                                          static_cast<std::uint64_t>(ctx_.scenario->evaluation.chunk_size));
+    const Buffer buffer = msg::encode_bundle(weights);
+    entry.parts.assign(chunks.size(), EvalResult{});
+    entry.outstanding = chunks.size();
+    entry.eval_start = Clock::now();
     for (std::size_t i = 0; i < chunks.size(); ++i) {
-      auto driver = *this;
-      const EvalJob job{s_->version, chunks[i].first, chunks[i].second};
-      self_->request(s_->peers.pool, caf::infinite, eval_atom::value, msg::encode_eval_job(job), weights)
+      const EvalJob job{entry.report.model_version, chunks[i].first, chunks[i].second};
+      self_->request(peers_.pool, caf::infinite, eval_atom::value, msg::encode_eval_job(job), buffer)
           .then(
-              [driver, i](const Buffer& result) mutable {
-                driver.s_->eval_parts[i] = msg::decode_eval_result(result);
-                if (--driver.s_->eval_pending == 0) driver.evaluated();
+              [this, id, i](const Buffer& result) {
+                auto& e = reports_[id];
+                e.parts[i] = msg::decode_eval_result(result);
+                if (--e.outstanding > 0) return;
+                const auto summary = combine_evaluations(e.parts, ctx_.data->data.test->num_classes);
+                e.report.evaluated = true;
+                e.report.test_accuracy = summary.accuracy;
+                e.report.test_loss = summary.loss;
+                e.report.per_class_accuracy = summary.per_class_accuracy;
+                e.report.wall_eval_seconds = seconds_since(e.eval_start);
+                e.ready = true;
+                flush();
               },
-              [driver](caf::error& err) mutable { driver.abort("evaluation failed: " + error_text(err)); });
+              [this](caf::error& err) { fail("evaluation failed: " + error_text(err)); });
     }
   }
 
-  void evaluated() {
-    auto& r = s_->report;
-    const auto e = combine_evaluations(s_->eval_parts, s_->ctx.data->data.test->num_classes);
-    r.evaluated = true;
-    r.test_accuracy = e.accuracy;
-    r.test_loss = e.loss;
-    r.per_class_accuracy = e.per_class_accuracy;
-    r.wall_eval_seconds = seconds_since(s_->phase_start);
-    finish_round();
-  }
-
-  void finish_round() {
-    const auto& r = s_->report;
-    self_->send(s_->peers.sink, report_atom::value, msg::encode_report(r));
-    if (r.round < s_->ctx.scenario->rounds) {
-      start_round(r.round + 1);
-      return;
+  // Reports leave strictly in aggregation order, whatever order evaluations finish in.
+  void flush() {
+    while (!reports_.empty() && reports_.begin()->second.ready) {
+      self_->send(peers_.sink, report_atom::value, msg::encode_report(reports_.begin()->second.report));
+      reports_.erase(reports_.begin());
     }
-    auto s = s_;
-    self_->request(s_->peers.sink, caf::infinite, finish_atom::value)
-        .then([s](double best) mutable { s->done.deliver(best); },
-              [s](caf::error& err) mutable { s->done.deliver(std::move(err)); });
+    if (driver_finished_ && reports_.empty() && !finishing_) {
+      finishing_ = true;
+      auto done = done_;
+      self_->request(peers_.sink, caf::infinite, finish_atom::value)
+          .then([done](double best) mutable { done.deliver(best); },
+                [done](caf::error& err) mutable { done.deliver(std::move(err)); });
+    }
   }
 
-  void abort(const std::string& why) {
-    s_->done.deliver(caf::make_error(caf::sec::runtime_error, why));
+  void fail(const std::string& why) {
+    if (done_.pending()) done_.deliver(caf::make_error(caf::sec::runtime_error, why));
   }
 
   caf::event_based_actor* self_;
-  std::shared_ptr<ServerState> s_;
+  SlotContext ctx_;
+  ServerPeers peers_;
+  NamedTensors reference_;  // the architecture every update must match
+  std::unique_ptr<Driver> driver_;
+  std::map<std::uint32_t, caf::actor> clients_;  // spawned lazily
+  std::shared_ptr<const TrainingTask> last_task_;
+  Buffer last_buffer_;
+  std::map<std::uint64_t, PendingReport> reports_;
+  std::uint64_t next_report_ = 0;
+  bool driver_finished_ = false;
+  bool finishing_ = false;
+  caf::response_promise done_;
+  Clock::time_point phase_start_;
 };
 
 }  // namespace
 
-caf::behavior server(caf::event_based_actor* self, SlotContext ctx, ServerPeers peers) {
-  auto s = std::make_shared<ServerState>();
-  s->ctx = ctx;
-  s->peers = peers;
-  const auto& scenario = *ctx.scenario;
-  const auto& train = *ctx.data->data.train;
-  s->algorithm = find_algorithm(scenario.algorithm)->make_server(scenario.algorithm_params);
-  s->global = state_of(*make_model(scenario.model, train.input_shape(), train.num_classes, scenario.seed));
+caf::behavior server(caf::event_based_actor* self, SlotContext ctx, ServerPeers peers, ServerOptions options) {
+  auto host = std::make_shared<Host>(self, std::move(ctx), std::move(peers), options);
+  self->attach_functor([host] {});  // the host lives as long as the actor
   return {
-      [=](run_atom) {
-        s->done = self->make_response_promise();
-        RoundDriver(self, s).start_round(1);
-      },
+      [=](run_atom) { host->run(self->make_response_promise()); },
   };
 }
 

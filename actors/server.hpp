@@ -8,14 +8,18 @@
 namespace drift::actors {
 
 struct ServerPeers {
-  caf::actor sampler;
   caf::actor pool;
   caf::actor sink;
 };
 
-// Owns the global model and the algorithm's server half, and drives synchronous rounds:
-// select -> broadcast one task buffer -> collect updates -> aggregate in client-id order
-// -> evaluate on the pool -> report. Replies to `run` when the last round is written.
-caf::behavior server(caf::event_based_actor* self, SlotContext ctx, ServerPeers peers);
+struct ServerOptions {
+  bool log_eligible = true;
+};
+
+// Hosts the scenario's round driver (engine/sim): turns its training jobs into requests to
+// client actors, feeds their updates back, evaluates aggregations on the device pool and
+// sends the reports to the sink in aggregation order. Replies to `run` when the last
+// report is written.
+caf::behavior server(caf::event_based_actor* self, SlotContext ctx, ServerPeers peers, ServerOptions options);
 
 }  // namespace drift::actors

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "engine/scenario/scenario.hpp"
+#include "engine/sim/population.hpp"
 #include "engine/training/federation_data.hpp"
 
 namespace drift::actors {
@@ -12,6 +13,7 @@ namespace drift::actors {
 struct SlotContext {
   std::shared_ptr<const Scenario> scenario;
   std::shared_ptr<const FederationData> data;
+  std::shared_ptr<const Population> population;  // used by the server's driver
 };
 
 // A detached actor (its own thread, one intra-op torch thread) that runs training and

@@ -36,7 +36,6 @@ namespace drift::actors {
 
 using msg::Buffer;
 
-using select_atom = caf::atom_constant<caf::atom("select")>;    // server -> sampler
 using task_atom = caf::atom_constant<caf::atom("task")>;        // server -> client
 using train_atom = caf::atom_constant<caf::atom("train")>;      // client -> pool -> slot
 using eval_atom = caf::atom_constant<caf::atom("eval")>;        // server -> pool -> slot

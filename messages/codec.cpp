@@ -352,7 +352,25 @@ Buffer encode_report(const RoundReport& report) {
       clients[i].setBytesDown(c.bytes_down);
       clients[i].setBytesUp(c.bytes_up);
       clients[i].setDetail(c.detail);
+      clients[i].setTime(c.time);
+      clients[i].setStaleness(c.staleness);
     }
+    root.setTimeStart(report.time_start);
+    root.setTimeEnd(report.time_end);
+    root.setEligible(report.eligible);
+    write_list(root.initAggregated(static_cast<unsigned>(report.aggregated.size())), report.aggregated);
+    root.setFinished(report.finished);
+    root.setLate(report.late);
+    root.setDropped(report.dropped);
+    root.setFailed(report.failed);
+    write_list(root.initStaleness(static_cast<unsigned>(report.staleness.size())), report.staleness);
+    root.setDiscardedSamples(report.discarded_samples);
+    root.setWastedComputeSeconds(report.wasted_compute_seconds);
+    root.setCohortTv(report.cohort_tv);
+    root.setCohortJs(report.cohort_js);
+    root.setWindowTv(report.window_tv);
+    root.setWindowJs(report.window_js);
+    root.setCoverage(report.coverage);
     root.setWallTrainSeconds(report.wall_train_seconds);
     root.setWallEvalSeconds(report.wall_eval_seconds);
   });
@@ -377,9 +395,25 @@ RoundReport decode_report(const Buffer& buffer, const DecodeLimits& limits) {
     r.bytes_down = root.getBytesDown();
     r.bytes_up = root.getBytesUp();
     for (auto c : root.getClients()) {
-      r.clients.push_back({c.getClientId(), c.getEvent(), c.getNumSamples(), c.getTrainLoss(),
-                           c.getBytesDown(), c.getBytesUp(), c.getDetail()});
+      r.clients.push_back({c.getClientId(), c.getEvent(), c.getTime(), c.getNumSamples(), c.getTrainLoss(),
+                           c.getBytesDown(), c.getBytesUp(), c.getStaleness(), c.getDetail()});
     }
+    r.time_start = root.getTimeStart();
+    r.time_end = root.getTimeEnd();
+    r.eligible = root.getEligible();
+    r.aggregated = read_u32_list(root.getAggregated());
+    r.finished = root.getFinished();
+    r.late = root.getLate();
+    r.dropped = root.getDropped();
+    r.failed = root.getFailed();
+    for (auto v : root.getStaleness()) r.staleness.push_back(v);
+    r.discarded_samples = root.getDiscardedSamples();
+    r.wasted_compute_seconds = root.getWastedComputeSeconds();
+    r.cohort_tv = root.getCohortTv();
+    r.cohort_js = root.getCohortJs();
+    r.window_tv = root.getWindowTv();
+    r.window_js = root.getWindowJs();
+    r.coverage = root.getCoverage();
     r.wall_train_seconds = root.getWallTrainSeconds();
     r.wall_eval_seconds = root.getWallEvalSeconds();
     return r;

@@ -5,12 +5,14 @@ $Cxx.namespace("drift::wire");
 
 struct ClientRecord {
   clientId @0 :UInt32;
-  event @1 :Text;             # selected | finished | failed
+  event @1 :Text;             # eligible | selected | finished | late | stale | dropped | failed | skipped
   numSamples @2 :UInt64;
   trainLoss @3 :Float64;
   bytesDown @4 :UInt64;
   bytesUp @5 :UInt64;
   detail @6 :Text;            # why a job failed
+  time @7 :Float64;           # virtual seconds
+  staleness @8 :UInt64;
 }
 
 struct RoundReport {
@@ -32,4 +34,20 @@ struct RoundReport {
   wallTrainSeconds @14 :Float64;
   wallEvalSeconds @15 :Float64;
   totalRounds @16 :UInt32;
+  timeStart @17 :Float64;
+  timeEnd @18 :Float64;
+  eligible @19 :Int64;
+  aggregated @20 :List(UInt32);
+  finished @21 :UInt32;
+  late @22 :UInt32;
+  dropped @23 :UInt32;
+  failed @24 :UInt32;
+  staleness @25 :List(UInt64);
+  discardedSamples @26 :UInt64;
+  wastedComputeSeconds @27 :Float64;
+  cohortTv @28 :Float64;
+  cohortJs @29 :Float64;
+  windowTv @30 :Float64;
+  windowJs @31 :Float64;
+  coverage @32 :Float64;
 }

@@ -110,9 +110,17 @@ TEST_CASE("a client update and the small control messages survive a round trip",
   report.round = 2;
   report.cohort = {3, 4};
   report.per_class_accuracy = {0.5, 1.0};
-  report.clients = {{3, "failed", 0, 0.0, 10, 0, "nan loss"}};
+  report.clients = {{3, "failed", 12.5, 0, 0.0, 10, 0, 2, "nan loss"}};
+  report.time_end = 99.25;
+  report.staleness = {0, 3};
+  report.window_js = 0.125;
   const auto rr = msg::decode_report(msg::encode_report(report));
   CHECK(rr.cohort == report.cohort);
+  CHECK(rr.time_end == 99.25);
+  CHECK(rr.staleness == report.staleness);
+  CHECK(rr.window_js == 0.125);
+  CHECK(rr.clients.at(0).time == 12.5);
+  CHECK(rr.clients.at(0).staleness == 2u);
   CHECK(rr.per_class_accuracy == report.per_class_accuracy);
   CHECK(rr.clients.at(0).detail == "nan loss");
 }

@@ -90,13 +90,15 @@ TEST_CASE("a 3-round federation runs through the actors and writes the run direc
   }
   // Three short rounds on 3000 samples already beat chance (10 %) by far.
   CHECK(rounds.back()["test_accuracy"].get<double>() > 0.4);
-  CHECK(r.metrics.find("seconds") == std::string::npos);  // wall time lives in timings.jsonl only
+  // Wall-clock time lives in timings.jsonl only.
+  CHECK(r.metrics.find("train_seconds") == std::string::npos);
+  CHECK(r.metrics.find("eval_seconds") == std::string::npos);
 
   const auto summary = nlohmann::json::parse(read_file(r.dir / "summary.json"));
   CHECK(summary["status"] == "completed");
   CHECK(summary["best_accuracy"].get<double>() >= rounds.back()["test_accuracy"].get<double>());
-  // The header plus one row per selected client per round.
-  CHECK(std::count(r.clients.begin(), r.clients.end(), '\n') == 1 + 3 * 3);
+  // The header, then per round: 6 eligible, 3 selected and 3 finished rows.
+  CHECK(std::count(r.clients.begin(), r.clients.end(), '\n') == 1 + 3 * (6 + 3 + 3));
   fs::remove_all(r.dir);
 }
 

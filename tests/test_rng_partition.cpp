@@ -6,7 +6,7 @@
 #include "engine/core/error.hpp"
 #include "engine/core/rng.hpp"
 #include "engine/data/partition.hpp"
-#include "engine/sampling/sampler.hpp"
+#include "engine/sampling/samplers.hpp"
 
 using namespace drift;
 
@@ -148,12 +148,17 @@ TEST_CASE("label shards give each client shards_per_client contiguous label runs
 }
 
 TEST_CASE("uniform sampler draws distinct sorted cohorts with equal frequencies", "[sampler]") {
-  UniformSampler sampler(20, 8, 99);
-  REQUIRE(sampler.select(3) == sampler.select(3));
+  SelectionContext ctx;
+  ctx.count = 8;
+  ctx.eligible = [](std::uint32_t) { return true; };
+  UniformSampler a(20, 99), b(20, 99);
+  REQUIRE(a.select(ctx) == b.select(ctx));
+  UniformSampler sampler(20, 99);
   std::vector<int> freq(20, 0);
   const int rounds = 5000;
   for (std::uint32_t r = 1; r <= rounds; ++r) {
-    auto cohort = sampler.select(r);
+    ctx.round = r;
+    auto cohort = sampler.select(ctx);
     REQUIRE(cohort.size() == 8u);
     REQUIRE(std::is_sorted(cohort.begin(), cohort.end()));
     REQUIRE(std::set<std::uint32_t>(cohort.begin(), cohort.end()).size() == 8u);

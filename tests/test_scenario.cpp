@@ -84,7 +84,7 @@ TEST_CASE("bad input names the place, the key and the fix", "[scenario]") {
   CHECK(error_of("[algorithm]\nname = \"fedavgg\"\n") ==
         "s.toml:2:8: unknown algorithm 'fedavgg' (did you mean 'fedavg'?); choose one of: fedavg, fedprox");
   CHECK_THAT(error_of("[data]\ndataset = \"fashion_mnist\"\n"),
-             Catch::Contains("unknown data 'fashion_mnist' (did you mean 'fashion-mnist'?)"));
+             Catch::Contains("unknown dataset 'fashion_mnist' (did you mean 'fashion-mnist'?)"));
   CHECK_THAT(error_of("[sampler]\nclients_per_round = 3\nfraction = 0.5\n"), Catch::Contains("not both"));
   CHECK_THAT(error_of("[federation]\nclients = 4\n[sampler]\nclients_per_round = 5\n"),
              Catch::Contains("only 4 clients"));

@@ -6,13 +6,16 @@
 
 namespace drift {
 
+// One client event of a round, at a virtual time.
 struct ClientRecord {
   std::uint32_t client_id = 0;
-  std::string event;  // selected | finished | failed
+  std::string event;  // eligible | selected | finished | late | stale | dropped | failed | skipped
+  double time = 0.0;  // virtual seconds
   std::uint64_t num_samples = 0;
   double train_loss = 0.0;
   std::uint64_t bytes_down = 0;
   std::uint64_t bytes_up = 0;
+  std::uint64_t staleness = 0;  // model versions between download and aggregation
   std::string detail;
 };
 
@@ -20,8 +23,18 @@ struct RoundReport {
   std::uint32_t round = 0;
   std::uint32_t total_rounds = 0;
   std::uint64_t model_version = 0;
-  std::vector<std::uint32_t> cohort;
+  double time_start = 0.0;  // virtual seconds
+  double time_end = 0.0;
+  std::int64_t eligible = -1;  // -1: not counted (output.log_eligible = false)
+  std::vector<std::uint32_t> cohort;      // selected
+  std::vector<std::uint32_t> aggregated;  // whose updates entered this aggregation
   std::uint32_t num_updates = 0;
+  std::uint32_t finished = 0, late = 0, dropped = 0, failed = 0;
+  std::vector<std::uint64_t> staleness;   // per aggregated update, ascending
+  std::uint64_t discarded_samples = 0;    // trained, then thrown away (late or dropped)
+  double wasted_compute_seconds = 0.0;    // virtual compute time of discarded and dropped work
+  double cohort_tv = 0.0, cohort_js = 0.0, window_tv = 0.0, window_js = 0.0;
+  double coverage = 0.0;                  // clients aggregated at least once / population
   std::uint64_t samples = 0;
   double train_loss = 0.0;
   double train_accuracy = 0.0;

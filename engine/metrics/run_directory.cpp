@@ -62,19 +62,35 @@ RunDirectory::RunDirectory(fs::path path, const Scenario& scenario, const Federa
   metrics_ = open_for_append(path_ / "metrics.jsonl");
   clients_ = open_for_append(path_ / "clients.csv");
   timings_ = open_for_append(path_ / "timings.jsonl");
-  clients_ << "round,client,event,num_samples,train_loss,bytes_down,bytes_up,detail\n";
+  clients_ << "round,client,event,time,num_samples,train_loss,bytes_down,bytes_up,staleness,detail\n";
 }
 
 void RunDirectory::append(const RoundReport& r) {
   json m = {{"round", r.round},
             {"model_version", r.model_version},
+            {"time_start", r.time_start},
+            {"time_end", r.time_end},
             {"cohort", r.cohort},
+            {"aggregated", r.aggregated},
             {"num_updates", r.num_updates},
+            {"finished", r.finished},
+            {"late", r.late},
+            {"dropped", r.dropped},
+            {"failed", r.failed},
+            {"staleness", r.staleness},
+            {"discarded_samples", r.discarded_samples},
+            {"wasted_compute_seconds", r.wasted_compute_seconds},
             {"samples", r.samples},
             {"train_loss", r.train_loss},
             {"train_accuracy", r.train_accuracy},
+            {"cohort_tv", r.cohort_tv},
+            {"cohort_js", r.cohort_js},
+            {"window_tv", r.window_tv},
+            {"window_js", r.window_js},
+            {"coverage", r.coverage},
             {"bytes_down", r.bytes_down},
             {"bytes_up", r.bytes_up}};
+  if (r.eligible >= 0) m["eligible"] = r.eligible;
   if (r.evaluated) {
     m["test_accuracy"] = r.test_accuracy;
     m["test_loss"] = r.test_loss;
@@ -87,8 +103,9 @@ void RunDirectory::append(const RoundReport& r) {
     std::string detail = c.detail;
     for (auto& ch : detail)
       if (ch == ',' || ch == '\n' || ch == '"') ch = ' ';
-    clients_ << r.round << ',' << c.client_id << ',' << c.event << ',' << c.num_samples << ','
-             << json(c.train_loss).dump() << ',' << c.bytes_down << ',' << c.bytes_up << ',' << detail << '\n';
+    clients_ << r.round << ',' << c.client_id << ',' << c.event << ',' << json(c.time).dump() << ',' << c.num_samples
+             << ',' << json(c.train_loss).dump() << ',' << c.bytes_down << ',' << c.bytes_up << ',' << c.staleness << ','
+             << detail << '\n';
   }
   clients_.flush();
 

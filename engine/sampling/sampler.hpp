@@ -1,7 +1,11 @@
 #pragma once
-// Client selection policies. A sampler sees the population and the round, and draws from
-// its own ("sample", round) stream so the cohort is a pure function of (seed, round).
+// Client selection policies, one file each. A sampler never sees a materialised list of the
+// population: it draws candidates and asks the context whether they are eligible, so a
+// round costs O(cohort), not O(population). Every call draws from its own
+// ("sample", call number) stream, so cohorts are a pure function of the seed and of the
+// simulation's event order.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -10,11 +14,22 @@
 
 namespace drift {
 
+struct Population;
+
+struct SelectionContext {
+  std::uint32_t round = 0;  // round (sync) or aggregation index + 1 (async)
+  double time = 0.0;        // virtual time of the selection
+  std::uint32_t count = 0;  // how many clients to select
+  std::function<bool(std::uint32_t)> eligible;  // registered, present and idle
+  std::function<bool(std::uint32_t)> online;    // what availability-aware samplers may ask
+  const std::vector<double>* last_loss = nullptr;  // latest training loss per client, NaN if none
+};
+
 class Sampler {
  public:
   virtual ~Sampler() = default;
-  // Ascending client ids of the cohort for `round`.
-  virtual std::vector<std::uint32_t> select(std::uint32_t round) = 0;
+  // Up to ctx.count distinct eligible clients, ascending. Fewer only when fewer are eligible.
+  virtual std::vector<std::uint32_t> select(const SelectionContext& ctx) = 0;
 };
 
 struct SamplerInfo {
@@ -24,18 +39,6 @@ struct SamplerInfo {
 const std::vector<SamplerInfo>& sampler_catalog();
 std::vector<std::string> sampler_names();
 
-std::unique_ptr<Sampler> make_sampler(const Scenario& scenario);
-
-// Uniform without replacement: a partial Fisher-Yates shuffle of the population.
-class UniformSampler final : public Sampler {
- public:
-  UniformSampler(std::uint32_t population, std::uint32_t cohort, std::uint64_t seed);
-  std::vector<std::uint32_t> select(std::uint32_t round) override;
-
- private:
-  std::uint32_t population_;
-  std::uint32_t cohort_;
-  std::uint64_t seed_;
-};
+std::unique_ptr<Sampler> make_sampler(const std::string& name, const Scenario& scenario, const Population& population);
 
 }  // namespace drift

@@ -3,11 +3,13 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/core/error.hpp"
+#include "engine/sampling/sampler.hpp"
 #include "engine/scenario/scenario.hpp"
 #include "engine/scenario/schema.hpp"
 #include "engine/scenario/suggest.hpp"
@@ -53,7 +55,11 @@ class Validator {
   void run() {
     for (auto&& [k, node] : root_) {
       const std::string name(k.str());
-      if (find_section(name) != nullptr) {
+      if (name == "groups") {
+        if (!node.is_table()) fail(&node, name, "'groups' must hold tables ([groups.NAME])");
+      } else if (name == "timeline") {
+        if (!node.is_array_of_tables()) fail(&node, name, "'timeline' must be an array of tables ([[timeline]])");
+      } else if (find_section(name) != nullptr) {
         if (!node.is_table()) fail(&node, name, "'" + name + "' must be a table ([" + name + "])");
       } else if (find_key(top_level(), name) == nullptr) {
         fail_at_key(k, name, "unknown key '" + name + "'" + suggestion(name));
@@ -71,6 +77,8 @@ class Validator {
       check_keys(section, *table, extra);
     }
     check_sampler();
+    check_groups();
+    check_timeline();
   }
 
   [[noreturn]] void fail(const toml::node* node, const std::string& path, const std::string& message) const {
@@ -166,6 +174,111 @@ class Validator {
     for (const auto& spec : extra) check(spec);
   }
 
+  // Checks a table that takes no defaults (a group, a timeline entry, an override), with
+  // optional nested tables checked against their own keys.
+  void check_plain(const std::string& prefix, toml::table& table, const std::vector<ParamSpec>& specs,
+                   const std::map<std::string, const std::vector<ParamSpec>*>& nested = {}) {
+    for (auto&& [k, node] : table) {
+      const std::string key(k.str());
+      const std::string path = prefix + "." + key;
+      if (auto it = nested.find(key); it != nested.end()) {
+        if (!node.is_table()) fail(&node, path, path + " must be a table");
+        check_plain(path, *node.as_table(), *it->second);
+        continue;
+      }
+      const ParamSpec* spec = nullptr;
+      for (const auto& s : specs)
+        if (s.key == key) spec = &s;
+      if (spec == nullptr) {
+        std::vector<std::string> candidates;
+        for (const auto& s : specs) candidates.push_back(prefix + "." + s.key);
+        for (const auto& [name, _] : nested) candidates.push_back(prefix + "." + name);
+        fail_at_key(k, path, "unknown key '" + path + "'" + did_you_mean(path, candidates));
+      }
+      read(*spec, path, node);
+    }
+  }
+
+  void require(const toml::table& table, const toml::node* anchor, const std::string& prefix, const std::string& key,
+               const std::string& why) const {
+    if (!table.contains(key)) fail(anchor, prefix, prefix + "." + key + " is required " + why);
+  }
+
+  void check_groups() {
+    auto* groups = root_.get_as<toml::table>("groups");
+    if (groups == nullptr) return;
+    const std::map<std::string, const std::vector<ParamSpec>*> nested = {
+        {"profile", &find_section("profile")->keys}, {"availability", &find_section("availability")->keys}};
+    for (auto&& [k, node] : *groups) {
+      const std::string prefix = "groups." + std::string(k.str());
+      if (!node.is_table()) fail(&node, prefix, prefix + " must be a table ([" + prefix + "])");
+      auto& group = *node.as_table();
+      check_plain(prefix, group, group_schema(), nested);
+      require(group, &node, prefix, "rule", "(dominant_label, label_set, id_range or proportion)");
+      const auto rule = group["rule"].value<std::string>().value();
+      if (rule == "dominant_label" || rule == "label_set") {
+        require(group, &node, prefix, "labels", "for rule " + rule);
+        const auto* labels = group.get("labels");
+        if (labels->as_array()->empty()) fail(labels, prefix + ".labels", prefix + ".labels must not be empty");
+        for (const auto& label : *labels->as_array())
+          if (!label.is_integer()) fail(&label, prefix + ".labels", prefix + ".labels must hold integer class ids");
+      } else if (rule == "id_range") {
+        require(group, &node, prefix, "from", "for rule id_range");
+        require(group, &node, prefix, "to", "for rule id_range");
+        if (group["from"].value<std::int64_t>().value() > group["to"].value<std::int64_t>().value())
+          fail(group.get("to"), prefix + ".to", prefix + ".to must be >= " + prefix + ".from");
+      } else if (rule == "proportion") {
+        require(group, &node, prefix, "share", "for rule proportion");
+      }
+    }
+  }
+
+  void check_timeline() {
+    auto* timeline = root_.get_as<toml::array>("timeline");
+    if (timeline == nullptr) return;
+    auto* groups = root_.get_as<toml::table>("groups");
+    std::vector<std::string> group_names;
+    if (groups != nullptr)
+      for (auto&& [k, _] : *groups) group_names.emplace_back(k.str());
+    for (std::size_t i = 0; i < timeline->size(); ++i) {
+      auto& node = *timeline->get(i);
+      const std::string prefix = "timeline[" + std::to_string(i + 1) + "]";
+      auto& entry = *node.as_table();
+      check_plain(prefix, entry, timeline_schema());
+      if (entry.contains("at_round") == entry.contains("at_time"))
+        fail(&node, prefix, prefix + " needs exactly one of at_round and at_time");
+      require(entry, &node, prefix, "action", "");
+      const auto action = entry["action"].value<std::string>().value();
+      const bool needs_group = action == "offline" || action == "online" || action == "speed" ||
+                               action == "leave" || action == "join";
+      if (needs_group) {
+        require(entry, &node, prefix, "group", "for action " + action);
+        const auto group = entry["group"].value<std::string>().value();
+        if (std::find(group_names.begin(), group_names.end(), group) == group_names.end()) {
+          fail(entry.get("group"), prefix + ".group",
+               prefix + ": unknown group '" + group + "'" + did_you_mean(group, group_names) +
+                   (group_names.empty() ? "; define it as [groups." + group + "]" : "; groups: " + join(group_names)));
+        }
+      }
+      if (action == "speed" || action == "fraction" || action == "deadline")
+        require(entry, &node, prefix, "value", "for action " + action);
+      if (action == "speed" && entry["value"].value<double>().value_or(0.0) <= 0.0)
+        fail(entry.get("value"), prefix + ".value", prefix + ".value (a speed factor) must be > 0");
+      if (action == "fraction") {
+        const double v = entry["value"].value<double>().value_or(0.0);
+        if (v <= 0.0 || v > 1.0) fail(entry.get("value"), prefix + ".value", prefix + ".value (a fraction) must be in (0, 1]");
+      }
+      if (action == "sampler") {
+        require(entry, &node, prefix, "sampler", "for action sampler");
+        const auto name = entry["sampler"].value<std::string>().value();
+        const auto names = sampler_names();
+        if (std::find(names.begin(), names.end(), name) == names.end())
+          fail(entry.get("sampler"), prefix + ".sampler",
+               "unknown sampler '" + name + "'" + did_you_mean(name, names) + "; choose one of: " + join(names));
+      }
+    }
+  }
+
   void check_sampler() {
     auto* sampler = root_.get_as<toml::table>("sampler");
     const toml::node* count = sampler->get("clients_per_round");
@@ -255,8 +368,15 @@ class Validator {
       const auto& s = std::get<std::string>(value);
       const auto options = spec.choices();
       if (std::find(options.begin(), options.end(), s) == options.end()) {
-        const auto dot = path.find('.');
-        const std::string what = dot == std::string::npos ? path : path.substr(0, dot);
+        // "unknown dataset 'x'", "unknown action 'x'"; for a section's `name`, the section:
+        // "unknown algorithm 'x'".
+        const auto dot = path.rfind('.');
+        const std::string leaf = dot == std::string::npos ? path : path.substr(dot + 1);
+        const auto section_start = path.rfind('.', dot == std::string::npos ? 0 : dot - 1);
+        const std::string section = dot == std::string::npos ? path
+                                    : path.substr(section_start == std::string::npos || section_start >= dot ? 0 : section_start + 1,
+                                                  dot - (section_start == std::string::npos || section_start >= dot ? 0 : section_start + 1));
+        const std::string what = leaf == "name" ? section : leaf;
         fail(&node, path, "unknown " + what + " '" + s + "'" + did_you_mean(s, options) +
                               "; choose one of: " + join(options));
       }
@@ -312,7 +432,52 @@ T get(const toml::table& root, const std::string& section, const std::string& ke
   }
 }
 
-Scenario build(const toml::table& root, const std::string& source) {
+// Relative trace paths are relative to the scenario file; stored absolute, so a resolved
+// scenario.toml written elsewhere still finds them.
+std::string resolve_path(const std::string& path, const std::filesystem::path& base_dir) {
+  if (path.empty() || std::filesystem::path(path).is_absolute()) return path;
+  return std::filesystem::absolute(base_dir / path).lexically_normal().string();
+}
+
+ProfileConfig read_profile(const toml::table& t, ProfileConfig p, const std::filesystem::path& base_dir) {
+  if (auto v = t["speed"].value<double>()) p.speed = *v;
+  if (auto v = t["speed_sigma"].value<double>()) p.speed_sigma = *v;
+  if (auto v = t["up_bandwidth"].value<double>()) p.up_bandwidth = *v;
+  if (auto v = t["down_bandwidth"].value<double>()) p.down_bandwidth = *v;
+  if (auto v = t["latency"].value<double>()) p.latency = *v;
+  if (auto v = t["trace"].value<std::string>()) p.trace = resolve_path(*v, base_dir);
+  return p;
+}
+
+AvailabilityConfig read_availability(const toml::table& t, AvailabilityConfig a, const std::filesystem::path& base_dir) {
+  if (auto v = t["model"].value<std::string>()) a.model = *v;
+  if (auto v = t["mean_online"].value<double>()) a.mean_online = *v;
+  if (auto v = t["mean_offline"].value<double>()) a.mean_offline = *v;
+  if (auto v = t["period"].value<double>()) a.period = *v;
+  if (auto v = t["duty"].value<double>()) a.duty = *v;
+  if (auto v = t["phase"].value<double>()) a.phase = *v;
+  if (auto v = t["trace"].value<std::string>()) a.trace = resolve_path(*v, base_dir);
+  return a;
+}
+
+// Rewrites trace paths in the table to the absolute paths the run will use.
+void absolutise_traces(toml::table& root, const std::filesystem::path& base_dir) {
+  auto fix = [&](toml::node_view<toml::node> section) {
+    if (auto* t = section.as_table())
+      if (auto v = (*t)["trace"].value<std::string>(); v && !v->empty()) t->insert_or_assign("trace", resolve_path(*v, base_dir));
+  };
+  fix(root["profile"]);
+  fix(root["availability"]);
+  if (auto* groups = root["groups"].as_table())
+    for (auto&& [k, node] : *groups) {
+      fix(node.as_table()->operator[]("profile"));
+      fix(node.as_table()->operator[]("availability"));
+    }
+}
+
+Scenario build(toml::table& root, const std::string& source) {
+  const auto base_dir = std::filesystem::path(source).parent_path();
+  absolutise_traces(root, base_dir);
   Scenario s;
   s.source = source;
   s.name = get<std::string>(root, "", "name");
@@ -331,6 +496,7 @@ Scenario build(const toml::table& root, const std::string& source) {
   s.sampler.name = get<std::string>(root, "sampler", "name");
   if (root["sampler"]["clients_per_round"]) s.sampler.clients_per_round = get<std::int64_t>(root, "sampler", "clients_per_round");
   if (root["sampler"]["fraction"]) s.sampler.fraction = get<double>(root, "sampler", "fraction");
+  s.sampler.candidates = get<double>(root, "sampler", "candidates");
   s.model = get<std::string>(root, "model", "name");
   s.algorithm = get<std::string>(root, "algorithm", "name");
   for (const auto& spec : find_algorithm(s.algorithm)->params) {
@@ -359,8 +525,61 @@ Scenario build(const toml::table& root, const std::string& source) {
   s.evaluation.chunk_size = get<std::int64_t>(root, "evaluation", "chunk_size");
   for (const auto& item : *root["evaluation"]["targets"].as_array())
     s.evaluation.targets.push_back(item.value<double>().value());
+  s.profile = read_profile(*root["profile"].as_table(), ProfileConfig{}, base_dir);
+  s.availability = read_availability(*root["availability"].as_table(), AvailabilityConfig{}, base_dir);
+  if (const auto* groups = root["groups"].as_table()) {
+    for (auto&& [k, node] : *groups) {
+      const auto& t = *node.as_table();
+      GroupConfig g;
+      g.name = std::string(k.str());
+      g.rule = t["rule"].value<std::string>().value();
+      if (const auto* labels = t["labels"].as_array())
+        for (const auto& label : *labels) g.labels.push_back(label.value<std::int64_t>().value());
+      g.from = t["from"].value<std::int64_t>().value_or(0);
+      g.to = t["to"].value<std::int64_t>().value_or(0);
+      g.share = t["share"].value<double>().value_or(0.0);
+      g.profile = t["profile"].as_table() ? read_profile(*t["profile"].as_table(), s.profile, base_dir) : s.profile;
+      g.availability = t["availability"].as_table()
+                           ? read_availability(*t["availability"].as_table(), s.availability, base_dir)
+                           : s.availability;
+      s.groups.push_back(std::move(g));
+    }
+  }
+  const auto& sim = *root["simulation"].as_table();
+  s.simulation.mode = sim["mode"].value<std::string>().value();
+  s.simulation.deadline = sim["deadline"].value<double>().value();
+  s.simulation.over_selection = sim["over_selection"].value<double>().value();
+  s.simulation.min_cohort = sim["min_cohort"].value<std::int64_t>().value();
+  s.simulation.dropout = sim["dropout"].value<double>().value();
+  s.simulation.late_updates = sim["late_updates"].value<std::string>().value();
+  s.simulation.train_doomed = sim["train_doomed"].value<bool>().value();
+  s.simulation.max_virtual_time = sim["max_virtual_time"].value<double>().value();
+  s.simulation.drift_window = sim["drift_window"].value<std::int64_t>().value();
+  const auto& as = *root["async"].as_table();
+  s.async.concurrency = as["concurrency"].value<std::int64_t>().value();
+  s.async.alpha = as["alpha"].value<double>().value();
+  s.async.staleness = as["staleness"].value<std::string>().value();
+  s.async.staleness_a = as["staleness_a"].value<double>().value();
+  s.async.staleness_b = as["staleness_b"].value<double>().value();
+  s.async.buffer_size = as["buffer_size"].value<std::int64_t>().value();
+  s.async.server_lr = as["server_lr"].value<double>().value();
+  if (const auto* timeline = root["timeline"].as_array()) {
+    for (std::size_t i = 0; i < timeline->size(); ++i) {
+      const auto& t = *timeline->get(i)->as_table();
+      TimelineEntry e;
+      e.index = i + 1;
+      e.at_round = t["at_round"].value<std::int64_t>().value_or(0);
+      e.at_time = t["at_time"].value<double>().value_or(-1.0);
+      e.action = t["action"].value<std::string>().value();
+      e.group = t["group"].value<std::string>().value_or("");
+      e.value = t["value"].value<double>().value_or(0.0);
+      e.sampler = t["sampler"].value<std::string>().value_or("");
+      s.timeline.push_back(std::move(e));
+    }
+  }
   s.cpu_slots = get<std::int64_t>(root, "devices", "cpu_slots");
   s.runs_dir = get<std::string>(root, "output", "runs_dir");
+  s.log_eligible = get<bool>(root, "output", "log_eligible");
 
   std::ostringstream text;
   text << "# drift scenario, resolved from " << source << " with every default written out.\n"

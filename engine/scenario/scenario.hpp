@@ -29,6 +29,7 @@ struct SamplerConfig {
   std::string name;
   std::int64_t clients_per_round = 0;  // exactly one of these two is set
   double fraction = 0.0;
+  double candidates = 2.0;  // power_of_choice: candidate set size as a multiple of the cohort
   // The cohort size this gives for a population: round(fraction * clients), at least 1.
   std::uint32_t cohort_size(std::uint32_t clients) const;
 };
@@ -126,6 +127,7 @@ struct Scenario {
   std::vector<TimelineEntry> timeline;  // sorted by (round or time, file order)
   std::int64_t cpu_slots = 0;  // trainer slots on the CPU; 0 = one per core
   std::string runs_dir;
+  bool log_eligible = true;  // write "eligible" rows to clients.csv (one per eligible client per round)
   std::string resolved_toml;  // the scenario with every default written out
 };
 

@@ -32,7 +32,39 @@ ParamSpec named(ParamSpec s, std::function<std::vector<std::string>()> choices) 
 
 using K = ParamKind;
 
+std::vector<std::string> availability_models() { return {"always", "markov", "diurnal", "trace"}; }
+std::vector<std::string> simulation_modes() { return {"sync", "fedasync", "fedbuff"}; }
+std::vector<std::string> late_update_policies() { return {"discard", "stale"}; }
+std::vector<std::string> staleness_functions() { return {"constant", "polynomial", "hinge"}; }
+std::vector<std::string> group_rules() { return {"dominant_label", "label_set", "id_range", "proportion"}; }
+std::vector<std::string> timeline_actions() {
+  return {"offline", "online", "speed", "sampler", "fraction", "deadline", "leave", "join"};
+}
+
 }  // namespace
+
+const std::vector<ParamSpec>& group_schema() {
+  static const std::vector<ParamSpec> keys = {
+      named(key("rule", K::string, std::nullopt, "dominant_label | label_set | id_range | proportion"), group_rules),
+      ranged(key("labels", K::number_list, std::nullopt, "dominant_label: the client's most frequent label is one of these; label_set: the client holds only these labels"), 0.0, std::nullopt),
+      ranged(key("from", K::integer, std::nullopt, "id_range: first client id"), 0.0, std::nullopt),
+      ranged(key("to", K::integer, std::nullopt, "id_range: last client id (inclusive)"), 0.0, std::nullopt),
+      ranged(key("share", K::number, std::nullopt, "proportion: chance that a client not yet grouped joins"), 0.0, 1.0, true),
+  };
+  return keys;
+}
+
+const std::vector<ParamSpec>& timeline_schema() {
+  static const std::vector<ParamSpec> keys = {
+      ranged(key("at_round", K::integer, std::nullopt, "round at whose start the entry fires"), 1.0, std::nullopt),
+      ranged(key("at_time", K::number, std::nullopt, "virtual time at which the entry fires"), 0.0, std::nullopt),
+      named(key("action", K::string, std::nullopt, "offline | online | speed | sampler | fraction | deadline | leave | join"), timeline_actions),
+      key("group", K::string, std::nullopt, "group the action applies to"),
+      ranged(key("value", K::number, std::nullopt, "speed factor, fraction or deadline"), 0.0, std::nullopt),
+      key("sampler", K::string, std::nullopt, "sampler name (action = sampler)"),
+  };
+  return keys;
+}
 
 const std::vector<SectionSpec>& scenario_schema() {
   static const std::vector<SectionSpec> schema = {
@@ -56,7 +88,8 @@ const std::vector<SectionSpec>& scenario_schema() {
       {"sampler", "who takes part in a round: set clients_per_round or fraction",
        {named(key("name", K::string, std::string("uniform"), "selection policy (drift list)"), sampler_names),
         ranged(key("clients_per_round", K::integer, std::nullopt, "cohort size"), 1.0, std::nullopt),
-        ranged(key("fraction", K::number, std::nullopt, "cohort size as a fraction of the clients (default 0.1)"), 0.0, 1.0, true)}},
+        ranged(key("fraction", K::number, std::nullopt, "cohort size as a fraction of the clients (default 0.1)"), 0.0, 1.0, true),
+        ranged(key("candidates", K::number, 2.0, "power_of_choice: candidates drawn per seat"), 1.0, 1000.0)}},
       {"model", "architecture",
        {named(key("name", K::string, std::string("small-cnn"), "model name (drift list)"), model_names)}},
       {"algorithm", "federated algorithm; further keys are the algorithm's parameters",
@@ -73,10 +106,44 @@ const std::vector<SectionSpec>& scenario_schema() {
         ranged(key("batch_size", K::integer, std::int64_t{500}, "evaluation batch size"), 1.0, std::nullopt),
         ranged(key("chunk_size", K::integer, std::int64_t{2000}, "test samples per evaluation job"), 1.0, std::nullopt),
         ranged(key("targets", K::number_list, std::vector<double>{0.5, 0.7, 0.8}, "accuracies for rounds-to-X in summary.json"), 0.0, 1.0)}},
+      {"profile", "client system profile: compute speed and network (groups may override)",
+       {ranged(key("speed", K::number, 1000.0, "training samples per second (median if speed_sigma > 0)"), 0.0, std::nullopt, true),
+        ranged(key("speed_sigma", K::number, 0.0, "lognormal sigma of speed across clients; 0 = constant"), 0.0, 10.0),
+        ranged(key("up_bandwidth", K::number, 1.25e6, "upload bytes per second"), 0.0, std::nullopt, true),
+        ranged(key("down_bandwidth", K::number, 1.25e7, "download bytes per second"), 0.0, std::nullopt, true),
+        ranged(key("latency", K::number, 0.05, "seconds each way"), 0.0, std::nullopt),
+        key("trace", K::string, std::string(""), "CSV client,speed,up_bandwidth,down_bandwidth,latency")}},
+      {"availability", "when clients are online (groups may override)",
+       {named(key("model", K::string, std::string("always"), "always | markov | diurnal | trace"), availability_models),
+        ranged(key("mean_online", K::number, 3600.0, "markov: mean online period, seconds"), 0.0, std::nullopt, true),
+        ranged(key("mean_offline", K::number, 3600.0, "markov: mean offline period, seconds"), 0.0, std::nullopt, true),
+        ranged(key("period", K::number, 86400.0, "diurnal: cycle length, seconds"), 0.0, std::nullopt, true),
+        ranged(key("duty", K::number, 0.5, "diurnal: online fraction of each cycle"), 0.0, 1.0),
+        key("phase", K::number, 0.0, "diurnal: seconds by which the cycle is advanced"),
+        key("trace", K::string, std::string(""), "trace: CSV client,start,end online intervals")}},
+      {"simulation", "virtual time: round driver, deadlines, dropouts",
+       {named(key("mode", K::string, std::string("sync"), "sync | fedasync | fedbuff"), simulation_modes),
+        ranged(key("deadline", K::number, 0.0, "sync: virtual seconds per round; 0 = none"), 0.0, std::nullopt),
+        ranged(key("over_selection", K::number, 1.0, "sync: select ceil(factor * cohort), keep the first finishers"), 1.0, 100.0),
+        ranged(key("min_cohort", K::integer, std::int64_t{1}, "sync: fewer updates and the round aggregates nothing"), 1.0, std::nullopt),
+        ranged(key("dropout", K::number, 0.0, "per-task probability of dropping out mid-task"), 0.0, 1.0),
+        named(key("late_updates", K::string, std::string("discard"), "sync: discard | stale"), late_update_policies),
+        key("train_doomed", K::boolean, false, "sync: train updates certain to be discarded (to measure wasted work)"),
+        ranged(key("max_virtual_time", K::number, 0.0, "stop when virtual time passes this; 0 = no limit"), 0.0, std::nullopt),
+        ranged(key("drift_window", K::integer, std::int64_t{10}, "aggregations in the sliding drift window"), 1.0, std::nullopt)}},
+      {"async", "asynchronous drivers (simulation.mode = fedasync or fedbuff)",
+       {ranged(key("concurrency", K::integer, std::int64_t{10}, "clients training at once"), 1.0, std::nullopt),
+        ranged(key("alpha", K::number, 0.6, "FedAsync mixing weight"), 0.0, 1.0, true),
+        named(key("staleness", K::string, std::string("polynomial"), "constant | polynomial | hinge"), staleness_functions),
+        ranged(key("staleness_a", K::number, 0.5, "polynomial exponent a, or hinge slope a"), 0.0, std::nullopt),
+        ranged(key("staleness_b", K::number, 4.0, "hinge: staleness tolerated at full weight"), 0.0, std::nullopt),
+        ranged(key("buffer_size", K::integer, std::int64_t{10}, "FedBuff: updates per aggregation"), 1.0, std::nullopt),
+        ranged(key("server_lr", K::number, 1.0, "FedBuff: server learning rate"), 0.0, std::nullopt, true)}},
       {"devices", "where training runs (does not change results)",
        {ranged(key("cpu_slots", K::integer, std::int64_t{0}, "CPU trainer slots, one thread each; 0 = one per core"), 0.0, 4096.0)}},
       {"output", "run directory",
-       {key("runs_dir", K::string, std::string("runs"), "parent directory of run directories")}},
+       {key("runs_dir", K::string, std::string("runs"), "parent directory of run directories"),
+        key("log_eligible", K::boolean, true, "write an 'eligible' row per eligible client and round to clients.csv")}},
   };
   return schema;
 }

@@ -16,4 +16,10 @@ struct SectionSpec {
 
 const std::vector<SectionSpec>& scenario_schema();
 
+// Keys of one [groups.NAME] table (it may also hold [groups.NAME.profile] and
+// [groups.NAME.availability] overrides, checked against those sections' keys).
+const std::vector<ParamSpec>& group_schema();
+// Keys of one [[timeline]] entry.
+const std::vector<ParamSpec>& timeline_schema();
+
 }  // namespace drift

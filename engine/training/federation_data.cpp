@@ -1,5 +1,7 @@
 #include "engine/training/federation_data.hpp"
 
+#include "engine/sim/availability.hpp"
+
 namespace drift {
 
 FederationData prepare_federation_data(const Scenario& scenario) {
@@ -10,6 +12,8 @@ FederationData prepare_federation_data(const Scenario& scenario) {
                                    labels_tensor.data_ptr<std::int64_t>() + labels_tensor.numel());
   fed.partition = make_partition(scenario.partition, labels, fed.data.train->num_classes, scenario.clients, scenario.seed);
   fed.histograms = class_histograms(fed.partition, labels, fed.data.train->num_classes);
+  fed.population = std::make_shared<const Population>(build_population(scenario, fed.histograms));
+  ClientAvailability check(scenario, *fed.population);  // parses and checks availability traces
   return fed;
 }
 

@@ -7,6 +7,7 @@
 #include "engine/data/dataset.hpp"
 #include "engine/data/partition.hpp"
 #include "engine/scenario/scenario.hpp"
+#include "engine/sim/population.hpp"
 
 namespace drift {
 
@@ -14,9 +15,12 @@ struct FederationData {
   DatasetSplits data;
   Partition partition;
   std::vector<std::vector<std::int64_t>> histograms;  // [client][class]
+  std::shared_ptr<const Population> population;       // groups and system profiles
 };
 
-// Loads the dataset and partitions it. Throws UserError for anything a person must fix.
+// Loads the dataset, partitions it and builds the population (groups, profiles; availability
+// traces are parsed too). Throws UserError for anything a person must fix, so that a run
+// directory is only created for a scenario that can start.
 FederationData prepare_federation_data(const Scenario& scenario);
 
 }  // namespace drift

@@ -15,7 +15,7 @@
 #include "actors/federation.hpp"
 #include "engine/core/rng.hpp"
 #include "engine/models/model.hpp"
-#include "engine/sampling/sampler.hpp"
+#include "engine/sampling/samplers.hpp"
 #include "engine/scenario/scenario.hpp"
 
 using namespace drift;
@@ -32,7 +32,10 @@ std::vector<double> bare_fedavg(const Scenario& s, const FederationData& fed) {
   const auto& train = *fed.data.train;
   const auto& test = *fed.data.test;
   auto model = make_model(s.model, train.input_shape(), train.num_classes, s.seed);
-  UniformSampler sampler(s.clients, s.sampler.cohort_size(s.clients), s.seed);
+  UniformSampler sampler(s.clients, s.seed);
+  SelectionContext everyone;
+  everyone.count = s.sampler.cohort_size(s.clients);
+  everyone.eligible = [](std::uint32_t) { return true; };
   std::vector<torch::Tensor> global;
   for (auto& p : model->parameters()) global.push_back(p.detach().clone());
 
@@ -41,7 +44,8 @@ std::vector<double> bare_fedavg(const Scenario& s, const FederationData& fed) {
     std::vector<torch::Tensor> sum;
     for (auto& g : global) sum.push_back(torch::zeros(g.sizes(), torch::kFloat64));
     double total = 0;
-    for (auto client : sampler.select(round)) {
+    everyone.round = round;
+    for (auto client : sampler.select(everyone)) {
       {
         torch::NoGradGuard no_grad;
         auto params = model->parameters();

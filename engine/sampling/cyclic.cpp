@@ -1,0 +1,22 @@
+// Controlled sampling drift: round r draws its cohort from stratum (r - 1) mod S only, where
+// the strata are the scenario's groups (or, without groups, the clients' dominant labels).
+// A stratum with too few eligible clients gives a smaller cohort; nothing is borrowed.
+#include "engine/sampling/samplers.hpp"
+#include "engine/sim/population.hpp"
+
+namespace drift {
+
+CyclicSampler::CyclicSampler(const Population& population, std::uint64_t seed)
+    : strata_(strata_of(population)), seed_(seed) {}
+
+std::vector<std::uint32_t> CyclicSampler::select(const SelectionContext& ctx) {
+  Rng rng = make_stream(seed_, "sample", {calls_++});
+  std::vector<std::uint32_t> chosen;
+  if (strata_.empty()) return chosen;
+  const auto& stratum = strata_[(ctx.round == 0 ? 0 : ctx.round - 1) % strata_.size()];
+  draw_distinct_from(chosen, ctx.count, stratum, rng, ctx.eligible);
+  std::sort(chosen.begin(), chosen.end());
+  return chosen;
+}
+
+}  // namespace drift

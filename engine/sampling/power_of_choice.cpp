@@ -1,0 +1,34 @@
+// Power-of-choice (Cho et al. 2020): draw d = candidates x count eligible clients in
+// proportion to their data size, then keep the `count` with the highest latest training loss.
+// A client that has never trained counts as having infinite loss; ties go to the lower id.
+#include <cmath>
+
+#include "engine/sampling/samplers.hpp"
+#include "engine/sim/population.hpp"
+
+namespace drift {
+
+PowerOfChoiceSampler::PowerOfChoiceSampler(const Population& population, std::uint64_t seed, double candidates)
+    : population_(population.size()),
+      seed_(seed),
+      candidates_(candidates),
+      alias_(std::vector<double>(population.num_samples.begin(), population.num_samples.end())) {}
+
+std::vector<std::uint32_t> PowerOfChoiceSampler::select(const SelectionContext& ctx) {
+  Rng rng = make_stream(seed_, "sample", {calls_++});
+  std::vector<std::uint32_t> pool;
+  const auto d = static_cast<std::uint32_t>(std::ceil(candidates_ * ctx.count));
+  draw_distinct(pool, d, population_, rng, [&] { return alias_.draw(rng); }, ctx.eligible);
+  auto loss = [&](std::uint32_t c) {
+    const double l = ctx.last_loss ? (*ctx.last_loss)[c] : NAN;
+    return std::isnan(l) ? INFINITY : l;
+  };
+  std::sort(pool.begin(), pool.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return loss(a) != loss(b) ? loss(a) > loss(b) : a < b;
+  });
+  if (pool.size() > ctx.count) pool.resize(ctx.count);
+  std::sort(pool.begin(), pool.end());
+  return pool;
+}
+
+}  // namespace drift

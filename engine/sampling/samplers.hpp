@@ -1,0 +1,97 @@
+#pragma once
+// The built-in samplers (one .cpp each); registry.cpp maps names to them.
+#include <cstdint>
+#include <vector>
+
+#include "engine/core/rng.hpp"
+#include "engine/sampling/sampler.hpp"
+#include "engine/sampling/selection.hpp"
+
+namespace drift {
+
+// Strata for the cyclic sampler: the scenario's groups, or the dominant-label strata.
+std::vector<std::vector<std::uint32_t>> strata_of(const Population& population);
+// Clients grouped by the most frequent label in their data (ties: lowest label).
+std::vector<std::vector<std::uint32_t>> dominant_label_strata(const Population& population);
+
+class UniformSampler final : public Sampler {
+ public:
+  UniformSampler(std::uint32_t population, std::uint64_t seed) : population_(population), seed_(seed) {}
+  std::vector<std::uint32_t> select(const SelectionContext& ctx) override;
+
+ private:
+  std::uint32_t population_;
+  std::uint64_t seed_;
+  std::uint64_t calls_ = 0;
+};
+
+class AvailabilityAwareSampler final : public Sampler {
+ public:
+  AvailabilityAwareSampler(std::uint32_t population, std::uint64_t seed) : population_(population), seed_(seed) {}
+  std::vector<std::uint32_t> select(const SelectionContext& ctx) override;
+
+ private:
+  std::uint32_t population_;
+  std::uint64_t seed_;
+  std::uint64_t calls_ = 0;
+};
+
+class SizeWeightedSampler final : public Sampler {
+ public:
+  SizeWeightedSampler(const Population& population, std::uint64_t seed);
+  std::vector<std::uint32_t> select(const SelectionContext& ctx) override;
+
+ private:
+  std::uint32_t population_;
+  std::uint64_t seed_;
+  std::uint64_t calls_ = 0;
+  AliasTable alias_;
+};
+
+class RoundRobinSampler final : public Sampler {
+ public:
+  explicit RoundRobinSampler(std::uint32_t population) : population_(population) {}
+  std::vector<std::uint32_t> select(const SelectionContext& ctx) override;
+
+ private:
+  std::uint32_t population_;
+  std::uint32_t cursor_ = 0;
+};
+
+class PowerOfChoiceSampler final : public Sampler {
+ public:
+  PowerOfChoiceSampler(const Population& population, std::uint64_t seed, double candidates);
+  std::vector<std::uint32_t> select(const SelectionContext& ctx) override;
+
+ private:
+  std::uint32_t population_;
+  std::uint64_t seed_;
+  double candidates_;
+  std::uint64_t calls_ = 0;
+  AliasTable alias_;
+};
+
+class CyclicSampler final : public Sampler {
+ public:
+  CyclicSampler(const Population& population, std::uint64_t seed);
+  std::vector<std::uint32_t> select(const SelectionContext& ctx) override;
+
+ private:
+  std::vector<std::vector<std::uint32_t>> strata_;
+  std::uint64_t seed_;
+  std::uint64_t calls_ = 0;
+};
+
+class StratifiedSampler final : public Sampler {
+ public:
+  StratifiedSampler(const Population& population, std::uint64_t seed);
+  std::vector<std::uint32_t> select(const SelectionContext& ctx) override;
+
+ private:
+  std::vector<std::vector<std::uint32_t>> strata_;
+  std::vector<double> weights_;
+  std::uint64_t seed_;
+  std::uint64_t calls_ = 0;
+};
+
+}  // namespace drift

@@ -1,0 +1,20 @@
+// Without replacement, each draw proportional to the client's number of samples.
+#include "engine/sampling/samplers.hpp"
+#include "engine/sim/population.hpp"
+
+namespace drift {
+
+SizeWeightedSampler::SizeWeightedSampler(const Population& population, std::uint64_t seed)
+    : population_(population.size()),
+      seed_(seed),
+      alias_(std::vector<double>(population.num_samples.begin(), population.num_samples.end())) {}
+
+std::vector<std::uint32_t> SizeWeightedSampler::select(const SelectionContext& ctx) {
+  Rng rng = make_stream(seed_, "sample", {calls_++});
+  std::vector<std::uint32_t> chosen;
+  draw_distinct(chosen, ctx.count, population_, rng, [&] { return alias_.draw(rng); }, ctx.eligible);
+  std::sort(chosen.begin(), chosen.end());
+  return chosen;
+}
+
+}  // namespace drift

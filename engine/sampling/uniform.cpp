@@ -1,0 +1,17 @@
+// Uniform without replacement over the eligible clients, blind to whether they are online:
+// an offline client that is selected cannot train (what a server that does not track
+// availability gets).
+#include "engine/sampling/samplers.hpp"
+
+namespace drift {
+
+std::vector<std::uint32_t> UniformSampler::select(const SelectionContext& ctx) {
+  Rng rng = make_stream(seed_, "sample", {calls_++});
+  std::vector<std::uint32_t> chosen;
+  draw_distinct(chosen, ctx.count, population_, rng, [&] { return static_cast<std::uint32_t>(rng.below(population_)); },
+                ctx.eligible);
+  std::sort(chosen.begin(), chosen.end());
+  return chosen;
+}
+
+}  // namespace drift

@@ -1,0 +1,196 @@
+#include "engine/sim/availability.hpp"
+
+#include <cmath>
+
+#include "engine/core/error.hpp"
+#include "engine/core/rng.hpp"
+#include "engine/sim/csv_table.hpp"
+
+namespace drift {
+namespace {
+
+class AlwaysOnline final : public AvailabilityModel {
+ public:
+  bool online(std::uint32_t, double) override { return true; }
+  double next_offline(std::uint32_t, double) override { return kNever; }
+};
+
+// Online during [k*period - phase, k*period - phase + duty*period) for every integer k.
+class Diurnal final : public AvailabilityModel {
+ public:
+  Diurnal(double period, double duty, double phase) : period_(period), on_(duty * period), phase_(phase) {}
+  bool online(std::uint32_t, double t) override { return position(t) < on_; }
+  double next_offline(std::uint32_t, double t) override {
+    if (on_ >= period_) return kNever;
+    const double pos = position(t);
+    return pos < on_ ? t + (on_ - pos) : t;
+  }
+
+ private:
+  double position(double t) const {
+    const double p = std::fmod(t + phase_, period_);
+    return p < 0 ? p + period_ : p;
+  }
+  double period_, on_, phase_;
+};
+
+// Alternating exponential online/offline periods per client, drawn lazily from the
+// ("availability", group, client) stream, so only clients the simulator asks about cost memory.
+class Markov final : public AvailabilityModel {
+ public:
+  Markov(double mean_online, double mean_offline, std::uint64_t seed, std::uint32_t group)
+      : mean_on_(mean_online), mean_off_(mean_offline), seed_(seed), group_(group) {}
+  bool online(std::uint32_t client, double t) override {
+    auto& h = history(client, t);
+    const auto switches = static_cast<std::size_t>(std::upper_bound(h.switches.begin(), h.switches.end(), t) - h.switches.begin());
+    return h.starts_online != (switches % 2 == 1);
+  }
+  double next_offline(std::uint32_t client, double t) override {
+    if (!online(client, t)) return t;
+    auto& h = history(client, t);
+    return *std::upper_bound(h.switches.begin(), h.switches.end(), t);
+  }
+
+ private:
+  struct History {
+    Rng rng{0};
+    bool starts_online = true;
+    std::vector<double> switches;  // times at which the state flips
+  };
+  History& history(std::uint32_t client, double t) {
+    auto it = clients_.find(client);
+    if (it == clients_.end()) {
+      History h;
+      h.rng = make_stream(seed_, "availability", {group_, client});
+      h.starts_online = h.rng.uniform() < mean_on_ / (mean_on_ + mean_off_);
+      it = clients_.emplace(client, std::move(h)).first;
+    }
+    auto& h = it->second;
+    // Extend one switch past t, so next_offline can read it.
+    while (h.switches.empty() || h.switches.back() <= t) {
+      const bool online_now = h.starts_online != (h.switches.size() % 2 == 1);
+      const double start = h.switches.empty() ? 0.0 : h.switches.back();
+      h.switches.push_back(start - (online_now ? mean_on_ : mean_off_) * std::log(h.rng.uniform_open()));
+    }
+    return h;
+  }
+  double mean_on_, mean_off_;
+  std::uint64_t seed_;
+  std::uint32_t group_;
+  std::unordered_map<std::uint32_t, History> clients_;
+};
+
+// Online intervals per client from a CSV file; clients the file does not name are offline.
+class Trace final : public AvailabilityModel {
+ public:
+  Trace(const std::string& path, std::uint32_t clients) {
+    const auto t = read_csv(path, {"client", "start", "end"}, "availability trace");
+    const auto c = column_index(t, "client"), s = column_index(t, "start"), e = column_index(t, "end");
+    for (std::size_t i = 0; i < t.rows.size(); ++i) {
+      const auto& r = t.rows[i];
+      const auto where = path + ":" + std::to_string(t.lines[i]) + ": ";
+      if (r[c] < 0 || r[c] >= clients || r[c] != std::floor(r[c]))
+        throw UserError(where + "client " + std::to_string(r[c]) + " is not a client id below " + std::to_string(clients));
+      if (r[s] < 0) throw UserError(where + "negative start time " + std::to_string(r[s]));
+      if (r[e] <= r[s]) throw UserError(where + "interval ends at or before it starts");
+      auto& list = intervals_[static_cast<std::uint32_t>(r[c])];
+      if (!list.empty() && r[s] < list.back().second) {
+        throw UserError(where + (r[s] < list.back().first ? "intervals of client " + std::to_string(static_cast<long>(r[c])) + " are not sorted by start"
+                                                          : "interval overlaps the previous one of client " + std::to_string(static_cast<long>(r[c]))));
+      }
+      list.emplace_back(r[s], r[e]);
+    }
+  }
+  bool online(std::uint32_t client, double t) override {
+    const auto* list = find(client);
+    if (list == nullptr) return false;
+    auto it = std::upper_bound(list->begin(), list->end(), std::make_pair(t, kNever));
+    return it != list->begin() && t < std::prev(it)->second;
+  }
+  double next_offline(std::uint32_t client, double t) override {
+    if (!online(client, t)) return t;
+    const auto& list = *find(client);
+    auto it = std::prev(std::upper_bound(list.begin(), list.end(), std::make_pair(t, kNever)));
+    // Back-to-back intervals are one online period.
+    while (std::next(it) != list.end() && std::next(it)->first <= it->second) ++it;
+    return it->second;
+  }
+
+ private:
+  const std::vector<std::pair<double, double>>* find(std::uint32_t client) const {
+    auto it = intervals_.find(client);
+    return it == intervals_.end() ? nullptr : &it->second;
+  }
+  std::unordered_map<std::uint32_t, std::vector<std::pair<double, double>>> intervals_;
+};
+
+}  // namespace
+
+std::unique_ptr<AvailabilityModel> make_availability_model(const AvailabilityConfig& c, std::uint32_t clients,
+                                                           std::uint64_t seed, std::uint32_t group_tag) {
+  if (c.model == "always") return std::make_unique<AlwaysOnline>();
+  if (c.model == "diurnal") return std::make_unique<Diurnal>(c.period, c.duty, c.phase);
+  if (c.model == "markov") return std::make_unique<Markov>(c.mean_online, c.mean_offline, seed, group_tag);
+  if (c.model == "trace") {
+    if (c.trace.empty()) throw UserError("availability.model = \"trace\" needs availability.trace (a CSV file)");
+    return std::make_unique<Trace>(c.trace, clients);
+  }
+  throw UserError("unknown availability model '" + c.model + "'");
+}
+
+ClientAvailability::ClientAvailability(const Scenario& s, const Population& population)
+    : population_(population), forced_(s.groups.size() + 1) {
+  for (std::uint32_t g = 0; g < s.groups.size(); ++g)
+    models_.push_back(make_availability_model(s.groups[g].availability, population.size(), s.seed, g));
+  models_.push_back(make_availability_model(s.availability, population.size(), s.seed, kNoGroup));
+}
+
+AvailabilityModel& ClientAvailability::model_of(std::uint32_t client) {
+  const auto g = population_.group[client];
+  return *models_[g == kNoGroup ? models_.size() - 1 : g];
+}
+
+std::optional<bool> ClientAvailability::forced_state(std::uint32_t group, double t) const {
+  if (group == kNoGroup) return std::nullopt;
+  std::optional<bool> state;
+  for (const auto& change : forced_[group]) {
+    if (change.time > t) break;
+    state = change.state;
+  }
+  return state;
+}
+
+void ClientAvailability::force(std::uint32_t group, double t, std::optional<bool> state) {
+  auto& changes = forced_.at(group);
+  auto it = std::upper_bound(changes.begin(), changes.end(), t, [](double v, const Change& c) { return v < c.time; });
+  changes.insert(it, Change{t, state});
+}
+
+bool ClientAvailability::online(std::uint32_t client, double t) {
+  if (auto forced = forced_state(population_.group[client], t)) return *forced;
+  return model_of(client).online(client, t);
+}
+
+double ClientAvailability::offline_between(std::uint32_t client, double from, double until) {
+  const auto group = population_.group[client];
+  // Walk the segments between forced changes; inside each, either the forced state or the model rules.
+  double start = from;
+  std::vector<double> cuts;
+  if (group != kNoGroup)
+    for (const auto& c : forced_[group])
+      if (c.time > from && c.time < until) cuts.push_back(c.time);
+  cuts.push_back(until);
+  for (double end : cuts) {
+    const auto forced = forced_state(group, start);
+    if (forced.has_value()) {
+      if (!*forced) return start;
+    } else {
+      const double off = model_of(client).next_offline(client, start);
+      if (off < end) return off;
+    }
+    start = end;
+  }
+  return kNever;
+}
+
+}  // namespace drift

@@ -1,0 +1,54 @@
+#pragma once
+// When clients are online. Each group (and the clients in no group) has its own model;
+// timeline entries force a group online or offline from a virtual time on.
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/scenario/scenario.hpp"
+#include "engine/sim/population.hpp"
+
+namespace drift {
+
+inline constexpr double kNever = std::numeric_limits<double>::infinity();
+
+class AvailabilityModel {
+ public:
+  virtual ~AvailabilityModel() = default;
+  virtual bool online(std::uint32_t client, double t) = 0;
+  // The first time >= t at which the client is offline (t itself if offline now), or kNever.
+  virtual double next_offline(std::uint32_t client, double t) = 0;
+};
+
+// Builds one model from its config. Trace files are parsed and checked here (sorted,
+// non-overlapping, non-negative intervals), with errors naming the file and line.
+std::unique_ptr<AvailabilityModel> make_availability_model(const AvailabilityConfig& config, std::uint32_t clients,
+                                                           std::uint64_t seed, std::uint32_t group_tag);
+
+class ClientAvailability {
+ public:
+  ClientAvailability(const Scenario& scenario, const Population& population);
+
+  bool online(std::uint32_t client, double t);
+  // First time in [from, until) at which the client is offline, or kNever.
+  double offline_between(std::uint32_t client, double from, double until);
+  // From `t` on, the group is forced online (true), offline (false) or back to its model.
+  void force(std::uint32_t group, double t, std::optional<bool> state);
+
+ private:
+  AvailabilityModel& model_of(std::uint32_t client);
+  std::optional<bool> forced_state(std::uint32_t group, double t) const;
+
+  const Population& population_;
+  std::vector<std::unique_ptr<AvailabilityModel>> models_;  // per group, last = no group
+  struct Change {
+    double time;
+    std::optional<bool> state;
+  };
+  std::vector<std::vector<Change>> forced_;  // per group, by time
+};
+
+}  // namespace drift

@@ -1,0 +1,66 @@
+#include "engine/sim/csv_table.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "engine/core/error.hpp"
+
+namespace drift {
+namespace {
+
+std::vector<std::string> split(const std::string& line) {
+  std::vector<std::string> out;
+  std::stringstream in(line);
+  for (std::string field; std::getline(in, field, ',');) {
+    const auto b = field.find_first_not_of(" \t\r");
+    const auto e = field.find_last_not_of(" \t\r");
+    out.push_back(b == std::string::npos ? "" : field.substr(b, e - b + 1));
+  }
+  return out;
+}
+
+}  // namespace
+
+CsvTable read_csv(const std::string& path, const std::vector<std::string>& required, const std::string& what) {
+  std::ifstream in(path);
+  if (!in) throw UserError(what + ": cannot open trace file " + path);
+  CsvTable t;
+  t.path = path;
+  std::string line;
+  std::size_t number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.find_first_not_of(" \t\r") == std::string::npos || line[line.find_first_not_of(" \t")] == '#') continue;
+    auto fields = split(line);
+    if (t.columns.empty()) {
+      t.columns = fields;
+      for (const auto& r : required)
+        if (std::find(t.columns.begin(), t.columns.end(), r) == t.columns.end())
+          throw UserError(path + ":" + std::to_string(number) + ": header lacks column '" + r + "' (" + what + ")");
+      continue;
+    }
+    if (fields.size() != t.columns.size())
+      throw UserError(path + ":" + std::to_string(number) + ": expected " + std::to_string(t.columns.size()) +
+                      " fields, found " + std::to_string(fields.size()));
+    std::vector<double> row;
+    for (const auto& f : fields) {
+      char* end = nullptr;
+      const double v = std::strtod(f.c_str(), &end);
+      if (f.empty() || *end != '\0' || !std::isfinite(v))
+        throw UserError(path + ":" + std::to_string(number) + ": '" + f + "' is not a number");
+      row.push_back(v);
+    }
+    t.rows.push_back(std::move(row));
+    t.lines.push_back(number);
+  }
+  if (t.columns.empty()) throw UserError(path + ": empty trace file (" + what + ")");
+  return t;
+}
+
+std::size_t column_index(const CsvTable& table, const std::string& name) {
+  return static_cast<std::size_t>(std::find(table.columns.begin(), table.columns.end(), name) - table.columns.begin());
+}
+
+}  // namespace drift

@@ -1,0 +1,46 @@
+#include "engine/sim/drift_metrics.hpp"
+
+#include <cmath>
+
+namespace drift {
+
+double total_variation(const std::vector<double>& p, const std::vector<double>& q) {
+  double sum = 0.0;
+  for (std::size_t i = 0; i < p.size() && i < q.size(); ++i) sum += std::abs(p[i] - q[i]);
+  return 0.5 * sum;
+}
+
+double jensen_shannon_distance(const std::vector<double>& p, const std::vector<double>& q) {
+  auto kl_to_mixture = [](double a, double m) { return a > 0.0 ? a * std::log2(a / m) : 0.0; };
+  double js = 0.0;
+  for (std::size_t i = 0; i < p.size() && i < q.size(); ++i) {
+    const double m = 0.5 * (p[i] + q[i]);
+    js += 0.5 * kl_to_mixture(p[i], m) + 0.5 * kl_to_mixture(q[i], m);
+  }
+  return std::sqrt(std::max(0.0, js));
+}
+
+std::vector<double> normalised(const std::vector<double>& counts) {
+  double total = 0.0;
+  for (double c : counts) total += c;
+  std::vector<double> out(counts.size(), 0.0);
+  if (total > 0)
+    for (std::size_t i = 0; i < counts.size(); ++i) out[i] = counts[i] / total;
+  return out;
+}
+
+void DriftWindow::push(std::vector<double> counts) {
+  entries_.push_back(std::move(counts));
+  while (entries_.size() > window_) entries_.pop_front();
+}
+
+std::vector<double> DriftWindow::sum() const {
+  std::vector<double> total;
+  for (const auto& e : entries_) {
+    if (total.size() < e.size()) total.resize(e.size(), 0.0);
+    for (std::size_t i = 0; i < e.size(); ++i) total[i] += e[i];
+  }
+  return total;
+}
+
+}  // namespace drift

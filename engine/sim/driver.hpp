@@ -1,0 +1,64 @@
+#pragma once
+// Round drivers: discrete-event simulations in virtual time whose events carry real
+// training. A driver decides who trains, from which model, and what happens when; the host
+// (the server actor, or a test) runs the training through a JobRunner and reports each job's
+// outcome back. Events are applied strictly in (virtual time, client id, sequence) order, so
+// results never depend on which job finishes first in wall time.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "engine/algorithms/algorithm.hpp"
+#include "engine/core/federated_types.hpp"
+#include "engine/metrics/round_report.hpp"
+#include "engine/scenario/scenario.hpp"
+#include "engine/sim/population.hpp"
+
+namespace drift {
+
+class JobRunner {
+ public:
+  virtual ~JobRunner() = default;
+  // Size in bytes of `task` as a client downloads it (the host encodes each task once).
+  virtual std::uint64_t task_bytes(const std::shared_ptr<const TrainingTask>& task) = 0;
+  // Starts training `client` on `task`. The host later calls Driver::on_outcome(job, ...),
+  // from the same thread that calls the driver's other methods.
+  virtual void launch(std::uint64_t job, std::uint32_t client, const std::shared_ptr<const TrainingTask>& task) = 0;
+};
+
+struct JobOutcome {
+  bool ok = false;
+  std::string error;               // why the job failed, if !ok
+  std::uint64_t upload_bytes = 0;  // size of the update message
+  ClientUpdate update;
+};
+
+class DriverListener {
+ public:
+  virtual ~DriverListener() = default;
+  // After each round (sync) or aggregation (async), in order. `evaluate` holds the new
+  // global weights when this aggregation is to be evaluated, else null.
+  virtual void on_aggregation(RoundReport report, const NamedTensors* evaluate) = 0;
+  virtual void on_finished() = 0;
+};
+
+class Driver {
+ public:
+  virtual ~Driver() = default;
+  virtual void start() = 0;
+  virtual void on_outcome(std::uint64_t job, JobOutcome outcome) = 0;
+  virtual bool finished() const = 0;
+};
+
+struct DriverSetup {
+  const Scenario* scenario = nullptr;
+  std::shared_ptr<const Population> population;
+  NamedTensors initial_weights;
+  std::unique_ptr<ServerAlgorithm> algorithm;  // used by the sync driver; async drivers mix models themselves
+  bool log_eligible = true;                    // record "eligible" events (O(population) per round)
+};
+
+// Picks the driver of scenario.simulation.mode (sync | fedasync | fedbuff).
+std::unique_ptr<Driver> make_driver(DriverSetup setup, JobRunner& runner, DriverListener& listener);
+
+}  // namespace drift

@@ -1,0 +1,122 @@
+#include "engine/sim/population.hpp"
+
+#include <cmath>
+
+#include "engine/core/error.hpp"
+#include "engine/core/rng.hpp"
+#include "engine/sim/csv_table.hpp"
+
+namespace drift {
+namespace {
+
+bool matches(const GroupConfig& g, std::size_t group_index, std::uint32_t client, const std::vector<std::int64_t>* hist,
+             std::uint64_t seed) {
+  auto contains = [&](std::int64_t label) { return std::find(g.labels.begin(), g.labels.end(), label) != g.labels.end(); };
+  if (g.rule == "id_range") return client >= g.from && client <= g.to;
+  if (g.rule == "proportion") return make_stream(seed, "group", {group_index, client}).uniform() < g.share;
+  if (hist == nullptr || hist->empty()) return false;
+  if (g.rule == "dominant_label") {
+    const auto top = std::max_element(hist->begin(), hist->end()) - hist->begin();  // ties: lowest label
+    return contains(top);
+  }
+  if (g.rule == "label_set") {
+    for (std::size_t c = 0; c < hist->size(); ++c)
+      if ((*hist)[c] > 0 && !contains(static_cast<std::int64_t>(c))) return false;
+    return true;
+  }
+  return false;
+}
+
+void check_groups(const Scenario& s, std::int64_t num_classes, std::uint32_t clients) {
+  for (const auto& g : s.groups) {
+    for (auto label : g.labels)
+      if (label < 0 || label >= num_classes)
+        throw UserError("groups." + g.name + ".labels: label " + std::to_string(label) + " but the dataset has " +
+                        std::to_string(num_classes) + " classes");
+    if (g.rule == "id_range" && g.to >= static_cast<std::int64_t>(clients))
+      throw UserError("groups." + g.name + ".to is " + std::to_string(g.to) + " but client ids end at " +
+                      std::to_string(clients - 1));
+  }
+}
+
+ClientSystem draw_system(const ProfileConfig& p, std::uint32_t client, std::uint64_t seed) {
+  ClientSystem s{p.speed, p.up_bandwidth, p.down_bandwidth, p.latency};
+  if (p.speed_sigma > 0.0) s.speed *= std::exp(p.speed_sigma * make_stream(seed, "profile", {client}).normal());
+  return s;
+}
+
+// Rows of a profile trace replace the drawn profile of the clients they name.
+void apply_profile_trace(const std::string& path, Population& pop) {
+  const auto t = read_csv(path, {"client", "speed", "up_bandwidth", "down_bandwidth", "latency"}, "profile trace");
+  const auto c = column_index(t, "client"), sp = column_index(t, "speed"), up = column_index(t, "up_bandwidth"),
+             down = column_index(t, "down_bandwidth"), lat = column_index(t, "latency");
+  for (std::size_t i = 0; i < t.rows.size(); ++i) {
+    const auto& r = t.rows[i];
+    const auto where = path + ":" + std::to_string(t.lines[i]);
+    if (r[c] < 0 || r[c] >= pop.size() || r[c] != std::floor(r[c]))
+      throw UserError(where + ": client " + std::to_string(r[c]) + " is not a client id below " + std::to_string(pop.size()));
+    if (r[sp] <= 0 || r[up] <= 0 || r[down] <= 0 || r[lat] < 0)
+      throw UserError(where + ": speed and bandwidths must be > 0 and latency >= 0");
+    pop.system[static_cast<std::size_t>(r[c])] = {r[sp], r[up], r[down], r[lat]};
+  }
+}
+
+void assign_groups_and_profiles(const Scenario& s, Population& pop) {
+  pop.group.assign(pop.size(), kNoGroup);
+  pop.group_members.assign(s.groups.size(), {});
+  for (const auto& g : s.groups) pop.group_names.push_back(g.name);
+  pop.system.resize(pop.size());
+  for (std::uint32_t c = 0; c < pop.size(); ++c) {
+    const auto* hist = pop.histograms.empty() ? nullptr : &pop.histograms[c];
+    for (std::size_t g = 0; g < s.groups.size(); ++g) {
+      if (matches(s.groups[g], g, c, hist, s.seed)) {
+        pop.group[c] = static_cast<std::uint32_t>(g);
+        pop.group_members[g].push_back(c);
+        break;
+      }
+    }
+    const auto& profile = pop.group[c] == kNoGroup ? s.profile : s.groups[pop.group[c]].profile;
+    pop.system[c] = draw_system(profile, c, s.seed);
+  }
+  if (!s.profile.trace.empty()) apply_profile_trace(s.profile.trace, pop);
+  for (const auto& g : s.groups)
+    if (!g.profile.trace.empty() && g.profile.trace != s.profile.trace) apply_profile_trace(g.profile.trace, pop);
+}
+
+}  // namespace
+
+std::uint32_t Population::group_index(const std::string& name) const {
+  for (std::uint32_t g = 0; g < group_names.size(); ++g)
+    if (group_names[g] == name) return g;
+  return kNoGroup;
+}
+
+Population build_population(const Scenario& s, const std::vector<std::vector<std::int64_t>>& histograms) {
+  Population pop;
+  pop.histograms = histograms;
+  pop.num_classes = histograms.empty() ? 0 : static_cast<std::int64_t>(histograms.front().size());
+  check_groups(s, pop.num_classes, static_cast<std::uint32_t>(histograms.size()));
+  pop.label_distribution.assign(static_cast<std::size_t>(pop.num_classes), 0.0);
+  double total = 0.0;
+  for (const auto& h : histograms) {
+    std::uint64_t n = 0;
+    for (std::size_t c = 0; c < h.size(); ++c) {
+      n += static_cast<std::uint64_t>(h[c]);
+      pop.label_distribution[c] += static_cast<double>(h[c]);
+    }
+    pop.num_samples.push_back(n);
+    total += static_cast<double>(n);
+  }
+  for (auto& p : pop.label_distribution) p = total > 0 ? p / total : 0.0;
+  assign_groups_and_profiles(s, pop);
+  return pop;
+}
+
+Population synthetic_population(const Scenario& s, std::uint32_t clients, std::uint64_t samples) {
+  Population pop;
+  pop.num_samples.assign(clients, samples);
+  assign_groups_and_profiles(s, pop);
+  return pop;
+}
+
+}  // namespace drift

@@ -1,0 +1,45 @@
+#pragma once
+// The registered clients as the simulator sees them: data size, label histogram, group and
+// system profile. Built once from the scenario and the partition; plain arrays, so a
+// population of a million clients costs tens of megabytes.
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "engine/scenario/scenario.hpp"
+
+namespace drift {
+
+inline constexpr std::uint32_t kNoGroup = std::numeric_limits<std::uint32_t>::max();
+
+struct ClientSystem {
+  double speed = 1.0;           // samples per second
+  double up_bandwidth = 1.0;    // bytes per second
+  double down_bandwidth = 1.0;
+  double latency = 0.0;         // seconds each way
+};
+
+struct Population {
+  std::vector<std::uint64_t> num_samples;
+  std::vector<std::vector<std::int64_t>> histograms;  // may be empty (synthetic populations)
+  std::vector<std::uint32_t> group;                   // index into group_names, or kNoGroup
+  std::vector<std::string> group_names;               // scenario.groups order
+  std::vector<std::vector<std::uint32_t>> group_members;  // ascending ids per group
+  std::vector<ClientSystem> system;
+  std::vector<double> label_distribution;             // of the whole population
+  std::int64_t num_classes = 0;
+
+  std::uint32_t size() const { return static_cast<std::uint32_t>(num_samples.size()); }
+  std::uint32_t group_index(const std::string& name) const;  // kNoGroup if unknown
+};
+
+// Assigns groups (first matching rule in group order) and draws system profiles from the
+// ("profile", client) and ("group", g, client) streams. Throws UserError on bad group rules
+// (labels out of range, ids past the population) or a malformed profile trace.
+Population build_population(const Scenario& scenario, const std::vector<std::vector<std::int64_t>>& histograms);
+
+// For benchmarks: `clients` clients of `samples` samples each, no histograms.
+Population synthetic_population(const Scenario& scenario, std::uint32_t clients, std::uint64_t samples);
+
+}  // namespace drift

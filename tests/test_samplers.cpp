@@ -1,0 +1,124 @@
+#include "catch_torch.hpp"
+
+#include <cmath>
+#include <set>
+
+#include "engine/sampling/samplers.hpp"
+#include "engine/sim/population.hpp"
+
+using namespace drift;
+
+namespace {
+
+// Clients with sizes 100, 200, ..., and dominant label c % classes.
+Population population(std::uint32_t clients, std::int64_t classes, const std::string& extra = "") {
+  auto s = parse_scenario("[federation]\nclients = " + std::to_string(clients) + "\n" + extra, "p.toml");
+  std::vector<std::vector<std::int64_t>> h(clients, std::vector<std::int64_t>(static_cast<std::size_t>(classes), 0));
+  for (std::uint32_t c = 0; c < clients; ++c) h[c][c % classes] = 100 * (c + 1);
+  return build_population(s, h);
+}
+
+SelectionContext everyone(std::uint32_t count) {
+  SelectionContext ctx;
+  ctx.count = count;
+  ctx.eligible = [](std::uint32_t) { return true; };
+  ctx.online = [](std::uint32_t) { return true; };
+  return ctx;
+}
+
+}  // namespace
+
+TEST_CASE("size-weighted draws are proportional to data size", "[sampler]") {
+  const auto pop = population(4, 2);  // sizes 100, 200, 300, 400
+  SizeWeightedSampler sampler(pop, 3);
+  std::vector<int> freq(4, 0);
+  const int n = 20000;
+  for (int i = 0; i < n; ++i) ++freq[sampler.select(everyone(1)).at(0)];
+  // p = 0.1, 0.2, 0.3, 0.4; sd of a count is at most sqrt(n/4) ~ 71; allow 5 sd.
+  for (int c = 0; c < 4; ++c) CHECK(std::abs(freq[c] - n * 0.1 * (c + 1)) < 355);
+}
+
+TEST_CASE("round robin walks the eligible ids in order", "[sampler]") {
+  RoundRobinSampler sampler(7);
+  auto ctx = everyone(3);
+  CHECK(sampler.select(ctx) == std::vector<std::uint32_t>{0, 1, 2});
+  CHECK(sampler.select(ctx) == std::vector<std::uint32_t>{3, 4, 5});
+  CHECK(sampler.select(ctx) == std::vector<std::uint32_t>{0, 1, 6});  // wraps around
+  ctx.eligible = [](std::uint32_t c) { return c % 2 == 0; };
+  CHECK(sampler.select(ctx) == std::vector<std::uint32_t>{2, 4, 6});
+}
+
+TEST_CASE("availability-aware picks only online clients; uniform ignores availability", "[sampler]") {
+  auto ctx = everyone(5);
+  ctx.online = [](std::uint32_t c) { return c < 10; };
+  AvailabilityAwareSampler aware(100, 1);
+  UniformSampler blind(100, 1);
+  int blind_offline = 0;
+  for (int i = 0; i < 200; ++i) {
+    for (auto c : aware.select(ctx)) REQUIRE(c < 10);
+    for (auto c : blind.select(ctx)) blind_offline += c >= 10;
+  }
+  // Uniform picks offline clients 90 % of the time: ~900 of 1000.
+  CHECK(blind_offline > 800);
+  // With 3 online clients and 5 seats, the cohort is the 3 (no duplicates, no offline).
+  ctx.online = [](std::uint32_t c) { return c == 4 || c == 50 || c == 99; };
+  CHECK(aware.select(ctx) == std::vector<std::uint32_t>{4, 50, 99});
+}
+
+TEST_CASE("power of choice keeps the highest-loss candidates", "[sampler]") {
+  const auto pop = population(6, 2);
+  std::vector<double> loss = {0.1, 0.9, 0.5, 0.7, 0.2, 0.3};
+  auto ctx = everyone(2);
+  ctx.last_loss = &loss;
+  // With as many candidates as clients, the choice is exactly the top two losses.
+  PowerOfChoiceSampler sampler(pop, 4, 3.0);
+  CHECK(sampler.select(ctx) == std::vector<std::uint32_t>{1, 3});
+  loss[4] = std::nan("");  // never trained: comes first
+  CHECK(sampler.select(ctx) == std::vector<std::uint32_t>{1, 4});
+}
+
+TEST_CASE("cyclic rotates through the strata, stratified follows the population", "[sampler]") {
+  const auto pop = population(30, 3);  // dominant labels 0, 1, 2 repeat
+  CyclicSampler cyclic(pop, 2);
+  for (std::uint32_t round = 1; round <= 6; ++round) {
+    auto ctx = everyone(4);
+    ctx.round = round;
+    const auto cohort = cyclic.select(ctx);
+    REQUIRE(cohort.size() == 4);
+    for (auto c : cohort) CHECK(c % 3 == (round - 1) % 3);
+  }
+  // Strata by label hold 0+3+..+27 -> sizes of classes 0, 1, 2 are 145, 155, 165 (x100):
+  // quotas for 9 seats are 2.8, 3.0, 3.2 -> 3, 3, 3; for 6 seats 1.87, 2.0, 2.13 -> 2, 2, 2.
+  StratifiedSampler stratified(pop, 2);
+  for (std::uint32_t seats : {9u, 6u}) {
+    const auto cohort = stratified.select(everyone(seats));
+    std::vector<int> per_label(3, 0);
+    for (auto c : cohort) ++per_label[c % 3];
+    CHECK(per_label == std::vector<int>(3, static_cast<int>(seats / 3)));
+  }
+  // Groups, when defined, are the cyclic strata.
+  const auto grouped = population(30, 3, "[groups.low]\nrule = \"id_range\"\nfrom = 0\nto = 9\n"
+                                          "[groups.mid]\nrule = \"id_range\"\nfrom = 10\nto = 19\n");
+  CyclicSampler by_group(grouped, 2);
+  auto ctx = everyone(3);
+  ctx.round = 2;
+  for (auto c : by_group.select(ctx)) CHECK((c >= 10 && c <= 19));
+}
+
+TEST_CASE("groups are assigned by rule, first match wins, profiles follow groups", "[population]") {
+  const auto pop = population(12, 3,
+                              "[profile]\nspeed = 50.0\n"
+                              "[groups.a_label0]\nrule = \"dominant_label\"\nlabels = [0]\n[groups.a_label0.profile]\nspeed = 7.0\n"
+                              "[groups.b_low]\nrule = \"id_range\"\nfrom = 0\nto = 5\n"
+                              "[groups.c_some]\nrule = \"proportion\"\nshare = 0.5\n");
+  CHECK(pop.group_names == std::vector<std::string>{"a_label0", "b_low", "c_some"});
+  CHECK(pop.group_members[0] == std::vector<std::uint32_t>{0, 3, 6, 9});
+  CHECK(pop.group_members[1] == std::vector<std::uint32_t>{1, 2, 4, 5});
+  CHECK(pop.system[3].speed == 7.0);
+  CHECK(pop.system[1].speed == 50.0);
+  std::size_t grouped = 0;
+  for (const auto& m : pop.group_members) grouped += m.size();
+  CHECK(grouped <= 12);
+  CHECK_THROWS_WITH(population(4, 3, "[groups.x]\nrule = \"dominant_label\"\nlabels = [5]\n"),
+                    Catch::Contains("label 5 but the dataset has 3 classes"));
+}

@@ -1,0 +1,390 @@
+#include "catch_torch.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "engine/algorithms/algorithm.hpp"
+#include "engine/core/error.hpp"
+#include "engine/sim/availability.hpp"
+#include "engine/sim/drift_metrics.hpp"
+#include "engine/sim/driver.hpp"
+#include "engine/sim/staleness.hpp"
+
+using namespace drift;
+
+namespace {
+
+// Two groups with hand-picked profiles: client 0 is fast, the others slow. With 100 samples,
+// latency 0.5 s, 1000 B/s both ways, a 1000 B task and a 500 B update:
+//   fast: download ends 0.5 + 1 = 1.5, compute 100/100 = 1 -> 2.5, + latency = 3.0, + upload 0.5 = 3.5
+//   slow: compute 100/10 = 10 -> 11.5, earliest 12.0, finish 12.5
+const char* kTimed = R"(
+seed = 5
+[federation]
+clients = 3
+rounds = 1
+[sampler]
+clients_per_round = 3
+[profile]
+latency = 0.5
+up_bandwidth = 1000.0
+down_bandwidth = 1000.0
+speed = 10.0
+[groups.fast]
+rule = "id_range"
+from = 0
+to = 0
+[groups.fast.profile]
+speed = 100.0
+[output]
+log_eligible = false
+)";
+
+std::vector<std::vector<std::int64_t>> equal_histograms(std::uint32_t clients, std::int64_t samples) {
+  std::vector<std::vector<std::int64_t>> h(clients, std::vector<std::int64_t>(2, 0));
+  for (std::uint32_t c = 0; c < clients; ++c) h[c][c % 2] = samples;
+  return h;
+}
+
+// Trains instantly: the update is the received weight plus (client + 1).
+struct FakeHost : JobRunner, DriverListener {
+  std::uint64_t task_size = 1000, upload_size = 500;
+  std::vector<std::tuple<std::uint64_t, std::uint32_t, std::shared_ptr<const TrainingTask>>> launched;
+  std::vector<RoundReport> reports;
+  std::vector<double> evaluated;  // global weight at each evaluated aggregation
+  std::set<std::uint32_t> failing;
+  bool finished = false;
+  Driver* driver = nullptr;
+
+  std::uint64_t task_bytes(const std::shared_ptr<const TrainingTask>&) override { return task_size; }
+  void launch(std::uint64_t job, std::uint32_t c, const std::shared_ptr<const TrainingTask>& t) override {
+    launched.emplace_back(job, c, t);
+  }
+  void on_aggregation(RoundReport r, const NamedTensors* w) override {
+    reports.push_back(std::move(r));
+    if (w) evaluated.push_back((*w)[0].value.item<double>());
+  }
+  void on_finished() override { finished = true; }
+
+  // Completes every launched job, newest first if `reverse`, until nothing is pending.
+  void pump(bool reverse = false) {
+    while (!launched.empty()) {
+      auto batch = std::move(launched);
+      launched.clear();
+      if (reverse) std::reverse(batch.begin(), batch.end());
+      for (auto& [job, c, task] : batch) {
+        JobOutcome o;
+        o.ok = !failing.count(c);
+        o.error = o.ok ? "" : "boom";
+        o.upload_bytes = upload_size;
+        o.update.client_id = c;
+        o.update.model_version = task->model_version;
+        o.update.num_samples = 100;
+        o.update.metrics.loss = 1.0 + c;
+        o.update.weights = {{"w", task->weights[0].value + static_cast<double>(c + 1)}};
+        driver->on_outcome(job, std::move(o));
+      }
+    }
+  }
+};
+
+struct Sim {
+  Scenario scenario;
+  FakeHost host;
+  std::unique_ptr<Driver> driver;
+
+  explicit Sim(const std::string& text, const std::vector<Override>& overrides = {}, std::uint32_t clients = 0)
+      : scenario(parse_scenario(text, "sim.toml", overrides)) {
+    DriverSetup setup;
+    setup.scenario = &scenario;
+    setup.population = std::make_shared<const Population>(
+        build_population(scenario, equal_histograms(clients ? clients : scenario.clients, 100)));
+    setup.initial_weights = {{"w", torch::zeros({1}, torch::kFloat64)}};
+    setup.algorithm = find_algorithm("fedavg")->make_server(ParamSet{});
+    setup.log_eligible = scenario.log_eligible;
+    driver = make_driver(std::move(setup), host, host);
+    host.driver = driver.get();
+  }
+  void run(bool reverse = false) {
+    driver->start();
+    host.pump(reverse);
+  }
+  const ClientRecord& event(std::size_t round, std::uint32_t client, const std::string& kind) const {
+    for (const auto& c : host.reports.at(round).clients)
+      if (c.client_id == client && c.event == kind) return c;
+    FAIL("no " << kind << " event for client " << client << " in report " << round);
+    throw std::logic_error("unreachable");
+  }
+};
+
+}  // namespace
+
+TEST_CASE("sync round: finish times follow download + compute + upload", "[sim]") {
+  Sim sim(kTimed);
+  sim.run();
+  REQUIRE(sim.host.finished);
+  REQUIRE(sim.host.reports.size() == 1);
+  const auto& r = sim.host.reports[0];
+  CHECK(r.cohort == std::vector<std::uint32_t>{0, 1, 2});
+  CHECK(sim.event(0, 0, "finished").time == Approx(3.5));
+  CHECK(sim.event(0, 1, "finished").time == Approx(12.5));
+  CHECK(sim.event(0, 2, "finished").time == Approx(12.5));
+  CHECK(r.time_end == Approx(12.5));
+  CHECK(r.bytes_down == 3000);
+  CHECK(r.bytes_up == 1500);
+  // FedAvg of 1, 2, 3 with equal sample counts.
+  CHECK(sim.host.evaluated.at(0) == Approx(2.0));
+}
+
+TEST_CASE("sync round: a deadline cuts the slow clients without training them", "[sim]") {
+  Sim sim(kTimed, {{"simulation.deadline", "10.0"}});
+  sim.driver->start();
+  CHECK(sim.host.launched.size() == 1);  // the slow ones are certain to be late: not trained
+  sim.host.pump();
+  const auto& r = sim.host.reports[0];
+  CHECK(r.aggregated == std::vector<std::uint32_t>{0});
+  CHECK(r.late == 2);
+  CHECK(r.time_end == Approx(10.0));
+  CHECK(sim.event(0, 1, "late").detail.find("not trained") != std::string::npos);
+  CHECK(sim.host.evaluated.at(0) == Approx(1.0));
+  CHECK(r.wasted_compute_seconds == Approx(20.0));  // two slow clients x 10 s of compute
+}
+
+TEST_CASE("sync round: train_doomed trains late clients and counts the waste", "[sim]") {
+  Sim sim(kTimed, {{"simulation.deadline", "10.0"}, {"simulation.train_doomed", "true"}});
+  sim.driver->start();
+  CHECK(sim.host.launched.size() == 3);
+  sim.host.pump();
+  const auto& r = sim.host.reports[0];
+  CHECK(r.aggregated == std::vector<std::uint32_t>{0});
+  CHECK(r.discarded_samples == 200);
+  CHECK(sim.event(0, 2, "late").time == Approx(12.5));
+}
+
+TEST_CASE("sync rounds: late updates kept as stale join the next aggregation", "[sim]") {
+  Sim sim(kTimed, {{"simulation.deadline", "10.0"}, {"simulation.late_updates", "\"stale\""}, {"federation.rounds", "2"}});
+  sim.run();
+  REQUIRE(sim.host.reports.size() == 2);
+  // Round 2 starts at 10; the slow clients still work until 12.5, so only client 0 is
+  // eligible; it finishes at 10 + 3.5 = 13.5, after the stale updates arrived (12.5).
+  const auto& r2 = sim.host.reports[1];
+  CHECK(r2.cohort == std::vector<std::uint32_t>{0});
+  CHECK(r2.time_end == Approx(13.5));
+  CHECK(r2.aggregated == std::vector<std::uint32_t>{0, 1, 2});
+  CHECK(r2.staleness == std::vector<std::uint64_t>{0, 1, 1});
+  // Client 0 trained from w = 1 -> 2; the stale ones from w = 0 -> 2 and 3: mean 7/3.
+  CHECK(sim.host.evaluated.at(1) == Approx(7.0 / 3.0));
+}
+
+TEST_CASE("sync round: over-selection keeps the first finishers", "[sim]") {
+  Sim sim(kTimed, {{"sampler.clients_per_round", "1"}, {"simulation.over_selection", "3.0"}});
+  sim.run();
+  const auto& r = sim.host.reports[0];
+  CHECK(r.cohort.size() == 3);
+  CHECK(r.aggregated == std::vector<std::uint32_t>{0});
+  CHECK(r.late == 2);
+  CHECK(r.time_end == Approx(3.5));
+}
+
+TEST_CASE("sync round: dropouts and min_cohort", "[sim]") {
+  Sim all_drop(kTimed, {{"simulation.dropout", "1.0"}});
+  all_drop.run();
+  const auto& r = all_drop.host.reports[0];
+  CHECK(r.dropped == 3);
+  CHECK(r.num_updates == 0);
+  CHECK(r.model_version == 0);  // nothing aggregated
+  CHECK(all_drop.host.launched.empty());
+
+  Sim too_few(kTimed, {{"simulation.deadline", "10.0"}, {"simulation.min_cohort", "2"}});
+  too_few.run();
+  CHECK(too_few.host.reports[0].num_updates == 0);
+  CHECK(too_few.host.reports[0].model_version == 0);
+}
+
+TEST_CASE("sync round: a client that goes offline mid-task is dropped at that time", "[sim]") {
+  // Client 1 leaves at t = 5, in the middle of its 10 s of compute.
+  Sim sim(std::string(kTimed) + "\n[groups.slow]\nrule = \"id_range\"\nfrom = 1\nto = 1\n"
+                                "[[timeline]]\nat_time = 5.0\naction = \"offline\"\ngroup = \"slow\"\n");
+  sim.run();
+  const auto& r = sim.host.reports[0];
+  CHECK(sim.event(0, 1, "dropped").time == Approx(5.0));
+  CHECK(r.aggregated == std::vector<std::uint32_t>{0, 2});
+}
+
+TEST_CASE("a failed job is recorded and the round goes on", "[sim]") {
+  Sim sim(kTimed);
+  sim.host.failing = {1};
+  sim.run();
+  const auto& r = sim.host.reports[0];
+  CHECK(r.failed == 1);
+  CHECK(sim.event(0, 1, "failed").detail == "boom");
+  CHECK(r.aggregated == std::vector<std::uint32_t>{0, 2});
+}
+
+TEST_CASE("results do not depend on the order in which jobs complete", "[sim][determinism]") {
+  for (const char* mode : {"sync", "fedasync", "fedbuff"}) {
+    const std::vector<Override> o = {{"simulation.mode", std::string("\"") + mode + "\""},
+                                     {"federation.rounds", "6"},
+                                     {"federation.clients", "12"},
+                                     {"sampler.clients_per_round", "4"},
+                                     {"async.concurrency", "4"},
+                                     {"async.buffer_size", "2"},
+                                     {"simulation.dropout", "0.2"},
+                                     {"profile.speed_sigma", "0.8"},
+                                     {"availability.model", "\"markov\""},
+                                     {"availability.mean_online", "30.0"},
+                                     {"availability.mean_offline", "10.0"}};
+    Sim a(kTimed, o), b(kTimed, o);
+    a.run(false);
+    b.run(true);
+    REQUIRE(a.host.reports.size() == b.host.reports.size());
+    CHECK(a.host.reports.size() == 6);
+    for (std::size_t i = 0; i < a.host.reports.size(); ++i) {
+      CHECK(a.host.reports[i].aggregated == b.host.reports[i].aggregated);
+      CHECK(a.host.reports[i].time_end == b.host.reports[i].time_end);
+      CHECK(a.host.reports[i].clients.size() == b.host.reports[i].clients.size());
+    }
+    CHECK(a.host.evaluated == b.host.evaluated);
+  }
+}
+
+TEST_CASE("FedAsync mixes each update with a staleness-discounted alpha", "[sim][async]") {
+  // Concurrency 2 over clients 0 (fast) and 1 (slow). Client 0 finishes at 3.5, 7.0, 10.5
+  // (each new task starts when the last ends); client 1, from version 0, at 12.5.
+  //   3.5:  w = 0.5 * 0   + 0.5 * (0 + 1)   = 0.5
+  //   7.0:  w = 0.5 * 0.5 + 0.5 * (0.5 + 1) = 1.0
+  //   10.5: w = 0.5 * 1   + 0.5 * (1 + 1)   = 1.5
+  //   12.5: staleness 3, a = 0.5 * (3 + 1)^-0.5 = 0.25: w = 0.75 * 1.5 + 0.25 * (0 + 2) = 1.625
+  Sim sim(kTimed, {{"simulation.mode", "\"fedasync\""}, {"federation.clients", "2"}, {"federation.rounds", "4"},
+                   {"sampler.clients_per_round", "2"}, {"async.concurrency", "2"}, {"async.alpha", "0.5"},
+                   {"async.staleness", "\"polynomial\""}, {"async.staleness_a", "0.5"}});
+  sim.run();
+  REQUIRE(sim.host.reports.size() == 4);
+  CHECK(sim.host.evaluated == std::vector<double>{0.5, 1.0, 1.5, 1.625});
+  CHECK(sim.host.reports[3].staleness == std::vector<std::uint64_t>{3});
+  CHECK(sim.host.reports[3].time_end == Approx(12.5));
+  CHECK(sim.host.reports[0].time_end == Approx(3.5));
+}
+
+TEST_CASE("FedBuff averages K staleness-weighted deltas", "[sim][async]") {
+  // K = 2. Client 0 delivers +1 at 3.5 and 7.0 (both from version 0): w = 0 + (1 + 1) / 2 = 1.
+  // Then +1 at 10.5 (from version 1, staleness 0) and client 1's +2 at 12.5 (from version 0,
+  // staleness 1, weight 1/sqrt(2)): w = 1 + (1 + 2/sqrt(2)) / 2.
+  Sim sim(kTimed, {{"simulation.mode", "\"fedbuff\""}, {"federation.clients", "2"}, {"federation.rounds", "2"},
+                   {"sampler.clients_per_round", "2"}, {"async.concurrency", "2"}, {"async.buffer_size", "2"}});
+  sim.run();
+  REQUIRE(sim.host.reports.size() == 2);
+  CHECK(sim.host.evaluated[0] == Approx(1.0));
+  CHECK(sim.host.evaluated[1] == Approx(1.0 + (1.0 + 2.0 / std::sqrt(2.0)) / 2.0));
+  CHECK(sim.host.reports[1].aggregated == std::vector<std::uint32_t>{0, 1});
+  CHECK(sim.host.reports[1].staleness == std::vector<std::uint64_t>{0, 1});
+}
+
+TEST_CASE("staleness functions", "[sim][async]") {
+  CHECK(StalenessFunction{"constant", 0.5, 4}(9) == 1.0);
+  CHECK(StalenessFunction{"polynomial", 0.5, 4}(3) == Approx(0.5));
+  CHECK(StalenessFunction{"hinge", 10, 4}(4) == 1.0);
+  CHECK(StalenessFunction{"hinge", 10, 4}(6) == Approx(1.0 / 21.0));
+}
+
+TEST_CASE("drift distances", "[sim][drift]") {
+  const std::vector<double> p = {0.5, 0.5, 0.0}, q = {0.0, 0.5, 0.5};
+  CHECK(total_variation(p, q) == Approx(0.5));
+  CHECK(total_variation(p, p) == 0.0);
+  // JS divergence of p and q: each has KL to m = (0.25, 0.5, 0.25) of 0.5*log2(2) = 0.5.
+  CHECK(jensen_shannon_distance(p, q) == Approx(std::sqrt(0.5)));
+  CHECK(jensen_shannon_distance({1, 0}, {0, 1}) == Approx(1.0));
+  DriftWindow w(2);
+  w.push({1, 0});
+  w.push({0, 1});
+  w.push({0, 3});
+  CHECK(w.sum() == std::vector<double>{0, 4});
+}
+
+TEST_CASE("availability models", "[sim][availability]") {
+  AvailabilityConfig diurnal;
+  diurnal.model = "diurnal";
+  diurnal.period = 100;
+  diurnal.duty = 0.3;
+  diurnal.phase = 10;  // online for t in [-10, 20) + 100k
+  auto d = make_availability_model(diurnal, 1, 1, 0);
+  CHECK(d->online(0, 0.0));
+  CHECK(d->online(0, 19.9));
+  CHECK_FALSE(d->online(0, 20.0));
+  CHECK(d->online(0, 95.0));
+  CHECK(d->next_offline(0, 5.0) == Approx(20.0));
+  CHECK(d->next_offline(0, 50.0) == 50.0);
+
+  AvailabilityConfig markov;
+  markov.model = "markov";
+  markov.mean_online = 3;
+  markov.mean_offline = 1;
+  auto m = make_availability_model(markov, 50, 7, 0);
+  int online = 0, samples = 0;
+  for (std::uint32_t c = 0; c < 50; ++c)
+    for (double t = 0; t < 400; t += 2.0, ++samples) online += m->online(c, t);
+  CHECK(static_cast<double>(online) / samples == Approx(0.75).margin(0.04));
+  auto again = make_availability_model(markov, 50, 7, 0);
+  for (double t = 0; t < 50; t += 0.7) CHECK(again->online(3, t) == m->online(3, t));
+}
+
+TEST_CASE("malformed traces are rejected with the file and line", "[sim][availability]") {
+  const auto dir = std::filesystem::temp_directory_path();
+  auto write = [&](const std::string& name, const std::string& text) {
+    const auto path = (dir / name).string();
+    std::ofstream(path) << text;
+    return path;
+  };
+  AvailabilityConfig c;
+  c.model = "trace";
+  auto error = [&](const std::string& path) {
+    c.trace = path;
+    try {
+      make_availability_model(c, 5, 1, 0);
+    } catch (const UserError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK_THAT(error(write("drift-unsorted.csv", "client,start,end\n0,10,20\n0,0,5\n")),
+             Catch::Contains("drift-unsorted.csv:3") && Catch::Contains("not sorted"));
+  CHECK_THAT(error(write("drift-overlap.csv", "client,start,end\n0,0,10\n0,5,20\n")), Catch::Contains("overlaps"));
+  CHECK_THAT(error(write("drift-negative.csv", "client,start,end\n1,-4,2\n")), Catch::Contains("negative start"));
+  CHECK_THAT(error(write("drift-header.csv", "client,begin,end\n1,0,2\n")), Catch::Contains("lacks column 'start'"));
+  CHECK_THAT(error(write("drift-client.csv", "client,start,end\n9,0,2\n")), Catch::Contains("client 9"));
+  CHECK_THAT(error((dir / "drift-no-such-trace.csv").string()), Catch::Contains("cannot open"));
+  c.trace = write("drift-good.csv", "client,start,end\n0,0,10\n0,10,15\n0,20,30\n");
+  auto t = make_availability_model(c, 5, 1, 0);
+  CHECK(t->online(0, 12));
+  CHECK_FALSE(t->online(0, 17));
+  CHECK(t->next_offline(0, 1) == 15.0);  // back-to-back intervals are one online period
+  CHECK_FALSE(t->online(1, 0));          // a client the trace does not name is offline
+}
+
+TEST_CASE("timeline and group errors name the entry", "[sim][scenario]") {
+  auto error = [](const std::string& text) {
+    try {
+      parse_scenario(text, "t.toml");
+    } catch (const UserError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string groups = "[groups.night]\nrule = \"id_range\"\nfrom = 0\nto = 3\n";
+  CHECK_THAT(error(groups + "[[timeline]]\nat_round = 2\naction = \"offline\"\ngroup = \"nigt\"\n"),
+             Catch::Contains("timeline[1]: unknown group 'nigt' (did you mean 'night'?)"));
+  CHECK_THAT(error(groups + "[[timeline]]\nat_time = -5.0\naction = \"offline\"\ngroup = \"night\"\n"),
+             Catch::Contains("timeline[1].at_time must be >= 0"));
+  CHECK_THAT(error(groups + "[[timeline]]\naction = \"offline\"\ngroup = \"night\"\n"),
+             Catch::Contains("exactly one of at_round and at_time"));
+  CHECK_THAT(error(groups + "[[timeline]]\nat_round = 1\naction = \"explode\"\n"), Catch::Contains("unknown action"));
+  CHECK_THAT(error(groups + "[[timeline]]\nat_round = 1\naction = \"sampler\"\nsampler = \"cyclc\"\n"),
+             Catch::Contains("did you mean 'cyclic'"));
+  CHECK_THAT(error("[groups.a]\nrule = \"dominant_label\"\n"), Catch::Contains("groups.a.labels is required"));
+  CHECK_THAT(error("[groups.a]\nrule = \"id_range\"\nfrom = 5\nto = 1\n"), Catch::Contains("groups.a.to must be >="));
+  CHECK_THAT(error("[groups.a]\nrule = \"proportion\"\nshare = 0.5\nspeeed = 3\n"), Catch::Contains("groups.a.speeed"));
+  CHECK_THAT(error("[groups.a]\nrule = \"proportion\"\nshare = 0.5\n[groups.a.profile]\nsped = 3.0\n"),
+             Catch::Contains("did you mean 'groups.a.profile.speed'"));
+}
