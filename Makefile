@@ -38,6 +38,7 @@ test: build
 bench: build
 	$(BUILD_DIR)/tools/bench/drift_bench_codec
 	$(BUILD_DIR)/tools/bench/drift_bench_overhead
+	$(BUILD_DIR)/tools/bench/drift_bench_scheduling
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -55,14 +55,41 @@ struct RunFiles {
   std::string metrics, clients;
 };
 
-RunFiles run(const std::vector<Override>& overrides, std::uint32_t slots, const std::string& tag) {
-  auto scenario = std::make_shared<Scenario>(parse_scenario(kSmall, "small.toml", overrides));
+RunFiles run_scenario(Scenario loaded, std::uint32_t slots, const std::string& tag) {
+  auto scenario = std::make_shared<Scenario>(std::move(loaded));
   auto data = std::make_shared<const FederationData>(prepare_federation_data(*scenario));
   const auto dir = fresh_directory(tag);
   auto directory = std::make_shared<RunDirectory>(dir, *scenario, *data);
   actors::run_federation(scenario, data, directory, std::make_shared<actors::RunObserver>(),
                          actors::FederationOptions{slots});
   return {dir, read_file(dir / "metrics.jsonl"), read_file(dir / "clients.csv")};
+}
+
+RunFiles run(const std::vector<Override>& overrides, std::uint32_t slots, const std::string& tag) {
+  return run_scenario(parse_scenario(kSmall, "small.toml", overrides), slots, tag);
+}
+
+// One of the shipped scenarios, shrunk to a slice of the data.
+RunFiles run_shipped(const std::string& name, std::vector<Override> overrides, std::uint32_t slots, const std::string& tag) {
+  overrides.insert(overrides.begin(), {{"data.max_train_samples", "4000"}, {"data.max_test_samples", "500"}});
+  return run_scenario(load_scenario(std::string(DRIFT_SOURCE_DIR) + "/scenarios/" + name + ".toml", overrides), slots, tag);
+}
+
+// Rows of clients.csv as (round, client, event).
+std::vector<std::tuple<int, int, std::string>> events_of(const std::string& csv) {
+  std::vector<std::tuple<int, int, std::string>> out;
+  std::istringstream in(csv);
+  std::string line;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string round, client, event;
+    std::getline(fields, round, ',');
+    std::getline(fields, client, ',');
+    std::getline(fields, event, ',');
+    out.emplace_back(std::stoi(round), std::stoi(client), event);
+  }
+  return out;
 }
 
 std::vector<nlohmann::json> lines_of(const std::string& jsonl) {
@@ -121,5 +148,79 @@ TEST_CASE("a failing training job fails that client, not the run", "[federation]
   REQUIRE(rounds.size() == 2);
   CHECK(r.clients.find("failed") != std::string::npos);
   CHECK(r.clients.find("training loss became") != std::string::npos);
+  fs::remove_all(r.dir);
+}
+
+TEST_CASE("asynchronous and deadline-driven runs are byte-identical on 1 and 2 slots", "[federation][determinism]") {
+  const std::vector<std::pair<std::string, std::vector<Override>>> cases = {
+      {"async_fedasync", {{"federation.rounds", "12"}, {"evaluation.every", "6"}}},
+      {"async_fedbuff", {{"federation.rounds", "4"}, {"evaluation.every", "2"}}},
+      {"stragglers_deadline", {{"federation.rounds", "3"}, {"simulation.deadline", "3.0"}}},
+  };
+  for (const auto& [name, overrides] : cases) {
+    const auto one = run_shipped(name, overrides, 1, name + "-1");
+    const auto two = run_shipped(name, overrides, 2, name + "-2");
+    INFO(name);
+    CHECK(one.metrics == two.metrics);
+    CHECK(one.clients == two.clients);
+    CHECK(!one.metrics.empty());
+    fs::remove_all(one.dir);
+    fs::remove_all(two.dir);
+  }
+}
+
+TEST_CASE("the cyclic sampler drifts the cohort far more than the uniform one", "[federation][drift]") {
+  auto mean_tv = [](const std::string& metrics) {
+    double sum = 0;
+    int n = 0;
+    for (const auto& r : lines_of(metrics))
+      if (r["cohort_tv"].is_number()) {
+        sum += r["cohort_tv"].get<double>();
+        ++n;
+      }
+    REQUIRE(n >= 6);
+    return sum / n;
+  };
+  const std::vector<Override> common = {{"federation.rounds", "10"}, {"evaluation.every", "10"}};
+  auto cyclic_overrides = common, uniform_overrides = common;
+  cyclic_overrides.push_back({"sampler.name", "cyclic"});
+  cyclic_overrides.push_back({"sampler.strata", "labels"});
+  uniform_overrides.push_back({"sampler.name", "uniform"});
+  const auto cyclic = run_shipped("sampling_drift_diurnal", cyclic_overrides, 2, "cyclic");
+  const auto uniform = run_shipped("sampling_drift_diurnal", uniform_overrides, 2, "uniform");
+  const double c = mean_tv(cyclic.metrics), u = mean_tv(uniform.metrics);
+  INFO("mean cohort TV: cyclic " << c << ", uniform " << u);
+  CHECK(c > u + 0.1);
+  CHECK(c > 1.5 * u);
+  fs::remove_all(cyclic.dir);
+  fs::remove_all(uniform.dir);
+}
+
+TEST_CASE("a timeline event that takes a group offline changes who is selected from that round on", "[federation][timeline]") {
+  const std::string text = std::string(kSmall) + R"(
+[groups.night]
+rule = "id_range"
+from = 0
+to = 2
+[[timeline]]
+at_round = 3
+action = "offline"
+group = "night"
+)";
+  auto scenario = parse_scenario(text, "timeline.toml",
+                                 {{"federation.rounds", "5"}, {"sampler.name", "availability_aware"}, {"evaluation.every", "5"}});
+  const auto r = run_scenario(scenario, 2, "timeline");
+  int night_before = 0, night_after = 0, selected_after = 0;
+  for (const auto& [round, client, event] : events_of(r.clients)) {
+    if (event != "selected") continue;
+    if (round < 3) night_before += client <= 2;
+    else {
+      night_after += client <= 2;
+      ++selected_after;
+    }
+  }
+  CHECK(night_before > 0);
+  CHECK(night_after == 0);
+  CHECK(selected_after == 3 * 3);
   fs::remove_all(r.dir);
 }

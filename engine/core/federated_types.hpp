@@ -16,6 +16,7 @@ struct HyperParams {
   std::uint32_t local_epochs = 1;
   std::uint32_t batch_size = 64;
   bool drop_last = false;
+  double lr_decay = 1.0;  // learning rate of round r = learning_rate * lr_decay^(r - 1) (server side)
 };
 
 struct TrainingTask {

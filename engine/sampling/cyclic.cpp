@@ -1,13 +1,13 @@
 // Controlled sampling drift: round r draws its cohort from stratum (r - 1) mod S only, where
-// the strata are the scenario's groups (or, without groups, the clients' dominant labels).
+// the strata are the scenario's groups or the clients' dominant labels (sampler.strata).
 // A stratum with too few eligible clients gives a smaller cohort; nothing is borrowed.
 #include "engine/sampling/samplers.hpp"
 #include "engine/sim/population.hpp"
 
 namespace drift {
 
-CyclicSampler::CyclicSampler(const Population& population, std::uint64_t seed)
-    : strata_(strata_of(population)), seed_(seed) {}
+CyclicSampler::CyclicSampler(const Population& population, std::uint64_t seed, const std::string& strata)
+    : strata_(strata_of(population, strata)), seed_(seed) {}
 
 std::vector<std::uint32_t> CyclicSampler::select(const SelectionContext& ctx) {
   Rng rng = make_stream(seed_, "sample", {calls_++});

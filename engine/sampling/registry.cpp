@@ -18,10 +18,11 @@ std::vector<std::vector<std::uint32_t>> dominant_label_strata(const Population& 
   return strata;
 }
 
-std::vector<std::vector<std::uint32_t>> strata_of(const Population& population) {
+std::vector<std::vector<std::uint32_t>> strata_of(const Population& population, const std::string& kind) {
   std::vector<std::vector<std::uint32_t>> strata;
-  for (const auto& members : population.group_members)
-    if (!members.empty()) strata.push_back(members);
+  if (kind != "labels")
+    for (const auto& members : population.group_members)
+      if (!members.empty()) strata.push_back(members);
   return strata.empty() ? dominant_label_strata(population) : strata;
 }
 
@@ -50,7 +51,7 @@ std::unique_ptr<Sampler> make_sampler(const std::string& name, const Scenario& s
   if (name == "size_weighted") return std::make_unique<SizeWeightedSampler>(population, s.seed);
   if (name == "round_robin") return std::make_unique<RoundRobinSampler>(population.size());
   if (name == "power_of_choice") return std::make_unique<PowerOfChoiceSampler>(population, s.seed, s.sampler.candidates);
-  if (name == "cyclic") return std::make_unique<CyclicSampler>(population, s.seed);
+  if (name == "cyclic") return std::make_unique<CyclicSampler>(population, s.seed, s.sampler.strata);
   if (name == "stratified") return std::make_unique<StratifiedSampler>(population, s.seed);
   throw UserError("unknown sampler '" + name + "'");
 }

@@ -9,8 +9,9 @@
 
 namespace drift {
 
-// Strata for the cyclic sampler: the scenario's groups, or the dominant-label strata.
-std::vector<std::vector<std::uint32_t>> strata_of(const Population& population);
+// Strata for the cyclic sampler: "groups" (the scenario's groups), "labels" (dominant-label
+// strata) or "auto" (groups if any are defined).
+std::vector<std::vector<std::uint32_t>> strata_of(const Population& population, const std::string& kind);
 // Clients grouped by the most frequent label in their data (ties: lowest label).
 std::vector<std::vector<std::uint32_t>> dominant_label_strata(const Population& population);
 
@@ -73,7 +74,7 @@ class PowerOfChoiceSampler final : public Sampler {
 
 class CyclicSampler final : public Sampler {
  public:
-  CyclicSampler(const Population& population, std::uint64_t seed);
+  CyclicSampler(const Population& population, std::uint64_t seed, const std::string& strata = "auto");
   std::vector<std::uint32_t> select(const SelectionContext& ctx) override;
 
  private:

@@ -497,6 +497,7 @@ Scenario build(toml::table& root, const std::string& source) {
   if (root["sampler"]["clients_per_round"]) s.sampler.clients_per_round = get<std::int64_t>(root, "sampler", "clients_per_round");
   if (root["sampler"]["fraction"]) s.sampler.fraction = get<double>(root, "sampler", "fraction");
   s.sampler.candidates = get<double>(root, "sampler", "candidates");
+  s.sampler.strata = get<std::string>(root, "sampler", "strata");
   s.model = get<std::string>(root, "model", "name");
   s.algorithm = get<std::string>(root, "algorithm", "name");
   for (const auto& spec : find_algorithm(s.algorithm)->params) {
@@ -520,6 +521,7 @@ Scenario build(toml::table& root, const std::string& source) {
   s.training.momentum = get<double>(root, "training", "momentum");
   s.training.weight_decay = get<double>(root, "training", "weight_decay");
   s.training.drop_last = get<bool>(root, "training", "drop_last");
+  s.training.lr_decay = get<double>(root, "training", "lr_decay");
   s.evaluation.every = get<std::int64_t>(root, "evaluation", "every");
   s.evaluation.batch_size = get<std::int64_t>(root, "evaluation", "batch_size");
   s.evaluation.chunk_size = get<std::int64_t>(root, "evaluation", "chunk_size");

@@ -30,6 +30,7 @@ struct SamplerConfig {
   std::int64_t clients_per_round = 0;  // exactly one of these two is set
   double fraction = 0.0;
   double candidates = 2.0;  // power_of_choice: candidate set size as a multiple of the cohort
+  std::string strata = "auto";  // cyclic: groups | labels | auto (groups if any are defined)
   // The cohort size this gives for a population: round(fraction * clients), at least 1.
   std::uint32_t cohort_size(std::uint32_t clients) const;
 };

@@ -32,6 +32,7 @@ ParamSpec named(ParamSpec s, std::function<std::vector<std::string>()> choices) 
 
 using K = ParamKind;
 
+std::vector<std::string> cyclic_strata() { return {"auto", "groups", "labels"}; }
 std::vector<std::string> availability_models() { return {"always", "markov", "diurnal", "trace"}; }
 std::vector<std::string> simulation_modes() { return {"sync", "fedasync", "fedbuff"}; }
 std::vector<std::string> late_update_policies() { return {"discard", "stale"}; }
@@ -89,7 +90,8 @@ const std::vector<SectionSpec>& scenario_schema() {
        {named(key("name", K::string, std::string("uniform"), "selection policy (drift list)"), sampler_names),
         ranged(key("clients_per_round", K::integer, std::nullopt, "cohort size"), 1.0, std::nullopt),
         ranged(key("fraction", K::number, std::nullopt, "cohort size as a fraction of the clients (default 0.1)"), 0.0, 1.0, true),
-        ranged(key("candidates", K::number, 2.0, "power_of_choice: candidates drawn per seat"), 1.0, 1000.0)}},
+        ranged(key("candidates", K::number, 2.0, "power_of_choice: candidates drawn per seat"), 1.0, 1000.0),
+        named(key("strata", K::string, std::string("auto"), "cyclic: rotate through groups | labels (dominant label) | auto"), cyclic_strata)}},
       {"model", "architecture",
        {named(key("name", K::string, std::string("small-cnn"), "model name (drift list)"), model_names)}},
       {"algorithm", "federated algorithm; further keys are the algorithm's parameters",
@@ -100,7 +102,8 @@ const std::vector<SectionSpec>& scenario_schema() {
         ranged(key("lr", K::number, 0.05, "SGD learning rate"), 0.0, std::nullopt, true),
         ranged(key("momentum", K::number, 0.0, "SGD momentum (buffers reset every round)"), 0.0, 1.0),
         ranged(key("weight_decay", K::number, 0.0, "L2 penalty"), 0.0, std::nullopt),
-        key("drop_last", K::boolean, false, "skip the last partial batch")}},
+        key("drop_last", K::boolean, false, "skip the last partial batch"),
+        ranged(key("lr_decay", K::number, 1.0, "learning rate of round r is lr * lr_decay^(r-1)"), 0.0, 1.0, true)}},
       {"evaluation", "global model on the test set",
        {ranged(key("every", K::integer, std::int64_t{1}, "evaluate every N rounds (and after the last)"), 1.0, std::nullopt),
         ranged(key("batch_size", K::integer, std::int64_t{500}, "evaluation batch size"), 1.0, std::nullopt),

@@ -261,7 +261,7 @@ class AsyncDriver final : public Driver, private SimulationCore {
       task->round = aggregations_ + 1;
       task->model_version = version_;
       task->weights = *global_;
-      task->hyper = scenario_.training;
+      task->hyper = hyper_for(task->round);
       task_ = std::move(task);
       task_bytes_ = runner_.task_bytes(task_);
     }

@@ -156,6 +156,12 @@ void SimulationCore::account(RoundReport& r, const std::vector<std::uint32_t>& a
   r.window_js = jensen_shannon_distance(windowed, population);
 }
 
+HyperParams SimulationCore::hyper_for(std::uint32_t round) const {
+  HyperParams h = scenario_.training;
+  h.learning_rate *= std::pow(h.lr_decay, static_cast<double>(round > 0 ? round - 1 : 0));
+  return h;
+}
+
 void SimulationCore::record_eligible(RoundReport& r, double t) {
   if (!log_eligible_) return;
   r.eligible = 0;

@@ -52,6 +52,8 @@ class SimulationCore {
   // Fills participation, drift and coverage for the clients of an aggregation.
   void account(RoundReport& report, const std::vector<std::uint32_t>& aggregated);
   void record_eligible(RoundReport& report, double t);
+  // The scenario's hyper-parameters with the learning rate decayed to `round`.
+  HyperParams hyper_for(std::uint32_t round) const;
 
   const Scenario& scenario_;
   std::shared_ptr<const Population> population_;

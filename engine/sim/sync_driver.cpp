@@ -66,7 +66,7 @@ class SyncDriver final : public Driver, private SimulationCore {
     task->model_version = version_;
     task->weights = global_;
     task->payload = algorithm_->broadcast(round_);
-    task->hyper = scenario_.training;
+    task->hyper = hyper_for(task->round);
     const std::uint64_t down = report_.cohort.empty() ? 0 : runner_.task_bytes(task);
 
     const double deadline_at = deadline_ > 0 ? now_ + deadline_ : kNever;

@@ -39,9 +39,14 @@ int run_command(const RunArgs& args) {
   const auto slots = actors::resolve_cpu_slots(scenario->cpu_slots);
   const auto& train = *data->data.train;
   log->info("scenario {} ({}), seed {}", scenario->name, scenario->source, scenario->seed);
-  log->info("{}: {} training / {} test samples, {} clients ({} partition), {} per round, {} rounds",
-            scenario->data.dataset, train.size(), data->data.test->size(), scenario->clients,
-            scenario->partition.scheme, scenario->sampler.cohort_size(scenario->clients), scenario->rounds);
+  log->info("{}: {} training / {} test samples, {} clients ({} partition)", scenario->data.dataset, train.size(),
+            data->data.test->size(), scenario->clients, scenario->partition.scheme);
+  if (scenario->simulation.mode == "sync")
+    log->info("sync rounds: {} clients per round ({} sampler), {} rounds", scenario->sampler.cohort_size(scenario->clients),
+              scenario->sampler.name, scenario->rounds);
+  else
+    log->info("{}: {} clients training at once ({} sampler), {} aggregations", scenario->simulation.mode,
+              scenario->async.concurrency, scenario->sampler.name, scenario->rounds);
   log->info("{} on {}, {} local epoch(s), batch {}, lr {}; {} CPU trainer slot(s)", scenario->algorithm,
             scenario->model, scenario->training.local_epochs, scenario->training.batch_size,
             scenario->training.learning_rate, slots);

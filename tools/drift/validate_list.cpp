@@ -22,11 +22,20 @@ int validate_command(const ValidateArgs& args) {
     smallest = std::min(smallest, c.size());
     largest = std::max(largest, c.size());
   }
+  const auto& sim = scenario.simulation;
   std::cout << args.scenario << ": ok\n"
             << "  " << scenario.clients << " clients holding " << smallest << " to " << largest << " samples ("
-            << scenario.partition.scheme << " partition), " << scenario.sampler.cohort_size(scenario.clients)
-            << " per round, " << scenario.rounds << " rounds\n"
-            << "  " << scenario.algorithm << " on " << scenario.model << ", " << scenario.data.dataset << "\n";
+            << scenario.partition.scheme << " partition), " << data.population->group_names.size() << " group(s)\n";
+  if (sim.mode == "sync") {
+    std::cout << "  sync: " << scenario.sampler.cohort_size(scenario.clients) << " per round (" << scenario.sampler.name
+              << " sampler), " << scenario.rounds << " rounds";
+    if (sim.deadline > 0) std::cout << ", deadline " << sim.deadline << " s";
+    std::cout << "\n";
+  } else {
+    std::cout << "  " << sim.mode << ": " << scenario.async.concurrency << " clients training at once ("
+              << scenario.sampler.name << " sampler), " << scenario.rounds << " aggregations\n";
+  }
+  std::cout << "  " << scenario.algorithm << " on " << scenario.model << ", " << scenario.data.dataset << "\n";
   return 0;
 }
 
