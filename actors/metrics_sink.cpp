@@ -31,6 +31,7 @@ caf::behavior metrics_sink(caf::event_based_actor* self, std::shared_ptr<RunDire
         const auto summary = summarize(state->evaluations, state->rounds, targets);
         const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - state->started;
         directory->write_summary(summary, "completed", wall.count());
+        directory->write_participation();
         observer->on_finish(summary);
         return summary.best_accuracy;
       },

@@ -103,8 +103,21 @@ std::vector<nlohmann::json> lines_of(const std::string& jsonl) {
 
 TEST_CASE("a 3-round federation runs through the actors and writes the run directory", "[federation]") {
   const auto r = run({}, 2, "basic");
-  for (const char* f : {"scenario.toml", "metrics.jsonl", "clients.csv", "timings.jsonl", "partition.json", "summary.json"})
+  for (const char* f : {"scenario.toml", "metrics.jsonl", "clients.csv", "timings.jsonl", "partition.json", "summary.json",
+                        "participation.csv"})
     CHECK(fs::exists(r.dir / f));
+  // 3 rounds x 3 aggregated clients = 9 aggregations spread over the clients.
+  std::uint64_t aggregated = 0;
+  std::istringstream participation(read_file(r.dir / "participation.csv"));
+  std::string line;
+  std::getline(participation, line);
+  while (std::getline(participation, line)) {
+    std::istringstream fields(line);
+    std::string v;
+    for (int i = 0; i < 3; ++i) std::getline(fields, v, ',');
+    aggregated += std::stoull(v);
+  }
+  CHECK(aggregated == 9);
   const auto rounds = lines_of(r.metrics);
   REQUIRE(rounds.size() == 3);
   for (std::size_t i = 0; i < 3; ++i) {

@@ -1,6 +1,8 @@
 #include "catch_torch.hpp"
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "engine/sampling/samplers.hpp"
@@ -121,4 +123,21 @@ TEST_CASE("groups are assigned by rule, first match wins, profiles follow groups
   CHECK(grouped <= 12);
   CHECK_THROWS_WITH(population(4, 3, "[groups.x]\nrule = \"dominant_label\"\nlabels = [5]\n"),
                     Catch::Contains("label 5 but the dataset has 3 classes"));
+}
+
+TEST_CASE("label_set groups and profile traces", "[population]") {
+  // Clients 0..5 hold only label c % 3: label_set [0, 1] takes those with label 0 or 1.
+  const auto pop = population(6, 3, "[groups.pair]\nrule = \"label_set\"\nlabels = [0, 1]\n");
+  CHECK(pop.group_members[0] == std::vector<std::uint32_t>{0, 1, 3, 4});
+
+  const auto path = (std::filesystem::temp_directory_path() / "drift-profile-trace.csv").string();
+  std::ofstream(path) << "client,speed,up_bandwidth,down_bandwidth,latency\n2,7.5,100,200,0.25\n";
+  const auto traced = population(4, 2, "[profile]\ntrace = \"" + path + "\"\n");
+  CHECK(traced.system[2].speed == 7.5);
+  CHECK(traced.system[2].up_bandwidth == 100);
+  CHECK(traced.system[2].latency == 0.25);
+  CHECK(traced.system[1].speed == 1000.0);  // not in the trace: the drawn profile
+  std::ofstream(path) << "client,speed,up_bandwidth,down_bandwidth,latency\n9,7.5,100,200,0.25\n";
+  CHECK_THROWS_WITH(population(4, 2, "[profile]\ntrace = \"" + path + "\"\n"),
+                    Catch::Contains("drift-profile-trace.csv:2") && Catch::Contains("client 9"));
 }

@@ -39,7 +39,7 @@ fs::path choose_run_directory(const Scenario& scenario, const std::string& reque
 }
 
 RunDirectory::RunDirectory(fs::path path, const Scenario& scenario, const FederationData& data)
-    : path_(std::move(path)) {
+    : path_(std::move(path)), participation_(data.partition.num_clients()) {
   std::error_code ec;
   fs::create_directories(path_, ec);
   if (ec) throw UserError(path_.string() + ": cannot create run directory: " + ec.message());
@@ -99,7 +99,16 @@ void RunDirectory::append(const RoundReport& r) {
   metrics_ << m.dump() << "\n";
   metrics_.flush();
 
+  for (auto c : r.aggregated)
+    if (c < participation_.size()) ++participation_[c].aggregated;
   for (const auto& c : r.clients) {
+    if (c.client_id < participation_.size()) {
+      auto& p = participation_[c.client_id];
+      if (c.event == "selected") ++p.selected;
+      else if (c.event == "late") ++p.late;
+      else if (c.event == "dropped") ++p.dropped;
+      else if (c.event == "failed") ++p.failed;
+    }
     std::string detail = c.detail;
     for (auto& ch : detail)
       if (ch == ',' || ch == '\n' || ch == '"') ch = ' ';
@@ -112,6 +121,15 @@ void RunDirectory::append(const RoundReport& r) {
   timings_ << json{{"round", r.round}, {"train_seconds", r.wall_train_seconds}, {"eval_seconds", r.wall_eval_seconds}}.dump()
            << "\n";
   timings_.flush();
+}
+
+void RunDirectory::write_participation() {
+  auto out = open_for_append(path_ / "participation.csv");
+  out << "client,selected,aggregated,late,dropped,failed\n";
+  for (std::size_t c = 0; c < participation_.size(); ++c) {
+    const auto& p = participation_[c];
+    out << c << ',' << p.selected << ',' << p.aggregated << ',' << p.late << ',' << p.dropped << ',' << p.failed << '\n';
+  }
 }
 
 void RunDirectory::write_summary(const RunSummary& s, const std::string& status, double wall_seconds) {

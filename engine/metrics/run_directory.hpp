@@ -3,6 +3,7 @@
 // of (scenario, seed), so two runs can be compared byte for byte; anything measured in
 // wall-clock time goes to timings.jsonl.
 #include <filesystem>
+#include <cstdint>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -25,9 +26,15 @@ class RunDirectory {
   const std::filesystem::path& path() const { return path_; }
   void append(const RoundReport& report);  // metrics.jsonl, clients.csv, timings.jsonl
   void write_summary(const RunSummary& summary, const std::string& status, double wall_seconds);
+  // participation.csv: per client, how often it was selected, aggregated, late, dropped, failed.
+  void write_participation();
 
  private:
+  struct Counts {
+    std::uint64_t selected = 0, aggregated = 0, late = 0, dropped = 0, failed = 0;
+  };
   std::filesystem::path path_;
+  std::vector<Counts> participation_;
   std::ofstream metrics_, clients_, timings_;
 };
 
