@@ -5,30 +5,32 @@
 
 namespace drift {
 
-// Two conv blocks (16 and 32 channels, 5x5, max-pool), FC to 128 features, linear head.
-// About 80k parameters: fast on one CPU thread, ~88 % on Fashion-MNIST when trained centrally.
-class SmallCnn final : public Model {
- public:
-  SmallCnn(const std::vector<std::int64_t>& input_shape, std::int64_t num_classes);
-  ModelOutput forward(const torch::Tensor& x) override;
-  std::int64_t feature_dim() const override { return 128; }
-
- private:
-  torch::nn::Conv2d conv1_{nullptr}, conv2_{nullptr};
-  torch::nn::Linear fc_{nullptr}, head_{nullptr};
+// Two conv blocks (conv, ReLU, 2x2 max-pool), a fully connected feature layer, a linear head.
+// drift's CNNs are presets of this one shape.
+struct TwoConvSpec {
+  std::int64_t channels1 = 16, channels2 = 32;
+  std::int64_t kernel = 5;
+  std::int64_t padding = 0;
+  std::int64_t features = 128;
 };
 
-// The CNN of McMahan et al. (2017): conv5x5-32, pool, conv5x5-64, pool, FC-512, head
-// (1,663,370 parameters for 28x28x1 input and 10 classes).
-class FedAvgCnn final : public Model {
+// small-cnn: 16 and 32 channels, valid 5x5 convolutions, 128 features (~80k parameters;
+// fast on one CPU thread). fedavg-cnn: McMahan et al. (2017), 32 and 64 channels, same-padded
+// 5x5, 512 features (1,663,370 parameters for 28x28x1 input and 10 classes).
+TwoConvSpec small_cnn_spec();
+TwoConvSpec fedavg_cnn_spec();
+
+class TwoConvCnn final : public Model {
  public:
-  FedAvgCnn(const std::vector<std::int64_t>& input_shape, std::int64_t num_classes);
+  TwoConvCnn(const TwoConvSpec& spec, const std::vector<std::int64_t>& input_shape, std::int64_t num_classes,
+             const std::string& name);
   ModelOutput forward(const torch::Tensor& x) override;
-  std::int64_t feature_dim() const override { return 512; }
+  std::int64_t feature_dim() const override { return features_; }
 
  private:
   torch::nn::Conv2d conv1_{nullptr}, conv2_{nullptr};
   torch::nn::Linear fc_{nullptr}, head_{nullptr};
+  std::int64_t features_;
 };
 
 }  // namespace drift

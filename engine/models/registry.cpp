@@ -49,8 +49,8 @@ std::vector<std::string> model_names() {
 std::shared_ptr<Model> make_model(const std::string& name, const std::vector<std::int64_t>& input_shape,
                                   std::int64_t num_classes, std::uint64_t seed) {
   std::shared_ptr<Model> model;
-  if (name == "small-cnn") model = std::make_shared<SmallCnn>(input_shape, num_classes);
-  else if (name == "fedavg-cnn") model = std::make_shared<FedAvgCnn>(input_shape, num_classes);
+  if (name == "small-cnn") model = std::make_shared<TwoConvCnn>(small_cnn_spec(), input_shape, num_classes, name);
+  else if (name == "fedavg-cnn") model = std::make_shared<TwoConvCnn>(fedavg_cnn_spec(), input_shape, num_classes, name);
   else throw UserError("unknown model '" + name + "'");
   init_parameters(*model, seed);
   return model;

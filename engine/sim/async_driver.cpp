@@ -199,17 +199,8 @@ class AsyncDriver final : public Driver, private SimulationCore {
     ++version_;
     ++aggregations_;
     std::vector<std::uint32_t> clients;
-    double loss = 0.0, accuracy = 0.0;
-    for (const auto& u : pending_) {
-      clients.push_back(u.client_id);
-      report_.samples += u.num_samples;
-      loss += u.metrics.loss * static_cast<double>(u.num_samples);
-      accuracy += u.metrics.accuracy * static_cast<double>(u.num_samples);
-    }
-    if (report_.samples > 0) {
-      report_.train_loss = loss / static_cast<double>(report_.samples);
-      report_.train_accuracy = accuracy / static_cast<double>(report_.samples);
-    }
+    for (const auto& u : pending_) clients.push_back(u.client_id);
+    add_training_metrics(report_, pending_);
     std::sort(clients.begin(), clients.end());
     report_.staleness = pending_staleness_;
     std::sort(report_.staleness.begin(), report_.staleness.end());

@@ -156,6 +156,19 @@ void SimulationCore::account(RoundReport& r, const std::vector<std::uint32_t>& a
   r.window_js = jensen_shannon_distance(windowed, population);
 }
 
+void SimulationCore::add_training_metrics(RoundReport& r, const std::vector<ClientUpdate>& updates) {
+  double loss = 0.0, accuracy = 0.0;
+  for (const auto& u : updates) {
+    r.samples += u.num_samples;
+    loss += u.metrics.loss * static_cast<double>(u.num_samples);
+    accuracy += u.metrics.accuracy * static_cast<double>(u.num_samples);
+  }
+  if (r.samples > 0) {
+    r.train_loss = loss / static_cast<double>(r.samples);
+    r.train_accuracy = accuracy / static_cast<double>(r.samples);
+  }
+}
+
 HyperParams SimulationCore::hyper_for(std::uint32_t round) const {
   HyperParams h = scenario_.training;
   h.learning_rate *= std::pow(h.lr_decay, static_cast<double>(round > 0 ? round - 1 : 0));

@@ -52,6 +52,8 @@ class SimulationCore {
   // Fills participation, drift and coverage for the clients of an aggregation.
   void account(RoundReport& report, const std::vector<std::uint32_t>& aggregated);
   void record_eligible(RoundReport& report, double t);
+  // Sample count and sample-weighted training loss and accuracy of the aggregated updates.
+  static void add_training_metrics(RoundReport& report, const std::vector<ClientUpdate>& updates);
   // The scenario's hyper-parameters with the learning rate decayed to `round`.
   HyperParams hyper_for(std::uint32_t round) const;
 

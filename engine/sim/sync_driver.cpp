@@ -184,16 +184,7 @@ class SyncDriver final : public Driver, private SimulationCore {
     std::sort(report_.staleness.begin(), report_.staleness.end());
     const bool aggregate = !accepted.empty() && static_cast<std::int64_t>(accepted.size()) >= scenario_.simulation.min_cohort;
     if (aggregate) {
-      double loss = 0.0, accuracy = 0.0;
-      for (const auto& u : accepted) {
-        report_.samples += u.num_samples;
-        loss += u.metrics.loss * static_cast<double>(u.num_samples);
-        accuracy += u.metrics.accuracy * static_cast<double>(u.num_samples);
-      }
-      if (report_.samples > 0) {
-        report_.train_loss = loss / static_cast<double>(report_.samples);
-        report_.train_accuracy = accuracy / static_cast<double>(report_.samples);
-      }
+      add_training_metrics(report_, accepted);
       algorithm_->aggregate(global_, accepted, round_);
       ++version_;
     } else {
