@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "actors/federation.hpp"
+#include "engine/algorithms/algorithm.hpp"
 #include "engine/scenario/scenario.hpp"
 
 using namespace drift;
@@ -236,4 +237,18 @@ group = "night"
   CHECK(night_after == 0);
   CHECK(selected_after == 3 * 3);
   fs::remove_all(r.dir);
+}
+
+TEST_CASE("every algorithm trains through the actors", "[federation][algorithms]") {
+  for (const auto& name : algorithm_names()) {
+    INFO(name);
+    const auto r = run({{"algorithm.name", name}, {"federation.rounds", "2"}, {"data.max_train_samples", "1200"},
+                        {"data.max_test_samples", "300"}},
+                       2, "algo-" + name);
+    const auto rounds = lines_of(r.metrics);
+    REQUIRE(rounds.size() == 2);
+    CHECK(rounds[1]["num_updates"] == 3);
+    CHECK(rounds[1]["test_accuracy"].get<double>() > 0.15);  // learned something beyond chance
+    fs::remove_all(r.dir);
+  }
 }

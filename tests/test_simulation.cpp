@@ -102,7 +102,7 @@ struct Sim {
     setup.population = std::make_shared<const Population>(
         build_population(scenario, equal_histograms(clients ? clients : scenario.clients, 100)));
     setup.initial_weights = {{"w", torch::zeros({1}, torch::kFloat64)}};
-    setup.algorithm = find_algorithm("fedavg")->make_server(ParamSet{});
+    setup.algorithm = find_algorithm("fedavg")->make_server(ParamSet{}, FederationShape{});
     setup.log_eligible = scenario.log_eligible;
     driver = make_driver(std::move(setup), host, host);
     host.driver = driver.get();

@@ -44,12 +44,18 @@ class ServerAlgorithm {
                          std::uint32_t round) = 0;
 };
 
+// What a server half may need to know about the federation it serves.
+struct FederationShape {
+  std::uint32_t num_clients = 0;   // registered population (SCAFFOLD divides by it)
+  std::int64_t num_classes = 0;
+};
+
 struct AlgorithmInfo {
   std::string name;
   std::string description;
   std::vector<ParamSpec> params;
   std::function<std::unique_ptr<ClientAlgorithm>(const ParamSet&)> make_client;
-  std::function<std::unique_ptr<ServerAlgorithm>(const ParamSet&)> make_server;
+  std::function<std::unique_ptr<ServerAlgorithm>(const ParamSet&, const FederationShape&)> make_server;
 };
 
 const std::vector<AlgorithmInfo>& algorithm_catalog();

@@ -7,6 +7,11 @@ namespace drift {
 
 AlgorithmInfo fedavg_info();
 AlgorithmInfo fedprox_info();
+AlgorithmInfo fedadam_info();
+AlgorithmInfo fedyogi_info();
+AlgorithmInfo fedadagrad_info();
+AlgorithmInfo fedavgm_info();
+AlgorithmInfo scaffold_info();
 
 // FedAvg's server half (sample-weighted mean), reused by algorithms that only change the client.
 std::unique_ptr<ServerAlgorithm> make_fedavg_server();

@@ -25,7 +25,7 @@ AlgorithmInfo fedavg_info() {
           "FedAvg: local SGD, server takes the sample-weighted mean of the client models",
           {},
           [](const ParamSet&) { return std::make_unique<FedAvgClient>(); },
-          [](const ParamSet&) { return make_fedavg_server(); }};
+          [](const ParamSet&, const FederationShape&) { return make_fedavg_server(); }};
 }
 
 }  // namespace drift

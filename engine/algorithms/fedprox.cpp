@@ -53,7 +53,7 @@ AlgorithmInfo fedprox_info() {
           "FedProx: FedAvg with a proximal term pulling local models toward the global one",
           {mu},
           [](const ParamSet& p) { return std::make_unique<FedProxClient>(p.number("mu")); },
-          [](const ParamSet&) { return make_fedavg_server(); }};
+          [](const ParamSet&, const FederationShape&) { return make_fedavg_server(); }};
 }
 
 }  // namespace drift

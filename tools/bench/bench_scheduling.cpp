@@ -72,7 +72,7 @@ Result simulate(const std::string& mode, std::uint32_t clients, std::uint32_t ro
   setup.scenario = &scenario;
   setup.population = std::make_shared<const Population>(synthetic_population(scenario, clients, 100));
   setup.initial_weights = {{"w", torch::zeros({16})}};
-  setup.algorithm = find_algorithm("fedavg")->make_server(ParamSet{});
+  setup.algorithm = find_algorithm("fedavg")->make_server(ParamSet{}, FederationShape{});
   setup.log_eligible = false;
   auto driver = make_driver(std::move(setup), host, host);
   host.driver = driver.get();

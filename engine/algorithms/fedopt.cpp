@@ -1,0 +1,74 @@
+// Adaptive federated optimisation (Reddi et al. 2021), spec section 6.4. The clients run
+// FedAvg's local SGD; the server treats the mean client change as a pseudo-gradient:
+//   delta = sum_k a_k (w_k - w), m = b1 m + (1 - b1) delta,
+//   v = v + delta^2 (Adagrad) | b2 v + (1 - b2) delta^2 (Adam) | v - (1 - b2) delta^2 sign(v - delta^2) (Yogi),
+//   w = w + eta m / (sqrt(v) + tau), with m0 = 0, v0 = tau^2 and no bias correction (the paper's form).
+#include <cmath>
+
+#include "engine/algorithms/aggregation.hpp"
+#include "engine/algorithms/algorithm.hpp"
+#include "engine/algorithms/builtin.hpp"
+#include "engine/algorithms/fedopt.hpp"
+#include "engine/algorithms/param_helpers.hpp"
+
+namespace drift {
+
+void FedOptServer::aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, std::uint32_t) {
+  const auto average = weighted_average(global, updates, update_weights(weighting_, updates));
+  torch::NoGradGuard no_grad;
+  if (m_.empty()) {
+    for (const auto& t : global) {
+      m_.push_back(torch::zeros(t.value.sizes(), torch::kFloat64));
+      v_.push_back(torch::full(t.value.sizes(), tau_ * tau_, torch::kFloat64));
+    }
+  }
+  for (std::size_t i = 0; i < global.size(); ++i) {
+    auto& w = global[i].value;
+    if (!w.is_floating_point()) {
+      w = average[i].value;
+      continue;
+    }
+    const auto delta = average[i].value.to(torch::kFloat64) - w.to(torch::kFloat64);
+    const auto delta2 = delta * delta;
+    m_[i] = beta1_ * m_[i] + (1.0 - beta1_) * delta;
+    switch (rule_) {
+      case Rule::adagrad: v_[i] = v_[i] + delta2; break;
+      case Rule::adam: v_[i] = beta2_ * v_[i] + (1.0 - beta2_) * delta2; break;
+      case Rule::yogi: v_[i] = v_[i] - (1.0 - beta2_) * delta2 * torch::sign(v_[i] - delta2); break;
+    }
+    w = (w.to(torch::kFloat64) + eta_ * m_[i] / (torch::sqrt(v_[i]) + tau_)).to(w.scalar_type());
+  }
+}
+
+namespace {
+
+class LocalSgd final : public ClientAlgorithm {};
+
+AlgorithmInfo fedopt_info(const std::string& name, FedOptServer::Rule rule, const std::string& description) {
+  return {name,
+          description,
+          {number_param("server_lr", 0.01, "server learning rate eta", 0.0, std::nullopt, true),
+           number_param("beta1", 0.9, "first-moment decay", 0.0, 1.0),
+           number_param("beta2", 0.99, "second-moment decay (Adam, Yogi)", 0.0, 1.0),
+           number_param("tau", 1e-3, "adaptivity (also v0 = tau^2)", 0.0, std::nullopt, true),
+           choice_param("weighting", "uniform", {"uniform", "samples"}, "mean of client changes: uniform (paper) or by samples")},
+          [](const ParamSet&) { return std::make_unique<LocalSgd>(); },
+          [rule](const ParamSet& p, const FederationShape&) {
+            return std::make_unique<FedOptServer>(rule, p.number("server_lr"), p.number("beta1"), p.number("beta2"),
+                                                  p.number("tau"), p.string("weighting"));
+          }};
+}
+
+}  // namespace
+
+AlgorithmInfo fedadam_info() {
+  return fedopt_info("fedadam", FedOptServer::Rule::adam, "FedAdam: Adam on the server over the mean client change");
+}
+AlgorithmInfo fedyogi_info() {
+  return fedopt_info("fedyogi", FedOptServer::Rule::yogi, "FedYogi: Yogi on the server over the mean client change");
+}
+AlgorithmInfo fedadagrad_info() {
+  return fedopt_info("fedadagrad", FedOptServer::Rule::adagrad, "FedAdagrad: Adagrad on the server over the mean client change");
+}
+
+}  // namespace drift

@@ -1,0 +1,35 @@
+#include "engine/algorithms/param_helpers.hpp"
+
+#include "engine/algorithms/aggregation.hpp"
+
+namespace drift {
+
+ParamSpec number_param(std::string key, double def, std::string help, std::optional<double> min,
+                       std::optional<double> max, bool min_exclusive) {
+  ParamSpec p;
+  p.key = std::move(key);
+  p.kind = ParamKind::number;
+  p.default_value = def;
+  p.help = std::move(help);
+  p.min = min;
+  p.max = max;
+  p.min_exclusive = min_exclusive;
+  return p;
+}
+
+ParamSpec choice_param(std::string key, std::string def, std::vector<std::string> choices, std::string help) {
+  ParamSpec p;
+  p.key = std::move(key);
+  p.kind = ParamKind::string;
+  p.default_value = std::move(def);
+  p.help = std::move(help);
+  p.choices = [choices] { return choices; };
+  return p;
+}
+
+std::vector<double> update_weights(const std::string& weighting, const std::vector<ClientUpdate>& updates) {
+  if (weighting == "samples") return sample_weights(updates);
+  return std::vector<double>(updates.size(), updates.empty() ? 0.0 : 1.0 / static_cast<double>(updates.size()));
+}
+
+}  // namespace drift

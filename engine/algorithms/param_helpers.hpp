@@ -1,0 +1,19 @@
+#pragma once
+// Shorthands for declaring algorithm parameters.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/core/federated_types.hpp"
+#include "engine/scenario/param_spec.hpp"
+
+namespace drift {
+
+ParamSpec number_param(std::string key, double def, std::string help, std::optional<double> min = std::nullopt,
+                       std::optional<double> max = std::nullopt, bool min_exclusive = false);
+ParamSpec choice_param(std::string key, std::string def, std::vector<std::string> choices, std::string help);
+
+// "uniform" (1/|S|, the FedOpt and SCAFFOLD papers) or "samples" (N_k / sum N).
+std::vector<double> update_weights(const std::string& weighting, const std::vector<ClientUpdate>& updates);
+
+}  // namespace drift
