@@ -108,6 +108,9 @@ class Host final : public JobRunner, public DriverListener {
       if (o.update.client_id != client_id)
         throw DecodeError("update claims to come from client " + std::to_string(o.update.client_id));
       check_compatible(reference_, o.update.weights);
+      for (const auto& t : o.update.weights)
+        if (t.value.is_floating_point() && !torch::isfinite(t.value).all().item<bool>())
+          throw DecodeError("tensor '" + t.name + "' holds nan or infinite values");
       o.ok = true;
       o.upload_bytes = buffer.size();
     } catch (const std::exception& e) {

@@ -4,6 +4,7 @@
 
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/algorithms/fedopt.hpp"
+#include "engine/algorithms/fedproto.hpp"
 #include "engine/algorithms/scaffold.hpp"
 
 using namespace drift;
@@ -118,4 +119,49 @@ TEST_CASE("SCAFFOLD client: control variate update and zero-valued correction te
   const auto second = model->named_parameters(true)[1].key();
   CHECK(u.payload.tensors.at("c_delta:" + second).mean().item<double>() == Approx(1.0));
   CHECK(state.tensors.at("c_i:" + first.key()).mean().item<double>() == Approx(0.8));
+}
+
+TEST_CASE("FedProto server averages prototypes per class, unweighted", "[algorithms][fedproto]") {
+  // Class 0 from both clients: [1, 1] and [3, 3] -> [2, 2]; class 1 from client 1 only: [2, 0].
+  FedProtoServer server;
+  CHECK(server.broadcast(1).class_vectors.empty());
+  auto with = [](std::uint32_t id, std::uint64_t n, std::map<std::uint32_t, torch::Tensor> protos) {
+    auto u = update(id, n, 1.0);
+    u.payload.class_vectors["prototypes"] = std::move(protos);
+    return u;
+  };
+  NamedTensors w = {{"w", torch::zeros({1}, torch::kFloat64)}};
+  server.aggregate(w,
+                   {with(0, 10, {{0, torch::tensor({{1.0f, 1.0f}})}}),
+                    with(1, 90, {{0, torch::tensor({{3.0f, 3.0f}})}, {1, torch::tensor({{2.0f, 0.0f}})}})},
+                   1);
+  const auto sent = server.broadcast(2).class_vectors.at("prototypes");
+  CHECK(torch::equal(sent.at(0), torch::tensor({{2.0f, 2.0f}})));
+  CHECK(torch::equal(sent.at(1), torch::tensor({{2.0f, 0.0f}})));
+  CHECK(value(w) == Approx(1.0));  // weights: FedAvg
+}
+
+TEST_CASE("FedProto client adds lambda * MSE to the prototype and uploads feature means", "[algorithms][fedproto]") {
+  auto model = make_model("small-cnn", {1, 28, 28}, 10, 2);
+  TrainingTask task;
+  task.weights = state_of(*model);
+  // A global prototype for class 3 only: all 0.5.
+  task.payload.class_vectors["prototypes"][3] = torch::full({1, 128}, 0.5f);
+  Payload state;
+  FedProtoClient client(2.0);
+  ClientContext ctx{0, task, state, *model};
+  client.begin(ctx);
+  auto x = torch::randn({4, 1, 28, 28});
+  auto y = torch::tensor({std::int64_t{3}, std::int64_t{3}, std::int64_t{5}, std::int64_t{3}});
+  auto out = model->forward(x);
+  const double ce = ClientAlgorithm().loss(y, out, ctx).item<double>();
+  const auto class3 = out.features.index({y == 3});
+  const double mse = (class3 - 0.5).pow(2).mean().item<double>();
+  CHECK(client.loss(y, out, ctx).item<double>() == Approx(ce + 2.0 * mse).epsilon(1e-5));
+  ClientUpdate u;
+  client.end(ctx, u);
+  const auto& up = u.payload.class_vectors.at("prototypes");
+  CHECK(up.size() == 2);  // classes 3 and 5
+  CHECK(torch::allclose(up.at(3), class3.mean(0, true)));
+  CHECK(torch::allclose(up.at(5), out.features.index({y == 5}).mean(0, true)));
 }

@@ -12,6 +12,7 @@ AlgorithmInfo fedyogi_info();
 AlgorithmInfo fedadagrad_info();
 AlgorithmInfo fedavgm_info();
 AlgorithmInfo scaffold_info();
+AlgorithmInfo fedproto_info();
 
 // FedAvg's server half (sample-weighted mean), reused by algorithms that only change the client.
 std::unique_ptr<ServerAlgorithm> make_fedavg_server();
