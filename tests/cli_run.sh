@@ -5,8 +5,12 @@ drift="$1"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-"$drift" list | grep -q fedprox
-"$drift" run --help | grep -q -- "--set"
+# Into files, not pipes: grep -q stops reading early, and pipefail would report the SIGPIPE.
+"$drift" list > "$work/list"
+grep -q fedprox "$work/list"
+grep -q "preset reference" "$work/list"
+"$drift" run --help > "$work/help"
+grep -q -- "--set" "$work/help"
 cat > "$work/tiny.toml" <<TOML
 seed = 3
 [data]
@@ -20,8 +24,10 @@ fraction = 0.5
 [output]
 runs_dir = "$work/runs"
 TOML
-"$drift" validate "$work/tiny.toml" | grep -q "ok"
-"$drift" validate "$work/tiny.toml" --print | grep -q "min_client_samples = 10"
+"$drift" validate "$work/tiny.toml" > "$work/summary"
+grep -q "ok" "$work/summary"
+"$drift" validate "$work/tiny.toml" --print > "$work/resolved"
+grep -q "min_client_samples = 10" "$work/resolved"
 "$drift" run "$work/tiny.toml" --set algorithm.name=fedprox --no-progress 2> "$work/log"
 run="$work/runs/tiny"
 for f in scenario.toml metrics.jsonl clients.csv timings.jsonl partition.json summary.json log.txt; do

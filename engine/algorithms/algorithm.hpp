@@ -7,11 +7,13 @@
 #include <torch/torch.h>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "engine/core/federated_types.hpp"
+#include "engine/data/dataset.hpp"
 #include "engine/models/model.hpp"
 #include "engine/scenario/param_spec.hpp"
 
@@ -22,7 +24,16 @@ struct ClientContext {
   const TrainingTask& task;  // received weights, payload and hyper-parameters
   Payload& state;            // the client's private state, kept across its rounds
   Model& model;              // holds the received weights when begin() runs
+  // The client's local training data, for passes outside SGD (knowledge, prototypes).
+  const Dataset* data = nullptr;
+  const std::vector<std::int64_t>* indices = nullptr;
+  std::uint32_t epoch = 0;  // local epoch of the current batch, set by the training loop
 };
+
+// One pass of the model over the client's local data in eval mode without gradients, in
+// ascending index order (so sums do not depend on the shuffled batch order); the model is
+// put back in train mode afterwards. `visit(out, labels)` sees each batch.
+void for_each_local_batch(ClientContext& ctx, const std::function<void(const ModelOutput&, const torch::Tensor&)>& visit);
 
 class ClientAlgorithm {
  public:
@@ -48,6 +59,15 @@ class ServerAlgorithm {
 struct FederationShape {
   std::uint32_t num_clients = 0;   // registered population (SCAFFOLD divides by it)
   std::int64_t num_classes = 0;
+  std::uint32_t cohort = 0;        // clients aggregated per round (sync) or buffer size (async)
+};
+
+// Named parameter sets: choosing `preset = NAME` makes these values the defaults of the
+// other keys, and explicit keys still win (so an ablation is one line on top of a preset).
+struct Preset {
+  std::string name;
+  std::string description;
+  std::map<std::string, ParamValue> values;
 };
 
 struct AlgorithmInfo {
@@ -56,7 +76,16 @@ struct AlgorithmInfo {
   std::vector<ParamSpec> params;
   std::function<std::unique_ptr<ClientAlgorithm>(const ParamSet&)> make_client;
   std::function<std::unique_ptr<ServerAlgorithm>(const ParamSet&, const FederationShape&)> make_server;
+  std::vector<Preset> presets;  // the first is the default; empty: no `preset` key
+  // Checks that involve the federation (a neighbour count below the cohort, say); returns
+  // an error message, empty when the parameters fit.
+  std::function<std::string(const ParamSet&, const FederationShape&)> check;
 };
+
+// The parameters of `info` with defaults taken from `preset` (empty: the default preset),
+// and a leading `preset` key when the algorithm has presets. Throws UserError for an
+// unknown preset.
+std::vector<ParamSpec> algorithm_params(const AlgorithmInfo& info, const std::string& preset = "");
 
 const std::vector<AlgorithmInfo>& algorithm_catalog();
 const AlgorithmInfo* find_algorithm(const std::string& name);

@@ -13,6 +13,7 @@ AlgorithmInfo fedadagrad_info();
 AlgorithmInfo fedavgm_info();
 AlgorithmInfo scaffold_info();
 AlgorithmInfo fedproto_info();
+AlgorithmInfo fedskc_info();
 
 // FedAvg's server half (sample-weighted mean), reused by algorithms that only change the client.
 std::unique_ptr<ServerAlgorithm> make_fedavg_server();

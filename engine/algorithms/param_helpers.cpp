@@ -17,6 +17,27 @@ ParamSpec number_param(std::string key, double def, std::string help, std::optio
   return p;
 }
 
+ParamSpec integer_param(std::string key, std::int64_t def, std::string help, std::optional<double> min,
+                        std::optional<double> max) {
+  ParamSpec p;
+  p.key = std::move(key);
+  p.kind = ParamKind::integer;
+  p.default_value = def;
+  p.help = std::move(help);
+  p.min = min;
+  p.max = max;
+  return p;
+}
+
+ParamSpec bool_param(std::string key, bool def, std::string help) {
+  ParamSpec p;
+  p.key = std::move(key);
+  p.kind = ParamKind::boolean;
+  p.default_value = def;
+  p.help = std::move(help);
+  return p;
+}
+
 ParamSpec choice_param(std::string key, std::string def, std::vector<std::string> choices, std::string help) {
   ParamSpec p;
   p.key = std::move(key);

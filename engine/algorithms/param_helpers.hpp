@@ -11,6 +11,9 @@ namespace drift {
 
 ParamSpec number_param(std::string key, double def, std::string help, std::optional<double> min = std::nullopt,
                        std::optional<double> max = std::nullopt, bool min_exclusive = false);
+ParamSpec integer_param(std::string key, std::int64_t def, std::string help, std::optional<double> min = std::nullopt,
+                        std::optional<double> max = std::nullopt);
+ParamSpec bool_param(std::string key, bool def, std::string help);
 ParamSpec choice_param(std::string key, std::string def, std::vector<std::string> choices, std::string help);
 
 // "uniform" (1/|S|, the FedOpt and SCAFFOLD papers) or "samples" (N_k / sum N).

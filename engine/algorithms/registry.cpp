@@ -1,7 +1,12 @@
 #include <torch/torch.h>
 
+#include <algorithm>
+
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/algorithms/builtin.hpp"
+#include "engine/algorithms/param_helpers.hpp"
+#include "engine/core/error.hpp"
+#include "engine/scenario/suggest.hpp"
 
 namespace drift {
 
@@ -11,8 +16,50 @@ torch::Tensor ClientAlgorithm::loss(const torch::Tensor& labels, const ModelOutp
 
 const std::vector<AlgorithmInfo>& algorithm_catalog() {
   static const std::vector<AlgorithmInfo> catalog = {fedavg_info(),  fedprox_info(),    fedavgm_info(), fedadam_info(),
-                                                     fedyogi_info(), fedadagrad_info(), scaffold_info(), fedproto_info()};
+                                                     fedyogi_info(), fedadagrad_info(), scaffold_info(), fedproto_info(),
+                                                     fedskc_info()};
   return catalog;
+}
+
+void for_each_local_batch(ClientContext& ctx,
+                          const std::function<void(const ModelOutput&, const torch::Tensor&)>& visit) {
+  if (ctx.data == nullptr || ctx.indices == nullptr) throw std::logic_error("client context without local data");
+  std::vector<std::int64_t> order = *ctx.indices;
+  std::sort(order.begin(), order.end());
+  const auto n = static_cast<std::int64_t>(order.size());
+  const std::int64_t batch = std::max<std::int64_t>(ctx.task.hyper.batch_size, 1);
+  torch::NoGradGuard no_grad;
+  ctx.model.eval();
+  for (std::int64_t start = 0; start < n; start += batch) {
+    auto idx = torch::from_blob(order.data() + start, {std::min(batch, n - start)}, torch::kInt64);
+    visit(ctx.model.forward(ctx.data->images.index_select(0, idx)), ctx.data->labels.index_select(0, idx));
+  }
+  ctx.model.train();
+}
+
+std::vector<ParamSpec> algorithm_params(const AlgorithmInfo& info, const std::string& preset) {
+  if (info.presets.empty()) return info.params;
+  const Preset* chosen = &info.presets.front();
+  if (!preset.empty()) {
+    chosen = nullptr;
+    for (const auto& p : info.presets)
+      if (p.name == preset) chosen = &p;
+    if (chosen == nullptr) {
+      std::vector<std::string> names;
+      for (const auto& p : info.presets) names.push_back(p.name);
+      throw UserError("unknown preset '" + preset + "' of " + info.name + did_you_mean(preset, names) +
+                      "; choose one of: " + join(names));
+    }
+  }
+  std::vector<std::string> names;
+  for (const auto& p : info.presets) names.push_back(p.name);
+  std::vector<ParamSpec> params = {choice_param("preset", info.presets.front().name, names,
+                                                "parameter set that supplies the defaults below")};
+  for (auto spec : info.params) {
+    if (auto it = chosen->values.find(spec.key); it != chosen->values.end()) spec.default_value = it->second;
+    params.push_back(std::move(spec));
+  }
+  return params;
 }
 
 const AlgorithmInfo* find_algorithm(const std::string& name) {

@@ -28,12 +28,6 @@ std::string kind_name(ParamKind kind) {
   return "?";
 }
 
-std::string join(const std::vector<std::string>& words) {
-  std::string out;
-  for (const auto& w : words) out += (out.empty() ? "" : ", ") + w;
-  return out;
-}
-
 std::string format_number(double v) {
   std::ostringstream out;
   out << v;
@@ -142,7 +136,11 @@ class Validator {
                                  ? std::get<std::string>(read(name_spec, "algorithm.name", *table.get("name")))
                                  : std::get<std::string>(*name_spec.default_value);
     const AlgorithmInfo* info = find_algorithm(name);
-    return info ? info->params : std::vector<ParamSpec>{};
+    if (info == nullptr) return {};
+    auto params = drift::algorithm_params(*info);
+    if (const toml::node* preset = table.get("preset"); preset != nullptr && !info->presets.empty())
+      params = drift::algorithm_params(*info, std::get<std::string>(read(params.front(), "algorithm.preset", *preset)));
+    return params;
   }
 
   void check_keys(const SectionSpec& section, toml::table& table, const std::vector<ParamSpec>& extra) {
@@ -500,7 +498,9 @@ Scenario build(toml::table& root, const std::string& source) {
   s.sampler.strata = get<std::string>(root, "sampler", "strata");
   s.model = get<std::string>(root, "model", "name");
   s.algorithm = get<std::string>(root, "algorithm", "name");
-  for (const auto& spec : find_algorithm(s.algorithm)->params) {
+  const AlgorithmInfo& algorithm = *find_algorithm(s.algorithm);
+  const auto* preset = root["algorithm"]["preset"].as_string();
+  for (const auto& spec : algorithm_params(algorithm, preset ? preset->get() : "")) {
     const toml::node* node = root["algorithm"][spec.key].node();
     switch (spec.kind) {
       case ParamKind::boolean: s.algorithm_params.set(spec.key, node->as_boolean()->get()); break;
@@ -579,6 +579,10 @@ Scenario build(toml::table& root, const std::string& source) {
       s.timeline.push_back(std::move(e));
     }
   }
+  if (algorithm.check) {
+    const auto message = algorithm.check(s.algorithm_params, FederationShape{s.clients, 0, aggregated_per_round(s)});
+    if (!message.empty()) throw UserError(source + ": " + message);
+  }
   s.cpu_slots = get<std::int64_t>(root, "devices", "cpu_slots");
   s.runs_dir = get<std::string>(root, "output", "runs_dir");
   s.log_eligible = get<bool>(root, "output", "log_eligible");
@@ -599,6 +603,12 @@ std::uint32_t SamplerConfig::cohort_size(std::uint32_t clients) const {
   if (clients_per_round > 0) return static_cast<std::uint32_t>(std::min<std::int64_t>(clients_per_round, clients));
   const auto n = static_cast<std::int64_t>(std::llround(fraction * clients));
   return static_cast<std::uint32_t>(std::clamp<std::int64_t>(n, 1, clients));
+}
+
+std::uint32_t aggregated_per_round(const Scenario& s) {
+  if (s.simulation.mode == "fedasync") return 1;
+  if (s.simulation.mode == "fedbuff") return static_cast<std::uint32_t>(s.async.buffer_size);
+  return s.sampler.cohort_size(s.clients);
 }
 
 Override parse_override(const std::string& flag) {

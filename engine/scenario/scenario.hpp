@@ -146,4 +146,7 @@ Scenario parse_scenario(const std::string& toml_text, const std::string& source_
 
 Override parse_override(const std::string& flag);  // "a.b=c"
 
+// Updates per aggregation: the sync cohort, FedBuff's buffer, FedAsync's single update.
+std::uint32_t aggregated_per_round(const Scenario& s);
+
 }  // namespace drift

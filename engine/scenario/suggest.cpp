@@ -40,4 +40,10 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
   return match.empty() ? std::string() : " (did you mean '" + match + "'?)";
 }
 
+std::string join(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : ", ") + w;
+  return out;
+}
+
 }  // namespace drift

@@ -14,4 +14,7 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
 // " (did you mean 'x'?)" or "".
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
 
+// "a, b, c": the choices in an error message.
+std::string join(const std::vector<std::string>& words);
+
 }  // namespace drift

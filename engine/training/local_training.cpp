@@ -11,7 +11,7 @@ ClientUpdate train_locally(Model& model, ClientAlgorithm& algorithm, const Datas
                            std::uint32_t client_id, Payload& state, std::uint64_t seed) {
   load_state(model, task.weights);
   model.train();
-  ClientContext ctx{client_id, task, state, model};
+  ClientContext ctx{client_id, task, state, model, &data, &indices};
   algorithm.begin(ctx);
 
   const auto& hp = task.hyper;
@@ -26,6 +26,7 @@ ClientUpdate train_locally(Model& model, ClientAlgorithm& algorithm, const Datas
 
   std::vector<std::int64_t> order = indices;
   for (std::uint32_t epoch = 0; epoch < hp.local_epochs; ++epoch) {
+    ctx.epoch = epoch;
     order = indices;
     Rng rng = make_stream(seed, "batch-order", {client_id, task.round, epoch});
     rng.shuffle(order);

@@ -53,6 +53,7 @@ int list_command() {
   section("algorithms");
   for (const auto& a : algorithm_catalog()) {
     row(a.name, a.description);
+    for (const auto& p : a.presets) row("", "  preset " + p.name + ": " + p.description);
     for (const auto& p : a.params) row("", "  " + p.key + ": " + p.help);
   }
   section("samplers");

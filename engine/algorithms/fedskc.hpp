@@ -1,0 +1,102 @@
+#pragma once
+// FedSKC (Wang et al., ICWS 2025), spec section 2: structural knowledge (per-class mean
+// logits) shared through the server, local contrastive learning (LCL) against it, global
+// discrepancy aggregation (GDA) and global period review (GPR). The server formulas are free
+// functions so that tests check them against hand-computed numbers.
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "engine/algorithms/algorithm.hpp"
+
+namespace drift::fedskc {
+
+// Class id -> knowledge vector [C] (float64 on the server, float32 on the wire as [1, C]).
+using Knowledge = std::map<std::uint32_t, torch::Tensor>;
+
+// Eq. 1 for one class. `rows` [n, C] holds the knowledge of the n participants that hold the
+// class, in client-id order. Each row is averaged with its M nearest other rows (L2; ties go
+// to the lower index; fewer than M others: all of them), and the smoothed rows are averaged.
+torch::Tensor merge_class_knowledge(const torch::Tensor& rows, std::int64_t neighbours);
+
+// Eq. 4: e_k = sigmoid(N_k - a_k d_k + b_k) / sum, a_k = d_k / sum d, b_k = N_k / sum N.
+// With raw_counts = false the N_k term is left out (the `fraction` option): the paper's raw
+// counts saturate the sigmoid and give uniform weights. sum d = 0 gives a_k = 0.
+std::vector<double> gda_weights(const std::vector<double>& discrepancy, const std::vector<double>& samples,
+                                bool raw_counts);
+
+// Eq. 5's variance term: sum over `classes` of the variance of the C entries of c~^j.
+double knowledge_variance(const Knowledge& knowledge, const std::set<std::uint32_t>& classes, bool unbiased);
+
+// Eq. 5: w <- beta w + (1 - beta) rho (w_prev - w) (literal) or w + (1 - beta) rho (w_prev - w)
+// (convex). Integer tensors are never touched; buffers (BatchNorm statistics) only when asked.
+void apply_gpr(NamedTensors& current, const NamedTensors& previous, double rho, double beta, bool convex,
+               bool include_buffers);
+
+struct ClientOptions {
+  bool lcl = true;
+  double tau = 0.08;
+  double weight = 1.0;
+  double warmup_rounds = 0.0;    // LCL weight min(round / warmup, 1); 0 = none
+  std::string normalization;     // U of Eq. 2: none, batch, dataset
+  bool positive_twice = false;   // released code: the positive also sits among the C candidates
+  bool self_positive = false;    // released code: a class without knowledge uses the sample itself
+  bool silu = true;              // c <- c * sigmoid(c) on upload
+  std::string knowledge_pass;    // after (eval pass over D_k) or last_epoch (running, train mode)
+};
+
+// Eq. 2-3 on a batch: mean over the batch of the LCL term (samples skipped count 0).
+// `knowledge` [P, C] holds the vectors of the classes listed in `classes` (ascending);
+// `u` [P] divides the cosine (undefined: U = 1).
+torch::Tensor lcl_loss(const torch::Tensor& logits, const torch::Tensor& labels, const torch::Tensor& knowledge,
+                       const std::vector<std::int64_t>& classes, const torch::Tensor& u, const ClientOptions& o);
+
+class Client final : public ClientAlgorithm {
+ public:
+  explicit Client(ClientOptions options) : o_(std::move(options)) {}
+  void begin(ClientContext& ctx) override;
+  torch::Tensor loss(const torch::Tensor& labels, const ModelOutput& out, ClientContext& ctx) override;
+  void end(ClientContext& ctx, ClientUpdate& update) override;
+
+ private:
+  void accumulate(const torch::Tensor& logits, const torch::Tensor& labels);
+  ClientOptions o_;
+  torch::Tensor knowledge_, u_;  // [P, C], [P]
+  std::vector<std::int64_t> classes_;
+  torch::Tensor sums_, counts_;  // logit sums per class, for the upload
+};
+
+struct ServerOptions {
+  std::int64_t neighbours = 1;
+  bool gda = true;
+  bool gda_raw_counts = true;
+  bool gpr = true;
+  double beta = 0.95;
+  bool gpr_convex = false;
+  bool gpr_unbiased = false;
+  bool gpr_buffers = false;
+  bool gpr_common_classes = true;  // sum the variances over classes fresh in both rounds
+  bool keep_stale = true;          // a class nobody held this round keeps its old knowledge
+};
+
+class Server final : public ServerAlgorithm {
+ public:
+  explicit Server(ServerOptions options) : o_(options) {}
+  Payload broadcast(std::uint32_t round) override;
+  void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, std::uint32_t round) override;
+
+  const Knowledge& knowledge() const { return knowledge_; }
+  double last_rho() const { return last_rho_; }            // NaN when GPR was skipped
+  const std::vector<double>& last_weights() const { return last_weights_; }
+
+ private:
+  ServerOptions o_;
+  Knowledge knowledge_;   // what the next round receives
+  Knowledge previous_;    // last round's fresh knowledge, for GPR
+  bool has_previous_ = false;
+  double last_rho_ = 0.0;
+  std::vector<double> last_weights_;
+};
+
+}  // namespace drift::fedskc
