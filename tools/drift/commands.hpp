@@ -1,6 +1,7 @@
 #pragma once
 // The drift CLI's subcommands. Each returns the process exit code; UserError escapes to
 // main(), which prints it as one line and exits with 2.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -14,8 +15,20 @@ struct RunArgs {
   std::string out;
   int slots = 0;  // 0: take devices.cpu_slots from the scenario
   bool no_progress = false;
+  bool quiet = false;  // log to the run directory only (drift compare prints its own lines)
 };
 int run_command(const RunArgs& args);
+
+struct CompareArgs {
+  std::string scenario;
+  std::vector<std::string> algorithms;  // NAME[:PRESET][+KEY=VALUE]...
+  int seeds = 3;                        // seeds 1..N, unless seed_list is given
+  std::vector<std::uint64_t> seed_list;
+  std::vector<std::string> sets;
+  std::string out;
+  int slots = 0;
+};
+int compare_command(const CompareArgs& args);
 
 struct ValidateArgs {
   std::string scenario;

@@ -26,6 +26,20 @@ int main(int argc, char** argv) {
   validate_cmd->add_option("--set", validate.sets, "override a scenario key (repeatable)");
   validate_cmd->add_flag("--print", validate.print, "print the resolved scenario with every default");
 
+  drift::cli::CompareArgs compare;
+  auto* compare_cmd = app.add_subcommand("compare", "run a scenario for several algorithms and seeds; write a table");
+  compare_cmd->add_option("scenario", compare.scenario, "scenario file (TOML)")->required();
+  compare_cmd
+      ->add_option("--algorithms", compare.algorithms,
+                   "variants NAME[:PRESET][+KEY=VALUE]..., comma-separated, e.g. fedavg,fedskc:reference,fedskc+gpr=false")
+      ->required()
+      ->delimiter(',');
+  compare_cmd->add_option("--seeds", compare.seeds, "seeds 1..N (default 3)")->check(CLI::Range(1, 1000));
+  compare_cmd->add_option("--seed-list", compare.seed_list, "explicit seeds, comma-separated")->delimiter(',');
+  compare_cmd->add_option("--set", compare.sets, "override a scenario key for every run (repeatable)");
+  compare_cmd->add_option("--out", compare.out, "output directory (default runs/compare-<scenario>); must be new or empty");
+  compare_cmd->add_option("--slots", compare.slots, "CPU trainer slots per run")->check(CLI::Range(1, 4096));
+
   app.add_subcommand("list", "list datasets, partitions, models, algorithms and samplers");
 
   try {
@@ -37,6 +51,7 @@ int main(int argc, char** argv) {
   try {
     if (run_cmd->parsed()) return drift::cli::run_command(run);
     if (validate_cmd->parsed()) return drift::cli::validate_command(validate);
+    if (compare_cmd->parsed()) return drift::cli::compare_command(compare);
     return drift::cli::list_command();
   } catch (const drift::UserError& e) {
     std::fprintf(stderr, "drift: error: %s\n", e.what());

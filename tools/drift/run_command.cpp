@@ -29,7 +29,8 @@ int run_command(const RunArgs& args) {
 
   auto console = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
   auto file = std::make_shared<spdlog::sinks::basic_file_sink_mt>((path / "log.txt").string(), true);
-  auto log = std::make_shared<spdlog::logger>("drift", spdlog::sinks_init_list{console, file});
+  auto log = args.quiet ? std::make_shared<spdlog::logger>("drift", file)
+                        : std::make_shared<spdlog::logger>("drift", spdlog::sinks_init_list{console, file});
   auto file_only = std::make_shared<spdlog::logger>("drift", file);
   for (auto& l : {log, file_only}) {
     l->set_pattern("[%Y-%m-%d %H:%M:%S.%e] [%^%l%$] %v");
@@ -52,7 +53,7 @@ int run_command(const RunArgs& args) {
             scenario->training.learning_rate, slots);
   log->info("run directory: {}", path.string());
 
-  const bool live = !args.no_progress && isatty(STDERR_FILENO);
+  const bool live = !args.no_progress && !args.quiet && isatty(STDERR_FILENO);
   auto observer = std::make_shared<ProgressDisplay>(log, file_only, live);
   try {
     actors::run_federation(scenario, data, directory, observer, actors::FederationOptions{slots});

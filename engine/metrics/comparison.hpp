@@ -1,0 +1,35 @@
+#pragma once
+// The table `drift compare` writes: per algorithm variant, mean +- sample standard deviation
+// over seeds of the best and last-5 accuracies, rounds to each target (over the seeds that
+// reached it), and communication per round.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace drift {
+
+struct SeedResult {
+  std::uint64_t seed = 0;
+  double best_accuracy = 0.0;
+  double last5_accuracy = 0.0;
+  std::vector<std::optional<double>> rounds_to;  // per target, empty when not reached
+  double bytes_per_round = 0.0;                  // up + down, mean over aggregations
+};
+
+struct ComparisonRow {
+  std::string label;  // the variant as given on the command line, e.g. fedskc:reference+gpr=false
+  std::vector<SeedResult> seeds;
+};
+
+struct MeanStd {
+  double mean = 0.0;
+  double std = 0.0;  // sample standard deviation (n - 1); 0 for one value
+};
+MeanStd mean_std(const std::vector<double>& values);
+
+// Markdown and CSV renderings of the same rows; accuracies in percent, bytes in MB (1e6).
+std::string comparison_markdown(const std::vector<ComparisonRow>& rows, const std::vector<double>& targets);
+std::string comparison_csv(const std::vector<ComparisonRow>& rows, const std::vector<double>& targets);
+
+}  // namespace drift

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# drift compare end to end on a tiny scenario: two variants x two seeds, one table; a bad
+# variant is refused before anything runs.
+set -euo pipefail
+drift="$1"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cat > "$work/tiny.toml" <<TOML
+[data]
+max_train_samples = 1200
+max_test_samples = 300
+[federation]
+clients = 4
+rounds = 2
+[sampler]
+clients_per_round = 2
+TOML
+if "$drift" compare "$work/tiny.toml" --algorithms fedavg,fedskc+tau=0 --out "$work/bad" 2> "$work/err"; then
+  echo "a bad variant was accepted"; exit 1
+fi
+grep -q "fedskc+tau=0: --set algorithm.tau: algorithm.tau must be > 0" "$work/err"
+[[ ! -e "$work/bad" ]] || { echo "a refused comparison left $work/bad behind"; exit 1; }
+
+"$drift" compare "$work/tiny.toml" --algorithms fedavg,fedskc:reference+gpr=false --seeds 2 --out "$work/cmp" \
+  > "$work/table" 2> "$work/progress"
+grep -q "\[4/4\] fedskc:reference+gpr=false seed 2: best" "$work/progress"
+grep -q "^| fedavg | 2 | " "$work/table"
+grep -q "^| fedskc:reference+gpr=false | 2 | " "$work/table"
+cmp "$work/table" "$work/cmp/comparison.md"
+[[ $(wc -l < "$work/cmp/comparison.csv") -eq 3 ]]
+head -1 "$work/cmp/comparison.csv" | grep -q "^algorithm,seeds,best_mean,best_std,last5_mean,last5_std,rounds_to_50,reached_50"
+grep -q "gpr = false" "$work/cmp/fedskc_reference_gpr_false/seed-1/scenario.toml"
+grep -q "preset = 'reference'" "$work/cmp/fedskc_reference_gpr_false/seed-2/scenario.toml"
+grep -q "^seed = 2" "$work/cmp/fedavg/seed-2/scenario.toml"
+# The same seed of the same variant is the same run as drift run gives.
+"$drift" run "$work/tiny.toml" --set seed=2 --set "evaluation.targets=[0.5, 0.7, 0.8]" --out "$work/single" --no-progress 2> /dev/null
+cmp "$work/single/metrics.jsonl" "$work/cmp/fedavg/seed-2/metrics.jsonl"
+echo "cli compare: 1 passed, 0 failed"
