@@ -14,6 +14,7 @@ AlgorithmInfo fedavgm_info();
 AlgorithmInfo scaffold_info();
 AlgorithmInfo fedproto_info();
 AlgorithmInfo fedskc_info();
+AlgorithmInfo fedsc_info();
 
 // FedAvg's server half (sample-weighted mean), reused by algorithms that only change the client.
 std::unique_ptr<ServerAlgorithm> make_fedavg_server();

@@ -18,17 +18,14 @@ void FedProtoClient::begin(ClientContext& ctx) {
   global_ = {};
   auto it = ctx.task.payload.class_vectors.find("prototypes");
   if (it != ctx.task.payload.class_vectors.end()) global_ = it->second;
-  sums_ = torch::Tensor();
-  counts_ = torch::Tensor();
+  means_.clear();
   prototypes_ = torch::Tensor();
 }
 
 torch::Tensor FedProtoClient::loss(const torch::Tensor& labels, const ModelOutput& out, ClientContext& ctx) {
   auto total = ClientAlgorithm::loss(labels, out, ctx);
   const auto classes = out.logits.size(1), dim = out.features.size(1);
-  if (!sums_.defined()) {
-    sums_ = torch::zeros({classes, dim});
-    counts_ = torch::zeros({classes}, torch::kInt64);
+  if (!prototypes_.defined()) {
     prototypes_ = torch::zeros({classes, dim});
     has_prototype_ = torch::zeros({classes}, torch::kBool);
     for (const auto& [c, rows] : global_) {
@@ -37,8 +34,7 @@ torch::Tensor FedProtoClient::loss(const torch::Tensor& labels, const ModelOutpu
       has_prototype_[c] = true;
     }
   }
-  sums_.index_add_(0, labels, out.features.detach());
-  counts_.index_add_(0, labels, torch::ones_like(labels));
+  means_.add(out.features, labels);
   const auto mask = has_prototype_.index_select(0, labels);
   if (lambda_ == 0.0 || !mask.any().item<bool>()) return total;
   const auto z = out.features.index({mask});
@@ -47,12 +43,7 @@ torch::Tensor FedProtoClient::loss(const torch::Tensor& labels, const ModelOutpu
 }
 
 void FedProtoClient::end(ClientContext&, ClientUpdate& update) {
-  if (!sums_.defined()) return;
-  auto& out = update.payload.class_vectors["prototypes"];
-  for (std::int64_t c = 0; c < counts_.size(0); ++c) {
-    const auto n = counts_[c].item<std::int64_t>();
-    if (n > 0) out[static_cast<std::uint32_t>(c)] = (sums_[c] / static_cast<double>(n)).unsqueeze(0);
-  }
+  if (!means_.empty()) update.payload.class_vectors["prototypes"] = means_.means();
 }
 
 Payload FedProtoServer::broadcast(std::uint32_t) {

@@ -2,6 +2,7 @@
 #include <map>
 
 #include "engine/algorithms/algorithm.hpp"
+#include "engine/algorithms/class_means.hpp"
 
 namespace drift {
 
@@ -16,7 +17,7 @@ class FedProtoClient final : public ClientAlgorithm {
   double lambda_;
   std::map<std::uint32_t, torch::Tensor> global_;       // received prototypes, [1, d] per class
   torch::Tensor prototypes_, has_prototype_;            // [C, d], [C] built on the first batch
-  torch::Tensor sums_, counts_;                          // local feature sums and counts per class
+  ClassMeans means_;                                     // local feature means per class
 };
 
 class FedProtoServer final : public ServerAlgorithm {

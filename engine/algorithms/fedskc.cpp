@@ -110,7 +110,8 @@ torch::Tensor lcl_loss(const torch::Tensor& logits, const torch::Tensor& labels,
 
 void Client::begin(ClientContext& ctx) {
   classes_.clear();
-  knowledge_ = u_ = sums_ = counts_ = torch::Tensor();
+  knowledge_ = u_ = torch::Tensor();
+  means_.clear();
   auto it = ctx.task.payload.class_vectors.find("knowledge");
   if (!o_.lcl || it == ctx.task.payload.class_vectors.end() || it->second.empty()) return;
   std::vector<torch::Tensor> rows;
@@ -131,17 +132,8 @@ void Client::begin(ClientContext& ctx) {
   }
 }
 
-void Client::accumulate(const torch::Tensor& logits, const torch::Tensor& labels) {
-  if (!sums_.defined()) {
-    sums_ = torch::zeros({logits.size(1), logits.size(1)}, torch::kFloat64);
-    counts_ = torch::zeros({logits.size(1)}, torch::kFloat64);
-  }
-  sums_.index_add_(0, labels, logits.detach().to(torch::kFloat64));
-  counts_.index_add_(0, labels, torch::ones({labels.size(0)}, torch::kFloat64));
-}
-
 torch::Tensor Client::loss(const torch::Tensor& labels, const ModelOutput& out, ClientContext& ctx) {
-  if (o_.knowledge_pass == "last_epoch" && ctx.epoch + 1 == ctx.task.hyper.local_epochs) accumulate(out.logits, labels);
+  if (o_.knowledge_pass == "last_epoch" && ctx.epoch + 1 == ctx.task.hyper.local_epochs) means_.add(out.logits, labels);
   auto total = ClientAlgorithm::loss(labels, out, ctx);
   if (!knowledge_.defined()) return total;
   double weight = o_.weight;
@@ -154,18 +146,12 @@ torch::Tensor Client::loss(const torch::Tensor& labels, const ModelOutput& out, 
 
 void Client::end(ClientContext& ctx, ClientUpdate& update) {
   if (o_.knowledge_pass == "after") {
-    sums_ = counts_ = torch::Tensor();
-    for_each_local_batch(ctx, [&](const ModelOutput& out, const torch::Tensor& labels) { accumulate(out.logits, labels); });
+    means_.clear();
+    for_each_local_batch(ctx, [&](const ModelOutput& out, const torch::Tensor& labels) { means_.add(out.logits, labels); });
   }
-  if (!sums_.defined()) return;
+  if (means_.empty()) return;
   auto& upload = update.payload.class_vectors["knowledge"];
-  for (std::int64_t c = 0; c < counts_.size(0); ++c) {
-    const double n = counts_[c].item<double>();
-    if (n == 0.0) continue;
-    auto mean = sums_[c] / n;
-    if (o_.silu) mean = mean * torch::sigmoid(mean);
-    upload[static_cast<std::uint32_t>(c)] = mean.to(torch::kFloat32).unsqueeze(0);
-  }
+  for (auto& [c, mean] : means_.means()) upload[c] = o_.silu ? mean * torch::sigmoid(mean) : mean;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -309,12 +295,7 @@ AlgorithmInfo fedskc_info() {
         {"gpr_classes", V{std::string("own")}},
         {"keep_stale", V{false}}}},
   };
-  info.check = [](const ParamSet& p, const FederationShape& shape) -> std::string {
-    if (shape.cohort > 0 && p.integer("M") >= static_cast<std::int64_t>(shape.cohort))
-      return "algorithm.M must be smaller than the clients aggregated per round (" + std::to_string(shape.cohort) +
-             "), got " + std::to_string(p.integer("M"));
-    return "";
-  };
+  info.check = neighbours_below_cohort;
   return info;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/algorithms/algorithm.hpp"
+#include "engine/algorithms/class_means.hpp"
 
 namespace drift::fedskc {
 
@@ -60,11 +61,10 @@ class Client final : public ClientAlgorithm {
   void end(ClientContext& ctx, ClientUpdate& update) override;
 
  private:
-  void accumulate(const torch::Tensor& logits, const torch::Tensor& labels);
   ClientOptions o_;
   torch::Tensor knowledge_, u_;  // [P, C], [P]
   std::vector<std::int64_t> classes_;
-  torch::Tensor sums_, counts_;  // logit sums per class, for the upload
+  ClassMeans means_;  // of the logits, for the upload
 };
 
 struct ServerOptions {

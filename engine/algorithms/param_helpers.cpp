@@ -48,6 +48,13 @@ ParamSpec choice_param(std::string key, std::string def, std::vector<std::string
   return p;
 }
 
+std::string neighbours_below_cohort(const ParamSet& params, const FederationShape& shape) {
+  const auto m = params.integer("M");
+  if (shape.cohort == 0 || m < static_cast<std::int64_t>(shape.cohort)) return "";
+  return "algorithm.M must be smaller than the clients aggregated per round (" + std::to_string(shape.cohort) +
+         "), got " + std::to_string(m);
+}
+
 std::vector<double> update_weights(const std::string& weighting, const std::vector<ClientUpdate>& updates) {
   if (weighting == "samples") return sample_weights(updates);
   return std::vector<double>(updates.size(), updates.empty() ? 0.0 : 1.0 / static_cast<double>(updates.size()));

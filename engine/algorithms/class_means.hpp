@@ -1,0 +1,25 @@
+#pragma once
+// Per-class means of vectors seen batch by batch (features or logits): local prototypes,
+// FedSKC's knowledge. Sums in float64, so the order of batches barely matters and the
+// result of a fixed order is exact to the last bit.
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <map>
+
+namespace drift {
+
+class ClassMeans {
+ public:
+  void add(const torch::Tensor& values, const torch::Tensor& labels);  // [B, d], [B]; detached
+  bool empty() const { return !sums_.defined(); }
+  void clear() { sums_ = counts_ = torch::Tensor(); }
+  // Class id -> [1, d] float32 mean, for every class seen.
+  std::map<std::uint32_t, torch::Tensor> means() const;
+  std::map<std::uint32_t, std::int64_t> counts() const;
+
+ private:
+  torch::Tensor sums_, counts_;  // [K, d] float64, [K] float64; K grows with the largest label
+};
+
+}  // namespace drift

@@ -1,0 +1,250 @@
+// FedSC, spec section 3 and 7.7-7.8. The paper's formulas are reconstructed from its prose;
+// the `reference` preset follows what the released code computes (section 3.2): raw client
+// prototypes instead of relational ones, CPDR inactive, the sample itself as the RPCL
+// positive and negatives pooled over the batch, prototypes from the last local epoch.
+#include "engine/algorithms/fedsc.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "engine/algorithms/aggregation.hpp"
+#include "engine/algorithms/builtin.hpp"
+#include "engine/algorithms/contrastive.hpp"
+#include "engine/algorithms/param_helpers.hpp"
+
+namespace drift::fedsc {
+
+torch::Tensor relational_prototypes(const torch::Tensor& rows, const torch::Tensor& global, std::int64_t neighbours,
+                                    const std::string& rule) {
+  const auto x = rows.to(torch::kFloat64);
+  const auto n = x.size(0);
+  const auto theta = torch::acos(cosine_matrix(x, global.to(torch::kFloat64).reshape({1, -1})).squeeze(1).clamp(-1.0, 1.0));
+  std::vector<double> angle(static_cast<std::size_t>(n));
+  for (std::int64_t k = 0; k < n; ++k) angle[static_cast<std::size_t>(k)] = theta[k].item<double>();
+  const auto m = std::min<std::int64_t>(neighbours, n - 1);
+  auto out = torch::empty_like(x);
+  for (std::int64_t k = 0; k < n; ++k) {
+    auto key = [&](std::int64_t i) {
+      const double a = angle[static_cast<std::size_t>(i)];
+      return rule == "global" ? a : std::abs(a - angle[static_cast<std::size_t>(k)]);
+    };
+    std::vector<std::int64_t> others;
+    for (std::int64_t i = 0; i < n; ++i)
+      if (i != k) others.push_back(i);
+    std::stable_sort(others.begin(), others.end(), [&](std::int64_t a, std::int64_t b) { return key(a) < key(b); });
+    auto merged = x[k].clone();
+    for (std::int64_t i = 0; i < m; ++i) merged += x[others[static_cast<std::size_t>(i)]];
+    out[k] = merged / static_cast<double>(m + 1);
+  }
+  return out;
+}
+
+double label_discrepancy(const torch::Tensor& counts) {
+  const auto c = counts.to(torch::kFloat64);
+  const double total = c.sum().item<double>();
+  if (total <= 0.0) return 0.0;
+  const auto q = c / total - 1.0 / static_cast<double>(c.numel());
+  return std::sqrt(0.5 * q.pow(2).sum().item<double>());
+}
+
+std::vector<double> consistency_weights(const std::vector<double>& discrepancy, const std::vector<double>& samples) {
+  const double d_sum = std::accumulate(discrepancy.begin(), discrepancy.end(), 0.0);
+  const double n_sum = std::accumulate(samples.begin(), samples.end(), 0.0);
+  std::vector<double> e(discrepancy.size());
+  double total = 0.0;
+  for (std::size_t k = 0; k < e.size(); ++k) {
+    const double a = d_sum > 0.0 ? discrepancy[k] / d_sum : 0.0;
+    const double b = n_sum > 0.0 ? samples[k] / n_sum : 0.0;
+    e[k] = 1.0 / (1.0 + std::exp(-(b - a)));
+    total += e[k];
+  }
+  for (auto& v : e) v /= total;
+  return e;
+}
+
+torch::Tensor rpcl_loss(const torch::Tensor& z, const torch::Tensor& labels, const torch::Tensor& bank,
+                        const torch::Tensor& bank_classes, const torch::Tensor& u, const ClientOptions& o) {
+  auto sims = cosine_matrix(z, bank);
+  if (u.defined()) sims = sims / u.unsqueeze(0);
+  const auto same = bank_classes.unsqueeze(0).eq(labels.unsqueeze(1));  // [B, P]
+  if (!o.self_positive) return multi_positive_info_nce(sims, same, o.tau).mean();
+  auto negative = same.logical_not();
+  if (o.pooled_negatives) negative = negative.any(0, /*keepdim=*/true).expand_as(negative);
+  const auto logits = (sims / o.tau).masked_fill(negative.logical_not(), -1e30);
+  const double positive = 1.0 / o.tau;
+  auto per_sample = torch::logaddexp(torch::logsumexp(logits, 1), torch::full({z.size(0)}, positive, z.options())) - positive;
+  // A sample with no negative at all has loss log(1 + 0) = 0 up to rounding; make it exact.
+  per_sample = torch::where(negative.any(1), per_sample, torch::zeros_like(per_sample));
+  return per_sample.mean();
+}
+
+torch::Tensor cpdr_loss(const torch::Tensor& z, const torch::Tensor& labels, const torch::Tensor& consistent,
+                        const torch::Tensor& has) {
+  const auto mask = has.index_select(0, labels).to(z.scalar_type());
+  const auto target = consistent.index_select(0, labels);
+  return ((z - target).pow(2).mean(1) * mask).mean();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Client
+
+void Client::begin(ClientContext& ctx) {
+  bank_ = bank_classes_ = consistent_ = has_ = torch::Tensor();
+  means_.clear();
+  const auto& vectors = ctx.task.payload.class_vectors;
+  if (auto it = vectors.find("relational"); it != vectors.end() && !it->second.empty()) {
+    std::vector<torch::Tensor> rows;
+    std::vector<std::int64_t> classes;
+    for (const auto& [c, r] : it->second) {
+      rows.push_back(r.to(torch::kFloat32));
+      classes.insert(classes.end(), static_cast<std::size_t>(r.size(0)), c);
+    }
+    bank_ = torch::cat(rows);
+    bank_classes_ = torch::tensor(classes);
+  }
+  if (auto it = vectors.find("consistent"); it != vectors.end() && !it->second.empty()) {
+    const auto k = std::max<std::int64_t>(ctx.data ? ctx.data->num_classes : 0, it->second.rbegin()->first + 1);
+    consistent_ = torch::zeros({k, it->second.begin()->second.size(1)});
+    has_ = torch::zeros({k}, torch::kBool);
+    for (const auto& [c, r] : it->second) {
+      consistent_[c] = r[0].to(torch::kFloat32);
+      has_[c] = true;
+    }
+  }
+}
+
+torch::Tensor Client::loss(const torch::Tensor& labels, const ModelOutput& out, ClientContext& ctx) {
+  if (o_.knowledge_pass == "last_epoch" && ctx.epoch + 1 == ctx.task.hyper.local_epochs) means_.add(out.features, labels);
+  auto total = ClientAlgorithm::loss(labels, out, ctx);
+  if (o_.rpcl && bank_.defined()) {
+    torch::Tensor u;
+    if (o_.normalize) u = torch::cdist(out.features.detach(), bank_).mean(0).clamp_min(1e-6);
+    total = total + o_.rpcl_weight * rpcl_loss(out.features, labels, bank_, bank_classes_, u, o_);
+  }
+  if (o_.cpdr && consistent_.defined() && labels.max().item<std::int64_t>() < has_.size(0))
+    total = total + o_.cpdr_weight * cpdr_loss(out.features, labels, consistent_, has_);
+  return total;
+}
+
+void Client::end(ClientContext& ctx, ClientUpdate& update) {
+  if (o_.knowledge_pass == "after") {
+    means_.clear();
+    for_each_local_batch(ctx, [&](const ModelOutput& out, const torch::Tensor& labels) { means_.add(out.features, labels); });
+  }
+  if (!means_.empty()) update.payload.class_vectors["prototypes"] = means_.means();
+  // The label histogram: the discrepancy weights need it (as the released code uploads it).
+  if (ctx.data != nullptr && ctx.indices != nullptr) {
+    const auto idx = torch::tensor(*ctx.indices, torch::kInt64);
+    update.payload.tensors["label_counts"] =
+        torch::bincount(ctx.data->labels.index_select(0, idx), {}, ctx.data->num_classes).to(torch::kFloat32);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Server
+
+Payload Server::broadcast(std::uint32_t) {
+  Payload p;
+  for (const auto& [c, rows] : relational_) p.class_vectors["relational"][c] = rows.to(torch::kFloat32);
+  for (const auto& [c, v] : consistent_) p.class_vectors["consistent"][c] = v.to(torch::kFloat32).reshape({1, -1});
+  return p;
+}
+
+void Server::aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, std::uint32_t) {
+  global = weighted_average(global, updates, sample_weights(updates));
+
+  std::vector<double> discrepancy, samples;
+  for (const auto& u : updates) {
+    auto it = u.payload.tensors.find("label_counts");
+    discrepancy.push_back(it == u.payload.tensors.end() ? 0.0 : label_discrepancy(it->second));
+    samples.push_back(static_cast<double>(u.num_samples));
+  }
+  const auto weights = consistency_weights(discrepancy, samples);
+
+  // Per class: the holders' prototypes (client-id order) and their consistency weights.
+  std::map<std::uint32_t, std::vector<torch::Tensor>> rows;
+  std::map<std::uint32_t, std::vector<double>> row_weights;
+  for (std::size_t k = 0; k < updates.size(); ++k) {
+    auto it = updates[k].payload.class_vectors.find("prototypes");
+    if (it == updates[k].payload.class_vectors.end()) continue;
+    for (const auto& [c, p] : it->second) {
+      rows[c].push_back(p.reshape({-1}).to(torch::kFloat64));
+      row_weights[c].push_back(weights[k]);
+    }
+  }
+  if (!o_.keep_stale) relational_.clear(), consistent_.clear();
+  for (const auto& [c, list] : rows) {
+    const auto stacked = torch::stack(list);
+    const auto relational = o_.merge ? relational_prototypes(stacked, stacked.mean(0), o_.neighbours, o_.rule) : stacked;
+    const auto& w = row_weights[c];
+    const double w_sum = std::accumulate(w.begin(), w.end(), 0.0);
+    auto cc = torch::zeros({stacked.size(1)}, torch::kFloat64);
+    for (std::size_t i = 0; i < w.size(); ++i) cc += relational[static_cast<std::int64_t>(i)] * (w[i] / w_sum);
+    relational_[c] = relational;
+    consistent_[c] = cc;
+  }
+}
+
+}  // namespace drift::fedsc
+
+namespace drift {
+
+AlgorithmInfo fedsc_info() {
+  using V = ParamValue;
+  AlgorithmInfo info{
+      "fedsc",
+      "FedSC: relational prototypes (RPCL) and consistent prototypes (CPDR) on features, FedAvg weights",
+      {bool_param("rpcl", true, "module: relational prototype contrastive learning"),
+       bool_param("cpdr", true, "module: consistent prototype discrepancy regularisation"),
+       number_param("tau", 0.05, "RPCL temperature", 0.0, std::nullopt, true),
+       number_param("rpcl_weight", 1.0, "weight of RPCL", 0.0),
+       number_param("cpdr_weight", 1.0, "weight of CPDR", 0.0),
+       integer_param("M", 2, "neighbours merged into each relational prototype (< cohort)", 1.0),
+       choice_param("neighbour_rule", "angle", {"angle", "global"},
+                    "nearest by angular difference to client k, or the clients closest to the global prototype"),
+       bool_param("merge", true, "merge prototypes into relational ones (off: raw client prototypes, as the code)"),
+       bool_param("normalize", true, "divide cosines by the mean distance to each prototype (U)"),
+       bool_param("self_positive", false, "the sample itself is the RPCL positive (released code)"),
+       bool_param("pooled_negatives", false, "RPCL negatives pooled over the batch's labels (released code)"),
+       choice_param("knowledge_pass", "after", {"after", "last_epoch"},
+                    "prototypes from an eval pass after training, or collected during the last epoch"),
+       bool_param("keep_stale", true, "a class nobody held this round keeps its prototypes")},
+      [](const ParamSet& p) {
+        fedsc::ClientOptions o;
+        o.rpcl = p.boolean("rpcl");
+        o.cpdr = p.boolean("cpdr");
+        o.tau = p.number("tau");
+        o.rpcl_weight = p.number("rpcl_weight");
+        o.cpdr_weight = p.number("cpdr_weight");
+        o.normalize = p.boolean("normalize");
+        o.self_positive = p.boolean("self_positive");
+        o.pooled_negatives = p.boolean("pooled_negatives");
+        o.knowledge_pass = p.string("knowledge_pass");
+        return std::make_unique<fedsc::Client>(o);
+      },
+      [](const ParamSet& p, const FederationShape&) {
+        fedsc::ServerOptions o;
+        o.neighbours = p.integer("M");
+        o.rule = p.string("neighbour_rule");
+        o.merge = p.boolean("merge");
+        o.keep_stale = p.boolean("keep_stale");
+        return std::make_unique<fedsc::Server>(o);
+      }};
+  info.presets = {
+      {"paper", "the paper's method as reconstructed in the spec (section 3.1, 7.7)", {}},
+      {"reference",
+       "what the released code computes: raw prototypes, CPDR inactive, self positive, pooled negatives, no U, "
+       "last-epoch prototypes (train with training.lr = 0.1)",
+       {{"merge", V{false}},
+        {"cpdr", V{false}},
+        {"normalize", V{false}},
+        {"self_positive", V{true}},
+        {"pooled_negatives", V{true}},
+        {"knowledge_pass", V{std::string("last_epoch")}},
+        {"keep_stale", V{false}}}}};
+  info.check = neighbours_below_cohort;
+  return info;
+}
+
+}  // namespace drift
