@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -52,7 +53,9 @@ std::vector<double> bare_fedavg(const Scenario& s, const FederationData& fed) {
         for (std::size_t i = 0; i < params.size(); ++i) params[i].copy_(global[i]);
       }
       model->train();
-      torch::optim::SGD opt(model->parameters(), torch::optim::SGDOptions(s.training.learning_rate)
+      // The same schedule as the drivers: round r trains with lr * lr_decay^(r - 1).
+      const double lr = s.training.learning_rate * std::pow(s.training.lr_decay, static_cast<double>(round - 1));
+      torch::optim::SGD opt(model->parameters(), torch::optim::SGDOptions(lr)
                                                      .momentum(s.training.momentum)
                                                      .weight_decay(s.training.weight_decay));
       const auto& indices = fed.partition.indices[client];
