@@ -4,13 +4,22 @@
 
 namespace drift {
 
-ParamSpec number_param(std::string key, double def, std::string help, std::optional<double> min,
-                       std::optional<double> max, bool min_exclusive) {
+namespace {
+
+ParamSpec param(std::string key, ParamKind kind, ParamValue def, std::string help) {
   ParamSpec p;
   p.key = std::move(key);
-  p.kind = ParamKind::number;
-  p.default_value = def;
+  p.kind = kind;
+  p.default_value = std::move(def);
   p.help = std::move(help);
+  return p;
+}
+
+}  // namespace
+
+ParamSpec number_param(std::string key, double def, std::string help, std::optional<double> min,
+                       std::optional<double> max, bool min_exclusive) {
+  auto p = param(std::move(key), ParamKind::number, def, std::move(help));
   p.min = min;
   p.max = max;
   p.min_exclusive = min_exclusive;
@@ -19,31 +28,18 @@ ParamSpec number_param(std::string key, double def, std::string help, std::optio
 
 ParamSpec integer_param(std::string key, std::int64_t def, std::string help, std::optional<double> min,
                         std::optional<double> max) {
-  ParamSpec p;
-  p.key = std::move(key);
-  p.kind = ParamKind::integer;
-  p.default_value = def;
-  p.help = std::move(help);
+  auto p = param(std::move(key), ParamKind::integer, def, std::move(help));
   p.min = min;
   p.max = max;
   return p;
 }
 
 ParamSpec bool_param(std::string key, bool def, std::string help) {
-  ParamSpec p;
-  p.key = std::move(key);
-  p.kind = ParamKind::boolean;
-  p.default_value = def;
-  p.help = std::move(help);
-  return p;
+  return param(std::move(key), ParamKind::boolean, def, std::move(help));
 }
 
 ParamSpec choice_param(std::string key, std::string def, std::vector<std::string> choices, std::string help) {
-  ParamSpec p;
-  p.key = std::move(key);
-  p.kind = ParamKind::string;
-  p.default_value = std::move(def);
-  p.help = std::move(help);
+  auto p = param(std::move(key), ParamKind::string, std::move(def), std::move(help));
   p.choices = [choices] { return choices; };
   return p;
 }
