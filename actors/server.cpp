@@ -28,7 +28,7 @@ class Host final : public JobRunner, public DriverListener {
     DriverSetup setup;
     setup.scenario = ctx_.scenario.get();
     setup.population = ctx_.population;
-    setup.initial_weights = state_of(*make_model(s.model, train.input_shape(), train.num_classes, s.seed));
+    setup.initial_weights = state_of(*make_scenario_model(s, train));
     setup.algorithm = find_algorithm(s.algorithm)->make_server(
         s.algorithm_params, FederationShape{ctx_.population->size(), train.num_classes, aggregated_per_round(s)});
     setup.log_eligible = options.log_eligible;

@@ -22,7 +22,7 @@ struct SlotWorkspace {
     at::set_num_threads(1);
     const auto& s = *ctx.scenario;
     const auto& train = *ctx.data->data.train;
-    model = make_model(s.model, train.input_shape(), train.num_classes, s.seed);
+    model = make_scenario_model(s, train);
     algorithm = find_algorithm(s.algorithm)->make_client(s.algorithm_params);
   }
 };

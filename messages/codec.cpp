@@ -156,6 +156,7 @@ Buffer encode_task(const TrainingTask& task) {
     h.setLocalEpochs(task.hyper.local_epochs);
     h.setBatchSize(task.hyper.batch_size);
     h.setDropLast(task.hyper.drop_last);
+    h.setGradClip(task.hyper.grad_clip);
   });
 }
 
@@ -174,6 +175,8 @@ TrainingTask decode_task(const Buffer& buffer, const DecodeLimits& limits) {
     task.hyper.local_epochs = h.getLocalEpochs();
     task.hyper.batch_size = h.getBatchSize();
     task.hyper.drop_last = h.getDropLast();
+    task.hyper.grad_clip = h.getGradClip();
+    if (!(task.hyper.grad_clip >= 0.0)) throw DecodeError("negative or NaN gradient clip");
     if (task.hyper.batch_size == 0) throw DecodeError("batch size 0");
     return task;
   });

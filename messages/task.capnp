@@ -12,6 +12,7 @@ struct HyperParams {
   localEpochs @3 :UInt32;
   batchSize @4 :UInt32;
   dropLast @5 :Bool;
+  gradClip @6 :Float64;  # max global gradient norm per step; 0 = off
 }
 
 struct TrainingTask {

@@ -28,6 +28,7 @@ struct ClientContext {
   const Dataset* data = nullptr;
   const std::vector<std::int64_t>* indices = nullptr;
   std::uint32_t epoch = 0;  // local epoch of the current batch, set by the training loop
+  const torch::Tensor* inputs = nullptr;  // the current batch's images, set by the training loop
 };
 
 // One pass of the model over the client's local data in eval mode without gradients, in
@@ -80,6 +81,9 @@ struct AlgorithmInfo {
   // Checks that involve the federation (a neighbour count below the cohort, say); returns
   // an error message, empty when the parameters fit.
   std::function<std::string(const ParamSet&, const FederationShape&)> check;
+  // The head and outputs the algorithm needs from the model (a projection, a cosine
+  // classifier, per-stage features); empty: the plain model.
+  std::function<ModelOptions(const ParamSet&)> model_options;
 };
 
 // The parameters of `info` with defaults taken from `preset` (empty: the default preset),

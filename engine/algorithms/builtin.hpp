@@ -15,6 +15,10 @@ AlgorithmInfo scaffold_info();
 AlgorithmInfo fedproto_info();
 AlgorithmInfo fedskc_info();
 AlgorithmInfo fedsc_info();
+AlgorithmInfo moon_info();
+AlgorithmInfo fednh_info();
+AlgorithmInfo fedrcl_info();
+AlgorithmInfo fedccl_info();
 
 // FedAvg's server half (sample-weighted mean), reused by algorithms that only change the client.
 std::unique_ptr<ServerAlgorithm> make_fedavg_server();

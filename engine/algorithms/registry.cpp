@@ -17,6 +17,7 @@ torch::Tensor ClientAlgorithm::loss(const torch::Tensor& labels, const ModelOutp
 const std::vector<AlgorithmInfo>& algorithm_catalog() {
   static const std::vector<AlgorithmInfo> catalog = {fedavg_info(),  fedprox_info(),    fedavgm_info(), fedadam_info(),
                                                      fedyogi_info(), fedadagrad_info(), scaffold_info(), fedproto_info(),
+                                                     moon_info(),    fednh_info(),      fedrcl_info(),   fedccl_info(),
                                                      fedskc_info(),  fedsc_info()};
   return catalog;
 }

@@ -16,21 +16,24 @@ struct TwoConvSpec {
 
 // small-cnn: 16 and 32 channels, valid 5x5 convolutions, 128 features (~80k parameters;
 // fast on one CPU thread). fedavg-cnn: McMahan et al. (2017), 32 and 64 channels, same-padded
-// 5x5, 512 features (1,663,370 parameters for 28x28x1 input and 10 classes).
+// 5x5, 512 features (1,663,370 parameters for 28x28x1 input and 10 classes). cnn4: the
+// "4-layer CNN" of FedKTL/HtFLlib (conv5x5 32, conv5x5 64, both valid, FC-512, classifier),
+// which FedCCL's intra-domain experiments also name.
 TwoConvSpec small_cnn_spec();
 TwoConvSpec fedavg_cnn_spec();
+TwoConvSpec cnn4_spec();
 
 class TwoConvCnn final : public Model {
  public:
   TwoConvCnn(const TwoConvSpec& spec, const std::vector<std::int64_t>& input_shape, std::int64_t num_classes,
-             const std::string& name);
-  ModelOutput forward(const torch::Tensor& x) override;
-  std::int64_t feature_dim() const override { return features_; }
+             const std::string& name, const ModelOptions& options);
+
+ protected:
+  Extracted extract(const torch::Tensor& x, bool levels) override;
 
  private:
   torch::nn::Conv2d conv1_{nullptr}, conv2_{nullptr};
-  torch::nn::Linear fc_{nullptr}, head_{nullptr};
-  std::int64_t features_;
+  torch::nn::Linear fc_{nullptr};
 };
 
 }  // namespace drift

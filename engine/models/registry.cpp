@@ -6,6 +6,7 @@
 #include "engine/core/rng.hpp"
 #include "engine/models/cnn_models.hpp"
 #include "engine/models/model.hpp"
+#include "engine/models/resnet.hpp"
 
 namespace drift {
 namespace {
@@ -21,12 +22,22 @@ void init_uniform_fan_in(torch::Tensor& weight, torch::Tensor& bias, at::Generat
   if (bias.defined()) bias.uniform_(-bound, bound, gen);
 }
 
+// FedNH starts from prototypes that are mutually orthogonal where C <= d (unit rows in any case).
+void init_orthogonal_rows(torch::Tensor& weight, at::Generator& gen) {
+  const auto rows = weight.size(0), cols = weight.size(1);
+  auto draw = torch::empty({std::max(rows, cols), std::min(rows, cols)}, torch::kFloat64).normal_(0.0, 1.0, gen);
+  auto q = std::get<0>(at::linalg_qr(draw));  // orthonormal columns
+  auto w = rows <= cols ? q.t() : q;
+  weight.copy_(torch::nn::functional::normalize(w, torch::nn::functional::NormalizeFuncOptions().dim(1)));
+}
+
 void init_parameters(torch::nn::Module& model, std::uint64_t seed) {
   auto gen = at::make_generator<at::CPUGeneratorImpl>(stream_seed(seed, "model-init"));
   torch::NoGradGuard no_grad;
   for (const auto& m : model.modules(/*include_self=*/false)) {
     if (auto* conv = m->as<torch::nn::Conv2dImpl>()) init_uniform_fan_in(conv->weight, conv->bias, gen);
     else if (auto* linear = m->as<torch::nn::LinearImpl>()) init_uniform_fan_in(linear->weight, linear->bias, gen);
+    else if (m->name() == "CosineHead") init_orthogonal_rows(m->named_parameters(false)["weight"], gen);
   }
 }
 
@@ -36,6 +47,9 @@ const std::vector<ModelInfo>& model_catalog() {
   static const std::vector<ModelInfo> catalog = {
       {"small-cnn", "2 conv layers (16, 32) + FC-128 features, ~80k parameters"},
       {"fedavg-cnn", "McMahan et al. 2017 CNN: conv 32, conv 64, FC-512 features, 1.66M parameters"},
+      {"cnn4", "FedKTL's 4-layer CNN: conv5x5 32, conv5x5 64 (valid), FC-512 features"},
+      {"resnet8", "FedSKC's ResNet-8: 3x3 stem + 3 BasicBlocks (w, 2w, 4w), w = [model] width (64)"},
+      {"resnet10", "FedSC's ResNet-10: 3x3 stem + 4 BasicBlocks (w .. 8w), w = [model] width (64)"},
   };
   return catalog;
 }
@@ -47,13 +61,22 @@ std::vector<std::string> model_names() {
 }
 
 std::shared_ptr<Model> make_model(const std::string& name, const std::vector<std::int64_t>& input_shape,
-                                  std::int64_t num_classes, std::uint64_t seed) {
+                                  std::int64_t num_classes, std::uint64_t seed, const ModelOptions& options) {
+  const std::int64_t width = options.width > 0 ? options.width : 64;
   std::shared_ptr<Model> model;
-  if (name == "small-cnn") model = std::make_shared<TwoConvCnn>(small_cnn_spec(), input_shape, num_classes, name);
-  else if (name == "fedavg-cnn") model = std::make_shared<TwoConvCnn>(fedavg_cnn_spec(), input_shape, num_classes, name);
+  if (name == "small-cnn") model = std::make_shared<TwoConvCnn>(small_cnn_spec(), input_shape, num_classes, name, options);
+  else if (name == "fedavg-cnn") model = std::make_shared<TwoConvCnn>(fedavg_cnn_spec(), input_shape, num_classes, name, options);
+  else if (name == "cnn4") model = std::make_shared<TwoConvCnn>(cnn4_spec(), input_shape, num_classes, name, options);
+  else if (name == "resnet8") model = std::make_shared<ResNet>(3, width, input_shape, num_classes, options);
+  else if (name == "resnet10") model = std::make_shared<ResNet>(4, width, input_shape, num_classes, options);
   else throw UserError("unknown model '" + name + "'");
   init_parameters(*model, seed);
+  model->set_recipe({name, input_shape, num_classes, seed, options});
   return model;
+}
+
+std::shared_ptr<Model> make_model(const ModelRecipe& recipe) {
+  return make_model(recipe.name, recipe.input_shape, recipe.num_classes, recipe.seed, recipe.options);
 }
 
 }  // namespace drift

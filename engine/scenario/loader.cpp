@@ -497,6 +497,7 @@ Scenario build(toml::table& root, const std::string& source) {
   s.sampler.candidates = get<double>(root, "sampler", "candidates");
   s.sampler.strata = get<std::string>(root, "sampler", "strata");
   s.model = get<std::string>(root, "model", "name");
+  s.model_width = get<std::int64_t>(root, "model", "width");
   s.algorithm = get<std::string>(root, "algorithm", "name");
   const AlgorithmInfo& algorithm = *find_algorithm(s.algorithm);
   const auto* preset = root["algorithm"]["preset"].as_string();
@@ -521,6 +522,7 @@ Scenario build(toml::table& root, const std::string& source) {
   s.training.momentum = get<double>(root, "training", "momentum");
   s.training.weight_decay = get<double>(root, "training", "weight_decay");
   s.training.drop_last = get<bool>(root, "training", "drop_last");
+  s.training.grad_clip = get<double>(root, "training", "grad_clip");
   s.training.lr_decay = get<double>(root, "training", "lr_decay");
   s.evaluation.every = get<std::int64_t>(root, "evaluation", "every");
   s.evaluation.batch_size = get<std::int64_t>(root, "evaluation", "batch_size");

@@ -116,6 +116,7 @@ struct Scenario {
   std::uint32_t rounds = 0;
   SamplerConfig sampler;
   std::string model;
+  std::int64_t model_width = 0;  // base channels of the ResNets; 0 = the architecture's default
   std::string algorithm;
   ParamSet algorithm_params;
   HyperParams training;

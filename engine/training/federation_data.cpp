@@ -1,5 +1,6 @@
 #include "engine/training/federation_data.hpp"
 
+#include "engine/algorithms/algorithm.hpp"
 #include "engine/sim/availability.hpp"
 
 namespace drift {
@@ -15,6 +16,18 @@ FederationData prepare_federation_data(const Scenario& scenario) {
   fed.population = std::make_shared<const Population>(build_population(scenario, fed.histograms));
   ClientAvailability check(scenario, *fed.population);  // parses and checks availability traces
   return fed;
+}
+
+}  // namespace drift
+
+namespace drift {
+
+std::shared_ptr<Model> make_scenario_model(const Scenario& scenario, const Dataset& train) {
+  ModelOptions options;
+  const auto* algorithm = find_algorithm(scenario.algorithm);
+  if (algorithm != nullptr && algorithm->model_options) options = algorithm->model_options(scenario.algorithm_params);
+  options.width = scenario.model_width;
+  return make_model(scenario.model, train.input_shape(), train.num_classes, scenario.seed, options);
 }
 
 }  // namespace drift

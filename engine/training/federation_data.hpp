@@ -6,6 +6,7 @@
 
 #include "engine/data/dataset.hpp"
 #include "engine/data/partition.hpp"
+#include "engine/models/model.hpp"
 #include "engine/scenario/scenario.hpp"
 #include "engine/sim/population.hpp"
 
@@ -22,5 +23,8 @@ struct FederationData {
 // traces are parsed too). Throws UserError for anything a person must fix, so that a run
 // directory is only created for a scenario that can start.
 FederationData prepare_federation_data(const Scenario& scenario);
+
+// The scenario's initial model, shaped as its algorithm asks (projection, head, levels).
+std::shared_ptr<Model> make_scenario_model(const Scenario& scenario, const Dataset& train);
 
 }  // namespace drift

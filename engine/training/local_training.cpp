@@ -38,6 +38,7 @@ ClientUpdate train_locally(Model& model, ClientAlgorithm& algorithm, const Datas
       auto y = data.labels.index_select(0, idx);
 
       optimizer.zero_grad();
+      ctx.inputs = &x;
       auto out = model.forward(x);
       auto loss = algorithm.loss(y, out, ctx);
       const double value = loss.item<double>();
@@ -47,6 +48,7 @@ ClientUpdate train_locally(Model& model, ClientAlgorithm& algorithm, const Datas
                             std::to_string(steps));
       }
       loss.backward();
+      if (hp.grad_clip > 0.0) torch::nn::utils::clip_grad_norm_(model.parameters(), hp.grad_clip);
       optimizer.step();
 
       loss_sum += value * static_cast<double>(size);

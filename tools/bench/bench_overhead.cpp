@@ -32,7 +32,7 @@ std::vector<double> bare_fedavg(const Scenario& s, const FederationData& fed) {
   at::set_num_threads(1);
   const auto& train = *fed.data.train;
   const auto& test = *fed.data.test;
-  auto model = make_model(s.model, train.input_shape(), train.num_classes, s.seed);
+  auto model = make_scenario_model(s, train);
   UniformSampler sampler(s.clients, s.seed);
   SelectionContext everyone;
   everyone.count = s.sampler.cohort_size(s.clients);

@@ -1,0 +1,40 @@
+#include "engine/models/model.hpp"
+
+namespace drift {
+namespace F = torch::nn::functional;
+
+void Model::build_head(std::int64_t backbone_dim, std::int64_t num_classes, const ModelOptions& options) {
+  levels_ = options.feature_levels;
+  feature_dim_ = backbone_dim;
+  if (options.projection_dim > 0) {
+    projection_ = register_module("projection", torch::nn::Sequential(torch::nn::Linear(backbone_dim, backbone_dim),
+                                                                      torch::nn::ReLU(),
+                                                                      torch::nn::Linear(backbone_dim, options.projection_dim)));
+    feature_dim_ = options.projection_dim;
+  }
+  if (options.head == HeadKind::linear) {
+    linear_head_ = register_module("head", torch::nn::Linear(feature_dim_, num_classes));
+    return;
+  }
+  // A parameter-only module, so the prototypes travel as "head.weight" like a linear head's.
+  cosine_head_ = register_module("head", std::make_shared<torch::nn::Module>("CosineHead"));
+  prototypes_ = cosine_head_->register_parameter("weight", torch::zeros({num_classes, feature_dim_}));
+  scale_ = cosine_head_->register_parameter("scale", torch::ones({1}));
+}
+
+ModelOutput Model::forward(const torch::Tensor& x) {
+  auto extracted = extract(x, levels_);
+  ModelOutput out;
+  out.levels = std::move(extracted.levels);
+  out.features = projection_ ? projection_->forward(extracted.features) : extracted.features;
+  if (linear_head_) {
+    out.logits = linear_head_->forward(out.features);
+  } else {
+    const auto unit = F::normalize(out.features, F::NormalizeFuncOptions().dim(1));
+    const auto rows = F::normalize(prototypes_, F::NormalizeFuncOptions().dim(1));
+    out.logits = scale_ * F::linear(unit, rows);
+  }
+  return out;
+}
+
+}  // namespace drift
