@@ -19,7 +19,9 @@ const std::vector<PartitionSchemeInfo>& partition_schemes() {
   static const std::vector<PartitionSchemeInfo> schemes = {
       {"iid", "uniform shuffle, near-equal shares"},
       {"dirichlet", "per-class Dirichlet(alpha) label skew (PFLlib / NIID-Bench convention)"},
+      {"dirichlet_creff", "CReFF / FedSKC code: Dirichlet among 10 workers per chunk, re-cut into equal-size clients"},
       {"shards", "label-sorted shards, shards_per_client per client (McMahan et al.)"},
+      {"file", "per-client index lists read from partition.file (JSON), to replicate another framework's split"},
   };
   return schemes;
 }
@@ -142,21 +144,98 @@ Partition partition_shards(const std::vector<std::int64_t>& labels, std::uint32_
   return p;
 }
 
+Partition partition_dirichlet_creff(const std::vector<std::int64_t>& labels, std::int64_t num_classes,
+                                    std::uint32_t clients, double alpha, std::int64_t max_attempts, Rng& rng) {
+  constexpr std::uint32_t kWorkers = 10;
+  if (clients < kWorkers) throw UserError("dirichlet_creff needs at least 10 clients");
+  const auto n = static_cast<std::int64_t>(labels.size());
+  std::vector<std::int64_t> order(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) order[static_cast<std::size_t>(i)] = i;
+  rng.shuffle(order);
+  const std::int64_t chunks = (clients + kWorkers - 1) / kWorkers;
+  const std::int64_t chunk_size = n * kWorkers / clients;
+  std::vector<std::int64_t> sequence;  // every worker's samples, worker after worker
+  sequence.reserve(static_cast<std::size_t>(n));
+  for (std::int64_t j = 0; j < chunks; ++j) {
+    const std::int64_t begin = j * chunk_size, end = j + 1 == chunks ? n : std::min(n, (j + 1) * chunk_size);
+    std::vector<std::int64_t> chunk_labels;
+    for (std::int64_t i = begin; i < end; ++i) chunk_labels.push_back(labels[static_cast<std::size_t>(order[static_cast<std::size_t>(i)])]);
+    const auto min_size = static_cast<std::int64_t>(std::ceil(0.5 * static_cast<double>(end - begin) / kWorkers));
+    Partition workers;
+    try {
+      workers = partition_dirichlet(chunk_labels, num_classes, kWorkers, alpha, min_size, max_attempts, rng);
+    } catch (const UserError&) {
+      throw UserError("dirichlet_creff: chunk " + std::to_string(j + 1) + " of " + std::to_string(chunks) +
+                      " left a worker below half its share after " + std::to_string(max_attempts) +
+                      " draws (alpha=" + std::to_string(alpha) + "); raise partition.alpha or partition.max_attempts");
+    }
+    for (const auto& worker : workers.indices)
+      for (auto local : worker) sequence.push_back(order[static_cast<std::size_t>(begin + local)]);
+  }
+  Partition p;
+  p.indices.resize(clients);
+  const std::int64_t base = n / clients, extra = n % clients;
+  std::int64_t at = 0;
+  for (std::uint32_t k = 0; k < clients; ++k) {
+    const std::int64_t size = base + (static_cast<std::int64_t>(k) < extra ? 1 : 0);
+    p.indices[k].assign(sequence.begin() + at, sequence.begin() + at + size);
+    at += size;
+  }
+  sort_each(p);
+  return p;
+}
+
+std::vector<std::int64_t> long_tail_pool(const std::vector<std::int64_t>& labels, std::int64_t num_classes, double rho,
+                                         Rng& rng) {
+  std::vector<std::vector<std::int64_t>> by_class(static_cast<std::size_t>(num_classes));
+  for (std::size_t i = 0; i < labels.size(); ++i) by_class[static_cast<std::size_t>(labels[i])].push_back(static_cast<std::int64_t>(i));
+  const double n_max = std::floor(static_cast<double>(labels.size()) / static_cast<double>(num_classes));
+  std::vector<std::int64_t> pool;
+  for (std::int64_t c = 0; c < num_classes; ++c) {
+    auto& members = by_class[static_cast<std::size_t>(c)];
+    const double exponent = num_classes > 1 ? static_cast<double>(c) / static_cast<double>(num_classes - 1) : 0.0;
+    const auto keep = static_cast<std::size_t>(std::floor(n_max * std::pow(1.0 / rho, exponent)));
+    rng.shuffle(members);
+    pool.insert(pool.end(), members.begin(), members.begin() + static_cast<std::ptrdiff_t>(std::min(keep, members.size())));
+  }
+  std::sort(pool.begin(), pool.end());
+  return pool;
+}
+
 Partition make_partition(const PartitionConfig& config, const std::vector<std::int64_t>& labels,
                          std::int64_t num_classes, std::uint32_t clients, std::uint64_t seed) {
+  if (config.scheme == "file") return partition_from_file(config.file, static_cast<std::int64_t>(labels.size()), clients);
+  std::vector<std::int64_t> pool;  // empty: every sample
+  const std::vector<std::int64_t>* pool_labels = &labels;
+  std::vector<std::int64_t> tail_labels;
+  if (config.long_tail > 1.0) {
+    Rng tail = make_stream(seed, "long-tail");
+    pool = long_tail_pool(labels, num_classes, config.long_tail, tail);
+    for (auto i : pool) tail_labels.push_back(labels[static_cast<std::size_t>(i)]);
+    pool_labels = &tail_labels;
+  }
   Rng rng = make_stream(seed, "partition");
+  const auto& l = *pool_labels;
+  Partition p;
   if (config.scheme == "iid") {
-    if (static_cast<std::int64_t>(labels.size()) < clients)
+    if (static_cast<std::int64_t>(l.size()) < clients)
       throw UserError("cannot give " + std::to_string(clients) + " clients a sample each from " +
-                      std::to_string(labels.size()) + " training samples");
-    return partition_iid(static_cast<std::int64_t>(labels.size()), clients, rng);
+                      std::to_string(l.size()) + " training samples");
+    p = partition_iid(static_cast<std::int64_t>(l.size()), clients, rng);
+  } else if (config.scheme == "dirichlet") {
+    p = partition_dirichlet(l, num_classes, clients, config.alpha, config.min_client_samples, config.max_attempts, rng);
+  } else if (config.scheme == "dirichlet_creff") {
+    p = partition_dirichlet_creff(l, num_classes, clients, config.alpha, config.max_attempts, rng);
+  } else if (config.scheme == "shards") {
+    p = partition_shards(l, clients, config.shards_per_client, rng);
+  } else {
+    throw UserError("unknown partition scheme '" + config.scheme + "'");
   }
-  if (config.scheme == "dirichlet") {
-    return partition_dirichlet(labels, num_classes, clients, config.alpha, config.min_client_samples,
-                               config.max_attempts, rng);
-  }
-  if (config.scheme == "shards") return partition_shards(labels, clients, config.shards_per_client, rng);
-  throw UserError("unknown partition scheme '" + config.scheme + "'");
+  // Pool positions back to dataset indices; the pool is ascending, so each list stays sorted.
+  if (!pool.empty())
+    for (auto& client : p.indices)
+      for (auto& i : client) i = pool[static_cast<std::size_t>(i)];
+  return p;
 }
 
 std::vector<std::vector<std::int64_t>> class_histograms(const Partition& partition,

@@ -38,7 +38,26 @@ Partition partition_dirichlet(const std::vector<std::int64_t>& labels, std::int6
 Partition partition_shards(const std::vector<std::int64_t>& labels, std::uint32_t clients,
                            std::int64_t shards_per_client, Rng& rng);
 
-// Dispatches on config.scheme; the stream is ("partition") of the scenario seed.
+// CReFF's clients_indices (spec 1.1): shuffle; cut into ceil(K/10) chunks of ~10/K of the data;
+// split each chunk among 10 workers by the Dirichlet rule above, redrawn until every worker
+// holds half its share; concatenate the workers and re-cut into K equal slices (sizes differ
+// by at most one). Label skew survives approximately; client sizes become equal. K >= 10.
+Partition partition_dirichlet_creff(const std::vector<std::int64_t>& labels, std::int64_t num_classes,
+                                    std::uint32_t clients, double alpha, std::int64_t max_attempts, Rng& rng);
+
+// The long-tailed training pool of spec 1.1: class c keeps its first floor(n_max * rho^(-c/(C-1)))
+// shuffled samples, n_max = N / C (class 0 is the head). Ascending indices.
+std::vector<std::int64_t> long_tail_pool(const std::vector<std::int64_t>& labels, std::int64_t num_classes, double rho,
+                                         Rng& rng);
+
+// Reads per-client index lists from JSON: [[i, ...], ...] or {"clients": [[...], ...]} (a
+// client may also be {"indices": [...]}). Throws UserError naming the client and index for a
+// wrong client count, a non-integer, an index outside [0, num_samples), a duplicate or an
+// empty client.
+Partition partition_from_file(const std::string& path, std::int64_t num_samples, std::uint32_t clients);
+
+// Dispatches on config.scheme, after the long-tail transform when config.long_tail > 1.
+// Streams: ("long-tail") and ("partition") of the scenario seed.
 Partition make_partition(const PartitionConfig& config, const std::vector<std::int64_t>& labels,
                          std::int64_t num_classes, std::uint32_t clients, std::uint64_t seed);
 

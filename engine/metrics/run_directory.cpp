@@ -52,9 +52,11 @@ RunDirectory::RunDirectory(fs::path path, const Scenario& scenario, const Federa
   partition["class_names"] = data.data.train->class_names;
   json clients = json::array();
   for (std::size_t k = 0; k < data.partition.num_clients(); ++k) {
-    clients.push_back({{"client", k},
-                       {"num_samples", data.partition.indices[k].size()},
-                       {"class_histogram", data.histograms[k]}});
+    json client = {{"client", k},
+                   {"num_samples", data.partition.indices[k].size()},
+                   {"class_histogram", data.histograms[k]}};
+    if (k < data.client_test_sizes.size()) client["test_samples"] = data.client_test_sizes[k];
+    clients.push_back(std::move(client));
   }
   partition["clients"] = std::move(clients);
   write_file(path_ / "partition.json", partition.dump(1) + "\n");

@@ -466,11 +466,26 @@ void absolutise_traces(toml::table& root, const std::filesystem::path& base_dir)
   };
   fix(root["profile"]);
   fix(root["availability"]);
+  if (auto* partition = root["partition"].as_table())
+    if (auto v = (*partition)["file"].value<std::string>(); v && !v->empty())
+      partition->insert_or_assign("file", resolve_path(*v, base_dir));
   if (auto* groups = root["groups"].as_table())
     for (auto&& [k, node] : *groups) {
       fix(node.as_table()->operator[]("profile"));
       fix(node.as_table()->operator[]("availability"));
     }
+}
+
+// Partition keys that are each valid but do not fit together; empty when they do.
+std::string partition_conflict(const PartitionConfig& p, std::uint32_t clients) {
+  if (p.scheme == "file" && p.file.empty())
+    return "partition.scheme = \"file\" needs partition.file (a JSON list of per-client index lists)";
+  if (p.scheme != "file" && !p.file.empty()) return "partition.file is only read with partition.scheme = \"file\"";
+  if (p.scheme == "file" && p.long_tail != 1.0)
+    return "partition.long_tail does not apply to scheme = \"file\" (the file fixes every index)";
+  if (p.scheme == "dirichlet_creff" && clients < 10)
+    return "partition.scheme = \"dirichlet_creff\" splits among 10 workers per chunk and needs federation.clients >= 10";
+  return "";
 }
 
 Scenario build(toml::table& root, const std::string& source) {
@@ -489,7 +504,12 @@ Scenario build(toml::table& root, const std::string& source) {
   s.partition.shards_per_client = get<std::int64_t>(root, "partition", "shards_per_client");
   s.partition.min_client_samples = get<std::int64_t>(root, "partition", "min_client_samples");
   s.partition.max_attempts = get<std::int64_t>(root, "partition", "max_attempts");
+  s.partition.long_tail = get<double>(root, "partition", "long_tail");
+  s.partition.file = get<std::string>(root, "partition", "file");
+  s.data.client_test_fraction = get<double>(root, "data", "client_test_fraction");
   s.clients = static_cast<std::uint32_t>(get<std::int64_t>(root, "federation", "clients"));
+  if (const auto message = partition_conflict(s.partition, s.clients); !message.empty())
+    throw UserError(source + ": " + message);
   s.rounds = static_cast<std::uint32_t>(get<std::int64_t>(root, "federation", "rounds"));
   s.sampler.name = get<std::string>(root, "sampler", "name");
   if (root["sampler"]["clients_per_round"]) s.sampler.clients_per_round = get<std::int64_t>(root, "sampler", "clients_per_round");

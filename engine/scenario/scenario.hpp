@@ -15,14 +15,20 @@ struct DataConfig {
   std::string path;  // directory of the dataset files; "" = the dataset's default location
   std::int64_t max_train_samples = 0;  // 0 = all; otherwise the first N (for quick runs)
   std::int64_t max_test_samples = 0;
+  // > 0: family B (PFLlib). Train and test sets are merged into one pool before partitioning,
+  // each client holds this fraction of its share out, and the held-out parts, in client order,
+  // form the test set (so test accuracy is the sample-weighted accuracy over clients).
+  double client_test_fraction = 0.0;
 };
 
 struct PartitionConfig {
-  std::string scheme;  // iid | dirichlet | shards
+  std::string scheme;  // iid | dirichlet | dirichlet_creff | shards | file
   double alpha = 0.5;
   std::int64_t shards_per_client = 2;
   std::int64_t min_client_samples = 10;
   std::int64_t max_attempts = 1000;
+  double long_tail = 1.0;  // rho: class c keeps n_max * rho^(-c/(C-1)) samples; 1 = no long tail
+  std::string file;        // scheme = file: JSON per-client index lists (absolute path)
 };
 
 struct SamplerConfig {

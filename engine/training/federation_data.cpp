@@ -1,6 +1,11 @@
 #include "engine/training/federation_data.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include "engine/algorithms/algorithm.hpp"
+#include "engine/core/error.hpp"
+#include "engine/core/rng.hpp"
 #include "engine/sim/availability.hpp"
 
 namespace drift {
@@ -8,10 +13,19 @@ namespace drift {
 FederationData prepare_federation_data(const Scenario& scenario) {
   FederationData fed;
   fed.data = load_dataset(scenario.data);
+  const double held_out = scenario.data.client_test_fraction;
+  if (held_out > 0.0) {
+    // One pool, as PFLlib merges the official splits before partitioning.
+    auto pool = std::make_shared<Dataset>(*fed.data.train);
+    pool->images = torch::cat({fed.data.train->images, fed.data.test->images});
+    pool->labels = torch::cat({fed.data.train->labels, fed.data.test->labels});
+    fed.data.train = pool;
+  }
   const auto& labels_tensor = fed.data.train->labels;
   std::vector<std::int64_t> labels(labels_tensor.data_ptr<std::int64_t>(),
                                    labels_tensor.data_ptr<std::int64_t>() + labels_tensor.numel());
   fed.partition = make_partition(scenario.partition, labels, fed.data.train->num_classes, scenario.clients, scenario.seed);
+  if (held_out > 0.0) fed.client_test_sizes = hold_out_client_tests(fed.data, fed.partition, held_out, scenario.seed);
   fed.histograms = class_histograms(fed.partition, labels, fed.data.train->num_classes);
   fed.population = std::make_shared<const Population>(build_population(scenario, fed.histograms));
   ClientAvailability check(scenario, *fed.population);  // parses and checks availability traces
@@ -21,6 +35,34 @@ FederationData prepare_federation_data(const Scenario& scenario) {
 }  // namespace drift
 
 namespace drift {
+
+std::vector<std::int64_t> hold_out_client_tests(DatasetSplits& data, Partition& partition, double fraction,
+                                                std::uint64_t seed) {
+  std::vector<std::int64_t> test_indices, sizes;
+  for (std::size_t k = 0; k < partition.indices.size(); ++k) {
+    auto share = partition.indices[k];
+    Rng rng = make_stream(seed, "client-split", {k});
+    rng.shuffle(share);
+    // sklearn's train_test_split rounds the test part up.
+    const auto n_test = static_cast<std::size_t>(std::ceil(fraction * static_cast<double>(share.size())));
+    if (n_test >= share.size())
+      throw UserError("client " + std::to_string(k) + " holds " + std::to_string(share.size()) +
+                      " samples: holding out data.client_test_fraction = " + std::to_string(fraction) +
+                      " leaves it none to train on; raise partition.min_client_samples");
+    std::vector<std::int64_t> held(share.begin(), share.begin() + static_cast<std::ptrdiff_t>(n_test));
+    std::sort(held.begin(), held.end());
+    test_indices.insert(test_indices.end(), held.begin(), held.end());
+    sizes.push_back(static_cast<std::int64_t>(n_test));
+    partition.indices[k].assign(share.begin() + static_cast<std::ptrdiff_t>(n_test), share.end());
+    std::sort(partition.indices[k].begin(), partition.indices[k].end());
+  }
+  auto test = std::make_shared<Dataset>(*data.train);
+  const auto index = torch::tensor(test_indices, torch::kInt64);
+  test->images = data.train->images.index_select(0, index);
+  test->labels = data.train->labels.index_select(0, index);
+  data.test = test;
+  return sizes;
+}
 
 std::shared_ptr<Model> make_scenario_model(const Scenario& scenario, const Dataset& train) {
   ModelOptions options;

@@ -15,7 +15,8 @@ namespace drift {
 struct FederationData {
   DatasetSplits data;
   Partition partition;
-  std::vector<std::vector<std::int64_t>> histograms;  // [client][class]
+  std::vector<std::vector<std::int64_t>> histograms;  // [client][class], training part
+  std::vector<std::int64_t> client_test_sizes;        // held-out samples per client (family B); else empty
   std::shared_ptr<const Population> population;       // groups and system profiles
 };
 
@@ -23,6 +24,13 @@ struct FederationData {
 // traces are parsed too). Throws UserError for anything a person must fix, so that a run
 // directory is only created for a scenario that can start.
 FederationData prepare_federation_data(const Scenario& scenario);
+
+// Family B (data.client_test_fraction = f > 0): `test` becomes every client's held-out part,
+// ceil(f * n_k) of its shuffled share (stream "client-split"), in client order; `partition`
+// keeps the rest. Returns the held-out sizes. Throws UserError for a client left without
+// training samples.
+std::vector<std::int64_t> hold_out_client_tests(DatasetSplits& data, Partition& partition, double fraction,
+                                                std::uint64_t seed);
 
 // The scenario's initial model, shaped as its algorithm asks (projection, head, levels).
 std::shared_ptr<Model> make_scenario_model(const Scenario& scenario, const Dataset& train);
