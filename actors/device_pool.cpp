@@ -8,25 +8,39 @@ namespace drift::actors {
 namespace {
 
 struct PoolState {
+  std::vector<DeviceSlots> devices;
   std::vector<caf::actor> slots;
-  std::deque<std::uint32_t> idle;
+  std::vector<std::size_t> device_of;          // slot -> device
+  std::vector<std::deque<std::uint32_t>> idle;  // device -> idle slots, lowest first
+  std::vector<std::uint32_t> running;          // device -> jobs running
   std::deque<std::pair<caf::response_promise, caf::message>> queue;
 };
 
 }  // namespace
 
-caf::behavior device_pool(caf::event_based_actor* self, std::uint32_t slots, SlotContext ctx) {
+caf::behavior device_pool(caf::event_based_actor* self, std::vector<DeviceSlots> devices, SlotContext ctx) {
   auto state = std::make_shared<PoolState>();
-  for (std::uint32_t i = 0; i < slots; ++i) {
-    state->slots.push_back(self->spawn<caf::detached + caf::linked>(trainer_slot, caf::actor{self}, i, ctx));
-    state->idle.push_back(i);
+  state->devices = devices;
+  state->idle.resize(devices.size());
+  state->running.assign(devices.size(), 0);
+  for (std::size_t d = 0; d < devices.size(); ++d) {
+    for (std::uint32_t k = 0; k < devices[d].slots; ++k) {
+      const auto id = static_cast<std::uint32_t>(state->slots.size());
+      state->slots.push_back(
+          self->spawn<caf::detached + caf::linked>(trainer_slot, caf::actor{self}, id, devices[d].device, ctx));
+      state->device_of.push_back(d);
+      state->idle[d].push_back(id);
+    }
   }
   auto dispatch = [state] {
-    while (!state->idle.empty() && !state->queue.empty()) {
+    while (!state->queue.empty()) {
+      const auto device = least_loaded_device(state->devices, state->running);
+      if (!device) return;
       auto [promise, job] = std::move(state->queue.front());
       state->queue.pop_front();
-      const auto slot = state->idle.front();
-      state->idle.pop_front();
+      const auto slot = state->idle[*device].front();
+      state->idle[*device].pop_front();
+      ++state->running[*device];
       promise.delegate(state->slots[slot], std::move(job));
     }
   };
@@ -40,7 +54,9 @@ caf::behavior device_pool(caf::event_based_actor* self, std::uint32_t slots, Slo
         dispatch();
       },
       [=](idle_atom, std::uint32_t slot) {
-        state->idle.push_back(slot);
+        const auto d = state->device_of.at(slot);
+        --state->running[d];
+        state->idle[d].push_back(slot);
         dispatch();
       },
   };

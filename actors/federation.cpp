@@ -1,17 +1,10 @@
 #include "actors/federation.hpp"
 
-#include <thread>
-
 #include "actors/device_pool.hpp"
 #include "actors/server.hpp"
 #include "actors/wire.hpp"
 
 namespace drift::actors {
-
-std::uint32_t resolve_cpu_slots(std::int64_t requested) {
-  if (requested > 0) return static_cast<std::uint32_t>(requested);
-  return std::max(1u, std::thread::hardware_concurrency());
-}
 
 double run_federation(std::shared_ptr<const Scenario> scenario, std::shared_ptr<const FederationData> data,
                       std::shared_ptr<RunDirectory> directory, std::shared_ptr<RunObserver> observer,
@@ -23,7 +16,9 @@ double run_federation(std::shared_ptr<const Scenario> scenario, std::shared_ptr<
   caf::actor_system system{cfg};
 
   SlotContext ctx{scenario, data, data->population};
-  auto pool = system.spawn(device_pool, std::max(1u, options.cpu_slots), ctx);
+  auto devices = options.devices;
+  if (devices.empty()) devices.push_back(DeviceSlots{torch::kCPU, std::max(1u, options.cpu_slots)});
+  auto pool = system.spawn(device_pool, devices, ctx);
   auto sink = system.spawn(metrics_sink, directory, observer, scenario->evaluation.targets);
   auto server_actor = system.spawn(server, ctx, ServerPeers{pool, sink}, ServerOptions{scenario->log_eligible});
 

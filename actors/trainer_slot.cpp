@@ -15,7 +15,7 @@ struct SlotWorkspace {
   std::shared_ptr<Model> model;
   std::unique_ptr<ClientAlgorithm> algorithm;
 
-  void ensure(const SlotContext& ctx) {
+  void ensure(const SlotContext& ctx, const torch::Device& device) {
     if (model) return;
     // One thread per slot: parallelism comes from slots, and a job's arithmetic is then
     // the same whatever the number of slots, which keeps results byte-identical.
@@ -23,19 +23,21 @@ struct SlotWorkspace {
     const auto& s = *ctx.scenario;
     const auto& train = *ctx.data->data.train;
     model = make_scenario_model(s, train);
+    model->to(device);
     algorithm = find_algorithm(s.algorithm)->make_client(s.algorithm_params);
   }
 };
 
 }  // namespace
 
-caf::behavior trainer_slot(caf::event_based_actor* self, caf::actor pool, std::uint32_t slot_id, SlotContext ctx) {
+caf::behavior trainer_slot(caf::event_based_actor* self, caf::actor pool, std::uint32_t slot_id, torch::Device device,
+                           SlotContext ctx) {
   auto workspace = std::make_shared<SlotWorkspace>();
   auto released = [self, pool, slot_id] { self->send(pool, idle_atom::value, slot_id); };
   return {
       [=](train_atom, const Buffer& state_buffer, const Buffer& task_buffer) -> caf::result<Buffer, Buffer> {
         try {
-          workspace->ensure(ctx);
+          workspace->ensure(ctx, device);
           const auto task = msg::decode_task(task_buffer);
           auto state = msg::decode_client_state(state_buffer);
           const auto& partition = ctx.data->partition.indices;
@@ -43,7 +45,7 @@ caf::behavior trainer_slot(caf::event_based_actor* self, caf::actor pool, std::u
             throw DecodeError("job for unknown client " + std::to_string(state.client_id));
           auto update = train_locally(*workspace->model, *workspace->algorithm, *ctx.data->data.train,
                                       partition[state.client_id], task, state.client_id, state.state,
-                                      ctx.scenario->seed);
+                                      ctx.scenario->seed, device);
           auto update_buffer = msg::encode_update(update);
           auto new_state = msg::encode_client_state(state);
           released();
@@ -55,13 +57,14 @@ caf::behavior trainer_slot(caf::event_based_actor* self, caf::actor pool, std::u
       },
       [=](eval_atom, const Buffer& job_buffer, const Buffer& weights_buffer) -> caf::result<Buffer> {
         try {
-          workspace->ensure(ctx);
+          workspace->ensure(ctx, device);
           const auto job = msg::decode_eval_job(job_buffer);
           const auto& test = *ctx.data->data.test;
           if (job.end > static_cast<std::uint64_t>(test.size()))
             throw DecodeError("evaluation range ends past the test set");
           load_state(*workspace->model, msg::decode_bundle(weights_buffer));
-          auto result = evaluate_range(*workspace->model, test, job.begin, job.end, ctx.scenario->evaluation.batch_size);
+          auto result = evaluate_range(*workspace->model, test, job.begin, job.end, ctx.scenario->evaluation.batch_size,
+                                       device);
           released();
           return msg::encode_eval_result(result);
         } catch (const std::exception& e) {

@@ -19,6 +19,8 @@ struct SlotContext {
 // A detached actor (its own thread, one intra-op torch thread) that runs training and
 // evaluation jobs. It tells `pool` when it is free again; replies go straight to whoever
 // asked, because the pool delegates jobs to it.
-caf::behavior trainer_slot(caf::event_based_actor* self, caf::actor pool, std::uint32_t slot_id, SlotContext ctx);
+// Models and batches move to `device`; updates and results come back on the CPU.
+caf::behavior trainer_slot(caf::event_based_actor* self, caf::actor pool, std::uint32_t slot_id, torch::Device device,
+                           SlotContext ctx);
 
 }  // namespace drift::actors

@@ -48,6 +48,15 @@ expect set-typo "did you mean 'federation.clients'" run "$(scenario typo '')" --
 expect missing-scenario "cannot open scenario file" run "$work/nope.toml"
 expect toml-syntax "syntax.toml:3" run "$(scenario syntax $'[federation\nrounds = 3')"
 expect validate-too "partition.alpha must be > 0" validate "$(scenario validate $'[partition]\nalpha = -1')"
+expect bad-device "unknown device 'gpu:0'" run "$(scenario device '')" --devices gpu:0
+expect device-conflict "set devices.cpu_slots or devices.pool, not both" run "$(scenario conflict $'[devices]\ncpu_slots = 2\npool = "cpu:2"')"
+expect bad-partition-file "cannot open partition file" run "$(scenario pfile $'[partition]\nscheme = "file"\nfile = "none.json"')"
+# On a CPU-only LibTorch (Debian's), asking for a GPU is refused before anything runs.
+if "$drift" validate "$(scenario probe '')" --set 'devices.pool="cuda:0"' > /dev/null 2>&1; then
+  echo "(CUDA available: skipping the CPU-only refusal check)"
+else
+  expect cuda-without-cuda "LibTorch without CUDA" run "$(scenario cuda '')" --devices cuda:0x4
+fi
 mkdir -p "$work/taken" && touch "$work/taken/file"
 expect out-not-empty "already exists and is not empty" run "$(scenario taken '')" --out "$work/taken"
 

@@ -29,6 +29,7 @@ struct ClientContext {
   const std::vector<std::int64_t>* indices = nullptr;
   std::uint32_t epoch = 0;  // local epoch of the current batch, set by the training loop
   const torch::Tensor* inputs = nullptr;  // the current batch's images, set by the training loop
+  torch::Device device = torch::kCPU;     // where the model, batches, payload and state are
 };
 
 // One pass of the model over the client's local data in eval mode without gradients, in

@@ -2,7 +2,10 @@
 
 namespace drift {
 
-void ClassMeans::add(const torch::Tensor& values, const torch::Tensor& labels) {
+void ClassMeans::add(const torch::Tensor& device_values, const torch::Tensor& device_labels) {
+  // Sums live on the CPU in float64 whatever device trains: exact, and uploads are CPU-side.
+  const auto values = device_values.detach().to(torch::kCPU);
+  const auto labels = device_labels.to(torch::kCPU);
   if (labels.numel() == 0) return;
   const auto needed = labels.max().item<std::int64_t>() + 1;
   if (!sums_.defined()) {

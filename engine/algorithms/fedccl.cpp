@@ -32,7 +32,7 @@ void stack_bank(const Payload& payload, const std::string& key, torch::Tensor& b
   std::vector<torch::Tensor> rows, tags;
   for (const auto& [c, vectors] : it->second) {
     rows.push_back(vectors.to(torch::kFloat32));
-    tags.push_back(torch::full({vectors.size(0)}, static_cast<std::int64_t>(c), torch::kInt64));
+    tags.push_back(torch::full({vectors.size(0)}, static_cast<std::int64_t>(c), vectors.options().dtype(torch::kInt64)));
   }
   bank = torch::cat(rows);
   labels = torch::cat(tags);
@@ -76,7 +76,7 @@ void FedCCLClient::end(ClientContext& ctx, ClientUpdate& update) {
     for_each_local_batch(ctx, [&](const ModelOutput& out, const torch::Tensor& labels) { collect(out.features, labels); });
   }
   for (const auto& [c, rows] : embeddings_) {
-    const auto points = torch::cat(rows);
+    const auto points = torch::cat(rows).to(torch::kCPU);
     update.payload.class_vectors[kSignals][c] = cluster_means(points, finch(points));
   }
   embeddings_.clear();

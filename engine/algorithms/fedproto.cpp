@@ -26,8 +26,8 @@ torch::Tensor FedProtoClient::loss(const torch::Tensor& labels, const ModelOutpu
   auto total = ClientAlgorithm::loss(labels, out, ctx);
   const auto classes = out.logits.size(1), dim = out.features.size(1);
   if (!prototypes_.defined()) {
-    prototypes_ = torch::zeros({classes, dim});
-    has_prototype_ = torch::zeros({classes}, torch::kBool);
+    prototypes_ = torch::zeros({classes, dim}, out.features.options());
+    has_prototype_ = torch::zeros({classes}, out.features.options().dtype(torch::kBool));
     for (const auto& [c, rows] : global_) {
       if (c >= classes || rows.size(1) != dim) continue;
       prototypes_[c] = rows[0].to(torch::kFloat32);

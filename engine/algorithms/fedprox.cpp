@@ -8,7 +8,7 @@ namespace drift {
 
 torch::Tensor proximal_term(const std::vector<torch::Tensor>& params,
                             const std::vector<torch::Tensor>& anchor, double mu) {
-  auto total = torch::zeros({}, torch::kFloat32);
+  auto total = torch::zeros({}, params.empty() ? torch::TensorOptions() : params.front().options());
   for (std::size_t i = 0; i < params.size(); ++i) total = total + (params[i] - anchor[i]).pow(2).sum();
   return total * (mu / 2.0);
 }

@@ -20,7 +20,7 @@ namespace drift {
 torch::Tensor fedrcl_level_loss(const torch::Tensor& features, const torch::Tensor& labels, const FedRCLOptions& o) {
   const auto n = features.size(0);
   const auto s = cosine_matrix(features, features);
-  const auto eye = torch::eye(n, torch::TensorOptions().dtype(torch::kBool));
+  const auto eye = torch::eye(n, torch::TensorOptions().dtype(torch::kBool).device(features.device()));
   const auto same = labels.unsqueeze(0).eq(labels.unsqueeze(1)).logical_and(eye.logical_not());
   const auto other = labels.unsqueeze(0).ne(labels.unsqueeze(1));
   const auto has_partner = same.any(1);

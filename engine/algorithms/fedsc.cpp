@@ -101,12 +101,12 @@ void Client::begin(ClientContext& ctx) {
       classes.insert(classes.end(), static_cast<std::size_t>(r.size(0)), c);
     }
     bank_ = torch::cat(rows);
-    bank_classes_ = torch::tensor(classes);
+    bank_classes_ = torch::tensor(classes).to(ctx.device);
   }
   if (auto it = vectors.find("consistent"); it != vectors.end() && !it->second.empty()) {
     const auto k = std::max<std::int64_t>(ctx.data ? ctx.data->num_classes : 0, it->second.rbegin()->first + 1);
-    consistent_ = torch::zeros({k, it->second.begin()->second.size(1)});
-    has_ = torch::zeros({k}, torch::kBool);
+    consistent_ = torch::zeros({k, it->second.begin()->second.size(1)}, torch::TensorOptions().device(ctx.device));
+    has_ = torch::zeros({k}, torch::TensorOptions().dtype(torch::kBool).device(ctx.device));
     for (const auto& [c, r] : it->second) {
       consistent_[c] = r[0].to(torch::kFloat32);
       has_[c] = true;

@@ -92,7 +92,7 @@ torch::Tensor lcl_loss(const torch::Tensor& logits, const torch::Tensor& labels,
   // Column of each sample's class in `knowledge`, -1 when the class has none.
   std::vector<std::int64_t> column_of(static_cast<std::size_t>(logits.size(1)), -1);
   for (std::size_t j = 0; j < classes.size(); ++j) column_of[static_cast<std::size_t>(classes[j])] = static_cast<std::int64_t>(j);
-  auto column = torch::tensor(column_of).index_select(0, labels);
+  auto column = torch::tensor(column_of).to(labels.device()).index_select(0, labels);
   const auto present = column.ge(0);
   // A sample without a positive either sits out (paper) or uses itself, cos = 1 (code).
   const auto self = torch::full({batch}, 1.0 / o.tau, s.options());
@@ -122,7 +122,7 @@ void Client::begin(ClientContext& ctx) {
   knowledge_ = torch::stack(rows);
   if (o_.normalization == "dataset") {
     // U_j = (1/N_k) sum_i ||l_i - c~^j|| with the received model, once per round.
-    auto sum = torch::zeros({knowledge_.size(0)}, torch::kFloat64);
+    auto sum = torch::zeros({knowledge_.size(0)}, torch::TensorOptions().dtype(torch::kFloat64).device(ctx.device));
     std::int64_t n = 0;
     for_each_local_batch(ctx, [&](const ModelOutput& out, const torch::Tensor&) {
       sum += torch::cdist(out.logits, knowledge_).to(torch::kFloat64).sum(0);

@@ -60,7 +60,7 @@ torch::Tensor cluster_means(const torch::Tensor& points, const std::vector<std::
 
 std::vector<std::vector<std::int64_t>> finch_hierarchy(const torch::Tensor& points) {
   if (points.dim() != 2 || points.size(0) == 0) throw std::invalid_argument("finch needs a non-empty [n, d] matrix");
-  const auto data = points.to(torch::kFloat64);
+  const auto data = points.to(torch::kCPU, torch::kFloat64);
   std::vector<std::vector<std::int64_t>> levels = {first_neighbour_components(data)};
   while (count_clusters(levels.back()) > 1) {
     const auto& current = levels.back();

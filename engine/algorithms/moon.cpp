@@ -43,6 +43,8 @@ void MoonClient::begin(ClientContext& ctx) {
     global_ = make_model(ctx.model.recipe());
     previous_ = make_model(ctx.model.recipe());
     initial_ = state_of(*previous_);
+    global_->to(ctx.device);
+    previous_->to(ctx.device);
     freeze(*global_);
     freeze(*previous_);
   }

@@ -33,7 +33,8 @@ void for_each_local_batch(ClientContext& ctx,
   ctx.model.eval();
   for (std::int64_t start = 0; start < n; start += batch) {
     auto idx = torch::from_blob(order.data() + start, {std::min(batch, n - start)}, torch::kInt64);
-    visit(ctx.model.forward(ctx.data->images.index_select(0, idx)), ctx.data->labels.index_select(0, idx));
+    visit(ctx.model.forward(ctx.data->images.index_select(0, idx).to(ctx.device)),
+          ctx.data->labels.index_select(0, idx).to(ctx.device));
   }
   ctx.model.train();
 }

@@ -11,6 +11,7 @@
 #include "engine/core/error.hpp"
 #include "engine/sampling/sampler.hpp"
 #include "engine/scenario/scenario.hpp"
+#include "engine/training/devices.hpp"
 #include "engine/scenario/schema.hpp"
 #include "engine/scenario/suggest.hpp"
 
@@ -606,6 +607,15 @@ Scenario build(toml::table& root, const std::string& source) {
     if (!message.empty()) throw UserError(source + ": " + message);
   }
   s.cpu_slots = get<std::int64_t>(root, "devices", "cpu_slots");
+  s.device_pool = get<std::string>(root, "devices", "pool");
+  if (!s.device_pool.empty()) {
+    if (s.cpu_slots != 0) throw UserError(source + ": set devices.cpu_slots or devices.pool, not both");
+    try {
+      require_devices(parse_device_pool(s.device_pool));
+    } catch (const UserError& e) {
+      throw UserError(source + ": devices.pool: " + e.what());
+    }
+  }
   s.runs_dir = get<std::string>(root, "output", "runs_dir");
   s.log_eligible = get<bool>(root, "output", "log_eligible");
 

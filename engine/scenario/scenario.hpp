@@ -134,6 +134,7 @@ struct Scenario {
   AsyncConfig async;
   std::vector<TimelineEntry> timeline;  // sorted by (round or time, file order)
   std::int64_t cpu_slots = 0;  // trainer slots on the CPU; 0 = one per core
+  std::string device_pool;     // "cpu:2,cuda:0x4"; empty = cpu x cpu_slots
   std::string runs_dir;
   bool log_eligible = true;  // write "eligible" rows to clients.csv (one per eligible client per round)
   std::string resolved_toml;  // the scenario with every default written out

@@ -64,6 +64,15 @@ std::vector<std::int64_t> hold_out_client_tests(DatasetSplits& data, Partition& 
   return sizes;
 }
 
+std::vector<DeviceSlots> scenario_devices(const Scenario& scenario) {
+  if (!scenario.device_pool.empty()) {
+    auto devices = parse_device_pool(scenario.device_pool);
+    require_devices(devices);
+    return devices;
+  }
+  return parse_device_pool(scenario.cpu_slots > 0 ? "cpu:" + std::to_string(scenario.cpu_slots) : "cpu");
+}
+
 std::shared_ptr<Model> make_scenario_model(const Scenario& scenario, const Dataset& train) {
   ModelOptions options;
   const auto* algorithm = find_algorithm(scenario.algorithm);

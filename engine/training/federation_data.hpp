@@ -9,6 +9,7 @@
 #include "engine/models/model.hpp"
 #include "engine/scenario/scenario.hpp"
 #include "engine/sim/population.hpp"
+#include "engine/training/devices.hpp"
 
 namespace drift {
 
@@ -31,6 +32,9 @@ FederationData prepare_federation_data(const Scenario& scenario);
 // training samples.
 std::vector<std::int64_t> hold_out_client_tests(DatasetSplits& data, Partition& partition, double fraction,
                                                 std::uint64_t seed);
+
+// The scenario's device pool: devices.pool, or cpu x devices.cpu_slots (0: one per core).
+std::vector<DeviceSlots> scenario_devices(const Scenario& scenario);
 
 // The scenario's initial model, shaped as its algorithm asks (projection, head, levels).
 std::shared_ptr<Model> make_scenario_model(const Scenario& scenario, const Dataset& train);

@@ -6,12 +6,38 @@
 
 namespace drift {
 
+Payload payload_on(const Payload& payload, const torch::Device& device) {
+  Payload out;
+  for (const auto& [k, t] : payload.tensors) out.tensors[k] = t.to(device);
+  for (const auto& [k, per_class] : payload.class_vectors)
+    for (const auto& [c, t] : per_class) out.class_vectors[k][c] = t.to(device);
+  out.scalars = payload.scalars;
+  return out;
+}
+
 ClientUpdate train_locally(Model& model, ClientAlgorithm& algorithm, const Dataset& data,
-                           const std::vector<std::int64_t>& indices, const TrainingTask& task,
-                           std::uint32_t client_id, Payload& state, std::uint64_t seed) {
+                           const std::vector<std::int64_t>& indices, const TrainingTask& task_on_cpu,
+                           std::uint32_t client_id, Payload& state_on_cpu, std::uint64_t seed,
+                           const torch::Device& device) {
+  // Off the CPU, the algorithm sees its payload and state where the model is.
+  const bool moved = !device.is_cpu();
+  TrainingTask task_copy;
+  Payload state_copy;
+  if (moved) {
+    task_copy.round = task_on_cpu.round;
+    task_copy.model_version = task_on_cpu.model_version;
+    task_copy.weights = task_on_cpu.weights;
+    task_copy.hyper = task_on_cpu.hyper;
+    task_copy.payload = payload_on(task_on_cpu.payload, device);
+    state_copy = payload_on(state_on_cpu, device);
+  }
+  const TrainingTask& task = moved ? task_copy : task_on_cpu;
+  Payload& state = moved ? state_copy : state_on_cpu;
+
   load_state(model, task.weights);
   model.train();
   ClientContext ctx{client_id, task, state, model, &data, &indices};
+  ctx.device = device;
   algorithm.begin(ctx);
 
   const auto& hp = task.hyper;
@@ -34,8 +60,8 @@ ClientUpdate train_locally(Model& model, ClientAlgorithm& algorithm, const Datas
       const std::int64_t size = std::min(batch, n - start);
       if (hp.drop_last && size < batch) break;
       auto idx = torch::from_blob(order.data() + start, {size}, torch::kInt64);
-      auto x = data.images.index_select(0, idx);
-      auto y = data.labels.index_select(0, idx);
+      auto x = data.images.index_select(0, idx).to(device);
+      auto y = data.labels.index_select(0, idx).to(device);
 
       optimizer.zero_grad();
       ctx.inputs = &x;
@@ -65,16 +91,22 @@ ClientUpdate train_locally(Model& model, ClientAlgorithm& algorithm, const Datas
   update.num_samples = static_cast<std::uint64_t>(n);
   update.kind = UpdateKind::weights;
   update.weights = state_of(model);
+  if (moved)
+    for (auto& t : update.weights) t.value = t.value.to(torch::kCPU);
   update.metrics.loss = seen ? loss_sum / static_cast<double>(seen) : 0.0;
   update.metrics.accuracy = seen ? static_cast<double>(correct) / static_cast<double>(seen) : 0.0;
   update.metrics.steps = steps;
   update.metrics.samples_seen = seen;
   algorithm.end(ctx, update);
+  if (moved) {
+    update.payload = payload_on(update.payload, torch::kCPU);
+    state_on_cpu = payload_on(state, torch::kCPU);
+  }
   return update;
 }
 
 EvalResult evaluate_range(Model& model, const Dataset& test, std::uint64_t begin, std::uint64_t end,
-                          std::int64_t batch_size) {
+                          std::int64_t batch_size, const torch::Device& device) {
   torch::NoGradGuard no_grad;
   model.eval();
   EvalResult r;
@@ -86,11 +118,11 @@ EvalResult evaluate_range(Model& model, const Dataset& test, std::uint64_t begin
     const auto stop = std::min<std::int64_t>(start + batch_size, static_cast<std::int64_t>(end));
     auto x = test.images.slice(0, start, stop);
     auto y = test.labels.slice(0, start, stop);
-    auto logits = model.forward(x).logits;
+    auto logits = model.forward(x.to(device)).logits;
     r.loss_sum += torch::nn::functional::cross_entropy(
-                      logits, y, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
+                      logits, y.to(device), torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
                       .item<double>();
-    auto hit = logits.argmax(1).eq(y);
+    auto hit = logits.argmax(1).to(torch::kCPU).eq(y);
     auto y_acc = y.accessor<std::int64_t, 1>();
     auto hit_acc = hit.accessor<bool, 1>();
     for (std::int64_t i = 0; i < y.size(0); ++i) {

@@ -19,15 +19,21 @@ class TrainingError : public std::runtime_error {
 
 // Loads the task's weights into `model`, runs `local_epochs` of SGD over `indices` in an
 // order drawn from ("batch-order", client, round, epoch), and returns the update. `state`
-// is the client's private algorithm state, updated in place.
+// is the client's private algorithm state, updated in place. `model` lives on `device`; the
+// batches, the task's payload and the state follow it there, and the update comes back on
+// the CPU.
 ClientUpdate train_locally(Model& model, ClientAlgorithm& algorithm, const Dataset& data,
                            const std::vector<std::int64_t>& indices, const TrainingTask& task,
-                           std::uint32_t client_id, Payload& state, std::uint64_t seed);
+                           std::uint32_t client_id, Payload& state, std::uint64_t seed,
+                           const torch::Device& device = torch::kCPU);
 
 // Evaluates `model` on test samples [begin, end) in batches; sums are in float64 and in
 // sample order, so a range always gives the same bits.
 EvalResult evaluate_range(Model& model, const Dataset& test, std::uint64_t begin, std::uint64_t end,
-                          std::int64_t batch_size);
+                          std::int64_t batch_size, const torch::Device& device = torch::kCPU);
+
+// Every tensor of the payload on `device` (the same tensors when they are there already).
+Payload payload_on(const Payload& payload, const torch::Device& device);
 
 struct Evaluation {
   double accuracy = 0.0;

@@ -13,7 +13,8 @@ struct RunArgs {
   std::string scenario;
   std::vector<std::string> sets;
   std::string out;
-  int slots = 0;  // 0: take devices.cpu_slots from the scenario
+  int slots = 0;        // 0: take the scenario's devices
+  std::string devices;  // "cpu:2,cuda:0x4": replaces the scenario's devices
   bool no_progress = false;
   bool quiet = false;  // log to the run directory only (drift compare prints its own lines)
 };

@@ -17,7 +17,8 @@ int main(int argc, char** argv) {
   run_cmd->add_option("scenario", run.scenario, "scenario file (TOML)")->required();
   run_cmd->add_option("--set", run.sets, "override a scenario key, e.g. --set federation.rounds=5 (repeatable)");
   run_cmd->add_option("--out", run.out, "run directory (default: <output.runs_dir>/<name>[-N])");
-  run_cmd->add_option("--slots", run.slots, "CPU trainer slots (overrides devices.cpu_slots)")->check(CLI::Range(1, 4096));
+  auto* slots_opt = run_cmd->add_option("--slots", run.slots, "CPU trainer slots (same as --devices cpu:N)")->check(CLI::Range(1, 4096));
+  run_cmd->add_option("--devices", run.devices, "device pool, e.g. cpu:2,cuda:0x4 (overrides [devices])")->excludes(slots_opt);
   run_cmd->add_flag("--no-progress", run.no_progress, "plain log lines even on a terminal");
 
   drift::cli::ValidateArgs validate;

@@ -21,7 +21,11 @@ std::vector<Override> parse_overrides(const std::vector<std::string>& sets) {
 int run_command(const RunArgs& args) {
   const auto started = std::chrono::steady_clock::now();
   auto scenario = std::make_shared<Scenario>(load_scenario(args.scenario, parse_overrides(args.sets)));
-  if (args.slots > 0) scenario->cpu_slots = args.slots;
+  if (args.slots > 0 || !args.devices.empty()) {
+    scenario->cpu_slots = 0;
+    scenario->device_pool = args.slots > 0 ? "cpu:" + std::to_string(args.slots) : args.devices;
+  }
+  const auto devices = scenario_devices(*scenario);
   // Everything that can be wrong with the input is found before the run directory exists.
   auto data = std::make_shared<const FederationData>(prepare_federation_data(*scenario));
   const auto path = choose_run_directory(*scenario, args.out);
@@ -37,7 +41,6 @@ int run_command(const RunArgs& args) {
     l->flush_on(spdlog::level::info);
   }
 
-  const auto slots = actors::resolve_cpu_slots(scenario->cpu_slots);
   const auto& train = *data->data.train;
   log->info("scenario {} ({}), seed {}", scenario->name, scenario->source, scenario->seed);
   log->info("{}: {} training / {} test samples, {} clients ({} partition)", scenario->data.dataset, train.size(),
@@ -48,15 +51,15 @@ int run_command(const RunArgs& args) {
   else
     log->info("{}: {} clients training at once ({} sampler), {} aggregations", scenario->simulation.mode,
               scenario->async.concurrency, scenario->sampler.name, scenario->rounds);
-  log->info("{} on {}, {} local epoch(s), batch {}, lr {}; {} CPU trainer slot(s)", scenario->algorithm,
-            scenario->model, scenario->training.local_epochs, scenario->training.batch_size,
-            scenario->training.learning_rate, slots);
+  log->info("{} on {}, {} local epoch(s), batch {}, lr {}; devices: {}", scenario->algorithm, scenario->model,
+            scenario->training.local_epochs, scenario->training.batch_size, scenario->training.learning_rate,
+            describe(devices));
   log->info("run directory: {}", path.string());
 
   const bool live = !args.no_progress && !args.quiet && isatty(STDERR_FILENO);
   auto observer = std::make_shared<ProgressDisplay>(log, file_only, live);
   try {
-    actors::run_federation(scenario, data, directory, observer, actors::FederationOptions{slots});
+    actors::run_federation(scenario, data, directory, observer, actors::FederationOptions{1, devices});
   } catch (const std::exception& e) {
     log->error("run failed: {}", e.what());
     return 1;

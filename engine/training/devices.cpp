@@ -1,0 +1,98 @@
+#include "engine/training/devices.hpp"
+
+#include <thread>
+
+#include "engine/core/error.hpp"
+
+namespace drift {
+namespace {
+
+std::uint32_t parse_count(const std::string& text, const std::string& entry) {
+  std::size_t used = 0;
+  long value = -1;
+  try {
+    value = std::stol(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || value < 1 || value > 4096)
+    throw UserError("device '" + entry + "': '" + text + "' is not a slot count between 1 and 4096");
+  return static_cast<std::uint32_t>(value);
+}
+
+}  // namespace
+
+std::string DeviceSlots::name() const { return device.str(); }
+
+std::vector<DeviceSlots> parse_device_pool(const std::string& text) {
+  std::vector<DeviceSlots> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const auto comma = text.find(',', start);
+    const auto entry = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    start = comma == std::string::npos ? text.size() + 1 : comma + 1;
+    if (entry.empty()) throw UserError("empty entry in device list '" + text + "' (expected e.g. cpu:2,cuda:0x4)");
+    DeviceSlots d;
+    if (entry == "cpu") {
+      d.slots = std::max(1u, std::thread::hardware_concurrency());
+    } else if (entry.rfind("cpu:", 0) == 0) {
+      d.slots = parse_count(entry.substr(4), entry);
+    } else if (entry.rfind("cuda:", 0) == 0) {
+      const auto rest = entry.substr(5);
+      const auto x = rest.find('x');
+      std::size_t used = 0;
+      long gpu = -1;
+      try {
+        gpu = std::stol(rest.substr(0, x), &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || used != rest.substr(0, x).size() || gpu < 0 || gpu > 255)
+        throw UserError("device '" + entry + "': expected cuda:INDEX or cuda:INDEXxSLOTS, e.g. cuda:0x4");
+      d.device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(gpu));
+      d.slots = x == std::string::npos ? 1 : parse_count(rest.substr(x + 1), entry);
+    } else {
+      throw UserError("unknown device '" + entry + "': use cpu, cpu:N, cuda:I or cuda:IxN");
+    }
+    for (const auto& seen : out)
+      if (seen.device == d.device) throw UserError("device " + d.name() + " is listed twice in '" + text + "'");
+    out.push_back(d);
+  }
+  return out;
+}
+
+bool cuda_available() { return torch::cuda::is_available(); }
+
+void require_devices(const std::vector<DeviceSlots>& devices) {
+  for (const auto& d : devices) {
+    if (!d.device.is_cuda()) continue;
+    if (!cuda_available())
+      throw UserError("device " + d.name() +
+                      " asked for, but this drift is linked against a LibTorch without CUDA (Debian's libtorch "
+                      "is CPU-only); build with a CUDA LibTorch (make CMAKE_ARGS=-DCMAKE_PREFIX_PATH=...) or use cpu:N");
+    const auto count = static_cast<std::int64_t>(torch::cuda::device_count());
+    if (d.device.index() >= count)
+      throw UserError("device " + d.name() + " asked for, but only " + std::to_string(count) + " GPU(s) are visible");
+  }
+}
+
+std::optional<std::size_t> least_loaded_device(const std::vector<DeviceSlots>& devices,
+                                               const std::vector<std::uint32_t>& running) {
+  std::optional<std::size_t> best;
+  for (std::size_t d = 0; d < devices.size(); ++d) {
+    if (running[d] >= devices[d].slots) continue;
+    // running/slots compared without division: a * s_b < b * s_a.
+    if (!best || static_cast<std::uint64_t>(running[d]) * devices[*best].slots <
+                     static_cast<std::uint64_t>(running[*best]) * devices[d].slots)
+      best = d;
+  }
+  return best;
+}
+
+std::string describe(const std::vector<DeviceSlots>& devices) {
+  std::string out;
+  for (const auto& d : devices) out += (out.empty() ? "" : ", ") + d.name() + " x" + std::to_string(d.slots);
+  return out;
+}
+
+}  // namespace drift

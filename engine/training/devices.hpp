@@ -1,0 +1,38 @@
+#pragma once
+// The devices a process trains on and how many jobs each runs at once. Written as
+// "cpu:2,cuda:0x4,cuda:1": two CPU slots (one intra-op thread each), four concurrent jobs on
+// the first GPU, one on the second. A slot count per GPU is the cap that bounds its memory.
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace drift {
+
+struct DeviceSlots {
+  torch::Device device{torch::kCPU};
+  std::uint32_t slots = 1;
+  std::string name() const;  // "cpu", "cuda:0"
+};
+
+// Parses a device list; "cpu" alone means one slot per core. Throws UserError for bad syntax,
+// a count of 0 or a device listed twice. Availability is checked by require_devices.
+std::vector<DeviceSlots> parse_device_pool(const std::string& text);
+
+// Whether the linked LibTorch was built with CUDA and sees a GPU.
+bool cuda_available();
+
+// Throws UserError naming the device when a GPU is asked for that this build cannot use:
+// a CPU-only LibTorch (Debian's), or an index beyond the GPUs present.
+void require_devices(const std::vector<DeviceSlots>& devices);
+
+// Placement: among devices that have an idle slot, the one running the fewest jobs relative to
+// its slots (ties: the first listed). nullopt when no slot is idle.
+std::optional<std::size_t> least_loaded_device(const std::vector<DeviceSlots>& devices,
+                                               const std::vector<std::uint32_t>& running);
+
+std::string describe(const std::vector<DeviceSlots>& devices);  // "cpu x2, cuda:0 x4"
+
+}  // namespace drift
