@@ -20,6 +20,11 @@ if "$drift" compare "$work/tiny.toml" --algorithms fedavg,fedskc+tau=0 --out "$w
 fi
 grep -q "fedskc+tau=0: --set algorithm.tau: algorithm.tau must be > 0" "$work/err"
 [[ ! -e "$work/bad" ]] || { echo "a refused comparison left $work/bad behind"; exit 1; }
+# A dotted variant key is a scenario key, validated like --set.
+if "$drift" compare "$work/tiny.toml" --algorithms fedavg+training.lrr=0.1 --out "$work/bad" 2> "$work/err"; then
+  echo "a bad scenario key in a variant was accepted"; exit 1
+fi
+grep -q "did you mean 'training.lr'" "$work/err"
 
 "$drift" compare "$work/tiny.toml" --algorithms fedavg,fedskc:reference+gpr=false --seeds 2 --out "$work/cmp" \
   > "$work/table" 2> "$work/progress"

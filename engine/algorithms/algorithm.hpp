@@ -37,6 +37,10 @@ struct ClientContext {
 // put back in train mode afterwards. `visit(out, labels)` sees each batch.
 void for_each_local_batch(ClientContext& ctx, const std::function<void(const ModelOutput&, const torch::Tensor&)>& visit);
 
+// Whether the batch being trained belongs to the last local epoch (knowledge collected "during
+// the last epoch", as the FedSKC, FedSC and FPL code do).
+inline bool in_last_local_epoch(const ClientContext& ctx) { return ctx.epoch + 1 == ctx.task.hyper.local_epochs; }
+
 class ClientAlgorithm {
  public:
   virtual ~ClientAlgorithm() = default;
@@ -73,11 +77,23 @@ struct Preset {
 };
 
 struct AlgorithmInfo {
+  using ClientFactory = std::function<std::unique_ptr<ClientAlgorithm>(const ParamSet&)>;
+  using ServerFactory = std::function<std::unique_ptr<ServerAlgorithm>(const ParamSet&, const FederationShape&)>;
+  AlgorithmInfo() = default;
+  // The five members every algorithm has; the optional ones are assigned afterwards.
+  AlgorithmInfo(std::string name_, std::string description_, std::vector<ParamSpec> params_, ClientFactory client,
+                ServerFactory server)
+      : name(std::move(name_)),
+        description(std::move(description_)),
+        params(std::move(params_)),
+        make_client(std::move(client)),
+        make_server(std::move(server)) {}
+
   std::string name;
   std::string description;
   std::vector<ParamSpec> params;
-  std::function<std::unique_ptr<ClientAlgorithm>(const ParamSet&)> make_client;
-  std::function<std::unique_ptr<ServerAlgorithm>(const ParamSet&, const FederationShape&)> make_server;
+  ClientFactory make_client;
+  ServerFactory make_server;
   std::vector<Preset> presets;  // the first is the default; empty: no `preset` key
   // Checks that involve the federation (a neighbour count below the cohort, say); returns
   // an error message, empty when the parameters fit.

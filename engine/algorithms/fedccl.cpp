@@ -62,7 +62,7 @@ void FedCCLClient::begin(ClientContext& ctx) {
 
 torch::Tensor FedCCLClient::loss(const torch::Tensor& labels, const ModelOutput& out, ClientContext& ctx) {
   auto total = ClientAlgorithm::loss(labels, out, ctx);
-  if (o_.embedding_pass == "last_epoch" && ctx.epoch + 1 == ctx.task.hyper.local_epochs) {
+  if (o_.embedding_pass == "last_epoch" && in_last_local_epoch(ctx)) {
     collect(out.features.detach(), labels);
   }
   if (o_.local_weight > 0.0) total = total + o_.local_weight * contrast(out.features, labels, local_bank_, local_labels_, o_.tau);

@@ -115,7 +115,7 @@ void Client::begin(ClientContext& ctx) {
 }
 
 torch::Tensor Client::loss(const torch::Tensor& labels, const ModelOutput& out, ClientContext& ctx) {
-  if (o_.knowledge_pass == "last_epoch" && ctx.epoch + 1 == ctx.task.hyper.local_epochs) means_.add(out.features, labels);
+  if (o_.knowledge_pass == "last_epoch" && in_last_local_epoch(ctx)) means_.add(out.features, labels);
   auto total = ClientAlgorithm::loss(labels, out, ctx);
   if (o_.rpcl && bank_.defined()) {
     torch::Tensor u;

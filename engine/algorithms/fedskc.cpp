@@ -133,7 +133,7 @@ void Client::begin(ClientContext& ctx) {
 }
 
 torch::Tensor Client::loss(const torch::Tensor& labels, const ModelOutput& out, ClientContext& ctx) {
-  if (o_.knowledge_pass == "last_epoch" && ctx.epoch + 1 == ctx.task.hyper.local_epochs) means_.add(out.logits, labels);
+  if (o_.knowledge_pass == "last_epoch" && in_last_local_epoch(ctx)) means_.add(out.logits, labels);
   auto total = ClientAlgorithm::loss(labels, out, ctx);
   if (!knowledge_.defined()) return total;
   double weight = o_.weight;

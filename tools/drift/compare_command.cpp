@@ -20,7 +20,8 @@ namespace {
 
 const std::vector<double> kTargets = {0.5, 0.7, 0.8};
 
-// NAME[:PRESET][+KEY=VALUE]... -> the --set overrides of that variant.
+// NAME[:PRESET][+KEY=VALUE]... -> the --set overrides of that variant; KEY is an algorithm
+// parameter, or a scenario key when it has a dot (training.momentum).
 std::vector<std::string> variant_overrides(const std::string& label) {
   std::vector<std::string> parts;
   std::stringstream in(label);
@@ -33,7 +34,9 @@ std::vector<std::string> variant_overrides(const std::string& label) {
   for (std::size_t i = 1; i < parts.size(); ++i) {
     if (parts[i].find('=') == std::string::npos)
       throw UserError("--algorithms: '" + parts[i] + "' in '" + label + "' is not KEY=VALUE (e.g. fedskc+gpr=false)");
-    sets.push_back("algorithm." + parts[i]);
+    // A dotted key is a scenario key (fedrcl+training.grad_clip=10); a plain one the algorithm's.
+    const bool scenario_key = parts[i].substr(0, parts[i].find('=')).find('.') != std::string::npos;
+    sets.push_back(scenario_key ? parts[i] : "algorithm." + parts[i]);
   }
   return sets;
 }
