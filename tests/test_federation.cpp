@@ -155,6 +155,23 @@ TEST_CASE("the same scenario and seed give byte-identical results on 1 and 2 slo
   for (const auto& r : {a, b, c, other_seed}) fs::remove_all(r.dir);
 }
 
+TEST_CASE("algorithms with client state, extra models or clustering are byte-identical on 1 and 2 slots",
+          "[federation][determinism]") {
+  // MOON keeps a model per client, FedNH updates prototypes, FedRCL reads per-stage features and
+  // FedCCL runs FINCH on both sides: none of it may depend on which slot ran a job.
+  for (const std::string name : {"moon", "fednh", "fedrcl", "fedccl"}) {
+    INFO(name);
+    const std::vector<Override> overrides = {{"algorithm.name", name},      {"federation.rounds", "2"},
+                                             {"data.max_train_samples", "1200"}, {"data.max_test_samples", "300"},
+                                             {"training.grad_clip", "10"}};
+    const auto one = run(overrides, 1, "state-one-" + name);
+    const auto two = run(overrides, 2, "state-two-" + name);
+    CHECK(one.metrics == two.metrics);
+    CHECK(one.clients == two.clients);
+    for (const auto& r : {one, two}) fs::remove_all(r.dir);
+  }
+}
+
 TEST_CASE("a failing training job fails that client, not the run", "[federation]") {
   // A learning rate this large sends the loss to inf/nan within the first steps.
   const auto r = run({{"training.lr", "1e12"}, {"federation.rounds", "2"}}, 2, "diverge");
