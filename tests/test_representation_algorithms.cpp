@@ -27,6 +27,15 @@ ClientUpdate with_vectors(std::uint32_t id, std::uint64_t n, NamedTensors weight
   return u;
 }
 
+// Eight random grey 28x28 images with these labels, 10 classes: a client's local data.
+std::shared_ptr<Dataset> eight_images(const std::vector<std::int64_t>& labels) {
+  auto data = std::make_shared<Dataset>();
+  data->images = torch::rand({8, 1, 28, 28});
+  data->labels = torch::tensor(labels);
+  data->num_classes = 10;
+  return data;
+}
+
 }  // namespace
 
 TEST_CASE("MOON contrastive term against hand-computed values", "[algorithms][moon]") {
@@ -103,10 +112,7 @@ TEST_CASE("FedNH freezes the prototypes during local training", "[algorithms][fe
   task.weights = state_of(*model);
   task.hyper.learning_rate = 0.1;
   task.hyper.batch_size = 4;
-  auto data = std::make_shared<Dataset>();
-  data->images = torch::rand({8, 1, 28, 28});
-  data->labels = torch::tensor(std::vector<std::int64_t>{0, 1, 2, 3, 0, 1, 2, 3});
-  data->num_classes = 10;
+  auto data = eight_images({0, 1, 2, 3, 0, 1, 2, 3});
   std::vector<std::int64_t> indices = {0, 1, 2, 3, 4, 5, 6, 7};
   Payload state;
   FedNHClient client;
@@ -164,10 +170,7 @@ TEST_CASE("FedCCL client: CE only without signals, local signals from FINCH afte
   task.round = 1;
   task.weights = state_of(*model);
   task.hyper.batch_size = 4;
-  auto data = std::make_shared<Dataset>();
-  data->images = torch::rand({8, 1, 28, 28});
-  data->labels = torch::tensor(std::vector<std::int64_t>{0, 1, 0, 1, 0, 1, 0, 5});
-  data->num_classes = 10;
+  auto data = eight_images({0, 1, 0, 1, 0, 1, 0, 5});
   std::vector<std::int64_t> indices = {0, 1, 2, 3, 4, 5, 6, 7};
   Payload state;
   FedCCLClient client(FedCCLOptions{});

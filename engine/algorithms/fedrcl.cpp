@@ -31,7 +31,7 @@ torch::Tensor fedrcl_level_loss(const torch::Tensor& features, const torch::Tens
   const auto hardest = std::get<0>(s.masked_fill(other.logical_not(), -1e30).topk(k, 1));
   // Positive first; a missing negative is -1e30, which log-sum-exp turns into nothing.
   const auto scl_logits = torch::cat({positive.unsqueeze(1), hardest}, 1) / o.tau;
-  const auto scl_terms = torch::logsumexp(scl_logits.clamp_min(-1e30), 1) - scl_logits.select(1, 0);
+  const auto scl_terms = torch::logsumexp(scl_logits, 1) - scl_logits.select(1, 0);
   const auto partners = has_partner.sum().item<std::int64_t>();
   auto scl = partners > 0 ? scl_terms.masked_select(has_partner).sum() / static_cast<double>(partners)
                           : torch::zeros({}, features.options());

@@ -13,6 +13,23 @@ void sort_each(Partition& p) {
   for (auto& client : p.indices) std::sort(client.begin(), client.end());
 }
 
+// Consecutive slices of `sequence`, one per client, sizes differing by at most one (the first
+// n mod K clients get the extra sample); each slice sorted.
+Partition cut_into_equal_slices(const std::vector<std::int64_t>& sequence, std::uint32_t clients) {
+  const auto n = static_cast<std::int64_t>(sequence.size());
+  Partition p;
+  p.indices.resize(clients);
+  const std::int64_t base = n / clients, extra = n % clients;
+  std::int64_t at = 0;
+  for (std::uint32_t k = 0; k < clients; ++k) {
+    const std::int64_t size = base + (static_cast<std::int64_t>(k) < extra ? 1 : 0);
+    p.indices[k].assign(sequence.begin() + at, sequence.begin() + at + size);
+    at += size;
+  }
+  sort_each(p);
+  return p;
+}
+
 }  // namespace
 
 const std::vector<PartitionSchemeInfo>& partition_schemes() {
@@ -36,17 +53,7 @@ Partition partition_iid(std::int64_t num_samples, std::uint32_t clients, Rng& rn
   std::vector<std::int64_t> order(static_cast<std::size_t>(num_samples));
   for (std::int64_t i = 0; i < num_samples; ++i) order[static_cast<std::size_t>(i)] = i;
   rng.shuffle(order);
-  Partition p;
-  p.indices.resize(clients);
-  const std::int64_t base = num_samples / clients, extra = num_samples % clients;
-  std::int64_t at = 0;
-  for (std::uint32_t k = 0; k < clients; ++k) {
-    const std::int64_t n = base + (static_cast<std::int64_t>(k) < extra ? 1 : 0);
-    p.indices[k].assign(order.begin() + at, order.begin() + at + n);
-    at += n;
-  }
-  sort_each(p);
-  return p;
+  return cut_into_equal_slices(order, clients);
 }
 
 Partition partition_dirichlet(const std::vector<std::int64_t>& labels, std::int64_t num_classes,
@@ -172,17 +179,7 @@ Partition partition_dirichlet_creff(const std::vector<std::int64_t>& labels, std
     for (const auto& worker : workers.indices)
       for (auto local : worker) sequence.push_back(order[static_cast<std::size_t>(begin + local)]);
   }
-  Partition p;
-  p.indices.resize(clients);
-  const std::int64_t base = n / clients, extra = n % clients;
-  std::int64_t at = 0;
-  for (std::uint32_t k = 0; k < clients; ++k) {
-    const std::int64_t size = base + (static_cast<std::int64_t>(k) < extra ? 1 : 0);
-    p.indices[k].assign(sequence.begin() + at, sequence.begin() + at + size);
-    at += size;
-  }
-  sort_each(p);
-  return p;
+  return cut_into_equal_slices(sequence, clients);
 }
 
 std::vector<std::int64_t> long_tail_pool(const std::vector<std::int64_t>& labels, std::int64_t num_classes, double rho,

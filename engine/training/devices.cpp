@@ -7,16 +7,21 @@
 namespace drift {
 namespace {
 
-std::uint32_t parse_count(const std::string& text, const std::string& entry) {
+// The whole of `text` as an integer in [min, max], or -1.
+long parse_integer(const std::string& text, long min, long max) {
   std::size_t used = 0;
   long value = -1;
   try {
     value = std::stol(text, &used);
   } catch (const std::exception&) {
-    used = 0;
+    return -1;
   }
-  if (used != text.size() || value < 1 || value > 4096)
-    throw UserError("device '" + entry + "': '" + text + "' is not a slot count between 1 and 4096");
+  return used == text.size() && value >= min && value <= max ? value : -1;
+}
+
+std::uint32_t parse_count(const std::string& text, const std::string& entry) {
+  const long value = parse_integer(text, 1, 4096);
+  if (value < 0) throw UserError("device '" + entry + "': '" + text + "' is not a slot count between 1 and 4096");
   return static_cast<std::uint32_t>(value);
 }
 
@@ -40,14 +45,8 @@ std::vector<DeviceSlots> parse_device_pool(const std::string& text) {
     } else if (entry.rfind("cuda:", 0) == 0) {
       const auto rest = entry.substr(5);
       const auto x = rest.find('x');
-      std::size_t used = 0;
-      long gpu = -1;
-      try {
-        gpu = std::stol(rest.substr(0, x), &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used == 0 || used != rest.substr(0, x).size() || gpu < 0 || gpu > 255)
+      const long gpu = parse_integer(rest.substr(0, x), 0, 255);
+      if (gpu < 0)
         throw UserError("device '" + entry + "': expected cuda:INDEX or cuda:INDEXxSLOTS, e.g. cuda:0x4");
       d.device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(gpu));
       d.slots = x == std::string::npos ? 1 : parse_count(rest.substr(x + 1), entry);

@@ -24,10 +24,7 @@ ClientUpdate train_locally(Model& model, ClientAlgorithm& algorithm, const Datas
   TrainingTask task_copy;
   Payload state_copy;
   if (moved) {
-    task_copy.round = task_on_cpu.round;
-    task_copy.model_version = task_on_cpu.model_version;
-    task_copy.weights = task_on_cpu.weights;
-    task_copy.hyper = task_on_cpu.hyper;
+    task_copy = task_on_cpu;  // tensor handles: the weights are not copied
     task_copy.payload = payload_on(task_on_cpu.payload, device);
     state_copy = payload_on(state_on_cpu, device);
   }
