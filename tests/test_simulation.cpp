@@ -55,6 +55,7 @@ struct FakeHost : JobRunner, DriverListener {
   std::vector<RoundReport> reports;
   std::vector<double> evaluated;  // global weight at each evaluated aggregation
   std::set<std::uint32_t> failing;
+  std::set<std::uint32_t> lost;  // their worker "dies" while they train
   bool finished = false;
   Driver* driver = nullptr;
 
@@ -76,8 +77,9 @@ struct FakeHost : JobRunner, DriverListener {
       if (reverse) std::reverse(batch.begin(), batch.end());
       for (auto& [job, c, task] : batch) {
         JobOutcome o;
-        o.ok = !failing.count(c);
-        o.error = o.ok ? "" : "boom";
+        o.ok = !failing.count(c) && !lost.count(c);
+        o.lost = lost.count(c) > 0;
+        o.error = o.ok ? "" : o.lost ? "worker 'w1' lost" : "boom";
         o.upload_bytes = upload_size;
         o.update.client_id = c;
         o.update.model_version = task->model_version;
@@ -221,6 +223,35 @@ TEST_CASE("a failed job is recorded and the round goes on", "[sim]") {
   CHECK(r.failed == 1);
   CHECK(sim.event(0, 1, "failed").detail == "boom");
   CHECK(r.aggregated == std::vector<std::uint32_t>{0, 2});
+}
+
+TEST_CASE("a job whose worker was lost is a dropout at its earliest finish, not a failure", "[sim][cluster]") {
+  Sim sim(kTimed);
+  sim.host.lost = {1};
+  sim.run();
+  const auto& r = sim.host.reports[0];
+  CHECK(r.failed == 0);
+  CHECK(r.dropped == 1);
+  const auto& e = sim.event(0, 1, "dropped");
+  CHECK(e.time == Approx(12.0));  // the slow client's compute end + latency
+  CHECK(e.detail == "worker 'w1' lost");
+  CHECK(r.aggregated == std::vector<std::uint32_t>{0, 2});
+  CHECK(r.num_updates == 2);
+
+  Sim async(kTimed, {{"simulation.mode", "\"fedbuff\""},
+                     {"async.concurrency", "3"},
+                     {"async.buffer_size", "2"},
+                     {"federation.rounds", "4"}});
+  async.host.lost = {1};
+  async.run();
+  std::size_t dropped = 0, failed = 0;
+  for (const auto& report : async.host.reports)
+    for (const auto& c : report.clients) {
+      dropped += c.event == "dropped" && c.client_id == 1;
+      failed += c.event == "failed";
+    }
+  CHECK(dropped >= 1);
+  CHECK(failed == 0);
 }
 
 TEST_CASE("results do not depend on the order in which jobs complete", "[sim][determinism]") {

@@ -123,6 +123,13 @@ class AsyncDriver final : public Driver, private SimulationCore {
   void handle(InFlight& f, double t) {
     const auto c = f.plan.client;
     busy_[c] = 0;
+    if (f.launched && !f.outcome.ok && f.outcome.lost) {
+      // Its device vanished (a worker died): to the federation, the client dropped out.
+      ++report_.dropped;
+      report_.wasted_compute_seconds += std::max(0.0, std::min(t, f.plan.compute_end) - f.plan.download_end);
+      record({c, "dropped", t, 0, 0.0, 0, 0, 0, f.outcome.error});
+      return;
+    }
     if (f.launched && !f.outcome.ok) {
       ++report_.failed;
       record({c, "failed", t, 0, 0.0, 0, 0, 0, f.outcome.error});

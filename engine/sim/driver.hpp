@@ -29,6 +29,7 @@ class JobRunner {
 struct JobOutcome {
   bool ok = false;
   std::string error;               // why the job failed, if !ok
+  bool lost = false;               // the worker running it was lost: a dropout, not a failure
   std::uint64_t upload_bytes = 0;  // size of the update message
   ClientUpdate update;
 };

@@ -111,6 +111,12 @@ class SyncDriver final : public Driver, private SimulationCore {
     for (auto& [id, p] : jobs_) {
       const auto c = p.plan.client;
       busy_[c] = 0;
+      if (!p.outcome.ok && p.outcome.lost) {
+        // Its device vanished (a worker died): to the federation, the client dropped out.
+        drop(c, p.plan.earliest_finish, p.plan, p.outcome.error);
+        last_event = std::max(last_event, p.plan.earliest_finish);
+        continue;
+      }
       if (!p.outcome.ok) {
         ++report_.failed;
         record({c, "failed", p.plan.earliest_finish, 0, 0.0, 0, 0, 0, p.outcome.error});
