@@ -1,63 +1,226 @@
 #include "actors/device_pool.hpp"
 
 #include <deque>
+#include <map>
+#include <variant>
 
 #include "actors/wire.hpp"
 
 namespace drift::actors {
 namespace {
 
-struct PoolState {
-  std::vector<DeviceSlots> devices;
-  std::vector<caf::actor> slots;
-  std::vector<std::size_t> device_of;          // slot -> device
-  std::vector<std::deque<std::uint32_t>> idle;  // device -> idle slots, lowest first
-  std::vector<std::uint32_t> running;          // device -> jobs running
-  std::deque<std::pair<caf::response_promise, caf::message>> queue;
+struct TrainJob {
+  Buffer state, task;
+  caf::typed_response_promise<Buffer, Buffer> promise;
+};
+struct EvalJob {
+  Buffer job, weights;
+  caf::typed_response_promise<Buffer> promise;
+};
+using Job = std::variant<TrainJob, EvalJob>;
+
+struct Device {
+  std::string name;
+  caf::actor agent;  // a worker's agent; invalid for a local device
+  bool live = true;
+};
+
+class Pool {
+ public:
+  Pool(caf::event_based_actor* self, std::shared_ptr<RunObserver> observer) : self_(self), observer_(std::move(observer)) {}
+
+  void add_device(std::string name, const torch::Device& where, const std::vector<caf::actor>& slots, caf::actor agent) {
+    const auto d = devices_.size();
+    devices_.push_back({std::move(name), std::move(agent), true});
+    capacity_.push_back(DeviceSlots{where, static_cast<std::uint32_t>(slots.size())});
+    running_.push_back(0);
+    idle_.emplace_back();
+    for (const auto& s : slots) {
+      idle_[d].push_back(slot_of_.size());
+      slot_of_.push_back({s, d});
+    }
+  }
+
+  void add_worker(std::string name, caf::actor agent, const std::vector<caf::actor>& slots) {
+    self_->monitor(agent);
+    add_device("worker '" + name + "'", torch::kCPU, slots, agent);
+    ++workers_joined_;
+    observer_->on_notice("worker '" + name + "' joined with " + std::to_string(slots.size()) + " trainer slot(s); " +
+                         std::to_string(workers_joined_) + " worker(s) so far");
+    while (!waiting_.empty() && workers_joined_ >= waiting_.front().first) {
+      waiting_.front().second.deliver(workers_joined_);
+      waiting_.pop_front();
+    }
+    dispatch();
+  }
+
+  void await(std::uint32_t n, caf::typed_response_promise<std::uint32_t> promise) {
+    if (workers_joined_ >= n) promise.deliver(workers_joined_);
+    else waiting_.emplace_back(n, std::move(promise));
+  }
+
+  void submit(Job job) {
+    if (!no_slots_reason_.empty()) return refuse(job, make_pool_error(PoolError::no_slots, no_slots_reason_));
+    queue_.push_back(std::move(job));
+    dispatch();
+  }
+
+  // A worker's agent went down: its connection broke or its process died.
+  void on_down(const caf::down_msg& down) {
+    for (std::size_t d = 0; d < devices_.size(); ++d) {
+      if (!devices_[d].live || devices_[d].agent.address() != down.source) continue;
+      devices_[d].live = false;
+      capacity_[d].slots = 0;
+      running_[d] = 0;
+      idle_[d].clear();
+      const auto how = down.reason == caf::exit_reason::remote_link_unreachable ? std::string("connection lost")
+                                                                                : caf::to_string(down.reason);
+      const auto why = devices_[d].name + " lost (" + how + ")";
+      std::size_t lost = 0;
+      for (auto it = running_jobs_.begin(); it != running_jobs_.end();) {
+        if (slot_of_[it->second.slot].device != d) {
+          ++it;
+          continue;
+        }
+        refuse(it->second.job, make_pool_error(PoolError::worker_lost, why + " while its client was training"));
+        it = running_jobs_.erase(it);
+        ++lost;
+      }
+      observer_->on_warning(why + "; " + std::to_string(lost) + " running job(s) become dropouts");
+      if (live_slots() == 0) {
+        no_slots_reason_ = "no trainer slot remains: " + why;
+        for (auto& job : queue_) refuse(job, make_pool_error(PoolError::no_slots, no_slots_reason_));
+        queue_.clear();
+      }
+    }
+    dispatch();
+  }
+
+  // Tells every live worker the run is over and waits (briefly) for each to acknowledge.
+  // Replies with the number of workers told.
+  void release(caf::typed_response_promise<std::uint32_t> promise) {
+    // Released workers quit, and their agents' down messages are then no loss.
+    std::vector<caf::actor> agents;
+    for (std::size_t d = 0; d < devices_.size(); ++d) {
+      if (!devices_[d].live || !devices_[d].agent) continue;
+      agents.push_back(devices_[d].agent);
+      devices_[d].live = false;
+      capacity_[d].slots = 0;
+    }
+    if (agents.empty()) return promise.deliver(std::uint32_t{0}), void();
+    auto remaining = std::make_shared<std::size_t>(agents.size());
+    const auto told = static_cast<std::uint32_t>(agents.size());
+    for (const auto& agent : agents) {
+      auto done = [remaining, promise, told]() mutable {
+        if (--*remaining == 0) promise.deliver(told);
+      };
+      self_->request(agent, std::chrono::seconds(10), finish_atom::value)
+          .then([done]() mutable { done(); }, [done](caf::error&) mutable { done(); });
+    }
+  }
+
+ private:
+  struct Slot {
+    caf::actor handle;
+    std::size_t device;
+  };
+  struct Running {
+    Job job;
+    std::size_t slot;
+  };
+
+  std::size_t live_slots() const {
+    std::size_t n = 0;
+    for (const auto& c : capacity_) n += c.slots;
+    return n;
+  }
+
+  static void refuse(Job& job, caf::error err) {
+    std::visit([&](auto& j) { j.promise.deliver(err); }, job);
+  }
+
+  void dispatch() {
+    while (!queue_.empty()) {
+      const auto device = least_loaded_device(capacity_, running_);
+      if (!device) return;
+      const auto slot = idle_[*device].front();
+      idle_[*device].pop_front();
+      ++running_[*device];
+      const auto id = next_job_++;
+      auto& entry = running_jobs_.emplace(id, Running{std::move(queue_.front()), slot}).first->second;
+      queue_.pop_front();
+      const auto& handle = slot_of_[slot].handle;
+      if (auto* t = std::get_if<TrainJob>(&entry.job)) {
+        self_->request(handle, caf::infinite, train_atom::value, t->state, t->task)
+            .then([this, id](Buffer& update, Buffer& state) { finish<TrainJob>(id, std::move(update), std::move(state)); },
+                  [this, id](caf::error& err) { finish<TrainJob>(id, std::move(err)); });
+      } else {
+        auto& e = std::get<EvalJob>(entry.job);
+        self_->request(handle, caf::infinite, eval_atom::value, e.job, e.weights)
+            .then([this, id](Buffer& result) { finish<EvalJob>(id, std::move(result)); },
+                  [this, id](caf::error& err) { finish<EvalJob>(id, std::move(err)); });
+      }
+    }
+  }
+
+  // A slot answered. Answers for jobs already failed because their worker was lost are dropped.
+  template <class Kind, class... Ts>
+  void finish(std::uint64_t id, Ts&&... reply) {
+    auto it = running_jobs_.find(id);
+    if (it == running_jobs_.end()) return;
+    const auto slot = it->second.slot;
+    std::get<Kind>(it->second.job).promise.deliver(std::forward<Ts>(reply)...);
+    running_jobs_.erase(it);
+    const auto d = slot_of_[slot].device;
+    if (devices_[d].live) {
+      --running_[d];
+      idle_[d].push_back(slot);
+    }
+    dispatch();
+  }
+
+  caf::event_based_actor* self_;
+  std::shared_ptr<RunObserver> observer_;
+  std::vector<Device> devices_;
+  std::vector<DeviceSlots> capacity_;           // device -> live slots (0 once lost)
+  std::vector<std::uint32_t> running_;          // device -> jobs running
+  std::vector<std::deque<std::size_t>> idle_;   // device -> idle slots, lowest first
+  std::vector<Slot> slot_of_;
+  std::deque<Job> queue_;
+  std::map<std::uint64_t, Running> running_jobs_;
+  std::uint64_t next_job_ = 0;
+  std::uint32_t workers_joined_ = 0;
+  std::deque<std::pair<std::uint32_t, caf::typed_response_promise<std::uint32_t>>> waiting_;
+  std::string no_slots_reason_;
 };
 
 }  // namespace
 
-caf::behavior device_pool(caf::event_based_actor* self, std::vector<DeviceSlots> devices, SlotContext ctx) {
-  auto state = std::make_shared<PoolState>();
-  state->devices = devices;
-  state->idle.resize(devices.size());
-  state->running.assign(devices.size(), 0);
-  for (std::size_t d = 0; d < devices.size(); ++d) {
-    for (std::uint32_t k = 0; k < devices[d].slots; ++k) {
-      const auto id = static_cast<std::uint32_t>(state->slots.size());
-      state->slots.push_back(
-          self->spawn<caf::detached + caf::linked>(trainer_slot, caf::actor{self}, id, devices[d].device, ctx));
-      state->device_of.push_back(d);
-      state->idle[d].push_back(id);
-    }
+caf::behavior device_pool(caf::event_based_actor* self, std::vector<DeviceSlots> local, SlotContext ctx,
+                          std::shared_ptr<RunObserver> observer) {
+  auto pool = std::make_shared<Pool>(self, std::move(observer));
+  for (const auto& d : local) {
+    std::vector<caf::actor> slots;
+    for (std::uint32_t k = 0; k < d.slots; ++k)
+      slots.push_back(self->spawn<caf::detached + caf::linked>(trainer_slot, d.device, ctx));
+    pool->add_device(d.name(), d.device, slots, caf::actor{});
   }
-  auto dispatch = [state] {
-    while (!state->queue.empty()) {
-      const auto device = least_loaded_device(state->devices, state->running);
-      if (!device) return;
-      auto [promise, job] = std::move(state->queue.front());
-      state->queue.pop_front();
-      const auto slot = state->idle[*device].front();
-      state->idle[*device].pop_front();
-      ++state->running[*device];
-      promise.delegate(state->slots[slot], std::move(job));
-    }
-  };
+  self->set_down_handler([pool](const caf::down_msg& down) { pool->on_down(down); });
   return {
-      [=](train_atom a, const Buffer& client_state, const Buffer& task) {
-        state->queue.emplace_back(self->make_response_promise(), caf::make_message(a, client_state, task));
-        dispatch();
+      [=](train_atom, const Buffer& state, const Buffer& task) {
+        pool->submit(TrainJob{state, task, self->make_response_promise<Buffer, Buffer>()});
       },
-      [=](eval_atom a, const Buffer& job, const Buffer& weights) {
-        state->queue.emplace_back(self->make_response_promise(), caf::make_message(a, job, weights));
-        dispatch();
+      [=](eval_atom, const Buffer& job, const Buffer& weights) {
+        pool->submit(EvalJob{job, weights, self->make_response_promise<Buffer>()});
       },
-      [=](idle_atom, std::uint32_t slot) {
-        const auto d = state->device_of.at(slot);
-        --state->running[d];
-        state->idle[d].push_back(slot);
-        dispatch();
+      [=](worker_atom, const std::string& name, const caf::actor& agent, const std::vector<caf::actor>& slots) {
+        pool->add_worker(name, agent, slots);
+      },
+      [=](await_atom, std::uint32_t n) {
+        pool->await(n, self->make_response_promise<std::uint32_t>());
+      },
+      [=](release_atom) {
+        pool->release(self->make_response_promise<std::uint32_t>());
       },
   };
 }

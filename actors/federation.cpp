@@ -1,34 +1,90 @@
 #include "actors/federation.hpp"
 
 #include "actors/device_pool.hpp"
+#include "actors/gatekeeper.hpp"
 #include "actors/server.hpp"
 #include "actors/wire.hpp"
+#include "engine/cluster/fingerprint.hpp"
 
 namespace drift::actors {
+namespace {
+
+// Publishes the gatekeeper and blocks until `workers` workers are ready. Returns an error
+// text, or "" once they are.
+std::string gather_workers(caf::actor_system& system, caf::scoped_actor& self, const caf::actor& pool,
+                           caf::actor& gate, const Scenario& scenario, const FederationData& data,
+                           std::shared_ptr<RunObserver> observer, const ClusterOptions& cluster) {
+  GatekeeperSetup setup;
+  setup.policy = JoinPolicy{cluster.token, scenario_hash(scenario.resolved_toml)};
+  setup.scenario_toml = scenario.resolved_toml;
+  setup.data_fingerprint = data_fingerprint(data);
+  setup.pool = pool;
+  setup.observer = observer;
+  gate = system.spawn(gatekeeper, setup);
+  Endpoint at = *cluster.listen;
+  at.port = publish_actor(system, gate, at, cluster.tls);
+  observer->on_notice("listening on " + at.text() + (cluster.tls.enabled ? " (TLS)" : "") + ", scenario hash " +
+                     setup.policy.scenario_hash + "; waiting for " + std::to_string(cluster.workers) + " worker(s)");
+  if (cluster.workers == 0) return "";
+  std::string failure;
+  const auto timeout = cluster.join_timeout_s > 0 ? caf::duration(std::chrono::milliseconds(
+                                                        static_cast<std::int64_t>(cluster.join_timeout_s * 1000)))
+                                                  : caf::infinite;
+  self->request(pool, timeout, await_atom::value, cluster.workers)
+      .receive([](std::uint32_t) {},
+               [&](caf::error& err) {
+                 failure = err == caf::sec::request_timeout
+                               ? "not all " + std::to_string(cluster.workers) + " worker(s) were ready within " +
+                                     std::to_string(static_cast<int>(cluster.join_timeout_s)) + " s (--join-timeout)"
+                               : error_text(err);
+               });
+  return failure;
+}
+
+}  // namespace
 
 double run_federation(std::shared_ptr<const Scenario> scenario, std::shared_ptr<const FederationData> data,
                       std::shared_ptr<RunDirectory> directory, std::shared_ptr<RunObserver> observer,
                       const FederationOptions& options) {
+  const auto& cluster = options.cluster;
   caf::actor_system_config cfg;
   add_message_types(cfg);
+  if (cluster.listen) configure_network(cfg, cluster.tls);
   // Event-based actors only move buffers; the heavy work runs on the detached slots.
   cfg.set("scheduler.max-threads", std::size_t{2});
   caf::actor_system system{cfg};
 
-  SlotContext ctx{scenario, data, data->population};
+  SlotContext ctx{scenario, data, data->population, nullptr};
   auto devices = options.devices;
   if (devices.empty()) devices.push_back(DeviceSlots{torch::kCPU, std::max(1u, options.cpu_slots)});
-  auto pool = system.spawn(device_pool, devices, ctx);
+  if (cluster.no_local) devices.clear();
+  auto pool = system.spawn(device_pool, devices, ctx, observer);
   auto sink = system.spawn(metrics_sink, directory, observer, scenario->evaluation.targets);
-  auto server_actor = system.spawn(server, ctx, ServerPeers{pool, sink}, ServerOptions{scenario->log_eligible});
 
   double best = 0.0;
   std::string failure;
   {
     caf::scoped_actor self{system};
-    self->request(server_actor, caf::infinite, run_atom::value)
-        .receive([&](double b) { best = b; }, [&](caf::error& err) { failure = error_text(err); });
-    for (const auto& a : {server_actor, pool, sink}) self->send_exit(a, caf::exit_reason::user_shutdown);
+    caf::actor gate;  // admits workers for the whole run (rejoins too)
+    if (cluster.listen) {
+      try {
+        failure = gather_workers(system, self, pool, gate, *scenario, *data, observer, cluster);
+      } catch (const std::exception& e) {
+        failure = e.what();  // the actors below must still be stopped, or the system never ends
+      }
+      if (!failure.empty())
+        self->request(sink, std::chrono::seconds(30), stop_atom::value, failure).receive([] {}, [](caf::error&) {});
+    }
+    caf::actor server_actor;
+    if (failure.empty()) {
+      server_actor = system.spawn(server, ctx, ServerPeers{pool, sink}, ServerOptions{scenario->log_eligible});
+      self->request(server_actor, caf::infinite, run_atom::value)
+          .receive([&](double b) { best = b; }, [&](caf::error& err) { failure = error_text(err); });
+    }
+    if (cluster.listen)
+      self->request(pool, std::chrono::seconds(30), release_atom::value).receive([](std::uint32_t) {}, [](caf::error&) {});
+    for (const auto& a : {gate, server_actor, pool, sink})
+      if (a) self->send_exit(a, caf::exit_reason::user_shutdown);
   }
   if (!failure.empty()) throw std::runtime_error(failure);
   return best;

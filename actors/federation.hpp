@@ -2,7 +2,11 @@
 // Runs one federation in this process: spawns the actors, waits for the last round.
 #include <memory>
 
+#include <optional>
+
 #include "actors/metrics_sink.hpp"
+#include "actors/network.hpp"
+#include "engine/cluster/endpoint.hpp"
 #include "engine/metrics/run_directory.hpp"
 #include "engine/scenario/scenario.hpp"
 #include "engine/training/devices.hpp"
@@ -10,12 +14,24 @@
 
 namespace drift::actors {
 
+// A coordinator's side of a multi-node run: where it listens, whom it admits, whom it waits for.
+struct ClusterOptions {
+  std::optional<Endpoint> listen;  // unset: a single-process run
+  std::uint32_t workers = 0;       // start once this many workers are ready
+  bool no_local = false;           // train on workers only
+  std::string token;               // the join token (read_join_token)
+  TlsOptions tls;
+  double join_timeout_s = 600;     // give up when the workers are not all ready by then; 0: wait forever
+};
+
 struct FederationOptions {
   std::uint32_t cpu_slots = 1;  // CPU trainer slots when `devices` is empty; results do not depend on it
   std::vector<DeviceSlots> devices;  // the device pool; empty: cpu x cpu_slots
+  ClusterOptions cluster;
 };
 
-// Returns the best test accuracy. Throws std::runtime_error if the run cannot finish.
+// Returns the best test accuracy. Throws std::runtime_error if the run cannot finish (then
+// summary.json says "stopped" and why, beside everything reported so far).
 double run_federation(std::shared_ptr<const Scenario> scenario, std::shared_ptr<const FederationData> data,
                       std::shared_ptr<RunDirectory> directory, std::shared_ptr<RunObserver> observer,
                       const FederationOptions& options);

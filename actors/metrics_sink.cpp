@@ -35,6 +35,12 @@ caf::behavior metrics_sink(caf::event_based_actor* self, std::shared_ptr<RunDire
         observer->on_finish(summary);
         return summary.best_accuracy;
       },
+      [=](stop_atom, const std::string& reason) {
+        const auto summary = summarize(state->evaluations, state->rounds, targets);
+        const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - state->started;
+        directory->write_summary(summary, "stopped", wall.count(), reason);
+        directory->write_participation();
+      },
   };
 }
 

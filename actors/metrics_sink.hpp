@@ -15,10 +15,14 @@ class RunObserver {
   virtual ~RunObserver() = default;
   virtual void on_round(const RoundReport& report) {}
   virtual void on_finish(const RunSummary& summary) {}
+  virtual void on_notice(const std::string& text) {}   // e.g. a worker joined (any actor's thread)
+  virtual void on_warning(const std::string& text) {}  // e.g. a worker was lost
 };
 
 // Writes every round report into the run directory and tells the observer; on finish,
-// writes summary.json and replies with the summary's best accuracy.
+// writes summary.json and replies with the summary's best accuracy. On stop (a run that
+// cannot go on), writes summary.json with status "stopped" and the reason, so that the run
+// directory stays complete up to the last reported round.
 caf::behavior metrics_sink(caf::event_based_actor* self, std::shared_ptr<RunDirectory> directory,
                            std::shared_ptr<RunObserver> observer, std::vector<double> targets);
 

@@ -52,8 +52,10 @@ class Host final : public JobRunner, public DriverListener {
     self->request(client_actor(client_id), caf::infinite, task_atom::value, encoded(task))
         .then([this, job, client_id](const Buffer& update) { deliver(job, client_id, update); },
               [this, job](caf::error& err) {
+                if (is_pool_error(err, PoolError::no_slots)) return fail(error_text(err));
                 JobOutcome o;
                 o.error = error_text(err);
+                o.lost = is_pool_error(err, PoolError::worker_lost);
                 driver_->on_outcome(job, std::move(o));
               });
   }
@@ -129,25 +131,32 @@ class Host final : public JobRunner, public DriverListener {
     entry.parts.assign(chunks.size(), EvalResult{});
     entry.outstanding = chunks.size();
     entry.eval_start = Clock::now();
-    for (std::size_t i = 0; i < chunks.size(); ++i) {
-      const EvalJob job{entry.report.model_version, chunks[i].first, chunks[i].second};
-      self_->request(peers_.pool, caf::infinite, eval_atom::value, msg::encode_eval_job(job), buffer)
-          .then(
-              [this, id, i](const Buffer& result) {
-                auto& e = reports_[id];
-                e.parts[i] = msg::decode_eval_result(result);
-                if (--e.outstanding > 0) return;
-                const auto summary = combine_evaluations(e.parts, ctx_.data->data.test->num_classes);
-                e.report.evaluated = true;
-                e.report.test_accuracy = summary.accuracy;
-                e.report.test_loss = summary.loss;
-                e.report.per_class_accuracy = summary.per_class_accuracy;
-                e.report.wall_eval_seconds = seconds_since(e.eval_start);
-                e.ready = true;
-                flush();
-              },
-              [this](caf::error& err) { fail("evaluation failed: " + error_text(err)); });
-    }
+    for (std::size_t i = 0; i < chunks.size(); ++i)
+      evaluate_chunk(id, i, EvalJob{entry.report.model_version, chunks[i].first, chunks[i].second}, buffer);
+  }
+
+  // A chunk whose worker was lost is evaluated again elsewhere: the result does not depend on
+  // where it runs.
+  void evaluate_chunk(std::uint64_t id, std::size_t i, const EvalJob& job, const Buffer& weights) {
+    self_->request(peers_.pool, caf::infinite, eval_atom::value, msg::encode_eval_job(job), weights)
+        .then(
+            [this, id, i](const Buffer& result) {
+              auto& e = reports_[id];
+              e.parts[i] = msg::decode_eval_result(result);
+              if (--e.outstanding > 0) return;
+              const auto summary = combine_evaluations(e.parts, ctx_.data->data.test->num_classes);
+              e.report.evaluated = true;
+              e.report.test_accuracy = summary.accuracy;
+              e.report.test_loss = summary.loss;
+              e.report.per_class_accuracy = summary.per_class_accuracy;
+              e.report.wall_eval_seconds = seconds_since(e.eval_start);
+              e.ready = true;
+              flush();
+            },
+            [this, id, i, job, weights](caf::error& err) {
+              if (is_pool_error(err, PoolError::worker_lost)) return evaluate_chunk(id, i, job, weights);
+              fail((is_pool_error(err, PoolError::no_slots) ? "" : "evaluation failed: ") + error_text(err));
+            });
   }
 
   // Reports leave strictly in aggregation order, whatever order evaluations finish in.
@@ -165,8 +174,15 @@ class Host final : public JobRunner, public DriverListener {
     }
   }
 
+  // The run cannot go on: summary.json says so (with what was reported so far), then the
+  // runner hears why.
   void fail(const std::string& why) {
-    if (done_.pending()) done_.deliver(caf::make_error(caf::sec::runtime_error, why));
+    if (failing_ || !done_.pending()) return;
+    failing_ = true;
+    auto done = done_;
+    auto stop = [done, why]() mutable { done.deliver(caf::make_error(caf::sec::runtime_error, why)); };
+    self_->request(peers_.sink, std::chrono::seconds(30), stop_atom::value, why)
+        .then([stop]() mutable { stop(); }, [stop](caf::error&) mutable { stop(); });
   }
 
   caf::event_based_actor* self_;
@@ -181,6 +197,7 @@ class Host final : public JobRunner, public DriverListener {
   std::uint64_t next_report_ = 0;
   bool driver_finished_ = false;
   bool finishing_ = false;
+  bool failing_ = false;
   caf::response_promise done_;
   Clock::time_point phase_start_;
 };

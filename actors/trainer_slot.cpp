@@ -2,6 +2,8 @@
 
 #include <ATen/Parallel.h>
 
+#include <csignal>
+
 #include "actors/wire.hpp"
 #include "engine/core/error.hpp"
 #include "engine/training/local_training.hpp"
@@ -30,12 +32,11 @@ struct SlotWorkspace {
 
 }  // namespace
 
-caf::behavior trainer_slot(caf::event_based_actor* self, caf::actor pool, std::uint32_t slot_id, torch::Device device,
-                           SlotContext ctx) {
+caf::behavior trainer_slot(caf::event_based_actor*, torch::Device device, SlotContext ctx) {
   auto workspace = std::make_shared<SlotWorkspace>();
-  auto released = [self, pool, slot_id] { self->send(pool, idle_atom::value, slot_id); };
   return {
       [=](train_atom, const Buffer& state_buffer, const Buffer& task_buffer) -> caf::result<Buffer, Buffer> {
+        if (ctx.crash_countdown && --*ctx.crash_countdown == 0) ::raise(SIGKILL);
         try {
           workspace->ensure(ctx, device);
           const auto task = msg::decode_task(task_buffer);
@@ -48,10 +49,8 @@ caf::behavior trainer_slot(caf::event_based_actor* self, caf::actor pool, std::u
                                       ctx.scenario->seed, device);
           auto update_buffer = msg::encode_update(update);
           auto new_state = msg::encode_client_state(state);
-          released();
           return {std::move(update_buffer), std::move(new_state)};
         } catch (const std::exception& e) {
-          released();
           return caf::make_error(caf::sec::runtime_error, std::string(e.what()));
         }
       },
@@ -65,10 +64,8 @@ caf::behavior trainer_slot(caf::event_based_actor* self, caf::actor pool, std::u
           load_state(*workspace->model, msg::decode_bundle(weights_buffer));
           auto result = evaluate_range(*workspace->model, test, job.begin, job.end, ctx.scenario->evaluation.batch_size,
                                        device);
-          released();
           return msg::encode_eval_result(result);
         } catch (const std::exception& e) {
-          released();
           return caf::make_error(caf::sec::runtime_error, std::string(e.what()));
         }
       },

@@ -1,6 +1,7 @@
 #pragma once
 #include <caf/all.hpp>
 
+#include <atomic>
 #include <memory>
 
 #include "engine/scenario/scenario.hpp"
@@ -14,13 +15,15 @@ struct SlotContext {
   std::shared_ptr<const Scenario> scenario;
   std::shared_ptr<const FederationData> data;
   std::shared_ptr<const Population> population;  // used by the server's driver
+  // Fault injection for the worker-loss tests (`drift worker --crash-after-jobs N`): the
+  // process kills itself with SIGKILL when the N-th training job arrives. Null otherwise.
+  std::shared_ptr<std::atomic<std::int64_t>> crash_countdown;
 };
 
 // A detached actor (its own thread, one intra-op torch thread) that runs training and
-// evaluation jobs. It tells `pool` when it is free again; replies go straight to whoever
-// asked, because the pool delegates jobs to it.
-// Models and batches move to `device`; updates and results come back on the CPU.
-caf::behavior trainer_slot(caf::event_based_actor* self, caf::actor pool, std::uint32_t slot_id, torch::Device device,
-                           SlotContext ctx);
+// evaluation jobs for whoever asks: the device pool of its process, or a coordinator's pool
+// across the network. Models and batches move to `device`; updates and results come back on
+// the CPU. A job that throws (out of memory, NaN, a bad message) fails alone.
+caf::behavior trainer_slot(caf::event_based_actor* self, torch::Device device, SlotContext ctx);
 
 }  // namespace drift::actors

@@ -4,6 +4,18 @@ namespace drift::actors {
 
 void add_message_types(caf::actor_system_config& cfg) { cfg.add_message_type<msg::Buffer>("drift.buffer"); }
 
+namespace {
+constexpr auto kPoolCategory = caf::atom("drift.pool");
+}
+
+caf::error make_pool_error(PoolError code, std::string text) {
+  return caf::error(static_cast<std::uint8_t>(code), kPoolCategory, caf::make_message(std::move(text)));
+}
+
+bool is_pool_error(const caf::error& err, PoolError code) {
+  return err.category() == kPoolCategory && err.code() == static_cast<std::uint8_t>(code);
+}
+
 std::string error_text(const caf::error& err) {
   const auto& context = err.context();
   if (context.size() == 1 && context.match_element<std::string>(0)) return context.get_as<std::string>(0);

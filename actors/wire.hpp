@@ -42,7 +42,21 @@ using eval_atom = caf::atom_constant<caf::atom("eval")>;        // server -> poo
 using idle_atom = caf::atom_constant<caf::atom("idle")>;        // slot -> pool
 using report_atom = caf::atom_constant<caf::atom("report")>;    // server -> sink
 using run_atom = caf::atom_constant<caf::atom("run")>;          // runner -> server
-using finish_atom = caf::atom_constant<caf::atom("finish")>;    // server -> sink
+using finish_atom = caf::atom_constant<caf::atom("finish")>;    // server -> sink; coordinator -> worker
+using stop_atom = caf::atom_constant<caf::atom("stop")>;        // server -> sink: the run stops early
+using join_atom = caf::atom_constant<caf::atom("join")>;        // worker -> gatekeeper
+using ready_atom = caf::atom_constant<caf::atom("ready")>;      // worker -> gatekeeper
+using worker_atom = caf::atom_constant<caf::atom("worker")>;    // gatekeeper -> pool: add a worker
+using await_atom = caf::atom_constant<caf::atom("await")>;      // runner -> pool: wait for N workers
+using release_atom = caf::atom_constant<caf::atom("release")>;  // runner -> pool: let the workers go
+
+// Why the device pool could not run a job, as opposed to the job itself failing.
+enum class PoolError : std::uint8_t {
+  worker_lost = 1,  // the worker running it died or disconnected: the client drops out
+  no_slots = 2,     // no trainer slot remains anywhere: the run cannot go on
+};
+caf::error make_pool_error(PoolError code, std::string text);
+bool is_pool_error(const caf::error& err, PoolError code);
 
 // Registers drift's message types; every process of a federation must call it.
 void add_message_types(caf::actor_system_config& cfg);

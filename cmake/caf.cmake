@@ -3,7 +3,7 @@
 find_path(CAF_INCLUDE_DIR caf/all.hpp REQUIRED)
 find_library(CAF_CORE_LIBRARY caf_core REQUIRED)
 find_library(CAF_IO_LIBRARY caf_io REQUIRED)
-find_library(CAF_OPENSSL_LIBRARY caf_openssl)
+find_library(CAF_OPENSSL_LIBRARY caf_openssl REQUIRED)  # --tls between coordinator and workers
 
 if(NOT TARGET CAF::core)
   add_library(CAF::core SHARED IMPORTED)
@@ -15,10 +15,8 @@ if(NOT TARGET CAF::core)
   set_target_properties(CAF::io PROPERTIES
     IMPORTED_LOCATION "${CAF_IO_LIBRARY}"
     INTERFACE_LINK_LIBRARIES CAF::core)
-  if(CAF_OPENSSL_LIBRARY)
-    add_library(CAF::openssl SHARED IMPORTED)
-    set_target_properties(CAF::openssl PROPERTIES
-      IMPORTED_LOCATION "${CAF_OPENSSL_LIBRARY}"
-      INTERFACE_LINK_LIBRARIES CAF::io)
-  endif()
+  add_library(CAF::openssl SHARED IMPORTED)
+  set_target_properties(CAF::openssl PROPERTIES
+    IMPORTED_LOCATION "${CAF_OPENSSL_LIBRARY}"
+    INTERFACE_LINK_LIBRARIES CAF::io)
 endif()

@@ -134,7 +134,8 @@ void RunDirectory::write_participation() {
   }
 }
 
-void RunDirectory::write_summary(const RunSummary& s, const std::string& status, double wall_seconds) {
+void RunDirectory::write_summary(const RunSummary& s, const std::string& status, double wall_seconds,
+                                 const std::string& reason) {
   json rounds_to = json::object();
   for (const auto& [target, first] : s.rounds_to) {
     std::string key = json(target).dump();
@@ -150,6 +151,7 @@ void RunDirectory::write_summary(const RunSummary& s, const std::string& status,
                   {"last5_mean_accuracy", s.last5_mean_accuracy},
                   {"rounds_to_accuracy", rounds_to},
                   {"wall_seconds", wall_seconds}};
+  if (!reason.empty()) summary["reason"] = reason;
   write_file(path_ / "summary.json", summary.dump(2) + "\n");
 }
 

@@ -25,7 +25,8 @@ class RunDirectory {
 
   const std::filesystem::path& path() const { return path_; }
   void append(const RoundReport& report);  // metrics.jsonl, clients.csv, timings.jsonl
-  void write_summary(const RunSummary& summary, const std::string& status, double wall_seconds);
+  void write_summary(const RunSummary& summary, const std::string& status, double wall_seconds,
+                     const std::string& reason = "");
   // participation.csv: per client, how often it was selected, aggregated, late, dropped, failed.
   void write_participation();
 

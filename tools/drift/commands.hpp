@@ -17,6 +17,14 @@ struct RunArgs {
   std::string devices;  // "cpu:2,cuda:0x4": replaces the scenario's devices
   bool no_progress = false;
   bool quiet = false;  // log to the run directory only (drift compare prints its own lines)
+  // Multi-node: coordinate workers (see drift worker).
+  std::string listen;       // HOST:PORT; empty: a single-process run
+  int workers = 0;          // wait for this many workers before the first round
+  bool no_local = false;    // train on workers only
+  std::string token_file;   // else $DRIFT_JOIN_TOKEN
+  bool tls = false;
+  std::string cert, key, ca;
+  double join_timeout = 600;
 };
 int run_command(const RunArgs& args);
 
@@ -39,6 +47,19 @@ struct ValidateArgs {
 int validate_command(const ValidateArgs& args);
 
 int list_command();
+
+struct WorkerArgs {
+  std::string connect;      // the coordinator's HOST:PORT
+  std::string devices = "cpu";
+  std::string token_file;
+  std::string name;         // default: host name and process id
+  std::string expect_scenario;
+  bool tls = false;
+  std::string cert, key, ca;
+  double connect_timeout = 60;
+  std::int64_t crash_after_jobs = 0;
+};
+int worker_command(const WorkerArgs& args);
 
 std::vector<Override> parse_overrides(const std::vector<std::string>& sets);
 

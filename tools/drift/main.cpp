@@ -6,11 +6,12 @@
 
 #include "commands.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/version.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"drift: federated learning under partial participation, stragglers and sampling drift"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "drift 0.1.0");
+  app.set_version_flag("--version", "drift " + drift::drift_version() + " (LibTorch " + drift::torch_version() + ")");
 
   drift::cli::RunArgs run;
   auto* run_cmd = app.add_subcommand("run", "run a scenario and write a run directory");
@@ -20,6 +21,39 @@ int main(int argc, char** argv) {
   auto* slots_opt = run_cmd->add_option("--slots", run.slots, "CPU trainer slots (same as --devices cpu:N)")->check(CLI::Range(1, 4096));
   run_cmd->add_option("--devices", run.devices, "device pool, e.g. cpu:2,cuda:0x4 (overrides [devices])")->excludes(slots_opt);
   run_cmd->add_flag("--no-progress", run.no_progress, "plain log lines even on a terminal");
+  run_cmd->add_option("--listen", run.listen, "coordinate workers: listen on HOST:PORT (port 0: any free port)")
+      ->group("Multi-node");
+  run_cmd->add_option("--workers", run.workers, "wait for N workers before the first round")
+      ->check(CLI::Range(0, 100000))
+      ->group("Multi-node");
+  run_cmd->add_flag("--no-local", run.no_local, "train on workers only (no local trainer slots)")->group("Multi-node");
+  run_cmd->add_option("--token-file", run.token_file, "file holding the join token (else $DRIFT_JOIN_TOKEN)")
+      ->group("Multi-node");
+  run_cmd->add_option("--join-timeout", run.join_timeout, "seconds to wait for the workers (0: forever; default 600)")
+      ->check(CLI::NonNegativeNumber)
+      ->group("Multi-node");
+  run_cmd->add_flag("--tls", run.tls, "encrypt and authenticate with CAF's OpenSSL module")->group("Multi-node");
+  run_cmd->add_option("--cert", run.cert, "TLS: this side's certificate (PEM)")->group("Multi-node");
+  run_cmd->add_option("--key", run.key, "TLS: its private key (PEM)")->group("Multi-node");
+  run_cmd->add_option("--ca", run.ca, "TLS: the CA certificate that signed every peer (PEM)")->group("Multi-node");
+
+  drift::cli::WorkerArgs worker;
+  auto* worker_cmd = app.add_subcommand("worker", "offer this machine's trainer slots to a coordinator (drift run --listen)");
+  worker_cmd->add_option("--connect", worker.connect, "the coordinator's HOST:PORT")->required();
+  worker_cmd->add_option("--devices", worker.devices, "device pool, e.g. cpu:2,cuda:0x4 (default: cpu, one slot per core)");
+  worker_cmd->add_option("--token-file", worker.token_file, "file holding the join token (else $DRIFT_JOIN_TOKEN)");
+  worker_cmd->add_option("--name", worker.name, "name in both sides' logs (default: host:pid)");
+  worker_cmd->add_option("--expect-scenario", worker.expect_scenario,
+                         "refuse to train unless the coordinator runs the scenario with this hash");
+  worker_cmd->add_option("--connect-timeout", worker.connect_timeout, "seconds to keep retrying the connection (default 60)")
+      ->check(CLI::NonNegativeNumber);
+  worker_cmd->add_flag("--tls", worker.tls, "encrypt and authenticate with CAF's OpenSSL module");
+  worker_cmd->add_option("--cert", worker.cert, "TLS: this side's certificate (PEM)");
+  worker_cmd->add_option("--key", worker.key, "TLS: its private key (PEM)");
+  worker_cmd->add_option("--ca", worker.ca, "TLS: the CA certificate that signed every peer (PEM)");
+  // Fault injection for the worker-loss tests: the process kills itself (SIGKILL) when its
+  // N-th training job arrives. Hidden from --help.
+  worker_cmd->add_option("--crash-after-jobs", worker.crash_after_jobs)->group("")->check(CLI::Range(0, 1000000));
 
   drift::cli::ValidateArgs validate;
   auto* validate_cmd = app.add_subcommand("validate", "check a scenario (and its data) without running it");
@@ -53,6 +87,7 @@ int main(int argc, char** argv) {
     if (run_cmd->parsed()) return drift::cli::run_command(run);
     if (validate_cmd->parsed()) return drift::cli::validate_command(validate);
     if (compare_cmd->parsed()) return drift::cli::compare_command(compare);
+    if (worker_cmd->parsed()) return drift::cli::worker_command(worker);
     return drift::cli::list_command();
   } catch (const drift::UserError& e) {
     std::fprintf(stderr, "drift: error: %s\n", e.what());

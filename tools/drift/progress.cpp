@@ -51,4 +51,14 @@ void ProgressDisplay::on_finish(const RunSummary& s) {
              100 * s.best_accuracy, s.best_round, 100 * s.final_accuracy, 100 * s.last5_mean_accuracy);
 }
 
+void ProgressDisplay::on_notice(const std::string& text) {
+  if (live_) std::fprintf(stderr, "\r\033[K");
+  log_->info("{}", text);
+}
+
+void ProgressDisplay::on_warning(const std::string& text) {
+  if (live_) std::fprintf(stderr, "\r\033[K");
+  log_->warn("{}", text);
+}
+
 }  // namespace drift::cli

@@ -15,6 +15,8 @@ class ProgressDisplay final : public actors::RunObserver {
   ProgressDisplay(std::shared_ptr<spdlog::logger> log, std::shared_ptr<spdlog::logger> file_only, bool live);
   void on_round(const RoundReport& report) override;
   void on_finish(const RunSummary& summary) override;
+  void on_notice(const std::string& text) override;
+  void on_warning(const std::string& text) override;
 
  private:
   std::shared_ptr<spdlog::logger> log_, file_only_;

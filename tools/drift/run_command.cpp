@@ -7,6 +7,7 @@
 
 #include "actors/federation.hpp"
 #include "commands.hpp"
+#include "engine/cluster/join.hpp"
 #include "engine/core/error.hpp"
 #include "progress.hpp"
 
@@ -18,6 +19,32 @@ std::vector<Override> parse_overrides(const std::vector<std::string>& sets) {
   return out;
 }
 
+namespace {
+
+actors::ClusterOptions cluster_options(const RunArgs& args) {
+  actors::ClusterOptions c;
+  if (args.listen.empty()) {
+    if (args.workers > 0 || args.no_local || args.tls || !args.token_file.empty())
+      throw UserError("--workers, --no-local, --tls and --token-file need --listen HOST:PORT");
+    return c;
+  }
+  c.listen = parse_endpoint(args.listen, "--listen", true);
+  if (args.no_local && args.workers < 1) throw UserError("--no-local needs --workers N (N >= 1): nobody would train");
+  c.workers = static_cast<std::uint32_t>(args.workers);
+  c.no_local = args.no_local;
+  c.token = read_join_token(args.token_file);
+  c.tls = actors::TlsOptions{args.tls, args.cert, args.key, args.ca};
+  actors::check_tls_files(c.tls);
+  c.join_timeout_s = args.join_timeout;
+  return c;
+}
+
+bool is_loopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+}  // namespace
+
 int run_command(const RunArgs& args) {
   const auto started = std::chrono::steady_clock::now();
   auto scenario = std::make_shared<Scenario>(load_scenario(args.scenario, parse_overrides(args.sets)));
@@ -26,6 +53,7 @@ int run_command(const RunArgs& args) {
     scenario->device_pool = args.slots > 0 ? "cpu:" + std::to_string(args.slots) : args.devices;
   }
   const auto devices = scenario_devices(*scenario);
+  const auto cluster = cluster_options(args);
   // Everything that can be wrong with the input is found before the run directory exists.
   auto data = std::make_shared<const FederationData>(prepare_federation_data(*scenario));
   const auto path = choose_run_directory(*scenario, args.out);
@@ -53,13 +81,19 @@ int run_command(const RunArgs& args) {
               scenario->async.concurrency, scenario->sampler.name, scenario->rounds);
   log->info("{} on {}, {} local epoch(s), batch {}, lr {}; devices: {}", scenario->algorithm, scenario->model,
             scenario->training.local_epochs, scenario->training.batch_size, scenario->training.learning_rate,
-            describe(devices));
+            cluster.no_local ? std::string("workers only") : describe(devices));
   log->info("run directory: {}", path.string());
+  if (cluster.listen) {
+    log->info("coordinator: {} worker(s){}", cluster.workers, cluster.no_local ? ", no local slots" : " plus local slots");
+    if (!is_loopback(cluster.listen->host) && !cluster.tls.enabled)
+      log->warn("listening on {} without --tls: models, updates and the join token cross the network in clear text",
+                cluster.listen->host);
+  }
 
   const bool live = !args.no_progress && !args.quiet && isatty(STDERR_FILENO);
   auto observer = std::make_shared<ProgressDisplay>(log, file_only, live);
   try {
-    actors::run_federation(scenario, data, directory, observer, actors::FederationOptions{1, devices});
+    actors::run_federation(scenario, data, directory, observer, actors::FederationOptions{1, devices, cluster});
   } catch (const std::exception& e) {
     log->error("run failed: {}", e.what());
     return 1;

@@ -1,0 +1,109 @@
+#include "actors/worker.hpp"
+
+#include <chrono>
+#include <thread>
+
+#include "actors/trainer_slot.hpp"
+#include "actors/wire.hpp"
+#include "engine/cluster/fingerprint.hpp"
+#include "engine/core/error.hpp"
+#include "messages/cluster_codec.hpp"
+
+namespace drift::actors {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+caf::actor connect_with_retry(caf::actor_system& system, const WorkerOptions& o) {
+  const auto give_up = Clock::now() + std::chrono::duration<double>(o.connect_timeout_s);
+  std::string last;
+  for (int attempt = 0;; ++attempt) {
+    auto remote = connect_to(system, o.coordinator, o.tls);
+    if (remote) return *remote;
+    last = system.render(remote.error());
+    if (Clock::now() >= give_up) break;
+    if (attempt == 0) o.log("coordinator " + o.coordinator.text() + " not reachable yet (" + last + "); retrying");
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  throw std::runtime_error("cannot reach the coordinator at " + o.coordinator.text() + " within " +
+                           std::to_string(static_cast<int>(o.connect_timeout_s)) + " s: " + last);
+}
+
+JoinReply ask(caf::scoped_actor& self, const caf::actor& gatekeeper, const char* what, caf::message request) {
+  JoinReply reply;
+  std::string failure;
+  self->request(gatekeeper, std::chrono::seconds(60), std::move(request))
+      .receive([&](const Buffer& buffer) { reply = msg::decode_join_reply(buffer); },
+               [&](caf::error& err) { failure = error_text(err); });
+  if (!failure.empty()) throw std::runtime_error(std::string(what) + " failed: " + failure);
+  if (!reply.accepted) throw UserError("refused by the coordinator: " + reply.reason);
+  return reply;
+}
+
+// Holds the slots and ends the worker: on `finish` from the coordinator, or when the
+// coordinator's node goes away.
+caf::behavior agent(caf::event_based_actor* self, caf::actor coordinator) {
+  self->monitor(coordinator);
+  self->set_down_handler([self](const caf::down_msg& down) { self->quit(down.reason); });
+  return {
+      [self](finish_atom) { self->quit(caf::exit_reason::normal); },
+  };
+}
+
+}  // namespace
+
+void run_worker(const WorkerOptions& o) {
+  caf::actor_system_config cfg;
+  add_message_types(cfg);
+  configure_network(cfg, o.tls);
+  cfg.set("scheduler.max-threads", std::size_t{2});
+  caf::actor_system system{cfg};
+
+  const auto gatekeeper = connect_with_retry(system, o);
+  o.log("connected to the coordinator at " + o.coordinator.text());
+  caf::scoped_actor self{system};
+  const auto joined = ask(self, gatekeeper, "joining",
+                          caf::make_message(join_atom::value,
+                                            msg::encode_join_request(make_join_request(
+                                                o.token, o.name, o.devices_text, o.expected_scenario))));
+
+  // Everything a job needs is rebuilt here from the scenario and its seed; only models and
+  // knowledge will cross the network.
+  auto scenario = std::make_shared<const Scenario>(parse_scenario(joined.scenario_toml, "the coordinator's scenario"));
+  o.log("scenario " + scenario->name + " (hash " + joined.scenario_hash + "), seed " + std::to_string(scenario->seed) +
+        "; rebuilding the data");
+  auto data = std::make_shared<const FederationData>(prepare_federation_data(*scenario));
+  WorkerReady ready;
+  ready.session = joined.session;
+  ready.scenario_hash = scenario_hash(scenario->resolved_toml);
+  ready.data_fingerprint = data_fingerprint(*data);
+
+  SlotContext ctx{scenario, data, data->population, nullptr};
+  if (o.crash_after_jobs > 0) ctx.crash_countdown = std::make_shared<std::atomic<std::int64_t>>(o.crash_after_jobs);
+  auto me = system.spawn(agent, gatekeeper);
+  std::vector<caf::actor> slots;
+  for (const auto& d : o.devices)
+    for (std::uint32_t k = 0; k < d.slots; ++k)
+      slots.push_back(system.spawn<caf::detached>(trainer_slot, d.device, ctx));
+  // The slots end with the agent, or the actor system would wait for them forever.
+  for (const auto& s : slots) me->attach_functor([s] { caf::anon_send_exit(s, caf::exit_reason::user_shutdown); });
+  ready.slots = static_cast<std::uint32_t>(slots.size());
+  try {
+    ask(self, gatekeeper, "reporting ready",
+        caf::make_message(ready_atom::value, msg::encode_worker_ready(ready), me, slots));
+  } catch (...) {
+    caf::anon_send_exit(me, caf::exit_reason::user_shutdown);
+    throw;
+  }
+  o.log("ready: " + std::to_string(slots.size()) + " trainer slot(s) on " + describe(o.devices));
+
+  std::string failure;
+  self->monitor(me);
+  self->receive([&](const caf::down_msg& down) {
+    if (down.reason) failure = system.render(down.reason);
+  });
+  if (!failure.empty()) throw std::runtime_error("lost the coordinator: " + failure);
+  o.log("the coordinator finished the run");
+}
+
+}  // namespace drift::actors

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# A worker killed mid-round: the run finishes on the other one, its running client is a
+# dropout in clients.csv, and every selected client has exactly one outcome (nothing counted
+# twice, nothing lost silently). Then the last worker dies: the run stops with a clear
+# message and a complete run directory.
+source "$(dirname "$0")/cluster_lib.sh"
+
+start_coordinator loss --workers 2 --no-local
+coordinator=$coordinator_pid
+start_worker steady
+steady=$worker_pid
+start_worker fragile --crash-after-jobs 2
+fragile=$worker_pid
+expect_exit "$coordinator" 0 "$work/loss.log"
+expect_exit "$steady" 0 "$work/steady.log"
+wait "$fragile" || true
+run="$work/loss"
+grep -q "worker 'fragile' lost" "$work/loss.log"
+grep -q '"status": "completed"' "$run/summary.json"
+[[ $(wc -l < "$run/metrics.jsonl") -eq 3 ]]
+lost=$(grep -c ",dropped,.*worker 'fragile' lost" "$run/clients.csv" || true)
+[[ $lost -eq 1 ]] || { echo "expected 1 lost client, found $lost"; cat "$run/clients.csv"; exit 1; }
+python3 - "$run" <<'PY'
+import csv, json, sys, collections
+run = sys.argv[1]
+rows = list(csv.DictReader(open(f"{run}/clients.csv")))
+for line in open(f"{run}/metrics.jsonl"):
+    m = json.loads(line)
+    r = str(m["round"])
+    selected = [x["client"] for x in rows if x["round"] == r and x["event"] == "selected"]
+    outcomes = collections.Counter(x["client"] for x in rows
+                                   if x["round"] == r and x["event"] in ("finished", "late", "dropped", "failed"))
+    assert sorted(outcomes) == sorted(selected) and all(n == 1 for n in outcomes.values()), (r, selected, outcomes)
+    finished = sum(1 for x in rows if x["round"] == r and x["event"] == "finished")
+    assert m["num_updates"] == finished, (r, m["num_updates"], finished)
+print("every selected client has exactly one outcome")
+PY
+
+start_coordinator last --workers 1 --no-local
+coordinator=$coordinator_pid
+start_worker only --crash-after-jobs 2
+expect_exit "$coordinator" 1 "$work/last.log"
+grep -q "no trainer slot remains: worker 'only' lost" "$work/last.log"
+grep -q '"status": "stopped"' "$work/last/summary.json"
+grep -q '"reason": "no trainer slot remains' "$work/last/summary.json"
+for f in scenario.toml partition.json metrics.jsonl clients.csv participation.csv; do
+  [[ -e "$work/last/$f" ]] || { echo "missing $f"; exit 1; }
+done
+echo "cli cluster worker loss: 2 passed, 0 failed"

@@ -1,0 +1,74 @@
+# Shared by the cli_cluster_* tests: a tiny scenario, a coordinator in the background on
+# 127.0.0.1 (any free port) and workers. Everything stays on loopback.
+set -euo pipefail
+drift="$1"
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+export DRIFT_JOIN_TOKEN=0123456789abcdef0123456789abcdef
+
+cat > "$work/tiny.toml" <<TOML
+seed = 11
+[data]
+max_train_samples = 1200
+max_test_samples = 400
+[federation]
+clients = 6
+rounds = 3
+[sampler]
+clients_per_round = 4
+[evaluation]
+chunk_size = 100
+[output]
+runs_dir = "$work/runs"
+TOML
+
+# The single-process run every deployment must reproduce.
+reference() {
+  "$drift" run "$work/tiny.toml" --out "$work/reference" --slots 1 --no-progress 2> "$work/reference.log"
+}
+
+# start_coordinator NAME ARGS...: runs `drift run` with --listen 127.0.0.1:0 in the background;
+# sets coordinator_pid and port (read from its log).
+start_coordinator() {
+  local name=$1
+  shift
+  timeout 300 "$drift" run "$work/tiny.toml" --out "$work/$name" --no-progress --listen 127.0.0.1:0 --join-timeout 120 \
+    "$@" 2> "$work/$name.log" &
+  coordinator_pid=$!
+  pids+=("$coordinator_pid")
+  port=""
+  for _ in $(seq 1 600); do
+    port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$work/$name.log" | head -n 1)
+    [[ -n "$port" ]] && return 0
+    kill -0 "$coordinator_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "coordinator $name did not start listening:"
+  cat "$work/$name.log"
+  exit 1
+}
+
+# start_worker NAME ARGS...: a worker in the background; sets worker_pid.
+start_worker() {
+  local name=$1
+  shift
+  timeout 300 "$drift" worker --connect "127.0.0.1:$port" --name "$name" --devices cpu:1 "$@" 2> "$work/$name.log" &
+  worker_pid=$!
+  pids+=("$worker_pid")
+}
+
+# expect_exit PID CODE LOG: waits for PID and checks its exit code.
+expect_exit() {
+  local code=0
+  wait "$1" || code=$?
+  if [[ $code -ne $2 ]]; then
+    echo "exit code $code, expected $2; log $3:"
+    cat "$3"
+    exit 1
+  fi
+}
