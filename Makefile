@@ -39,6 +39,8 @@ bench: build
 	$(BUILD_DIR)/tools/bench/drift_bench_codec
 	$(BUILD_DIR)/tools/bench/drift_bench_overhead
 	$(BUILD_DIR)/tools/bench/drift_bench_scheduling
+	$(BUILD_DIR)/tools/bench/drift_bench_roundtrip
+	tools/bench/bench_cluster.sh $(BUILD_DIR)/tools/drift
 
 clean:
 	rm -rf $(BUILD_DIR)

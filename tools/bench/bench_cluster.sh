@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Client updates per second on 1 local slot, 2 local slots, and 2 worker processes with one
+# slot each on loopback (coordinator with --no-local), as ratios against the 1-slot run
+# measured here. Also the message round-trip cost per update: the extra training-phase
+# seconds of the 2-worker run over the 2-slot run, per update and slot, which is what
+# encoding, BASP over TCP and decoding add to a job. Training-phase time comes from
+# timings.jsonl, so process start-up and the data rebuild on the workers are left out.
+set -euo pipefail
+drift="${1:-build/tools/drift}"
+rounds="${ROUNDS:-10}"
+work=$(mktemp -d)
+pids=()
+trap 'for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
+export DRIFT_JOIN_TOKEN=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+
+cat > "$work/bench.toml" <<TOML
+seed = 1
+[data]
+max_train_samples = 12000
+max_test_samples = 2000
+[federation]
+clients = 40
+rounds = $rounds
+[sampler]
+clients_per_round = 10
+[output]
+runs_dir = "$work/runs"
+log_eligible = false
+TOML
+
+# updates trained, training seconds
+measure() {
+  python3 - "$1" <<'PY'
+import csv, json, sys
+run = sys.argv[1]
+jobs = sum(1 for r in csv.DictReader(open(f"{run}/clients.csv")) if r["event"] in ("finished", "late"))
+train = sum(json.loads(l)["train_seconds"] for l in open(f"{run}/timings.jsonl"))
+print(jobs, train)
+PY
+}
+
+"$drift" run "$work/bench.toml" --out "$work/one" --slots 1 --no-progress 2> /dev/null
+"$drift" run "$work/bench.toml" --out "$work/two" --slots 2 --no-progress 2> /dev/null
+"$drift" run "$work/bench.toml" --out "$work/workers" --no-progress --listen 127.0.0.1:0 --workers 2 --no-local \
+  2> "$work/coordinator.log" &
+coordinator=$!
+pids+=("$coordinator")
+port=""
+for _ in $(seq 1 600); do
+  port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$work/coordinator.log" | head -n 1)
+  [[ -n "$port" ]] && break
+  sleep 0.1
+done
+for w in 1 2; do
+  "$drift" worker --connect "127.0.0.1:$port" --devices cpu:1 --name "bench$w" 2> /dev/null &
+  pids+=("$!")
+done
+wait "$coordinator"
+cmp "$work/one/metrics.jsonl" "$work/workers/metrics.jsonl"  # the same numbers, however deployed
+
+read -r jobs1 t1 < <(measure "$work/one")
+read -r jobs2 t2 < <(measure "$work/two")
+read -r jobsw tw < <(measure "$work/workers")
+python3 - "$jobs1" "$t1" "$jobs2" "$t2" "$jobsw" "$tw" "$(nproc)" <<'PY'
+import sys
+j1, t1, j2, t2, jw, tw, cores = (float(x) for x in sys.argv[1:])
+base = j1 / t1
+print(f"cluster bench ({int(j1)} client updates per run, {int(cores)} cores; metrics identical in all three)")
+print(f"{'setup':<28}{'updates/s':>10}{'ratio':>8}")
+for name, j, t in (("1 local slot", j1, t1), ("2 local slots", j2, t2), ("2 workers x 1 slot (TCP)", jw, tw)):
+    print(f"{name:<28}{j / t:>10.2f}{(j / t) / base:>8.2f}")
+rtt = (tw - t2) * 2 / jw
+print(f"round-trip cost per update: {1000 * rtt:.1f} ms ({rtt / (t1 / j1):.3f} of a 1-slot update)")
+PY
