@@ -194,6 +194,17 @@ class Pool {
   std::string no_slots_reason_;
 };
 
+// Workers learn the pool's address from the jobs it sends them. Only actors of this process
+// may submit jobs or manage workers; anything else from a peer is refused, not trusted.
+bool from_this_node(caf::event_based_actor* self) {
+  const auto& sender = self->current_sender();
+  return sender && sender->node() == self->node();
+}
+
+caf::error foreign_sender() {
+  return caf::make_error(caf::sec::runtime_error, std::string("the device pool takes orders only from its own process"));
+}
+
 }  // namespace
 
 caf::behavior device_pool(caf::event_based_actor* self, std::vector<DeviceSlots> local, SlotContext ctx,
@@ -208,18 +219,23 @@ caf::behavior device_pool(caf::event_based_actor* self, std::vector<DeviceSlots>
   self->set_down_handler([pool](const caf::down_msg& down) { pool->on_down(down); });
   return {
       [=](train_atom, const Buffer& state, const Buffer& task) {
+        if (!from_this_node(self)) return self->make_response_promise().deliver(foreign_sender()), void();
         pool->submit(TrainJob{state, task, self->make_response_promise<Buffer, Buffer>()});
       },
       [=](eval_atom, const Buffer& job, const Buffer& weights) {
+        if (!from_this_node(self)) return self->make_response_promise().deliver(foreign_sender()), void();
         pool->submit(EvalJob{job, weights, self->make_response_promise<Buffer>()});
       },
       [=](worker_atom, const std::string& name, const caf::actor& agent, const std::vector<caf::actor>& slots) {
+        if (!from_this_node(self)) return;
         pool->add_worker(name, agent, slots);
       },
       [=](await_atom, std::uint32_t n) {
+        if (!from_this_node(self)) return self->make_response_promise().deliver(foreign_sender()), void();
         pool->await(n, self->make_response_promise<std::uint32_t>());
       },
       [=](release_atom) {
+        if (!from_this_node(self)) return self->make_response_promise().deliver(foreign_sender()), void();
         pool->release(self->make_response_promise<std::uint32_t>());
       },
   };

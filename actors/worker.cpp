@@ -50,15 +50,28 @@ caf::behavior agent(caf::event_based_actor* self, caf::actor coordinator) {
   };
 }
 
-}  // namespace
+// What the coordinator holds for each trainer slot: an event-based stand-in that passes jobs
+// to the detached slot and answers itself. Answers then carry the stand-in, not the slot, as
+// their sender, so the slot is never referenced from the network; a detached actor that is
+// (through the BASP broker) could outlive the run and keep the process from exiting.
+caf::behavior slot_front(caf::event_based_actor* self, caf::actor slot) {
+  return {
+      [=](train_atom a, const Buffer& state, const Buffer& task) {
+        auto promise = self->make_response_promise<Buffer, Buffer>();
+        self->request(slot, caf::infinite, a, state, task)
+            .then([promise](Buffer& update, Buffer& new_state) mutable { promise.deliver(update, new_state); },
+                  [promise](caf::error& err) mutable { promise.deliver(err); });
+      },
+      [=](eval_atom a, const Buffer& job, const Buffer& weights) {
+        auto promise = self->make_response_promise<Buffer>();
+        self->request(slot, caf::infinite, a, job, weights)
+            .then([promise](Buffer& result) mutable { promise.deliver(result); },
+                  [promise](caf::error& err) mutable { promise.deliver(err); });
+      },
+  };
+}
 
-void run_worker(const WorkerOptions& o) {
-  caf::actor_system_config cfg;
-  add_message_types(cfg);
-  configure_network(cfg, o.tls);
-  cfg.set("scheduler.max-threads", std::size_t{2});
-  caf::actor_system system{cfg};
-
+void serve(caf::actor_system& system, const WorkerOptions& o) {
   const auto gatekeeper = connect_with_retry(system, o);
   o.log("connected to the coordinator at " + o.coordinator.text());
   caf::scoped_actor self{system};
@@ -81,12 +94,18 @@ void run_worker(const WorkerOptions& o) {
   SlotContext ctx{scenario, data, data->population, nullptr};
   if (o.crash_after_jobs > 0) ctx.crash_countdown = std::make_shared<std::atomic<std::int64_t>>(o.crash_after_jobs);
   auto me = system.spawn(agent, gatekeeper);
-  std::vector<caf::actor> slots;
+  std::vector<caf::actor> slots;  // the fronts, as the coordinator sees them
   for (const auto& d : o.devices)
-    for (std::uint32_t k = 0; k < d.slots; ++k)
-      slots.push_back(system.spawn<caf::detached>(trainer_slot, d.device, ctx));
-  // The slots end with the agent, or the actor system would wait for them forever.
-  for (const auto& s : slots) me->attach_functor([s] { caf::anon_send_exit(s, caf::exit_reason::user_shutdown); });
+    for (std::uint32_t k = 0; k < d.slots; ++k) {
+      auto slot = system.spawn<caf::detached>(trainer_slot, d.device, ctx);
+      auto front = system.spawn(slot_front, slot);
+      // Slots and fronts end with the agent, or the actor system would wait for them forever.
+      me->attach_functor([slot, front] {
+        caf::anon_send_exit(front, caf::exit_reason::user_shutdown);
+        caf::anon_send_exit(slot, caf::exit_reason::user_shutdown);
+      });
+      slots.push_back(std::move(front));
+    }
   ready.slots = static_cast<std::uint32_t>(slots.size());
   try {
     ask(self, gatekeeper, "reporting ready",
@@ -104,6 +123,37 @@ void run_worker(const WorkerOptions& o) {
   });
   if (!failure.empty()) throw std::runtime_error("lost the coordinator: " + failure);
   o.log("the coordinator finished the run");
+}
+
+}  // namespace
+
+void run_worker(const WorkerOptions& o) {
+  caf::actor_system_config cfg;
+  add_message_types(cfg);
+  configure_network(cfg, o.tls);
+  cfg.set("scheduler.max-threads", std::size_t{2});
+  auto system = std::make_unique<caf::actor_system>(cfg);
+  std::exception_ptr failure;
+  int code = 0;
+  try {
+    serve(*system, o);
+  } catch (const UserError&) {
+    failure = std::current_exception();
+    code = 2;
+  } catch (...) {
+    failure = std::current_exception();
+    code = 1;
+  }
+  // A worker has nothing left to write once the run is over or it gave up. CAF's teardown can
+  // wait on a connection the other side has already closed (rarely), so it gets 10 s, after
+  // which the process ends with the code it would have returned.
+  std::thread([code, log = o.log] {
+    std::this_thread::sleep_for(std::chrono::seconds(10));
+    log("shutting down took more than 10 s; exiting anyway");
+    std::_Exit(code);
+  }).detach();
+  system.reset();
+  if (failure) std::rethrow_exception(failure);
 }
 
 }  // namespace drift::actors

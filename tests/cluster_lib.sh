@@ -5,7 +5,13 @@ drift="$1"
 work=$(mktemp -d)
 pids=()
 cleanup() {
+  local code=$?
   for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  if [[ $code -ne 0 ]]; then  # every process's log, to see which side went wrong
+    for f in "$work"/*.log; do
+      [[ -e "$f" ]] && { echo "==> $f"; tail -n 40 "$f"; }
+    done
+  fi
   rm -rf "$work"
 }
 trap cleanup EXIT
