@@ -7,7 +7,7 @@
 # timings.jsonl, so process start-up and the data rebuild on the workers are left out.
 set -euo pipefail
 drift="${1:-build/tools/drift}"
-rounds="${ROUNDS:-10}"
+rounds="${ROUNDS:-20}"
 work=$(mktemp -d)
 pids=()
 trap 'for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
