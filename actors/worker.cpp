@@ -54,15 +54,21 @@ caf::behavior agent(caf::event_based_actor* self, caf::actor coordinator) {
 // to the detached slot and answers itself. Answers then carry the stand-in, not the slot, as
 // their sender, so the slot is never referenced from the network; a detached actor that is
 // (through the BASP broker) could outlive the run and keep the process from exiting.
-caf::behavior slot_front(caf::event_based_actor* self, caf::actor slot) {
+struct JobCounts {
+  std::atomic<std::uint64_t> trained{0}, evaluated{0};
+};
+
+caf::behavior slot_front(caf::event_based_actor* self, caf::actor slot, std::shared_ptr<JobCounts> counts) {
   return {
       [=](train_atom a, const Buffer& state, const Buffer& task) {
+        ++counts->trained;
         auto promise = self->make_response_promise<Buffer, Buffer>();
         self->request(slot, caf::infinite, a, state, task)
             .then([promise](Buffer& update, Buffer& new_state) mutable { promise.deliver(update, new_state); },
                   [promise](caf::error& err) mutable { promise.deliver(err); });
       },
       [=](eval_atom a, const Buffer& job, const Buffer& weights) {
+        ++counts->evaluated;
         auto promise = self->make_response_promise<Buffer>();
         self->request(slot, caf::infinite, a, job, weights)
             .then([promise](Buffer& result) mutable { promise.deliver(result); },
@@ -94,11 +100,12 @@ void serve(caf::actor_system& system, const WorkerOptions& o) {
   SlotContext ctx{scenario, data, data->population, nullptr};
   if (o.crash_after_jobs > 0) ctx.crash_countdown = std::make_shared<std::atomic<std::int64_t>>(o.crash_after_jobs);
   auto me = system.spawn(agent, gatekeeper);
+  auto counts = std::make_shared<JobCounts>();
   std::vector<caf::actor> slots;  // the fronts, as the coordinator sees them
   for (const auto& d : o.devices)
     for (std::uint32_t k = 0; k < d.slots; ++k) {
       auto slot = system.spawn<caf::detached>(trainer_slot, d.device, ctx);
-      auto front = system.spawn(slot_front, slot);
+      auto front = system.spawn(slot_front, slot, counts);
       // Slots and fronts end with the agent, or the actor system would wait for them forever.
       me->attach_functor([slot, front] {
         caf::anon_send_exit(front, caf::exit_reason::user_shutdown);
@@ -122,7 +129,8 @@ void serve(caf::actor_system& system, const WorkerOptions& o) {
     if (down.reason) failure = system.render(down.reason);
   });
   if (!failure.empty()) throw std::runtime_error("lost the coordinator: " + failure);
-  o.log("the coordinator finished the run");
+  o.log("the coordinator finished the run; this worker ran " + std::to_string(counts->trained.load()) +
+        " training and " + std::to_string(counts->evaluated.load()) + " evaluation jobs");
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # A worker killed mid-round: the run finishes on the other one, its running client is a
 # dropout in clients.csv, and every selected client has exactly one outcome (nothing counted
-# twice, nothing lost silently). Then the last worker dies: the run stops with a clear
-# message and a complete run directory.
+# twice, nothing lost silently). A worker that joins mid-run gets jobs. When the last worker
+# dies, the run stops with a clear message and a complete run directory.
 source "$(dirname "$0")/cluster_lib.sh"
 
 start_coordinator loss --workers 2 --no-local
@@ -36,6 +36,26 @@ for line in open(f"{run}/metrics.jsonl"):
 print("every selected client has exactly one outcome")
 PY
 
+# A worker that dies is replaced by one that joins mid-run; the newcomer gets jobs from then on.
+start_coordinator rejoin --workers 2 --no-local --set federation.rounds=40
+coordinator=$coordinator_pid
+start_worker keeper
+keeper=$worker_pid
+start_worker dying --crash-after-jobs 2
+for _ in $(seq 1 600); do
+  grep -q "worker 'dying' lost" "$work/rejoin.log" && break
+  sleep 0.1
+done
+start_worker newcomer
+newcomer=$worker_pid
+expect_exit "$coordinator" 0 "$work/rejoin.log"
+expect_exit "$newcomer" 0 "$work/newcomer.log"
+expect_exit "$keeper" 0 "$work/keeper.log"
+grep -q "worker 'newcomer' joined" "$work/rejoin.log"
+trained=$(sed -n 's/.*this worker ran \([0-9]*\) training.*/\1/p' "$work/newcomer.log")
+[[ ${trained:-0} -ge 1 ]] || { echo "the newcomer trained ${trained:-0} jobs"; cat "$work/newcomer.log"; exit 1; }
+[[ $(grep -c ",dropped,.*worker 'dying' lost" "$work/rejoin/clients.csv") -eq 1 ]]
+
 start_coordinator last --workers 1 --no-local
 coordinator=$coordinator_pid
 start_worker only --crash-after-jobs 2
@@ -46,4 +66,4 @@ grep -q '"reason": "no trainer slot remains' "$work/last/summary.json"
 for f in scenario.toml partition.json metrics.jsonl clients.csv participation.csv; do
   [[ -e "$work/last/$f" ]] || { echo "missing $f"; exit 1; }
 done
-echo "cli cluster worker loss: 2 passed, 0 failed"
+echo "cli cluster worker loss: 3 passed, 0 failed"
