@@ -44,18 +44,19 @@ class Pool {
   void add_worker(std::string name, caf::actor agent, const std::vector<caf::actor>& slots) {
     self_->monitor(agent);
     add_device("worker '" + name + "'", torch::kCPU, slots, agent);
-    ++workers_joined_;
+    const auto live = live_workers();
     observer_->on_notice("worker '" + name + "' joined with " + std::to_string(slots.size()) + " trainer slot(s); " +
-                         std::to_string(workers_joined_) + " worker(s) so far");
-    while (!waiting_.empty() && workers_joined_ >= waiting_.front().first) {
-      waiting_.front().second.deliver(workers_joined_);
+                         std::to_string(live) + " worker(s) live");
+    while (!waiting_.empty() && live >= waiting_.front().first) {
+      waiting_.front().second.deliver(live);
       waiting_.pop_front();
     }
     dispatch();
   }
 
+  // Replies once `n` workers are live (joined and not lost).
   void await(std::uint32_t n, caf::typed_response_promise<std::uint32_t> promise) {
-    if (workers_joined_ >= n) promise.deliver(workers_joined_);
+    if (live_workers() >= n) promise.deliver(live_workers());
     else waiting_.emplace_back(n, std::move(promise));
   }
 
@@ -73,9 +74,7 @@ class Pool {
       capacity_[d].slots = 0;
       running_[d] = 0;
       idle_[d].clear();
-      const auto how = down.reason == caf::exit_reason::remote_link_unreachable ? std::string("connection lost")
-                                                                                : caf::to_string(down.reason);
-      const auto why = devices_[d].name + " lost (" + how + ")";
+      const auto why = devices_[d].name + " lost (" + exit_text(down.reason) + ")";
       std::size_t lost = 0;
       for (auto it = running_jobs_.begin(); it != running_jobs_.end();) {
         if (slot_of_[it->second.slot].device != d) {
@@ -128,6 +127,12 @@ class Pool {
     Job job;
     std::size_t slot;
   };
+
+  std::uint32_t live_workers() const {
+    std::uint32_t n = 0;
+    for (const auto& d : devices_) n += d.live && d.agent;
+    return n;
+  }
 
   std::size_t live_slots() const {
     std::size_t n = 0;
@@ -189,7 +194,6 @@ class Pool {
   std::deque<Job> queue_;
   std::map<std::uint64_t, Running> running_jobs_;
   std::uint64_t next_job_ = 0;
-  std::uint32_t workers_joined_ = 0;
   std::deque<std::pair<std::uint32_t, caf::typed_response_promise<std::uint32_t>>> waiting_;
   std::string no_slots_reason_;
 };

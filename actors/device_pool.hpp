@@ -19,7 +19,7 @@ namespace drift::actors {
 //   train_atom, state, task      -> update, new state
 //   eval_atom, job, weights      -> result
 //   worker_atom, name, agent, slots: adds a worker's slots (the pool monitors its agent)
-//   await_atom, n                -> number joined, once at least n workers have joined
+//   await_atom, n                -> workers live, once at least n are (joined and not lost)
 //   release_atom                 -> workers told, once each acknowledged the end of the run (or 10 s)
 caf::behavior device_pool(caf::event_based_actor* self, std::vector<DeviceSlots> local, SlotContext ctx,
                           std::shared_ptr<RunObserver> observer);

@@ -16,6 +16,11 @@ bool is_pool_error(const caf::error& err, PoolError code) {
   return err.category() == kPoolCategory && err.code() == static_cast<std::uint8_t>(code);
 }
 
+std::string exit_text(const caf::error& reason) {
+  if (reason == caf::exit_reason::remote_link_unreachable) return "connection lost";
+  return caf::to_string(reason);
+}
+
 std::string error_text(const caf::error& err) {
   const auto& context = err.context();
   if (context.size() == 1 && context.match_element<std::string>(0)) return context.get_as<std::string>(0);

@@ -61,6 +61,9 @@ bool is_pool_error(const caf::error& err, PoolError code);
 // Registers drift's message types; every process of a federation must call it.
 void add_message_types(caf::actor_system_config& cfg);
 
+// Why an actor went down, for people: "connection lost" when its node became unreachable.
+std::string exit_text(const caf::error& reason);
+
 // The text of an error raised by a drift actor (its context string) or CAF's rendering.
 std::string error_text(const caf::error& err);
 

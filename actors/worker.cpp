@@ -126,9 +126,9 @@ void serve(caf::actor_system& system, const WorkerOptions& o) {
   std::string failure;
   self->monitor(me);
   self->receive([&](const caf::down_msg& down) {
-    if (down.reason) failure = system.render(down.reason);
+    if (down.reason) failure = exit_text(down.reason);
   });
-  if (!failure.empty()) throw std::runtime_error("lost the coordinator: " + failure);
+  if (!failure.empty()) throw std::runtime_error("lost the coordinator (" + failure + ") before the run ended");
   o.log("the coordinator finished the run; this worker ran " + std::to_string(counts->trained.load()) +
         " training and " + std::to_string(counts->evaluated.load()) + " evaluation jobs");
 }

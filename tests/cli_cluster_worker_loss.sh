@@ -2,7 +2,8 @@
 # A worker killed mid-round: the run finishes on the other one, its running client is a
 # dropout in clients.csv, and every selected client has exactly one outcome (nothing counted
 # twice, nothing lost silently). A worker that joins mid-run gets jobs. When the last worker
-# dies, the run stops with a clear message and a complete run directory.
+# dies, the run stops with a clear message and a complete run directory. A worker whose
+# coordinator dies exits with code 1 and says why.
 source "$(dirname "$0")/cluster_lib.sh"
 
 start_coordinator loss --workers 2 --no-local
@@ -66,4 +67,15 @@ grep -q '"reason": "no trainer slot remains' "$work/last/summary.json"
 for f in scenario.toml partition.json metrics.jsonl clients.csv participation.csv; do
   [[ -e "$work/last/$f" ]] || { echo "missing $f"; exit 1; }
 done
-echo "cli cluster worker loss: 3 passed, 0 failed"
+# The coordinator dies: its worker notices, says so and exits with code 1.
+start_coordinator doomed --workers 1 --no-local --set federation.rounds=500
+coordinator=$coordinator_pid
+start_worker orphan
+for _ in $(seq 1 600); do
+  grep -q "round 2/" "$work/doomed.log" && break
+  sleep 0.1
+done
+pkill -9 -P "$coordinator"  # the drift under its `timeout` wrapper
+expect_exit "$worker_pid" 1 "$work/orphan.log"
+grep -q "lost the coordinator (connection lost) before the run ended" "$work/orphan.log"
+echo "cli cluster worker loss: 4 passed, 0 failed"

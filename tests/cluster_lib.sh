@@ -6,7 +6,10 @@ work=$(mktemp -d)
 pids=()
 cleanup() {
   local code=$?
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do  # each pid is a `timeout` wrapper: its drift child goes first
+    pkill -9 -P "$p" 2>/dev/null || true
+    kill -9 "$p" 2>/dev/null || true
+  done
   if [[ $code -ne 0 ]]; then  # every process's log, to see which side went wrong
     for f in "$work"/*.log; do
       [[ -e "$f" ]] && { echo "==> $f"; tail -n 40 "$f"; }
