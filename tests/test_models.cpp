@@ -72,3 +72,35 @@ TEST_CASE("unknown models and impossible inputs are refused", "[models]") {
   CHECK_THROWS_WITH(make_model("resnet99", {1, 28, 28}, 10, 1), Catch::Contains("unknown model"));
   CHECK_THROWS_WITH(make_model("small-cnn", {1, 8, 8}, 10, 1), Catch::Contains("large enough"));
 }
+
+TEST_CASE("the heterogeneous group: ResNet-4/6/18/34, MobileNetV2 and GoogLeNet-style", "[models]") {
+  auto parameters = [](const std::shared_ptr<Model>& m) {
+    std::int64_t n = 0;
+    for (const auto& p : m->parameters()) n += p.numel();
+    return n;
+  };
+  // The published counts for 3x32x32 inputs and 10 classes: the CIFAR ResNet-18 (3x3 stem,
+  // no max-pool) and torchvision's MobileNetV2 (the stem's stride does not change the count).
+  CHECK(parameters(make_model("resnet18", {3, 32, 32}, 10, 1)) == 11173962);
+  CHECK(parameters(make_model("mobilenetv2", {3, 32, 32}, 10, 1)) == 2236682);
+  CHECK(make_model("mobilenetv2", {1, 28, 28}, 10, 1)->feature_dim() == 1280);
+  CHECK(make_model("googlenet", {1, 28, 28}, 10, 1)->feature_dim() == 512);  // inception 4a's output
+
+  ModelOptions small;
+  small.width = 8;
+  small.feature_levels = true;
+  const std::pair<const char*, std::int64_t> widths[] = {{"resnet4", 8}, {"resnet6", 16}, {"resnet18", 64}, {"resnet34", 64}};
+  for (const auto& [name, dim] : widths) {
+    INFO(name);
+    auto model = make_model(name, {1, 28, 28}, 10, 1, small);
+    CHECK(model->feature_dim() == dim);
+    const auto out = model->forward(torch::rand({2, 1, 28, 28}));
+    const auto stages = std::string(name) == "resnet4" ? 1 : std::string(name) == "resnet6" ? 2 : 4;
+    CHECK(out.levels.size() == static_cast<std::size_t>(stages + 1));  // the stem, then one per stage
+  }
+  // resnet8 and resnet10 keep the tensor names they had before stages could hold several blocks.
+  const auto names = make_model("resnet10", {1, 28, 28}, 10, 1, small)->named_parameters(true).keys();
+  CHECK(std::find(names.begin(), names.end(), "layer4.conv1.weight") != names.end());
+  const auto deep = make_model("resnet34", {1, 28, 28}, 10, 1, small)->named_parameters(true).keys();
+  CHECK(std::find(deep.begin(), deep.end(), "layer3_5.conv2.weight") != deep.end());
+}

@@ -7,6 +7,7 @@
 #include "engine/models/cnn_models.hpp"
 #include "engine/models/model.hpp"
 #include "engine/models/resnet.hpp"
+#include "engine/models/zoo.hpp"
 
 namespace drift {
 namespace {
@@ -50,6 +51,12 @@ const std::vector<ModelInfo>& model_catalog() {
       {"cnn4", "FedKTL's 4-layer CNN: conv5x5 32, conv5x5 64 (valid), FC-512 features"},
       {"resnet8", "FedSKC's ResNet-8: 3x3 stem + 3 BasicBlocks (w, 2w, 4w), w = [model] width (64)"},
       {"resnet10", "FedSC's ResNet-10: 3x3 stem + 4 BasicBlocks (w .. 8w), w = [model] width (64)"},
+      {"resnet4", "HtFE's ResNet-4: 3x3 stem + 1 BasicBlock (w), w = [model] width (64)"},
+      {"resnet6", "HtFE's ResNet-6: 3x3 stem + 2 BasicBlocks (w, 2w), w = [model] width (64)"},
+      {"resnet18", "ResNet-18 layout: 3x3 stem + 2, 2, 2, 2 BasicBlocks (w .. 8w), w = [model] width (64)"},
+      {"resnet34", "ResNet-34 layout: 3x3 stem + 3, 4, 6, 3 BasicBlocks (w .. 8w), w = [model] width (64)"},
+      {"mobilenetv2", "MobileNetV2 with a stride-1 stem; channels x width/32 ([model] width, default 32)"},
+      {"googlenet", "GoogLeNet-style: stem, inception 3a, 3b, pool, 4a; channels x width/64 (default 64)"},
   };
   return catalog;
 }
@@ -67,8 +74,14 @@ std::shared_ptr<Model> make_model(const std::string& name, const std::vector<std
   if (name == "small-cnn") model = std::make_shared<TwoConvCnn>(small_cnn_spec(), input_shape, num_classes, name, options);
   else if (name == "fedavg-cnn") model = std::make_shared<TwoConvCnn>(fedavg_cnn_spec(), input_shape, num_classes, name, options);
   else if (name == "cnn4") model = std::make_shared<TwoConvCnn>(cnn4_spec(), input_shape, num_classes, name, options);
-  else if (name == "resnet8") model = std::make_shared<ResNet>(3, width, input_shape, num_classes, options);
-  else if (name == "resnet10") model = std::make_shared<ResNet>(4, width, input_shape, num_classes, options);
+  else if (name == "resnet4") model = std::make_shared<ResNet>(std::vector<std::int64_t>{1}, width, input_shape, num_classes, options);
+  else if (name == "resnet6") model = std::make_shared<ResNet>(std::vector<std::int64_t>{1, 1}, width, input_shape, num_classes, options);
+  else if (name == "resnet8") model = std::make_shared<ResNet>(std::vector<std::int64_t>{1, 1, 1}, width, input_shape, num_classes, options);
+  else if (name == "resnet10") model = std::make_shared<ResNet>(std::vector<std::int64_t>{1, 1, 1, 1}, width, input_shape, num_classes, options);
+  else if (name == "resnet18") model = std::make_shared<ResNet>(std::vector<std::int64_t>{2, 2, 2, 2}, width, input_shape, num_classes, options);
+  else if (name == "resnet34") model = std::make_shared<ResNet>(std::vector<std::int64_t>{3, 4, 6, 3}, width, input_shape, num_classes, options);
+  else if (name == "mobilenetv2") model = std::make_shared<MobileNetV2>(options.width > 0 ? options.width : 32, input_shape, num_classes, options);
+  else if (name == "googlenet") model = std::make_shared<GoogLeNetStyle>(width, input_shape, num_classes, options);
   else throw UserError("unknown model '" + name + "'");
   init_parameters(*model, seed);
   model->set_recipe({name, input_shape, num_classes, seed, options});
