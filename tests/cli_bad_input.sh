@@ -60,5 +60,14 @@ fi
 mkdir -p "$work/taken" && touch "$work/taken/file"
 expect out-not-empty "already exists and is not empty" run "$(scenario taken '')" --out "$work/taken"
 
+expect no-generator "has no readable generator.json" check-generator "$work/no-such-generator"
+mkdir -p "$work/generator" && echo '{"latent_dim": 3, "resolution": 4, "mapping": false}' > "$work/generator/generator.json"
+expect no-synthesis "synthesis.pt is missing" check-generator "$work/generator"
+# Multi-node flags without a coordinator, and workers without what they need.
+expect workers-alone "need --listen HOST:PORT" run "$(scenario workers '')" --workers 2
+DRIFT_JOIN_TOKEN=0123456789abcdef0123 expect bad-connect "--connect '127.0.0.1:0': port 0 is only for listening" \
+  worker --connect 127.0.0.1:0
+DRIFT_JOIN_TOKEN=0123456789abcdef0123 expect worker-cuda "cuda:0" worker --connect 127.0.0.1:9 --devices cuda:0
+
 echo "cli bad input: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -61,6 +61,10 @@ struct WorkerArgs {
 };
 int worker_command(const WorkerArgs& args);
 
+// Loads a generator folder (generator.json, mapping.pt, synthesis.pt), probes it and prints
+// what it is; a bad export is a UserError.
+int check_generator_command(const std::string& directory);
+
 std::vector<Override> parse_overrides(const std::vector<std::string>& sets);
 
 }  // namespace drift::cli

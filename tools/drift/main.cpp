@@ -77,6 +77,10 @@ int main(int argc, char** argv) {
 
   app.add_subcommand("list", "list datasets, partitions, models, algorithms and samplers");
 
+  std::string generator_dir;
+  auto* generator_cmd = app.add_subcommand("check-generator", "load and probe a TorchScript latent generator folder");
+  generator_cmd->add_option("directory", generator_dir, "folder with generator.json, synthesis.pt and mapping.pt")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -88,6 +92,7 @@ int main(int argc, char** argv) {
     if (validate_cmd->parsed()) return drift::cli::validate_command(validate);
     if (compare_cmd->parsed()) return drift::cli::compare_command(compare);
     if (worker_cmd->parsed()) return drift::cli::worker_command(worker);
+    if (generator_cmd->parsed()) return drift::cli::check_generator_command(generator_dir);
     return drift::cli::list_command();
   } catch (const drift::UserError& e) {
     std::fprintf(stderr, "drift: error: %s\n", e.what());
