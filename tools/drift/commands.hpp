@@ -65,6 +65,19 @@ int worker_command(const WorkerArgs& args);
 // what it is; a bad export is a UserError.
 int check_generator_command(const std::string& directory);
 
+struct PretrainGeneratorArgs {
+  std::string out;
+  std::string dataset = "fashion-mnist";
+  std::string data_path;
+  std::int64_t max_samples = 0;  // 0: the whole training set
+  std::int64_t latent_dim = 64;
+  std::int64_t resolution = 32;
+  std::int64_t epochs = 5;
+  std::uint64_t seed = 1;
+};
+// Trains drift's own small generator (a VAE decoder) and exports it in the generator convention.
+int pretrain_generator_command(const PretrainGeneratorArgs& args);
+
 std::vector<Override> parse_overrides(const std::vector<std::string>& sets);
 
 }  // namespace drift::cli

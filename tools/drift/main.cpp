@@ -81,6 +81,19 @@ int main(int argc, char** argv) {
   auto* generator_cmd = app.add_subcommand("check-generator", "load and probe a TorchScript latent generator folder");
   generator_cmd->add_option("directory", generator_dir, "folder with generator.json, synthesis.pt and mapping.pt")->required();
 
+  drift::cli::PretrainGeneratorArgs pretrain;
+  auto* pretrain_cmd = app.add_subcommand(
+      "pretrain-generator", "train drift's own small generator (a VAE decoder) and export it for FedKTL");
+  pretrain_cmd->add_option("--out", pretrain.out, "output folder (new or empty)")->required();
+  pretrain_cmd->add_option("--dataset", pretrain.dataset, "training images (default fashion-mnist)");
+  pretrain_cmd->add_option("--data-path", pretrain.data_path, "dataset folder (default: the Debian package's)");
+  pretrain_cmd->add_option("--max-samples", pretrain.max_samples, "use the first N training images (0: all)")
+      ->check(CLI::NonNegativeNumber);
+  pretrain_cmd->add_option("--latent-dim", pretrain.latent_dim, "latent dimension H (default 64)")->check(CLI::Range(1, 65536));
+  pretrain_cmd->add_option("--resolution", pretrain.resolution, "output side in pixels (default 32)")->check(CLI::Range(4, 512));
+  pretrain_cmd->add_option("--epochs", pretrain.epochs, "training epochs (default 5)")->check(CLI::Range(1, 10000));
+  pretrain_cmd->add_option("--seed", pretrain.seed, "seed of every random choice (default 1)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -93,6 +106,7 @@ int main(int argc, char** argv) {
     if (compare_cmd->parsed()) return drift::cli::compare_command(compare);
     if (worker_cmd->parsed()) return drift::cli::worker_command(worker);
     if (generator_cmd->parsed()) return drift::cli::check_generator_command(generator_dir);
+    if (pretrain_cmd->parsed()) return drift::cli::pretrain_generator_command(pretrain);
     return drift::cli::list_command();
   } catch (const drift::UserError& e) {
     std::fprintf(stderr, "drift: error: %s\n", e.what());
