@@ -44,6 +44,7 @@ class Pool {
   void add_worker(std::string name, caf::actor agent, const std::vector<caf::actor>& slots) {
     self_->monitor(agent);
     add_device("worker '" + name + "'", torch::kCPU, slots, agent);
+    no_slots_reason_.clear();  // e.g. the only worker died while the others were still joining
     const auto live = live_workers();
     observer_->on_notice("worker '" + name + "' joined with " + std::to_string(slots.size()) + " trainer slot(s); " +
                          std::to_string(live) + " worker(s) live");
@@ -85,7 +86,8 @@ class Pool {
         it = running_jobs_.erase(it);
         ++lost;
       }
-      observer_->on_warning(why + "; " + std::to_string(lost) + " running job(s) become dropouts");
+      observer_->on_warning(why + "; " + std::to_string(lost) +
+                            " running job(s) lost (training clients become dropouts, evaluations run again)");
       if (live_slots() == 0) {
         no_slots_reason_ = "no trainer slot remains: " + why;
         for (auto& job : queue_) refuse(job, make_pool_error(PoolError::no_slots, no_slots_reason_));

@@ -67,6 +67,28 @@ grep -q '"reason": "no trainer slot remains' "$work/last/summary.json"
 for f in scenario.toml partition.json metrics.jsonl clients.csv participation.csv; do
   [[ -e "$work/last/$f" ]] || { echo "missing $f"; exit 1; }
 done
+# The only worker dies before the run starts; the two that join next run it to the end.
+start_coordinator early --workers 2 --no-local
+coordinator=$coordinator_pid
+start_worker first
+first=$worker_pid
+for _ in $(seq 1 600); do
+  grep -q "worker 'first' joined" "$work/early.log" && break
+  sleep 0.1
+done
+pkill -9 -P "$first"
+for _ in $(seq 1 600); do
+  grep -q "worker 'first' lost" "$work/early.log" && break
+  sleep 0.1
+done
+start_worker second
+second=$worker_pid
+start_worker third
+expect_exit "$coordinator" 0 "$work/early.log"
+expect_exit "$second" 0 "$work/second.log"
+expect_exit "$worker_pid" 0 "$work/third.log"
+grep -q '"status": "completed"' "$work/early/summary.json"
+
 # The coordinator dies: its worker notices, says so and exits with code 1.
 start_coordinator doomed --workers 1 --no-local --set federation.rounds=500
 coordinator=$coordinator_pid
@@ -78,4 +100,4 @@ done
 pkill -9 -P "$coordinator"  # the drift under its `timeout` wrapper
 expect_exit "$worker_pid" 1 "$work/orphan.log"
 grep -q "lost the coordinator (connection lost) before the run ended" "$work/orphan.log"
-echo "cli cluster worker loss: 4 passed, 0 failed"
+echo "cli cluster worker loss: 5 passed, 0 failed"
