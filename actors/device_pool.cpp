@@ -22,7 +22,6 @@ using Job = std::variant<TrainJob, EvalJob>;
 struct Device {
   std::string name;
   caf::actor agent;  // a worker's agent; invalid for a local device
-  bool live = true;
 };
 
 class Pool {
@@ -31,7 +30,7 @@ class Pool {
 
   void add_device(std::string name, const torch::Device& where, const std::vector<caf::actor>& slots, caf::actor agent) {
     const auto d = devices_.size();
-    devices_.push_back({std::move(name), std::move(agent), true});
+    devices_.push_back({std::move(name), std::move(agent)});
     capacity_.push_back(DeviceSlots{where, static_cast<std::uint32_t>(slots.size())});
     running_.push_back(0);
     idle_.emplace_back();
@@ -70,8 +69,7 @@ class Pool {
   // A worker's agent went down: its connection broke or its process died.
   void on_down(const caf::down_msg& down) {
     for (std::size_t d = 0; d < devices_.size(); ++d) {
-      if (!devices_[d].live || devices_[d].agent.address() != down.source) continue;
-      devices_[d].live = false;
+      if (!live(d) || devices_[d].agent.address() != down.source) continue;
       capacity_[d].slots = 0;
       running_[d] = 0;
       idle_[d].clear();
@@ -103,9 +101,8 @@ class Pool {
     // Released workers quit, and their agents' down messages are then no loss.
     std::vector<caf::actor> agents;
     for (std::size_t d = 0; d < devices_.size(); ++d) {
-      if (!devices_[d].live || !devices_[d].agent) continue;
+      if (!live(d) || !devices_[d].agent) continue;
       agents.push_back(devices_[d].agent);
-      devices_[d].live = false;
       capacity_[d].slots = 0;
     }
     if (agents.empty()) return promise.deliver(std::uint32_t{0}), void();
@@ -130,9 +127,12 @@ class Pool {
     std::size_t slot;
   };
 
+  // A device is live while it has slots: a lost or released worker's drop to 0.
+  bool live(std::size_t d) const { return capacity_[d].slots > 0; }
+
   std::uint32_t live_workers() const {
     std::uint32_t n = 0;
-    for (const auto& d : devices_) n += d.live && d.agent;
+    for (std::size_t d = 0; d < devices_.size(); ++d) n += live(d) && devices_[d].agent;
     return n;
   }
 
@@ -179,7 +179,7 @@ class Pool {
     std::get<Kind>(it->second.job).promise.deliver(std::forward<Ts>(reply)...);
     running_jobs_.erase(it);
     const auto d = slot_of_[slot].device;
-    if (devices_[d].live) {
+    if (live(d)) {
       --running_[d];
       idle_[d].push_back(slot);
     }
@@ -189,7 +189,7 @@ class Pool {
   caf::event_based_actor* self_;
   std::shared_ptr<RunObserver> observer_;
   std::vector<Device> devices_;
-  std::vector<DeviceSlots> capacity_;           // device -> live slots (0 once lost)
+  std::vector<DeviceSlots> capacity_;           // device -> slots (0 once lost or released)
   std::vector<std::uint32_t> running_;          // device -> jobs running
   std::vector<std::deque<std::size_t>> idle_;   // device -> idle slots, lowest first
   std::vector<Slot> slot_of_;
@@ -201,14 +201,14 @@ class Pool {
 };
 
 // Workers learn the pool's address from the jobs it sends them. Only actors of this process
-// may submit jobs or manage workers; anything else from a peer is refused, not trusted.
-bool from_this_node(caf::event_based_actor* self) {
+// may submit jobs or manage workers: a message from elsewhere is answered with an error (if
+// it asked for an answer) and otherwise ignored. Returns whether it was refused.
+bool refuse_foreign(caf::event_based_actor* self) {
   const auto& sender = self->current_sender();
-  return sender && sender->node() == self->node();
-}
-
-caf::error foreign_sender() {
-  return caf::make_error(caf::sec::runtime_error, std::string("the device pool takes orders only from its own process"));
+  if (sender && sender->node() == self->node()) return false;
+  self->make_response_promise().deliver(caf::make_error(
+      caf::sec::runtime_error, std::string("the device pool takes orders only from its own process")));
+  return true;
 }
 
 }  // namespace
@@ -225,23 +225,23 @@ caf::behavior device_pool(caf::event_based_actor* self, std::vector<DeviceSlots>
   self->set_down_handler([pool](const caf::down_msg& down) { pool->on_down(down); });
   return {
       [=](train_atom, const Buffer& state, const Buffer& task) {
-        if (!from_this_node(self)) return self->make_response_promise().deliver(foreign_sender()), void();
+        if (refuse_foreign(self)) return;
         pool->submit(TrainJob{state, task, self->make_response_promise<Buffer, Buffer>()});
       },
       [=](eval_atom, const Buffer& job, const Buffer& weights) {
-        if (!from_this_node(self)) return self->make_response_promise().deliver(foreign_sender()), void();
+        if (refuse_foreign(self)) return;
         pool->submit(EvalJob{job, weights, self->make_response_promise<Buffer>()});
       },
       [=](worker_atom, const std::string& name, const caf::actor& agent, const std::vector<caf::actor>& slots) {
-        if (!from_this_node(self)) return;
+        if (refuse_foreign(self)) return;
         pool->add_worker(name, agent, slots);
       },
       [=](await_atom, std::uint32_t n) {
-        if (!from_this_node(self)) return self->make_response_promise().deliver(foreign_sender()), void();
+        if (refuse_foreign(self)) return;
         pool->await(n, self->make_response_promise<std::uint32_t>());
       },
       [=](release_atom) {
-        if (!from_this_node(self)) return self->make_response_promise().deliver(foreign_sender()), void();
+        if (refuse_foreign(self)) return;
         pool->release(self->make_response_promise<std::uint32_t>());
       },
   };

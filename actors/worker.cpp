@@ -50,14 +50,14 @@ caf::behavior agent(caf::event_based_actor* self, caf::actor coordinator) {
   };
 }
 
-// What the coordinator holds for each trainer slot: an event-based stand-in that passes jobs
-// to the detached slot and answers itself. Answers then carry the stand-in, not the slot, as
-// their sender, so the slot is never referenced from the network; a detached actor that is
-// (through the BASP broker) could outlive the run and keep the process from exiting.
 struct JobCounts {
   std::atomic<std::uint64_t> trained{0}, evaluated{0};
 };
 
+// What the coordinator holds for each trainer slot: an event-based stand-in that passes jobs
+// to the detached slot and answers itself. Answers then carry the stand-in, not the slot, as
+// their sender, so the slot is never referenced from the network; a detached actor that is
+// (through the BASP broker) could outlive the run and keep the process from exiting.
 caf::behavior slot_front(caf::event_based_actor* self, caf::actor slot, std::shared_ptr<JobCounts> counts) {
   return {
       [=](train_atom a, const Buffer& state, const Buffer& task) {

@@ -43,10 +43,7 @@ coordinator=$coordinator_pid
 start_worker keeper
 keeper=$worker_pid
 start_worker dying --crash-after-jobs 2
-for _ in $(seq 1 600); do
-  grep -q "worker 'dying' lost" "$work/rejoin.log" && break
-  sleep 0.1
-done
+wait_for_line "$work/rejoin.log" "worker 'dying' lost"
 start_worker newcomer
 newcomer=$worker_pid
 expect_exit "$coordinator" 0 "$work/rejoin.log"
@@ -72,15 +69,9 @@ start_coordinator early --workers 2 --no-local
 coordinator=$coordinator_pid
 start_worker first
 first=$worker_pid
-for _ in $(seq 1 600); do
-  grep -q "worker 'first' joined" "$work/early.log" && break
-  sleep 0.1
-done
+wait_for_line "$work/early.log" "worker 'first' joined"
 pkill -9 -P "$first"
-for _ in $(seq 1 600); do
-  grep -q "worker 'first' lost" "$work/early.log" && break
-  sleep 0.1
-done
+wait_for_line "$work/early.log" "worker 'first' lost"
 start_worker second
 second=$worker_pid
 start_worker third
@@ -93,10 +84,7 @@ grep -q '"status": "completed"' "$work/early/summary.json"
 start_coordinator doomed --workers 1 --no-local --set federation.rounds=500
 coordinator=$coordinator_pid
 start_worker orphan
-for _ in $(seq 1 600); do
-  grep -q "round 2/" "$work/doomed.log" && break
-  sleep 0.1
-done
+wait_for_line "$work/doomed.log" "round 2/"
 pkill -9 -P "$coordinator"  # the drift under its `timeout` wrapper
 expect_exit "$worker_pid" 1 "$work/orphan.log"
 grep -q "lost the coordinator (connection lost) before the run ended" "$work/orphan.log"

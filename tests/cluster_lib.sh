@@ -71,6 +71,16 @@ start_worker() {
   pids+=("$worker_pid")
 }
 
+# wait_for_line LOG PATTERN: waits (up to 60 s) until LOG has a line matching PATTERN.
+wait_for_line() {
+  for _ in $(seq 1 600); do
+    grep -q "$2" "$1" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  echo "no line matching '$2' in $1 within 60 s"
+  exit 1
+}
+
 # expect_exit PID CODE LOG: waits for PID and checks its exit code.
 expect_exit() {
   local code=0
