@@ -41,6 +41,7 @@ bench: build
 	$(BUILD_DIR)/tools/bench/drift_bench_scheduling
 	$(BUILD_DIR)/tools/bench/drift_bench_roundtrip
 	tools/bench/bench_cluster.sh $(BUILD_DIR)/tools/drift
+	tools/bench/bench_private_memory.sh $(BUILD_DIR)/tools/drift
 
 clean:
 	rm -rf $(BUILD_DIR)

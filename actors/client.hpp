@@ -2,11 +2,15 @@
 #include <caf/all.hpp>
 
 #include <cstdint>
+#include <memory>
+
+#include "messages/state_store.hpp"
 
 namespace drift::actors {
 
-// One federated client, spawned the first time it is selected. It keeps the client's
-// private algorithm state between its rounds and turns a task into a training job.
-caf::behavior client(caf::event_based_actor* self, std::uint32_t client_id, caf::actor pool);
+// One federated client, spawned the first time it is selected. Its private algorithm state
+// waits in `states` between its rounds (memory or disk); a task becomes a training job.
+caf::behavior client(caf::event_based_actor* self, std::uint32_t client_id, caf::actor pool,
+                     std::shared_ptr<msg::StateStore> states);
 
 }  // namespace drift::actors

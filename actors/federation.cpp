@@ -47,6 +47,8 @@ double run_federation(std::shared_ptr<const Scenario> scenario, std::shared_ptr<
                       std::shared_ptr<RunDirectory> directory, std::shared_ptr<RunObserver> observer,
                       const FederationOptions& options) {
   const auto& cluster = options.cluster;
+  // Before any actor exists: a directory that cannot be made stops nothing half-started.
+  const auto client_states = msg::make_state_store(scenario->simulation.client_state, directory->path() / "client_state");
   caf::actor_system_config cfg;
   add_message_types(cfg);
   if (cluster.listen) configure_network(cfg, cluster.tls);
@@ -77,7 +79,10 @@ double run_federation(std::shared_ptr<const Scenario> scenario, std::shared_ptr<
     }
     caf::actor server_actor;
     if (failure.empty()) {
-      server_actor = system.spawn(server, ctx, ServerPeers{pool, sink}, ServerOptions{scenario->log_eligible});
+      ServerOptions server_options;
+      server_options.log_eligible = scenario->log_eligible;
+      server_options.client_states = client_states;
+      server_actor = system.spawn(server, ctx, ServerPeers{pool, sink}, server_options);
       self->request(server_actor, caf::infinite, run_atom::value)
           .receive([&](double b) { best = b; }, [&](caf::error& err) { failure = error_text(err); });
     }

@@ -24,14 +24,17 @@ class Host final : public JobRunner, public DriverListener {
   Host(caf::event_based_actor* self, SlotContext ctx, ServerPeers peers, ServerOptions options)
       : self_(self), ctx_(std::move(ctx)), peers_(std::move(peers)) {
     const auto& s = *ctx_.scenario;
-    const auto& train = *ctx_.data->data.train;
+    const auto& algorithm = *find_algorithm(s.algorithm);
+    private_models_ = algorithm.private_models;
     DriverSetup setup;
     setup.scenario = ctx_.scenario.get();
     setup.population = ctx_.population;
-    setup.initial_weights = state_of(*make_scenario_model(s, train));
-    setup.algorithm = find_algorithm(s.algorithm)->make_server(
-        s.algorithm_params, FederationShape{ctx_.population->size(), train.num_classes, aggregated_per_round(s)});
+    // Private models: no global model exists, and an update carrying weights is refused.
+    if (!private_models_) setup.initial_weights = state_of(*make_scenario_model(s, *ctx_.data->data.train));
+    setup.algorithm = algorithm.make_server(s.algorithm_params, federation_shape(s, *ctx_.data));
     setup.log_eligible = options.log_eligible;
+    setup.private_models = private_models_;
+    client_states_ = options.client_states ? options.client_states : std::make_shared<msg::MemoryStateStore>();
     reference_ = clone(setup.initial_weights);
     driver_ = make_driver(std::move(setup), *this, *this);
   }
@@ -99,7 +102,7 @@ class Host final : public JobRunner, public DriverListener {
 
   caf::actor client_actor(std::uint32_t id) {
     auto it = clients_.find(id);
-    if (it == clients_.end()) it = clients_.emplace(id, self_->spawn<caf::linked>(client, id, peers_.pool)).first;
+    if (it == clients_.end()) it = clients_.emplace(id, self_->spawn<caf::linked>(client, id, peers_.pool, client_states_)).first;
     return it->second;
   }
 
@@ -110,6 +113,7 @@ class Host final : public JobRunner, public DriverListener {
       if (o.update.client_id != client_id)
         throw DecodeError("update claims to come from client " + std::to_string(o.update.client_id));
       check_compatible(reference_, o.update.weights);
+      if (private_models_) check_personal_evaluation(client_id, o.update);
       for (const auto& t : o.update.weights)
         if (t.value.is_floating_point() && !torch::isfinite(t.value).all().item<bool>())
           throw DecodeError("tensor '" + t.name + "' holds nan or infinite values");
@@ -120,6 +124,19 @@ class Host final : public JobRunner, public DriverListener {
       o.error = std::string("rejected update: ") + e.what();
     }
     driver_->on_outcome(job, std::move(o));
+  }
+
+  // The client's own evaluation must cover exactly its held-out split.
+  void check_personal_evaluation(std::uint32_t client_id, const ClientUpdate& u) const {
+    if (!u.personal) throw DecodeError("a private-model update carries no evaluation");
+    const auto [begin, end] = client_test_range(*ctx_.data, client_id);
+    std::uint64_t counted = 0;
+    for (auto n : u.personal->count) counted += n;
+    if (u.personal->begin != begin || u.personal->end != end || counted != end - begin ||
+        u.personal->count.size() != static_cast<std::size_t>(ctx_.data->data.test->num_classes))
+      throw DecodeError("the evaluation does not cover the client's test split");
+    for (std::size_t c = 0; c < u.personal->count.size(); ++c)
+      if (u.personal->correct[c] > u.personal->count[c]) throw DecodeError("the evaluation counts more hits than samples");
   }
 
   void start_evaluation(std::uint64_t id, const NamedTensors& weights) {
@@ -188,7 +205,9 @@ class Host final : public JobRunner, public DriverListener {
   caf::event_based_actor* self_;
   SlotContext ctx_;
   ServerPeers peers_;
-  NamedTensors reference_;  // the architecture every update must match
+  NamedTensors reference_;  // the architecture every update must match (empty: private models)
+  bool private_models_ = false;
+  std::shared_ptr<msg::StateStore> client_states_;
   std::unique_ptr<Driver> driver_;
   std::map<std::uint32_t, caf::actor> clients_;  // spawned lazily
   std::shared_ptr<const TrainingTask> last_task_;

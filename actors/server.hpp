@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "actors/trainer_slot.hpp"
+#include "messages/state_store.hpp"
 
 namespace drift::actors {
 
@@ -14,6 +15,7 @@ struct ServerPeers {
 
 struct ServerOptions {
   bool log_eligible = true;
+  std::shared_ptr<msg::StateStore> client_states;  // null: in memory
 };
 
 // Hosts the scenario's round driver (engine/sim): turns its training jobs into requests to

@@ -6,6 +6,7 @@
 
 #include "actors/wire.hpp"
 #include "engine/core/error.hpp"
+#include "engine/training/client_models.hpp"
 #include "engine/training/local_training.hpp"
 #include "messages/codec.hpp"
 
@@ -14,18 +15,16 @@ namespace {
 
 // Built lazily on the slot's own thread, then reused for every job.
 struct SlotWorkspace {
-  std::shared_ptr<Model> model;
+  std::unique_ptr<ClientModels> models;
   std::unique_ptr<ClientAlgorithm> algorithm;
 
   void ensure(const SlotContext& ctx, const torch::Device& device) {
-    if (model) return;
+    if (models) return;
     // One thread per slot: parallelism comes from slots, and a job's arithmetic is then
     // the same whatever the number of slots, which keeps results byte-identical.
     at::set_num_threads(1);
     const auto& s = *ctx.scenario;
-    const auto& train = *ctx.data->data.train;
-    model = make_scenario_model(s, train);
-    model->to(device);
+    models = std::make_unique<ClientModels>(s, *ctx.data, device);
     algorithm = find_algorithm(s.algorithm)->make_client(s.algorithm_params);
   }
 };
@@ -41,12 +40,7 @@ caf::behavior trainer_slot(caf::event_based_actor*, torch::Device device, SlotCo
           workspace->ensure(ctx, device);
           const auto task = msg::decode_task(task_buffer);
           auto state = msg::decode_client_state(state_buffer);
-          const auto& partition = ctx.data->partition.indices;
-          if (state.client_id >= partition.size())
-            throw DecodeError("job for unknown client " + std::to_string(state.client_id));
-          auto update = train_locally(*workspace->model, *workspace->algorithm, *ctx.data->data.train,
-                                      partition[state.client_id], task, state.client_id, state.state,
-                                      ctx.scenario->seed, device);
+          auto update = workspace->models->train(*workspace->algorithm, task, state.client_id, state.state);
           auto update_buffer = msg::encode_update(update);
           auto new_state = msg::encode_client_state(state);
           return {std::move(update_buffer), std::move(new_state)};
@@ -61,8 +55,9 @@ caf::behavior trainer_slot(caf::event_based_actor*, torch::Device device, SlotCo
           const auto& test = *ctx.data->data.test;
           if (job.end > static_cast<std::uint64_t>(test.size()))
             throw DecodeError("evaluation range ends past the test set");
-          load_state(*workspace->model, msg::decode_bundle(weights_buffer));
-          auto result = evaluate_range(*workspace->model, test, job.begin, job.end, ctx.scenario->evaluation.batch_size,
+          auto& model = workspace->models->shared_model();
+          load_state(model, msg::decode_bundle(weights_buffer));
+          auto result = evaluate_range(model, test, job.begin, job.end, ctx.scenario->evaluation.batch_size,
                                        device);
           return msg::encode_eval_result(result);
         } catch (const std::exception& e) {

@@ -138,6 +138,29 @@ TrainingTask decode_task(const Buffer& buffer, const DecodeLimits& limits) {
   });
 }
 
+namespace {
+
+void write_eval_result(wire::EvalResult::Builder root, const EvalResult& result) {
+  root.setBegin(result.begin);
+  root.setEnd(result.end);
+  root.setLossSum(result.loss_sum);
+  write_list(root.initCorrect(static_cast<unsigned>(result.correct.size())), result.correct);
+  write_list(root.initCount(static_cast<unsigned>(result.count.size())), result.count);
+}
+
+EvalResult read_eval_result(wire::EvalResult::Reader root) {
+  EvalResult r;
+  r.begin = root.getBegin();
+  r.end = root.getEnd();
+  r.loss_sum = root.getLossSum();
+  for (auto v : root.getCorrect()) r.correct.push_back(v);
+  for (auto v : root.getCount()) r.count.push_back(v);
+  if (r.correct.size() != r.count.size()) throw DecodeError("per-class lists differ in length");
+  return r;
+}
+
+}  // namespace
+
 Buffer encode_update(const ClientUpdate& update) {
   return build<wire::ClientUpdate>([&](wire::ClientUpdate::Builder root, TensorWriter& writer) {
     root.setClientId(update.client_id);
@@ -152,6 +175,8 @@ Buffer encode_update(const ClientUpdate& update) {
     m.setAccuracy(update.metrics.accuracy);
     m.setSteps(update.metrics.steps);
     m.setSamplesSeen(update.metrics.samples_seen);
+    root.setHasPersonal(update.personal.has_value());
+    if (update.personal) write_eval_result(root.initPersonal(), *update.personal);
   });
 }
 
@@ -172,6 +197,7 @@ ClientUpdate decode_update(const Buffer& buffer, const DecodeLimits& limits) {
     u.payload = read_payload(root.getPayload(), owner);
     const auto m = root.getMetrics();
     u.metrics = {m.getLoss(), m.getAccuracy(), m.getSteps(), m.getSamplesSeen()};
+    if (root.getHasPersonal()) u.personal = read_eval_result(root.getPersonal());
     return u;
   });
 }
@@ -261,27 +287,13 @@ EvalJob decode_eval_job(const Buffer& buffer, const DecodeLimits& limits) {
 }
 
 Buffer encode_eval_result(const EvalResult& result) {
-  return build<wire::EvalResult>([&](wire::EvalResult::Builder root, TensorWriter&) {
-    root.setBegin(result.begin);
-    root.setEnd(result.end);
-    root.setLossSum(result.loss_sum);
-    write_list(root.initCorrect(static_cast<unsigned>(result.correct.size())), result.correct);
-    write_list(root.initCount(static_cast<unsigned>(result.count.size())), result.count);
-  });
+  return build<wire::EvalResult>(
+      [&](wire::EvalResult::Builder root, TensorWriter&) { write_eval_result(root, result); });
 }
 
 EvalResult decode_eval_result(const Buffer& buffer, const DecodeLimits& limits) {
   return parse<wire::EvalResult>(buffer, limits, "evaluation result",
-                                 [](wire::EvalResult::Reader root, const BufferOwner&) {
-    EvalResult r;
-    r.begin = root.getBegin();
-    r.end = root.getEnd();
-    r.loss_sum = root.getLossSum();
-    for (auto v : root.getCorrect()) r.correct.push_back(v);
-    for (auto v : root.getCount()) r.count.push_back(v);
-    if (r.correct.size() != r.count.size()) throw DecodeError("per-class lists differ in length");
-    return r;
-  });
+                                 [](wire::EvalResult::Reader root, const BufferOwner&) { return read_eval_result(root); });
 }
 
 Buffer encode_report(const RoundReport& report) {
@@ -299,6 +311,8 @@ Buffer encode_report(const RoundReport& report) {
     root.setTestLoss(report.test_loss);
     write_list(root.initPerClassAccuracy(static_cast<unsigned>(report.per_class_accuracy.size())),
                report.per_class_accuracy);
+    write_list(root.initClientAccuracy(static_cast<unsigned>(report.client_accuracy.size())), report.client_accuracy);
+    root.setClientsEvaluated(report.clients_evaluated);
     root.setBytesDown(report.bytes_down);
     root.setBytesUp(report.bytes_up);
     auto clients = root.initClients(static_cast<unsigned>(report.clients.size()));
@@ -351,6 +365,8 @@ RoundReport decode_report(const Buffer& buffer, const DecodeLimits& limits) {
     r.test_accuracy = root.getTestAccuracy();
     r.test_loss = root.getTestLoss();
     for (auto v : root.getPerClassAccuracy()) r.per_class_accuracy.push_back(v);
+    for (auto v : root.getClientAccuracy()) r.client_accuracy.push_back(v);
+    r.clients_evaluated = root.getClientsEvaluated();
     r.bytes_down = root.getBytesDown();
     r.bytes_up = root.getBytesUp();
     for (auto c : root.getClients()) {

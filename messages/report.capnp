@@ -50,4 +50,6 @@ struct RoundReport {
   windowTv @30 :Float64;
   windowJs @31 :Float64;
   coverage @32 :Float64;
+  clientAccuracy @33 :List(Float64);  # private models: by client id, NaN = not trained yet
+  clientsEvaluated @34 :UInt32;
 }

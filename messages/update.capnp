@@ -4,6 +4,7 @@ using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("drift::wire");
 using import "tensor.capnp".TensorBundle;
 using import "payload.capnp".Payload;
+using import "control.capnp".EvalResult;
 
 enum UpdateKind {
   weights @0;   # the client's full model state after training
@@ -26,4 +27,6 @@ struct ClientUpdate {
   weights @5 :TensorBundle;
   payload @6 :Payload;
   metrics @7 :TrainMetrics;
+  hasPersonal @8 :Bool;        # private models: the client's own model on its test split
+  personal @9 :EvalResult;
 }

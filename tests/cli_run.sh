@@ -28,6 +28,11 @@ TOML
 grep -q "ok" "$work/summary"
 "$drift" validate "$work/tiny.toml" --print > "$work/resolved"
 grep -q "min_client_samples = 10" "$work/resolved"
+# Every shipped scenario is valid (they are documentation too).
+for f in "$(dirname "$0")"/../scenarios/*.toml "$(dirname "$0")"/../scenarios/paper/*.toml; do
+  "$drift" validate "$f" > "$work/shipped" || { echo "shipped scenario $f does not validate"; exit 1; }
+done
+grep -q fedktl "$work/list"
 "$drift" run "$work/tiny.toml" --set algorithm.name=fedprox --no-progress 2> "$work/log"
 run="$work/runs/tiny"
 for f in scenario.toml metrics.jsonl clients.csv timings.jsonl partition.json summary.json log.txt; do

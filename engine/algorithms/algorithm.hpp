@@ -30,6 +30,7 @@ struct ClientContext {
   std::uint32_t epoch = 0;  // local epoch of the current batch, set by the training loop
   const torch::Tensor* inputs = nullptr;  // the current batch's images, set by the training loop
   torch::Device device = torch::kCPU;     // where the model, batches, payload and state are
+  std::uint64_t seed = 0;                 // the scenario seed, for state every client derives alike
 };
 
 // One pass of the model over the client's local data in eval mode without gradients, in
@@ -47,6 +48,9 @@ class ClientAlgorithm {
   virtual void begin(ClientContext& ctx) {}
   // Loss of one batch; the default is mean cross-entropy on the logits.
   virtual torch::Tensor loss(const torch::Tensor& labels, const ModelOutput& out, ClientContext& ctx);
+  // Tensors the local optimiser trains besides the model's parameters (a task head that lives
+  // only for the round, say); asked once, after begin().
+  virtual std::vector<torch::Tensor> extra_parameters() { return {}; }
   // After the last local step: fill what to upload besides the weights.
   virtual void end(ClientContext& ctx, ClientUpdate& update) {}
 };
@@ -66,6 +70,9 @@ struct FederationShape {
   std::uint32_t num_clients = 0;   // registered population (SCAFFOLD divides by it)
   std::int64_t num_classes = 0;
   std::uint32_t cohort = 0;        // clients aggregated per round (sync) or buffer size (async)
+  std::vector<std::int64_t> input_shape;  // {C, H, W} of the clients' data
+  double pixel_mean = 0.0, pixel_std = 1.0;  // the data's normalisation: x = (p - mean) / std, p in [0, 1]
+  std::uint64_t seed = 0;          // the scenario seed (server-made state shared with clients)
 };
 
 // Named parameter sets: choosing `preset = NAME` makes these values the defaults of the
@@ -101,6 +108,10 @@ struct AlgorithmInfo {
   // The head and outputs the algorithm needs from the model (a projection, a cosine
   // classifier, per-stage features); empty: the plain model.
   std::function<ModelOptions(const ParamSet&)> model_options;
+  // The clients keep private models that never leave them: no weights are broadcast or
+  // aggregated, architectures may differ between clients ([model] group), and accuracy is
+  // each client's own model on its held-out test split (data.client_test_fraction).
+  bool private_models = false;
 };
 
 // The parameters of `info` with defaults taken from `preset` (empty: the default preset),

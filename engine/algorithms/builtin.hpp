@@ -19,6 +19,12 @@ AlgorithmInfo moon_info();
 AlgorithmInfo fednh_info();
 AlgorithmInfo fedrcl_info();
 AlgorithmInfo fedccl_info();
+// Heterogeneous FL: private models, possibly of different architectures.
+AlgorithmInfo fedktl_info();
+AlgorithmInfo fedproto_ht_info();
+AlgorithmInfo feddistill_info();
+AlgorithmInfo lg_fedavg_info();
+AlgorithmInfo fedgh_info();
 
 // FedAvg's server half (sample-weighted mean), reused by algorithms that only change the client.
 std::unique_ptr<ServerAlgorithm> make_fedavg_server();

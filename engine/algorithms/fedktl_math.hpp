@@ -10,15 +10,9 @@
 #include <vector>
 
 #include "engine/core/rng.hpp"
+#include "engine/models/simplex_etf.hpp"
 
 namespace drift {
-
-// A K x C simplex equiangular tight frame: unit-norm columns with pairwise cosine -1/(C-1),
-// drawn from `rng`. K >= C uses the authors' route (QR of a uniform K x C matrix, then centring);
-// K = C-1, where that route can never produce orthonormal columns, uses an orthonormal basis of
-// the complement of 1_C turned by a random rotation. Throws std::invalid_argument for C < 2 or
-// K < C-1. float32.
-torch::Tensor simplex_etf(std::int64_t k, std::int64_t classes, Rng& rng);
 
 // ArcFace on cosines [n, C]: -log softmax with s*cos(theta_y + m) for the true class and
 // s*cos(theta_c) for the others, averaged over the batch. Cosines are clamped to

@@ -1,6 +1,9 @@
-// FedProto (Tan et al. 2022), spec section 6.6, in its homogeneous-model form (as FedSKC and
-// FedCCL compare against it): the weights are averaged as in FedAvg, and class prototypes
-// (mean penultimate features per class) are shared besides.
+// FedProto (Tan et al. 2022), spec section 6.6, in two forms: `fedproto`, homogeneous (as
+// FedSKC and FedCCL compare against it), averages the weights as in FedAvg and shares class
+// prototypes (mean penultimate features per class) besides; `fedproto-ht`, the original
+// heterogeneous form, shares only the prototypes and clients keep private models.
+// `feddistill` (Jeong et al. 2018, as in HtFLlib) is the same scheme on the logits: clients
+// upload per-class mean logits and pull their logits toward the global ones.
 //  - Client loss: CE + lambda * MSE(z, P^y) over the samples whose class has a global prototype.
 //  - Local prototypes: mean of the (detached) features of each class over all local steps,
 //    uploaded as class vectors "prototypes" (one [1, d] row per class held).
@@ -16,7 +19,7 @@ namespace drift {
 
 void FedProtoClient::begin(ClientContext& ctx) {
   global_ = {};
-  auto it = ctx.task.payload.class_vectors.find("prototypes");
+  auto it = ctx.task.payload.class_vectors.find(key());
   if (it != ctx.task.payload.class_vectors.end()) global_ = it->second;
   means_.clear();
   prototypes_ = torch::Tensor();
@@ -24,39 +27,46 @@ void FedProtoClient::begin(ClientContext& ctx) {
 
 torch::Tensor FedProtoClient::loss(const torch::Tensor& labels, const ModelOutput& out, ClientContext& ctx) {
   auto total = ClientAlgorithm::loss(labels, out, ctx);
-  const auto classes = out.logits.size(1), dim = out.features.size(1);
+  const auto& z_all = target_ == ClassMeanTarget::logits ? out.logits : out.features;
+  const auto classes = out.logits.size(1), dim = z_all.size(1);
   if (!prototypes_.defined()) {
-    prototypes_ = torch::zeros({classes, dim}, out.features.options());
-    has_prototype_ = torch::zeros({classes}, out.features.options().dtype(torch::kBool));
+    prototypes_ = torch::zeros({classes, dim}, z_all.options());
+    has_prototype_ = torch::zeros({classes}, z_all.options().dtype(torch::kBool));
     for (const auto& [c, rows] : global_) {
       if (c >= classes || rows.size(1) != dim) continue;
       prototypes_[c] = rows[0].to(torch::kFloat32);
       has_prototype_[c] = true;
     }
   }
-  means_.add(out.features, labels);
+  means_.add(z_all, labels);
   const auto mask = has_prototype_.index_select(0, labels);
   if (lambda_ == 0.0 || !mask.any().item<bool>()) return total;
-  const auto z = out.features.index({mask});
+  const auto z = z_all.index({mask});
   const auto target = prototypes_.index_select(0, labels.index({mask}));
   return total + lambda_ * torch::nn::functional::mse_loss(z, target);
 }
 
+namespace {
+const char* key_of(ClassMeanTarget target) { return target == ClassMeanTarget::logits ? "logits" : "prototypes"; }
+}  // namespace
+
+const char* FedProtoClient::key() const { return key_of(target_); }
+
 void FedProtoClient::end(ClientContext&, ClientUpdate& update) {
-  if (!means_.empty()) update.payload.class_vectors["prototypes"] = means_.means();
+  if (!means_.empty()) update.payload.class_vectors[key()] = means_.means();
 }
 
 Payload FedProtoServer::broadcast(std::uint32_t) {
   Payload p;
-  for (const auto& [c, row] : prototypes_) p.class_vectors["prototypes"][c] = row;
+  for (const auto& [c, row] : prototypes_) p.class_vectors[key_of(target_)][c] = row;
   return p;
 }
 
 void FedProtoServer::aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, std::uint32_t) {
-  global = weighted_average(global, updates, sample_weights(updates));
+  if (average_weights_) global = weighted_average(global, updates, sample_weights(updates));
   std::map<std::uint32_t, std::pair<torch::Tensor, int>> sums;
   for (const auto& u : updates) {
-    auto it = u.payload.class_vectors.find("prototypes");
+    auto it = u.payload.class_vectors.find(key_of(target_));
     if (it == u.payload.class_vectors.end()) continue;
     for (const auto& [c, rows] : it->second) {
       auto& [sum, n] = sums[c];
@@ -74,6 +84,29 @@ AlgorithmInfo fedproto_info() {
           {number_param("lambda", 1.0, "weight of the prototype MSE term", 0.0)},
           [](const ParamSet& p) { return std::make_unique<FedProtoClient>(p.number("lambda")); },
           [](const ParamSet&, const FederationShape&) { return std::make_unique<FedProtoServer>(); }};
+}
+
+AlgorithmInfo fedproto_ht_info() {
+  AlgorithmInfo info{"fedproto-ht",
+                     "FedProto, heterogeneous form: private models, only class prototypes are shared",
+                     {number_param("lambda", 0.1, "weight of the prototype MSE term (HtFLlib: 0.1)", 0.0)},
+                     [](const ParamSet& p) { return std::make_unique<FedProtoClient>(p.number("lambda")); },
+                     [](const ParamSet&, const FederationShape&) { return std::make_unique<FedProtoServer>(false); }};
+  info.private_models = true;
+  return info;
+}
+
+AlgorithmInfo feddistill_info() {
+  AlgorithmInfo info{
+      "feddistill",
+      "FedDistill: private models; per-class mean logits are shared and local logits pulled toward them",
+      {number_param("lambda", 1.0, "weight of the logit MSE term", 0.0)},
+      [](const ParamSet& p) { return std::make_unique<FedProtoClient>(p.number("lambda"), ClassMeanTarget::logits); },
+      [](const ParamSet&, const FederationShape&) {
+        return std::make_unique<FedProtoServer>(false, ClassMeanTarget::logits);
+      }};
+  info.private_models = true;
+  return info;
 }
 
 }  // namespace drift

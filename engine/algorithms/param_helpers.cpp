@@ -38,6 +38,10 @@ ParamSpec bool_param(std::string key, bool def, std::string help) {
   return param(std::move(key), ParamKind::boolean, def, std::move(help));
 }
 
+ParamSpec string_param(std::string key, std::string def, std::string help) {
+  return param(std::move(key), ParamKind::string, std::move(def), std::move(help));
+}
+
 ParamSpec choice_param(std::string key, std::string def, std::vector<std::string> choices, std::string help) {
   auto p = param(std::move(key), ParamKind::string, std::move(def), std::move(help));
   p.choices = [choices] { return choices; };

@@ -15,6 +15,7 @@ ParamSpec number_param(std::string key, double def, std::string help, std::optio
 ParamSpec integer_param(std::string key, std::int64_t def, std::string help, std::optional<double> min = std::nullopt,
                         std::optional<double> max = std::nullopt);
 ParamSpec bool_param(std::string key, bool def, std::string help);
+ParamSpec string_param(std::string key, std::string def, std::string help);
 ParamSpec choice_param(std::string key, std::string def, std::vector<std::string> choices, std::string help);
 
 // The federation check of algorithms that merge each client with its `M` nearest peers:

@@ -2,6 +2,7 @@
 // The values that travel between the parts of a federation, independent of how they travel
 // (messages/ encodes them as Cap'n Proto; engine code only ever sees these structs).
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "engine/core/named_tensors.hpp"
@@ -37,6 +38,14 @@ struct TrainMetrics {
   std::uint64_t samples_seen = 0;
 };
 
+struct EvalResult {
+  std::uint64_t begin = 0;
+  std::uint64_t end = 0;
+  double loss_sum = 0.0;
+  std::vector<std::uint64_t> correct;  // per class
+  std::vector<std::uint64_t> count;    // per class
+};
+
 struct ClientUpdate {
   std::uint32_t client_id = 0;
   std::uint32_t round = 0;
@@ -46,20 +55,14 @@ struct ClientUpdate {
   NamedTensors weights;
   Payload payload;
   TrainMetrics metrics;
+  // Private models: the client's model after training, on its own held-out test split.
+  std::optional<EvalResult> personal;
 };
 
 struct EvalJob {
   std::uint64_t model_version = 0;
   std::uint64_t begin = 0;
   std::uint64_t end = 0;
-};
-
-struct EvalResult {
-  std::uint64_t begin = 0;
-  std::uint64_t end = 0;
-  double loss_sum = 0.0;
-  std::vector<std::uint64_t> correct;  // per class
-  std::vector<std::uint64_t> count;    // per class
 };
 
 }  // namespace drift

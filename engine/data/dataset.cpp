@@ -33,6 +33,8 @@ std::shared_ptr<Dataset> load_idx_split(const std::string& dir, const std::strin
   auto dataset = std::make_shared<Dataset>();
   auto raw = torch::from_blob(const_cast<std::uint8_t*>(images.data.data()), {n, 1, h, w}, torch::kUInt8);
   dataset->images = ((raw.to(torch::kFloat32) / 255.0 - mean) / stddev).contiguous();
+  dataset->pixel_mean = mean;
+  dataset->pixel_std = stddev;
   dataset->labels =
       torch::from_blob(const_cast<std::uint8_t*>(labels.data.data()), {n}, torch::kUInt8).to(torch::kInt64);
   dataset->num_classes = 10;

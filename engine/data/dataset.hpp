@@ -17,6 +17,7 @@ struct Dataset {
   torch::Tensor labels;  // int64 [N]
   std::int64_t num_classes = 0;
   std::vector<std::string> class_names;
+  double pixel_mean = 0.0, pixel_std = 1.0;  // images = (pixels in [0, 1] - mean) / std
 
   std::int64_t size() const { return labels.size(0); }
   std::vector<std::int64_t> input_shape() const;  // {C, H, W}

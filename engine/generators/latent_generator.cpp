@@ -2,6 +2,7 @@
 
 #include <torch/script.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -50,8 +51,8 @@ class TorchScriptGenerator final : public LatentGenerator {
   const GeneratorSpec& spec() const override { return spec_; }
 
   torch::Tensor sample_valid_latents(std::int64_t n, Rng& rng) override {
-    if (!spec_.mapping) return gaussian(n, spec_.latent_dim, rng);
-    const auto z = gaussian(n, spec_.z_dim, rng);
+    if (!spec_.mapping) return gaussian_matrix(n, spec_.latent_dim, rng);
+    const auto z = gaussian_matrix(n, spec_.z_dim, rng);
     auto c = torch::zeros({n, spec_.c_dim});
     for (std::int64_t i = 0; i < n && spec_.c_dim > 0; ++i)
       c[i][static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(spec_.c_dim)))] = 1.0f;
@@ -82,13 +83,6 @@ class TorchScriptGenerator final : public LatentGenerator {
   }
 
  private:
-  static torch::Tensor gaussian(std::int64_t n, std::int64_t d, Rng& rng) {
-    auto t = torch::empty({n, d});
-    auto a = t.accessor<float, 2>();
-    for (std::int64_t i = 0; i < n; ++i)
-      for (std::int64_t j = 0; j < d; ++j) a[i][j] = static_cast<float>(rng.normal());
-    return t;
-  }
 
   torch::Tensor call(torch::jit::Module& module, std::vector<torch::jit::IValue> inputs, const char* file) {
     torch::NoGradGuard no_grad;
@@ -141,6 +135,59 @@ GeneratorSpec read_generator_spec(const std::string& directory) {
   if (range != "[-1,1]" && range != "[0,1]") throw UserError(path + ": \"range\" must be \"[-1,1]\" or \"[0,1]\", got \"" + range + "\"");
   s.unit_range = range == "[0,1]";
   return s;
+}
+
+class RandomMlpGenerator final : public LatentGenerator {
+ public:
+  RandomMlpGenerator(std::int64_t latent_dim, std::int64_t resolution, std::uint64_t seed) {
+    spec_.latent_dim = latent_dim;
+    spec_.resolution = resolution;
+    spec_.unit_range = true;
+    spec_.mapping = false;
+    Rng rng = make_stream(seed, "random-generator");
+    constexpr std::int64_t hidden = 256;
+    first_ = gaussian_matrix(latent_dim, hidden, rng) / std::sqrt(static_cast<double>(latent_dim));
+    second_ = gaussian_matrix(hidden, 3 * resolution * resolution, rng) / std::sqrt(static_cast<double>(hidden));
+  }
+
+  const GeneratorSpec& spec() const override { return spec_; }
+  torch::Tensor sample_valid_latents(std::int64_t n, Rng& rng) override { return gaussian_matrix(n, spec_.latent_dim, rng); }
+  torch::Tensor synthesize(const torch::Tensor& latents) override {
+    torch::NoGradGuard no_grad;
+    const auto r = spec_.resolution;
+    return torch::sigmoid(torch::relu(latents.to(torch::kFloat32).matmul(first_)).matmul(second_))
+        .view({latents.size(0), 3, r, r});
+  }
+
+ private:
+  GeneratorSpec spec_;
+  torch::Tensor first_, second_;
+};
+
+std::unique_ptr<LatentGenerator> random_generator(std::int64_t latent_dim, std::int64_t resolution, std::uint64_t seed) {
+  return std::make_unique<RandomMlpGenerator>(latent_dim, resolution, seed);
+}
+
+torch::Tensor images_for_clients(const torch::Tensor& images, const GeneratorSpec& spec,
+                                 const std::vector<std::int64_t>& input_shape, double pixel_mean, double pixel_std) {
+  if (input_shape.size() != 3 || (input_shape[0] != 1 && input_shape[0] != 3))
+    throw std::invalid_argument("generated images can feed grey or RGB inputs only");
+  auto unit = spec.unit_range ? images : (images + 1.0) / 2.0;
+  if (input_shape[0] == 1) unit = unit.mean(1, /*keepdim=*/true);
+  namespace F = torch::nn::functional;
+  const auto resized = F::interpolate(unit, F::InterpolateFuncOptions()
+                                               .size(std::vector<std::int64_t>{input_shape[1], input_shape[2]})
+                                               .mode(torch::kBilinear)
+                                               .align_corners(false));
+  return ((resized.clamp(0.0, 1.0) - pixel_mean) / pixel_std).contiguous();
+}
+
+torch::Tensor gaussian_matrix(std::int64_t n, std::int64_t d, Rng& rng) {
+  auto t = torch::empty({n, d});
+  auto a = t.accessor<float, 2>();
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < d; ++j) a[i][j] = static_cast<float>(rng.normal());
+  return t;
 }
 
 std::unique_ptr<LatentGenerator> load_generator(const std::string& directory) {

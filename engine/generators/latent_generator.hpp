@@ -38,6 +38,21 @@ class LatentGenerator {
   virtual torch::Tensor synthesize(const torch::Tensor& latents) = 0;
 };
 
+// A generator drift makes itself from a seed, with no file: a random-weight MLP
+// (latent_dim -> 256 -> 3 x resolution^2, sigmoid) behind a Gaussian sampler. The spec notes
+// that FedKTL needs images that tell classes apart, not meaningful ones; this is the default
+// when a scenario names no generator folder, and what the tests use.
+std::unique_ptr<LatentGenerator> random_generator(std::int64_t latent_dim, std::int64_t resolution, std::uint64_t seed);
+
+// Generated images [n, 3, R, R] in the generator's range -> the clients' input {C, H, W}:
+// scaled to [0, 1], averaged to grey when the data has one channel, resized (bilinear) and
+// normalised as the dataset is, (p - mean) / std.
+torch::Tensor images_for_clients(const torch::Tensor& images, const GeneratorSpec& spec,
+                                 const std::vector<std::int64_t>& input_shape, double pixel_mean, double pixel_std);
+
+// `n` x `d` standard normal draws from `rng`, float32.
+torch::Tensor gaussian_matrix(std::int64_t n, std::int64_t d, Rng& rng);
+
 // Reads and checks generator.json only. Throws UserError naming the file and the key.
 GeneratorSpec read_generator_spec(const std::string& directory);
 

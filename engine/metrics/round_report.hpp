@@ -42,6 +42,11 @@ struct RoundReport {
   double test_accuracy = 0.0;
   double test_loss = 0.0;
   std::vector<double> per_class_accuracy;
+  // Private models: each client's accuracy on its own test split, by client id, as of the
+  // last model it trained (NaN: not trained yet); test_accuracy is then the sample-weighted
+  // accuracy over the clients evaluated so far.
+  std::vector<double> client_accuracy;
+  std::uint32_t clients_evaluated = 0;
   std::uint64_t bytes_down = 0;
   std::uint64_t bytes_up = 0;
   std::vector<ClientRecord> clients;

@@ -1,5 +1,7 @@
 #include "engine/metrics/run_directory.hpp"
 
+#include <sys/resource.h>
+
 #include <nlohmann/json.hpp>
 
 #include "engine/core/error.hpp"
@@ -97,6 +99,10 @@ void RunDirectory::append(const RoundReport& r) {
     m["test_accuracy"] = r.test_accuracy;
     m["test_loss"] = r.test_loss;
     m["per_class_accuracy"] = r.per_class_accuracy;
+    if (!r.client_accuracy.empty()) {
+      m["client_accuracy"] = r.client_accuracy;  // NaN (not trained yet) is written as null
+      m["clients_evaluated"] = r.clients_evaluated;
+    }
   }
   metrics_ << m.dump() << "\n";
   metrics_.flush();
@@ -151,6 +157,9 @@ void RunDirectory::write_summary(const RunSummary& s, const std::string& status,
                   {"last5_mean_accuracy", s.last5_mean_accuracy},
                   {"rounds_to_accuracy", rounds_to},
                   {"wall_seconds", wall_seconds}};
+  // Measured, like wall_seconds: the process's peak resident memory so far.
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) == 0) summary["peak_memory_mb"] = static_cast<double>(usage.ru_maxrss) / 1024.0;
   if (!reason.empty()) summary["reason"] = reason;
   write_file(path_ / "summary.json", summary.dump(2) + "\n");
 }

@@ -18,16 +18,28 @@ struct ModelOutput {
   // Globally pooled outputs of each stage, shallow to deep, when ModelOptions::feature_levels
   // is set (FedRCL); the last level is the backbone's feature vector.
   std::vector<torch::Tensor> levels;
+  // ETF head only: h(features) [B, K], the point in ETF space before normalisation (FedKTL's
+  // prototypes are built from it); `logits` then holds its cosines to the class vectors.
+  torch::Tensor embedding;
 };
 
-enum class HeadKind { linear, cosine };
+// linear: logits = W z + b. cosine: logits = s * W normalize(z), unit rows of W, learnable s.
+// etf: logits = normalize(h(z))^T V, cosines to the columns of a fixed simplex ETF V [K, C]
+// (FedKTL), with h = Linear(d, K) trained and V drawn from `shared_seed` (identical for
+// every client, whatever its own initialisation).
+enum class HeadKind { linear, cosine, etf };
 
 // What an algorithm asks of the architecture it trains; the defaults are the plain model.
 struct ModelOptions {
   std::int64_t width = 0;           // base channels of the ResNets; 0 = the paper's 64
   std::int64_t projection_dim = 0;  // > 0: Linear(d,d) -> ReLU -> Linear(d,P) before the classifier
-  HeadKind head = HeadKind::linear; // cosine: logits = s * W normalize(z), unit rows of W, learnable s
+  HeadKind head = HeadKind::linear;
   bool feature_levels = false;      // fill ModelOutput::levels
+  // > 0: the backbone's features are average-pooled (or repeated) to this width
+  // (AdaptiveAvgPool1d), so architectures of different widths share one head shape.
+  std::int64_t feature_dim = 0;
+  std::int64_t etf_dim = 0;         // etf head: K (0 = the number of classes)
+  std::uint64_t shared_seed = 0;    // etf head: seed of the ETF, the same for every client
 };
 
 // Enough to build an identical, freshly initialised model: algorithms that keep extra copies
@@ -64,6 +76,8 @@ class Model : public torch::nn::Module {
   torch::nn::Linear linear_head_{nullptr};
   std::shared_ptr<torch::nn::Module> cosine_head_;
   torch::Tensor prototypes_, scale_;  // cosine head: [C, d] and [1]
+  torch::Tensor etf_;                 // etf head: [K, C], a buffer that is never trained
+  std::int64_t pooled_dim_ = 0;       // ModelOptions::feature_dim
   std::int64_t feature_dim_ = 0;
   bool levels_ = false;
   ModelRecipe recipe_;
@@ -81,5 +95,10 @@ std::vector<std::string> model_names();
 std::shared_ptr<Model> make_model(const std::string& name, const std::vector<std::int64_t>& input_shape,
                                   std::int64_t num_classes, std::uint64_t seed, const ModelOptions& options = {});
 std::shared_ptr<Model> make_model(const ModelRecipe& recipe);
+
+// Draws every convolution and linear layer of `module` (uniform fan-in) from the
+// ("model-init") stream of `seed`, as make_model does; for modules algorithms build
+// themselves, so they never depend on global torch state.
+void init_parameters(torch::nn::Module& module, std::uint64_t seed);
 
 }  // namespace drift

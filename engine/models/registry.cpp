@@ -32,17 +32,17 @@ void init_orthogonal_rows(torch::Tensor& weight, at::Generator& gen) {
   weight.copy_(torch::nn::functional::normalize(w, torch::nn::functional::NormalizeFuncOptions().dim(1)));
 }
 
+}  // namespace
+
 void init_parameters(torch::nn::Module& model, std::uint64_t seed) {
   auto gen = at::make_generator<at::CPUGeneratorImpl>(stream_seed(seed, "model-init"));
   torch::NoGradGuard no_grad;
-  for (const auto& m : model.modules(/*include_self=*/false)) {
+  for (const auto& m : model.modules(/*include_self=*/true)) {
     if (auto* conv = m->as<torch::nn::Conv2dImpl>()) init_uniform_fan_in(conv->weight, conv->bias, gen);
     else if (auto* linear = m->as<torch::nn::LinearImpl>()) init_uniform_fan_in(linear->weight, linear->bias, gen);
     else if (m->name() == "CosineHead") init_orthogonal_rows(m->named_parameters(false)["weight"], gen);
   }
 }
-
-}  // namespace
 
 const std::vector<ModelInfo>& model_catalog() {
   static const std::vector<ModelInfo> catalog = {

@@ -1,5 +1,6 @@
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -489,6 +490,47 @@ std::string partition_conflict(const PartitionConfig& p, std::uint32_t clients) 
   return "";
 }
 
+// [model] group and assignment: which architecture each client trains. Only algorithms whose
+// clients keep private models can mix architectures: weights of different shapes cannot be
+// averaged.
+void read_model_group(Scenario& s, const toml::table& root, const AlgorithmInfo& algorithm, const std::string& source) {
+  const auto text = get<std::string>(root, "model", "group");
+  std::string item;
+  std::istringstream in(text);
+  while (std::getline(in, item, ',')) {
+    const auto first = item.find_first_not_of(" \t"), last = item.find_last_not_of(" \t");
+    if (first == std::string::npos) throw UserError(source + ": model.group: empty architecture name in '" + text + "'");
+    const auto name = item.substr(first, last - first + 1);
+    const auto names = model_names();
+    if (std::find(names.begin(), names.end(), name) == names.end())
+      throw UserError(source + ": model.group: unknown model '" + name + "'" + did_you_mean(name, names) +
+                      "; the models are: " + join(names));
+    s.model_group.push_back(name);
+  }
+  if (const auto* list = root["model"]["assignment"].as_array()) {
+    if (s.model_group.empty()) throw UserError(source + ": model.assignment needs model.group");
+    if (list->size() != s.clients)
+      throw UserError(source + ": model.assignment has " + std::to_string(list->size()) + " entries for " +
+                      std::to_string(s.clients) + " clients (one architecture index per client)");
+    for (const auto& v : *list) {
+      const double index = v.value<double>().value();
+      if (index != std::floor(index) || index >= static_cast<double>(s.model_group.size()))
+        throw UserError(source + ": model.assignment: " + std::to_string(index) + " is not an index into model.group (0.." +
+                        std::to_string(s.model_group.size() - 1) + ")");
+      s.model_assignment.push_back(static_cast<std::uint32_t>(index));
+    }
+  }
+  if (!s.model_group.empty()) s.model = s.model_group.front();
+  std::vector<std::string> distinct = s.model_group;
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  if (distinct.size() > 1 && !algorithm.private_models)
+    throw UserError(source + ": model.group mixes architectures, but algorithm '" + s.algorithm +
+                    "' averages weights; use an algorithm whose clients keep private models (drift list)");
+  s.feature_dim = get<std::int64_t>(root, "model", "feature_dim");
+  if (s.feature_dim == 0 && distinct.size() > 1) s.feature_dim = 512;  // FedKTL's d'
+}
+
 Scenario build(toml::table& root, const std::string& source) {
   const auto base_dir = std::filesystem::path(source).parent_path();
   absolutise_traces(root, base_dir);
@@ -521,6 +563,7 @@ Scenario build(toml::table& root, const std::string& source) {
   s.model_width = get<std::int64_t>(root, "model", "width");
   s.algorithm = get<std::string>(root, "algorithm", "name");
   const AlgorithmInfo& algorithm = *find_algorithm(s.algorithm);
+  read_model_group(s, root, algorithm, source);
   const auto* preset = root["algorithm"]["preset"].as_string();
   for (const auto& spec : algorithm_params(algorithm, preset ? preset->get() : "")) {
     const toml::node* node = root["algorithm"][spec.key].node();
@@ -580,6 +623,15 @@ Scenario build(toml::table& root, const std::string& source) {
   s.simulation.train_doomed = sim["train_doomed"].value<bool>().value();
   s.simulation.max_virtual_time = sim["max_virtual_time"].value<double>().value();
   s.simulation.drift_window = sim["drift_window"].value<std::int64_t>().value();
+  s.simulation.client_state = sim["client_state"].value<std::string>().value();
+  if (algorithm.private_models) {
+    if (s.data.client_test_fraction <= 0.0)
+      throw UserError(source + ": algorithm '" + s.algorithm + "' keeps private models, evaluated on each client's "
+                      "own test split: set data.client_test_fraction (PFLlib: 0.25)");
+    if (s.simulation.mode != "sync")
+      throw UserError(source + ": algorithm '" + s.algorithm + "' keeps private models: simulation.mode must be "
+                      "sync (fedasync and fedbuff mix global weights)");
+  }
   const auto& as = *root["async"].as_table();
   s.async.concurrency = as["concurrency"].value<std::int64_t>().value();
   s.async.alpha = as["alpha"].value<double>().value();
@@ -630,6 +682,12 @@ Scenario build(toml::table& root, const std::string& source) {
 }
 
 }  // namespace
+
+const std::string& client_architecture(const Scenario& s, std::uint32_t client) {
+  if (s.model_group.empty()) return s.model;
+  if (!s.model_assignment.empty()) return s.model_group.at(s.model_assignment.at(client));
+  return s.model_group[client % s.model_group.size()];
+}
 
 std::uint32_t SamplerConfig::cohort_size(std::uint32_t clients) const {
   if (clients_per_round > 0) return static_cast<std::uint32_t>(std::min<std::int64_t>(clients_per_round, clients));

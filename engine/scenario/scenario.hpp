@@ -89,6 +89,7 @@ struct SimulationConfig {
   bool train_doomed = false;         // sync: train updates that will certainly be discarded
   double max_virtual_time = 0.0;     // stop when virtual time passes this; 0 = no limit
   std::int64_t drift_window = 10;    // aggregations in the sliding drift window
+  std::string client_state = "memory";  // memory | disk: where idle clients' private state waits
 };
 
 struct AsyncConfig {
@@ -121,8 +122,13 @@ struct Scenario {
   std::uint32_t clients = 0;
   std::uint32_t rounds = 0;
   SamplerConfig sampler;
-  std::string model;
+  std::string model;             // the architecture (the first of model_group when a group is set)
   std::int64_t model_width = 0;  // base channels of the ResNets; 0 = the architecture's default
+  // Heterogeneous models (private-model algorithms): client i trains
+  // model_group[model_assignment[i]], or model_group[i mod size] without an assignment.
+  std::vector<std::string> model_group;
+  std::vector<std::uint32_t> model_assignment;
+  std::int64_t feature_dim = 0;  // common feature width (AdaptiveAvgPool1d); 0 = the architecture's own
   std::string algorithm;
   ParamSet algorithm_params;
   HyperParams training;
@@ -153,6 +159,9 @@ Scenario parse_scenario(const std::string& toml_text, const std::string& source_
                         const std::vector<Override>& overrides = {});
 
 Override parse_override(const std::string& flag);  // "a.b=c"
+
+// The architecture client `client` trains: model_group by assignment or cycle, else model.
+const std::string& client_architecture(const Scenario& s, std::uint32_t client);
 
 // Updates per aggregation: the sync cohort, FedBuff's buffer, FedAsync's single update.
 std::uint32_t aggregated_per_round(const Scenario& s);

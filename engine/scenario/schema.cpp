@@ -35,6 +35,7 @@ using K = ParamKind;
 std::vector<std::string> cyclic_strata() { return {"auto", "groups", "labels"}; }
 std::vector<std::string> availability_models() { return {"always", "markov", "diurnal", "trace"}; }
 std::vector<std::string> simulation_modes() { return {"sync", "fedasync", "fedbuff"}; }
+std::vector<std::string> client_state_stores() { return {"memory", "disk"}; }
 std::vector<std::string> late_update_policies() { return {"discard", "stale"}; }
 std::vector<std::string> staleness_functions() { return {"constant", "polynomial", "hinge"}; }
 std::vector<std::string> group_rules() { return {"dominant_label", "label_set", "id_range", "proportion"}; }
@@ -97,7 +98,10 @@ const std::vector<SectionSpec>& scenario_schema() {
         named(key("strata", K::string, std::string("auto"), "cyclic: rotate through groups | labels (dominant label) | auto"), cyclic_strata)}},
       {"model", "architecture",
        {named(key("name", K::string, std::string("small-cnn"), "model name (drift list)"), model_names),
-        ranged(key("width", K::integer, std::int64_t{0}, "base channels of resnet8/resnet10 (0 = the papers' 64; 16 suits 2 cores)"), 0.0, 4096.0)}},
+        ranged(key("width", K::integer, std::int64_t{0}, "base channels of resnet8/resnet10 (0 = the papers' 64; 16 suits 2 cores)"), 0.0, 4096.0),
+        key("group", K::string, std::string(""), "heterogeneous models (private-model algorithms): comma-separated architectures; client i gets the (i mod N)-th, overriding name"),
+        ranged(key("assignment", K::number_list, std::nullopt, "group: the architecture index of every client (one per client), instead of i mod N"), 0.0, std::nullopt),
+        ranged(key("feature_dim", K::integer, std::int64_t{0}, "common feature width (AdaptiveAvgPool1d); 0 = the architecture's own, 512 for a group of several"), 0.0, 65536.0)}},
       {"algorithm", "federated algorithm; further keys are the algorithm's parameters",
        {named(key("name", K::string, std::string("fedavg"), "algorithm name (drift list)"), algorithm_names)}},
       {"training", "local training on each client",
@@ -138,7 +142,8 @@ const std::vector<SectionSpec>& scenario_schema() {
         named(key("late_updates", K::string, std::string("discard"), "sync: discard | stale"), late_update_policies),
         key("train_doomed", K::boolean, false, "sync: train updates certain to be discarded (to measure wasted work)"),
         ranged(key("max_virtual_time", K::number, 0.0, "stop when virtual time passes this; 0 = no limit"), 0.0, std::nullopt),
-        ranged(key("drift_window", K::integer, std::int64_t{10}, "aggregations in the sliding drift window"), 1.0, std::nullopt)}},
+        ranged(key("drift_window", K::integer, std::int64_t{10}, "aggregations in the sliding drift window"), 1.0, std::nullopt),
+        named(key("client_state", K::string, std::string("memory"), "where idle clients' private state (private models) waits: memory | disk (the run directory)"), client_state_stores)}},
       {"async", "asynchronous drivers (simulation.mode = fedasync or fedbuff)",
        {ranged(key("concurrency", K::integer, std::int64_t{10}, "clients training at once"), 1.0, std::nullopt),
         ranged(key("alpha", K::number, 0.6, "FedAsync mixing weight"), 0.0, 1.0, true),

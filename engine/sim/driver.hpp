@@ -57,6 +57,7 @@ struct DriverSetup {
   NamedTensors initial_weights;
   std::unique_ptr<ServerAlgorithm> algorithm;  // used by the sync driver; async drivers mix models themselves
   bool log_eligible = true;                    // record "eligible" events (O(population) per round)
+  bool private_models = false;                 // accuracy from the clients' own evaluations
 };
 
 // Picks the driver of scenario.simulation.mode (sync | fedasync | fedbuff).

@@ -8,9 +8,11 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "engine/sim/simulation_core.hpp"
 #include "engine/sim/sync_driver.hpp"
+#include "engine/training/local_training.hpp"
 
 namespace drift {
 namespace {
@@ -33,7 +35,10 @@ class SyncDriver final : public Driver, private SimulationCore {
   SyncDriver(DriverSetup setup, JobRunner& runner, DriverListener& listener)
       : SimulationCore(setup, runner, listener),
         algorithm_(std::move(setup.algorithm)),
-        global_(std::move(setup.initial_weights)) {}
+        global_(std::move(setup.initial_weights)),
+        private_models_(setup.private_models) {
+    if (private_models_) personal_.resize(population_->size());
+  }
 
   void start() override { begin_round(); }
   bool finished() const override { return finished_; }
@@ -111,6 +116,8 @@ class SyncDriver final : public Driver, private SimulationCore {
     for (auto& [id, p] : jobs_) {
       const auto c = p.plan.client;
       busy_[c] = 0;
+      // The client's model changed when it trained, whether or not the server uses its upload.
+      if (p.outcome.ok && p.outcome.update.personal) personal_[c] = *p.outcome.update.personal;
       if (!p.outcome.ok && p.outcome.lost) {
         // Its device vanished (a worker died): to the federation, the client dropped out.
         drop(c, p.plan.earliest_finish, p.plan, p.outcome.error);
@@ -212,7 +219,12 @@ class SyncDriver final : public Driver, private SimulationCore {
     const auto every = static_cast<std::uint32_t>(scenario_.evaluation.every);
     const bool evaluate = round_ % every == 0 || last;
     if (last) report_.total_rounds = round_;
-    listener_.on_aggregation(std::move(report_), evaluate ? &global_ : nullptr);
+    if (private_models_) {
+      if (evaluate) add_personal_evaluation(report_);
+      listener_.on_aggregation(std::move(report_), nullptr);
+    } else {
+      listener_.on_aggregation(std::move(report_), evaluate ? &global_ : nullptr);
+    }
     if (last) {
       finished_ = true;
       listener_.on_finished();
@@ -220,6 +232,32 @@ class SyncDriver final : public Driver, private SimulationCore {
     }
     ++round_;
     begin_round();
+  }
+
+  // Private models: every client's accuracy as of the last model it trained, and the
+  // sample-weighted accuracy over the clients evaluated so far (PFLlib's figure once every
+  // client has trained).
+  void add_personal_evaluation(RoundReport& r) const {
+    std::vector<EvalResult> parts;
+    r.client_accuracy.assign(personal_.size(), std::nan(""));
+    for (std::size_t c = 0; c < personal_.size(); ++c) {
+      if (!personal_[c]) continue;
+      const auto& e = *personal_[c];
+      parts.push_back(e);
+      std::uint64_t hits = 0, n = 0;
+      for (std::size_t k = 0; k < e.count.size(); ++k) {
+        hits += e.correct[k];
+        n += e.count[k];
+      }
+      r.client_accuracy[c] = n ? static_cast<double>(hits) / static_cast<double>(n) : std::nan("");
+    }
+    r.clients_evaluated = static_cast<std::uint32_t>(parts.size());
+    r.evaluated = true;
+    const auto classes = parts.empty() ? std::int64_t{0} : static_cast<std::int64_t>(parts.front().count.size());
+    const auto summary = combine_evaluations(parts, classes);
+    r.test_accuracy = summary.accuracy;
+    r.test_loss = summary.loss;
+    r.per_class_accuracy = summary.per_class_accuracy;
   }
 
   void drop(std::uint32_t c, double at, const TaskPlan& plan, const std::string& why) {
@@ -235,6 +273,8 @@ class SyncDriver final : public Driver, private SimulationCore {
 
   std::unique_ptr<ServerAlgorithm> algorithm_;
   NamedTensors global_;
+  bool private_models_ = false;
+  std::vector<std::optional<EvalResult>> personal_;  // private models: by client id
   std::uint64_t version_ = 0;
   std::uint32_t round_ = 1;
   std::uint32_t needed_ = 0;

@@ -73,12 +73,36 @@ std::vector<DeviceSlots> scenario_devices(const Scenario& scenario) {
   return parse_device_pool(scenario.cpu_slots > 0 ? "cpu:" + std::to_string(scenario.cpu_slots) : "cpu");
 }
 
-std::shared_ptr<Model> make_scenario_model(const Scenario& scenario, const Dataset& train) {
+std::shared_ptr<Model> make_architecture_model(const Scenario& scenario, const Dataset& train, const std::string& name) {
   ModelOptions options;
   const auto* algorithm = find_algorithm(scenario.algorithm);
   if (algorithm != nullptr && algorithm->model_options) options = algorithm->model_options(scenario.algorithm_params);
   options.width = scenario.model_width;
-  return make_model(scenario.model, train.input_shape(), train.num_classes, scenario.seed, options);
+  options.feature_dim = scenario.feature_dim;
+  options.shared_seed = scenario.seed;
+  return make_model(name, train.input_shape(), train.num_classes, scenario.seed, options);
+}
+
+std::shared_ptr<Model> make_scenario_model(const Scenario& scenario, const Dataset& train) {
+  return make_architecture_model(scenario, train, scenario.model);
+}
+
+std::pair<std::uint64_t, std::uint64_t> client_test_range(const FederationData& data, std::uint32_t client) {
+  const auto& sizes = data.client_test_sizes;
+  if (client >= sizes.size()) throw UserError("client " + std::to_string(client) + " has no held-out test split");
+  std::uint64_t begin = 0;
+  for (std::uint32_t k = 0; k < client; ++k) begin += static_cast<std::uint64_t>(sizes[k]);
+  return {begin, begin + static_cast<std::uint64_t>(sizes[client])};
+}
+
+FederationShape federation_shape(const Scenario& scenario, const FederationData& data) {
+  const auto& train = *data.data.train;
+  FederationShape shape{data.population->size(), train.num_classes, aggregated_per_round(scenario)};
+  shape.input_shape = train.input_shape();
+  shape.pixel_mean = train.pixel_mean;
+  shape.pixel_std = train.pixel_std;
+  shape.seed = scenario.seed;
+  return shape;
 }
 
 }  // namespace drift

@@ -39,4 +39,15 @@ std::vector<DeviceSlots> scenario_devices(const Scenario& scenario);
 // The scenario's initial model, shaped as its algorithm asks (projection, head, levels).
 std::shared_ptr<Model> make_scenario_model(const Scenario& scenario, const Dataset& train);
 
+// The initial model of architecture `name` (one of model.group), shaped as the algorithm
+// asks. Clients of one architecture start identical, as in PFLlib.
+std::shared_ptr<Model> make_architecture_model(const Scenario& scenario, const Dataset& train, const std::string& name);
+
+// Client `client`'s held-out test samples [begin, end) in the test set (family B).
+std::pair<std::uint64_t, std::uint64_t> client_test_range(const FederationData& data, std::uint32_t client);
+
+// What a server half needs to know about the federation.
+struct FederationShape;
+FederationShape federation_shape(const Scenario& scenario, const FederationData& data);
+
 }  // namespace drift

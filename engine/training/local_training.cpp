@@ -31,14 +31,18 @@ ClientUpdate train_locally(Model& model, ClientAlgorithm& algorithm, const Datas
   const TrainingTask& task = moved ? task_copy : task_on_cpu;
   Payload& state = moved ? state_copy : state_on_cpu;
 
-  load_state(model, task.weights);
+  // No weights in the task: the model already holds the client's own (private models).
+  if (!task.weights.empty()) load_state(model, task.weights);
   model.train();
   ClientContext ctx{client_id, task, state, model, &data, &indices};
   ctx.device = device;
+  ctx.seed = seed;
   algorithm.begin(ctx);
 
   const auto& hp = task.hyper;
-  torch::optim::SGD optimizer(model.parameters(), torch::optim::SGDOptions(hp.learning_rate)
+  auto trained = model.parameters();
+  for (auto& t : algorithm.extra_parameters()) trained.push_back(t);
+  torch::optim::SGD optimizer(trained, torch::optim::SGDOptions(hp.learning_rate)
                                                       .momentum(hp.momentum)
                                                       .weight_decay(hp.weight_decay));
   const auto n = static_cast<std::int64_t>(indices.size());
@@ -71,7 +75,7 @@ ClientUpdate train_locally(Model& model, ClientAlgorithm& algorithm, const Datas
                             std::to_string(steps));
       }
       loss.backward();
-      if (hp.grad_clip > 0.0) torch::nn::utils::clip_grad_norm_(model.parameters(), hp.grad_clip);
+      if (hp.grad_clip > 0.0) torch::nn::utils::clip_grad_norm_(trained, hp.grad_clip);
       optimizer.step();
 
       loss_sum += value * static_cast<double>(size);

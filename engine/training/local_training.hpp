@@ -17,7 +17,7 @@ class TrainingError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Loads the task's weights into `model`, runs `local_epochs` of SGD over `indices` in an
+// Loads the task's weights into `model` (unless the task has none: private models), runs `local_epochs` of SGD over `indices` in an
 // order drawn from ("batch-order", client, round, epoch), and returns the update. `state`
 // is the client's private algorithm state, updated in place. `model` lives on `device`; the
 // batches, the task's payload and the state follow it there, and the update comes back on

@@ -1,0 +1,93 @@
+// FedGH (Yi et al. 2023), as HtFLlib runs it: private feature extractors and a global
+// classifier head the server trains on the clients' class prototypes.
+//  - Client: starts from the global head when there is one, trains with CE, then uploads the
+//    mean feature of each local class (eval mode, every local sample).
+//  - Server: trains the head, Linear(d, C), with CE on the round's (prototype, class) pairs,
+//    SGD for server_epochs full-batch steps; the head persists across rounds and is
+//    initialised from the scenario seed.
+#include "engine/algorithms/builtin.hpp"
+#include "engine/algorithms/class_means.hpp"
+#include "engine/algorithms/head_exchange.hpp"
+#include "engine/algorithms/param_helpers.hpp"
+#include "engine/core/error.hpp"
+#include "engine/core/rng.hpp"
+
+namespace drift {
+namespace {
+
+constexpr const char* kPrototypes = "prototypes";
+
+class FedGhClient final : public ClientAlgorithm {
+ public:
+  void begin(ClientContext& ctx) override { load_head(ctx.model, ctx.task.payload); }
+  void end(ClientContext& ctx, ClientUpdate& update) override {
+    ClassMeans means;
+    for_each_local_batch(ctx, [&](const ModelOutput& out, const torch::Tensor& labels) { means.add(out.features, labels); });
+    if (!means.empty()) update.payload.class_vectors[kPrototypes] = means.means();
+  }
+};
+
+class FedGhServer final : public ServerAlgorithm {
+ public:
+  FedGhServer(double lr, std::int64_t epochs, const FederationShape& shape) : lr_(lr), epochs_(epochs), shape_(shape) {}
+
+  Payload broadcast(std::uint32_t) override {
+    Payload p;
+    if (head_) {
+      p.tensors["head.weight"] = head_->weight.detach().clone();
+      p.tensors["head.bias"] = head_->bias.detach().clone();
+    }
+    return p;
+  }
+
+  void aggregate(NamedTensors&, const std::vector<ClientUpdate>& updates, std::uint32_t) override {
+    std::vector<torch::Tensor> rows;
+    std::vector<std::int64_t> labels;
+    for (const auto& u : updates) {
+      auto it = u.payload.class_vectors.find(kPrototypes);
+      if (it == u.payload.class_vectors.end()) continue;
+      for (const auto& [c, row] : it->second) {
+        if (static_cast<std::int64_t>(c) >= shape_.num_classes) throw DecodeError("prototype of an unknown class");
+        rows.push_back(row.reshape({1, -1}).to(torch::kFloat32));
+        labels.push_back(static_cast<std::int64_t>(c));
+      }
+    }
+    if (rows.empty()) return;
+    const auto x = torch::cat(rows);
+    const auto y = torch::tensor(labels, torch::kInt64);
+    if (!head_) {
+      head_ = torch::nn::Linear(x.size(1), shape_.num_classes);
+      init_parameters(*head_, stream_seed(shape_.seed, "fedgh-head"));
+    }
+    if (head_->weight.size(1) != x.size(1)) throw DecodeError("prototype width differs from the global head's");
+    torch::optim::SGD optimizer(head_->parameters(), torch::optim::SGDOptions(lr_));
+    for (std::int64_t e = 0; e < epochs_; ++e) {
+      optimizer.zero_grad();
+      torch::nn::functional::cross_entropy(head_->forward(x), y).backward();
+      optimizer.step();
+    }
+  }
+
+ private:
+  double lr_;
+  std::int64_t epochs_;
+  FederationShape shape_;
+  torch::nn::Linear head_{nullptr};
+};
+
+}  // namespace
+
+AlgorithmInfo fedgh_info() {
+  AlgorithmInfo info{"fedgh",
+                     "FedGH: private feature extractors; the server trains a global head on class prototypes",
+                     {number_param("server_lr", 0.01, "server SGD learning rate for the global head", 0.0, std::nullopt, true),
+                      integer_param("server_epochs", 100, "full-batch server steps per round", 1.0)},
+                     [](const ParamSet&) { return std::make_unique<FedGhClient>(); },
+                     [](const ParamSet& p, const FederationShape& shape) {
+                       return std::make_unique<FedGhServer>(p.number("server_lr"), p.integer("server_epochs"), shape);
+                     }};
+  info.private_models = true;
+  return info;
+}
+
+}  // namespace drift

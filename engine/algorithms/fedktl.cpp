@@ -1,0 +1,167 @@
+// FedKTL, spec section 5.
+//  - Client (5.1): loss = ArcFace(cos to the ETF, s, m) + mu * MSE(h'(f(I)), Q) over one batch of
+//    generated pairs per step (cycling through a seeded shuffle); h' = Linear(d, H) is rebuilt
+//    from the shared seed every round and trained with the model, then dropped. After training,
+//    P^c = normalize(mean over local class-c samples of normalize(h(f(x)))), eval mode.
+//  - Server (5.2): align_latents on the round's prototypes, then one image per class from the
+//    centroids, converted to the clients' input, broadcast with the centroids.
+//  - No weights are ever aggregated: the algorithm declares private models.
+#include "engine/algorithms/fedktl.hpp"
+
+#include <cmath>
+
+#include "engine/algorithms/builtin.hpp"
+#include "engine/algorithms/class_means.hpp"
+#include "engine/algorithms/param_helpers.hpp"
+#include "engine/core/error.hpp"
+
+namespace drift {
+namespace F = torch::nn::functional;
+
+namespace {
+constexpr const char* kImages = "ktl_images";
+constexpr const char* kLatents = "ktl_latents";
+}  // namespace
+
+void FedKtlClient::begin(ClientContext& ctx) {
+  images_ = latents_ = torch::Tensor();
+  latent_head_ = torch::nn::Linear(nullptr);
+  const auto& tensors = ctx.task.payload.tensors;
+  auto images = tensors.find(kImages), latents = tensors.find(kLatents);
+  if (images == tensors.end() || latents == tensors.end()) return;  // round 1: ArcFace only
+  images_ = images->second;
+  latents_ = latents->second;
+  if (images_.size(0) != latents_.size(0) || images_.size(0) == 0)
+    throw DecodeError("generated images and latents differ in number");
+  latent_head_ = torch::nn::Linear(ctx.model.feature_dim(), latents_.size(1));
+  init_parameters(*latent_head_, stream_seed(ctx.seed, "fedktl-latent-head"));
+  latent_head_->to(ctx.device);
+  pair_order_.resize(static_cast<std::size_t>(images_.size(0)));
+  for (std::size_t i = 0; i < pair_order_.size(); ++i) pair_order_[i] = static_cast<std::int64_t>(i);
+  Rng rng = make_stream(ctx.seed, "fedktl-pairs", {ctx.client_id, ctx.task.round});
+  rng.shuffle(pair_order_);
+  next_pair_ = 0;
+}
+
+std::vector<torch::Tensor> FedKtlClient::extra_parameters() {
+  return latent_head_ ? latent_head_->parameters() : std::vector<torch::Tensor>{};
+}
+
+torch::Tensor FedKtlClient::loss(const torch::Tensor& labels, const ModelOutput& out, ClientContext& ctx) {
+  auto total = arcface_loss(out.logits, labels, options_.scale, options_.margin);
+  if (!latent_head_ || options_.mu == 0.0) return total;
+  const auto n = std::min<std::int64_t>(ctx.task.hyper.batch_size, images_.size(0));
+  std::vector<std::int64_t> pick;
+  for (std::int64_t i = 0; i < n; ++i) {
+    pick.push_back(pair_order_[next_pair_]);
+    next_pair_ = (next_pair_ + 1) % pair_order_.size();
+  }
+  const auto index = torch::tensor(pick, torch::kInt64).to(ctx.device);
+  const auto features = ctx.model.forward(images_.index_select(0, index)).features;
+  return total + options_.mu * F::mse_loss(latent_head_->forward(features), latents_.index_select(0, index));
+}
+
+void FedKtlClient::end(ClientContext& ctx, ClientUpdate& update) {
+  ClassMeans means;
+  for_each_local_batch(ctx, [&](const ModelOutput& out, const torch::Tensor& labels) {
+    means.add(F::normalize(out.embedding, F::NormalizeFuncOptions().dim(1)), labels);
+  });
+  for (auto& [c, mean] : means.means())
+    update.payload.class_vectors[kKtlPrototypes][c] = F::normalize(mean, F::NormalizeFuncOptions().dim(1));
+  latent_head_ = torch::nn::Linear(nullptr);
+}
+
+FedKtlServer::FedKtlServer(FedKtlServerOptions options, std::unique_ptr<LatentGenerator> generator,
+                           const FederationShape& shape)
+    : options_(std::move(options)),
+      generator_(std::move(generator)),
+      shape_(shape),
+      rng_(make_stream(shape.seed, "fedktl-server")) {
+  const auto classes = shape.num_classes;
+  const auto k = options_.etf_dim > 0 ? options_.etf_dim : classes;
+  if (k < classes - 1)
+    throw UserError("algorithm.etf_dim = " + std::to_string(k) + " is below the number of classes minus one (" +
+                    std::to_string(classes - 1) + ")");
+  const auto latent_dim = generator_->spec().latent_dim;
+  transformer_ = FeatureTransformer(k, latent_dim);
+  init_parameters(*transformer_, stream_seed(shape.seed, "fedktl-transformer"));
+  Rng init = make_stream(shape.seed, "fedktl-centroids");
+  centroids_ = gaussian_matrix(classes, latent_dim, init);  // nn.Embedding's N(0, 1)
+}
+
+Payload FedKtlServer::broadcast(std::uint32_t) {
+  Payload p;
+  if (images_.defined()) {
+    p.tensors[kImages] = images_;
+    p.tensors[kLatents] = latents_;
+  }
+  return p;
+}
+
+void FedKtlServer::aggregate(NamedTensors&, const std::vector<ClientUpdate>& updates, std::uint32_t) {
+  std::vector<torch::Tensor> rows;
+  std::vector<std::int64_t> labels;
+  for (const auto& u : updates) {
+    auto it = u.payload.class_vectors.find(kKtlPrototypes);
+    if (it == u.payload.class_vectors.end()) continue;
+    for (const auto& [c, row] : it->second) {
+      if (static_cast<std::int64_t>(c) >= shape_.num_classes) throw DecodeError("prototype of an unknown class");
+      rows.push_back(row.reshape({1, -1}).to(torch::kFloat32));
+      labels.push_back(static_cast<std::int64_t>(c));
+    }
+  }
+  if (rows.empty()) return;  // nothing new: last round's pairs stay
+  const auto prototypes = torch::cat(rows);
+  auto sampler = [this](std::int64_t n) { return generator_->sample_valid_latents(n, rng_); };
+  align_latents(transformer_, centroids_, prototypes, torch::tensor(labels, torch::kInt64), sampler, options_.alignment,
+                rng_);
+  latents_ = centroids_.detach().clone();
+  images_ = images_for_clients(generator_->synthesize(latents_), generator_->spec(), shape_.input_shape,
+                               shape_.pixel_mean, shape_.pixel_std);
+}
+
+AlgorithmInfo fedktl_info() {
+  AlgorithmInfo info{
+      "fedktl",
+      "FedKTL: private heterogeneous models on a shared ETF; prototypes up, generated image-latent pairs down",
+      {number_param("mu", 50.0, "weight of the generated-pair regression L_M", 0.0),
+       number_param("lambda", 1.0, "server: weight of the MSE to the centroid table", 0.0),
+       number_param("scale", 64.0, "ArcFace scale s", 0.0, std::nullopt, true),
+       number_param("margin", 0.5, "ArcFace margin m (radians)", 0.0, 3.14159),
+       integer_param("etf_dim", 0, "K, the ETF's dimension (>= classes - 1); 0 = the number of classes", 0.0),
+       number_param("server_lr", 0.01, "server Adam learning rate eta_S", 0.0, std::nullopt, true),
+       integer_param("server_epochs", 100, "server epochs E_S over the round's prototypes", 1.0),
+       integer_param("server_batch", 100, "server batch B_S", 2.0),
+       string_param("generator", "random",
+                    "a generator folder (drift pretrain-generator, or an export; see README) or 'random': a seeded "
+                    "random-weight MLP"),
+       integer_param("latent_dim", 64, "generator = random: latent width H", 1.0),
+       integer_param("resolution", 32, "generator = random: image side before resizing to the data", 4.0)},
+      [](const ParamSet& p) {
+        return std::make_unique<FedKtlClient>(FedKtlClientOptions{p.number("mu"), p.number("scale"), p.number("margin")});
+      },
+      [](const ParamSet& p, const FederationShape& shape) -> std::unique_ptr<ServerAlgorithm> {
+        FedKtlServerOptions o;
+        o.alignment.lambda = p.number("lambda");
+        o.alignment.lr = p.number("server_lr");
+        o.alignment.epochs = p.integer("server_epochs");
+        o.alignment.batch_size = p.integer("server_batch");
+        o.etf_dim = p.integer("etf_dim");
+        const auto& where = p.string("generator");
+        auto generator = where == "random"
+                             ? random_generator(p.integer("latent_dim"), p.integer("resolution"),
+                                                stream_seed(shape.seed, "fedktl-generator"))
+                             : load_generator(where);
+        return std::make_unique<FedKtlServer>(std::move(o), std::move(generator), shape);
+      }};
+  info.model_options = [](const ParamSet& p) {
+    ModelOptions o;
+    o.head = HeadKind::etf;
+    o.etf_dim = p.integer("etf_dim");
+    return o;
+  };
+  info.private_models = true;
+  return info;
+}
+
+}  // namespace drift

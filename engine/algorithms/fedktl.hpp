@@ -1,0 +1,63 @@
+#pragma once
+// FedKTL (Zhang et al., CVPR 2024), spec section 5: heterogeneous clients keep private models
+// that project onto a shared simplex ETF; only ETF-space class prototypes go up, and one
+// generated (image, latent) pair per class comes down. The mathematical pieces live in
+// fedktl_math; this file wires them to clients, the server and a LatentGenerator.
+#include <memory>
+#include <vector>
+
+#include "engine/algorithms/algorithm.hpp"
+#include "engine/algorithms/fedktl_math.hpp"
+#include "engine/generators/latent_generator.hpp"
+
+namespace drift {
+
+struct FedKtlClientOptions {
+  double mu = 50.0;      // weight of the latent-regression task L_M
+  double scale = 64.0;   // ArcFace s
+  double margin = 0.5;   // ArcFace m
+};
+
+class FedKtlClient final : public ClientAlgorithm {
+ public:
+  explicit FedKtlClient(FedKtlClientOptions options) : options_(options) {}
+  void begin(ClientContext& ctx) override;
+  std::vector<torch::Tensor> extra_parameters() override;
+  torch::Tensor loss(const torch::Tensor& labels, const ModelOutput& out, ClientContext& ctx) override;
+  void end(ClientContext& ctx, ClientUpdate& update) override;
+
+ private:
+  FedKtlClientOptions options_;
+  torch::Tensor images_, latents_;  // this round's generated pairs (absent in round 1)
+  torch::nn::Linear latent_head_{nullptr};  // h', re-made from the shared seed every round
+  std::vector<std::int64_t> pair_order_;
+  std::size_t next_pair_ = 0;
+};
+
+struct FedKtlServerOptions {
+  LatentAlignmentOptions alignment;
+  std::int64_t etf_dim = 0;  // K; 0 = the number of classes
+};
+
+class FedKtlServer final : public ServerAlgorithm {
+ public:
+  FedKtlServer(FedKtlServerOptions options, std::unique_ptr<LatentGenerator> generator, const FederationShape& shape);
+  Payload broadcast(std::uint32_t round) override;
+  void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, std::uint32_t round) override;
+
+  const torch::Tensor& centroids() const { return centroids_; }
+
+ private:
+  FedKtlServerOptions options_;
+  std::unique_ptr<LatentGenerator> generator_;
+  FederationShape shape_;
+  FeatureTransformer transformer_{nullptr};
+  torch::Tensor centroids_;        // [C, H], persistent
+  torch::Tensor images_, latents_; // what the next round's clients get
+  Rng rng_;
+};
+
+// The class vectors clients upload: "ktl_prototypes".
+inline constexpr const char* kKtlPrototypes = "ktl_prototypes";
+
+}  // namespace drift

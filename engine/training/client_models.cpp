@@ -1,0 +1,72 @@
+#include "engine/training/client_models.hpp"
+
+#include "engine/core/error.hpp"
+#include "engine/training/local_training.hpp"
+
+namespace drift {
+namespace {
+
+constexpr const char* kPrefix = "model/";
+
+// Moves the client's weights out of its state (so they are not also copied to the device
+// with the rest of the state) and into `model`; the architecture's initial weights the first
+// time.
+void restore_private(Model& model, Payload& state, const NamedTensors& initial) {
+  NamedTensors own;
+  for (const auto& t : initial) {
+    auto it = state.tensors.find(private_weight_key(t.name));
+    if (it == state.tensors.end()) continue;
+    own.push_back({t.name, it->second});
+    state.tensors.erase(it);
+  }
+  if (own.empty()) return load_state(model, initial);
+  if (own.size() != initial.size())
+    throw DecodeError("private state holds " + std::to_string(own.size()) + " of the " + std::to_string(initial.size()) +
+                      " tensors of architecture '" + model.recipe().name + "'");
+  load_state(model, own);
+}
+
+}  // namespace
+
+std::string private_weight_key(const std::string& name) { return kPrefix + name; }
+
+ClientModels::ClientModels(const Scenario& scenario, const FederationData& data, torch::Device device)
+    : scenario_(scenario), data_(data), device_(device) {
+  const auto* algorithm = find_algorithm(scenario.algorithm);
+  private_models_ = algorithm != nullptr && algorithm->private_models;
+}
+
+ClientModels::Entry& ClientModels::entry_for(const std::string& name) {
+  auto it = by_architecture_.find(name);
+  if (it != by_architecture_.end()) return it->second;
+  Entry e;
+  e.model = make_architecture_model(scenario_, *data_.data.train, name);
+  e.initial = state_of(*e.model);
+  e.model->to(device_);
+  return by_architecture_.emplace(name, std::move(e)).first->second;
+}
+
+Model& ClientModels::model_for(std::uint32_t client) { return *entry_for(client_architecture(scenario_, client)).model; }
+
+Model& ClientModels::shared_model() { return *entry_for(scenario_.model).model; }
+
+ClientUpdate ClientModels::train(ClientAlgorithm& algorithm, const TrainingTask& task, std::uint32_t client,
+                                 Payload& state) {
+  if (client >= data_.partition.indices.size()) throw DecodeError("job for unknown client " + std::to_string(client));
+  auto& entry = entry_for(client_architecture(scenario_, client));
+  auto& model = *entry.model;
+  if (private_models_) {
+    if (!task.weights.empty()) throw DecodeError("a private-model task carries weights");
+    restore_private(model, state, entry.initial);
+  }
+  auto update = train_locally(model, algorithm, *data_.data.train, data_.partition.indices[client], task, client, state,
+                              scenario_.seed, device_);
+  if (!private_models_) return update;
+  for (auto& t : update.weights) state.tensors[private_weight_key(t.name)] = std::move(t.value);
+  update.weights.clear();
+  const auto [begin, end] = client_test_range(data_, client);
+  update.personal = evaluate_range(model, *data_.data.test, begin, end, scenario_.evaluation.batch_size, device_);
+  return update;
+}
+
+}  // namespace drift

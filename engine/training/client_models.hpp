@@ -1,0 +1,47 @@
+#pragma once
+// The models a trainer slot trains: one per architecture, built on first use and reused for
+// every client of that architecture. With private models (heterogeneous FL) a client's own
+// weights travel in its private state under "model/<tensor>", so they wait in host memory (or
+// on disk) while the client is idle and only the clients being trained occupy the device.
+#include <map>
+#include <memory>
+#include <string>
+
+#include "engine/algorithms/algorithm.hpp"
+#include "engine/training/federation_data.hpp"
+
+namespace drift {
+
+class ClientModels {
+ public:
+  ClientModels(const Scenario& scenario, const FederationData& data, torch::Device device);
+
+  // The model of `client`'s architecture, on the device.
+  Model& model_for(std::uint32_t client);
+  // The global model's architecture (what evaluation jobs load weights into).
+  Model& shared_model();
+
+  // Trains one client. Shared models: the task's weights in, the trained weights out in the
+  // update. Private models: the client's weights (its architecture's initial weights on its
+  // first round) in from `state`, back into `state` after training, none in the update, which
+  // instead carries the trained model's accuracy on the client's held-out test split.
+  ClientUpdate train(ClientAlgorithm& algorithm, const TrainingTask& task, std::uint32_t client, Payload& state);
+
+ private:
+  struct Entry {
+    std::shared_ptr<Model> model;
+    NamedTensors initial;  // the architecture's initial weights, on the CPU
+  };
+  Entry& entry_for(const std::string& architecture);
+
+  const Scenario& scenario_;
+  const FederationData& data_;
+  torch::Device device_;
+  bool private_models_ = false;
+  std::map<std::string, Entry> by_architecture_;
+};
+
+// Private-model state: the key of tensor `name` in a client's state.
+std::string private_weight_key(const std::string& name);
+
+}  // namespace drift
