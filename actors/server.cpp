@@ -224,7 +224,15 @@ class Host final : public JobRunner, public DriverListener {
 }  // namespace
 
 caf::behavior server(caf::event_based_actor* self, SlotContext ctx, ServerPeers peers, ServerOptions options) {
-  auto host = std::make_shared<Host>(self, std::move(ctx), std::move(peers), options);
+  std::shared_ptr<Host> host;
+  try {
+    host = std::make_shared<Host>(self, std::move(ctx), std::move(peers), options);
+  } catch (const std::exception& e) {
+    // The server half could not start (a generator that fails its probe, say): the run
+    // fails with the reason instead of an actor dying on an exception.
+    const std::string why = e.what();
+    return {[why](run_atom) -> caf::result<double> { return caf::make_error(caf::sec::runtime_error, why); }};
+  }
   self->attach_functor([host] {});  // the host lives as long as the actor
   return {
       [=](run_atom) { host->run(self->make_response_promise()); },

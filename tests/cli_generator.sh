@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # drift pretrain-generator end to end: a small VAE generator trains (its loss falls), exports in
-# the generator convention, passes check-generator, and the same seed gives the same bytes.
+# the generator convention, passes check-generator, the same seed gives the same bytes, and
+# FedKTL runs with it (and refuses a folder that is not a generator).
 set -euo pipefail
 drift="$1"
 work=$(mktemp -d)
@@ -19,4 +20,40 @@ grep -q "3 x 16 x 16 images in \[0,1\]" "$work/check"
 if cmp -s "$work/a/synthesis.pt" "$work/c/synthesis.pt"; then echo "another seed gave the same generator"; exit 1; fi
 if "$drift" pretrain-generator --out "$work/a" "${args[@]}" 2> "$work/err"; then exit 1; fi
 grep -q "already exists and is not an empty folder" "$work/err"
+
+cat > "$work/ktl.toml" <<TOML
+seed = 2
+[data]
+max_train_samples = 900
+max_test_samples = 300
+client_test_fraction = 0.25
+[federation]
+clients = 3
+rounds = 2
+[sampler]
+clients_per_round = 3
+[model]
+group = "cnn4,resnet4"
+width = 8
+[algorithm]
+name = "fedktl"
+generator = "$work/a"
+server_epochs = 3
+[training]
+batch_size = 10
+lr = 0.01
+[output]
+runs_dir = "$work/runs"
+TOML
+"$drift" run "$work/ktl.toml" --no-progress > "$work/ktl.log" 2>&1 || { cat "$work/ktl.log"; exit 1; }
+python3 - "$work/runs" <<'PY'
+import glob, json, sys
+run = glob.glob(sys.argv[1] + "/*")[0]
+rounds = [json.loads(l) for l in open(run + "/metrics.jsonl")]
+assert len(rounds) == 2 and all(r["clients_evaluated"] == 3 for r in rounds), rounds
+# Round 2's download holds the 10 generated 28x28 images and 8-wide latents, nothing else.
+assert 10 * (784 + 8) * 4 < rounds[1]["bytes_down"] / 3 < 10 * (784 + 8) * 4 + 4096, rounds[1]["bytes_down"]
+PY
+if "$drift" run "$work/ktl.toml" --set 'algorithm.generator="'"$work"'/runs"' --no-progress > "$work/bad.log" 2>&1; then exit 1; fi
+grep -q "generator.json" "$work/bad.log" || { cat "$work/bad.log"; exit 1; }
 echo "cli generator: 1 passed, 0 failed"

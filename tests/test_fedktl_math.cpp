@@ -51,6 +51,21 @@ TEST_CASE("ArcFace: hand-computed values, and finite with finite gradients at co
   CHECK(torch::isfinite(cos.grad()).all().item<bool>());
 }
 
+TEST_CASE("median bandwidths make the MMD scale-free; the fixed ones vanish for wide latents", "[fedktl]") {
+  torch::manual_seed(3);
+  const auto x = torch::randn({20, 64}, torch::kFloat64), y = torch::randn({20, 64}, torch::kFloat64) + 0.5;
+  const double base = mmd_rbf(x, y, median_bandwidths(x, y)).item<double>();
+  CHECK(base > 0.0);
+  for (double k : {0.01, 10.0, 100.0})
+    CHECK(mmd_rbf(k * x, k * y, median_bandwidths(k * x, k * y)).item<double>() == Approx(base).epsilon(1e-9));
+  // At Stable Diffusion's scale the fixed set underflows to nothing.
+  const auto wx = torch::randn({8, 16384}, torch::kFloat64), wy = torch::randn({8, 16384}, torch::kFloat64) + 0.5;
+  // Only the diagonals of K(x,x) and K(y,y) are left: 2 * (8 entries * 4 kernels) / 64 = 1.
+  const auto fixed = mmd_rbf(wx, wy) - 1.0;
+  CHECK(std::abs(fixed.item<double>()) < 1e-12);
+  CHECK(mmd_rbf(wx, wy, median_bandwidths(wx, wy)).item<double>() > 0.01);
+}
+
 TEST_CASE("RBF MMD against a hand-computed value", "[fedktl]") {
   // x = {0, 1}, y = {0, 3}, one bandwidth w = 1: K = exp(-d^2 / 2).
   //   mean Kxx = (2 + 2e^-0.5) / 4, mean Kyy = (2 + 2e^-4.5) / 4,

@@ -153,6 +153,15 @@ TEST_CASE("private models: weights live in the client's state and training resum
   for (const auto& [c, row] : first.payload.class_vectors.at(kKtlPrototypes))
     CHECK(row.norm().item<double>() == Approx(1.0).margin(1e-5));  // normalised ETF-space prototypes
 
+  // One generated pair only: the regression task is skipped (BatchNorm cannot train on one
+  // sample) and training goes on.
+  TrainingTask one_pair = task;
+  one_pair.round = 2;
+  one_pair.payload.tensors["ktl_images"] = torch::zeros({1, 1, 28, 28});
+  one_pair.payload.tensors["ktl_latents"] = torch::zeros({1, 16});
+  Payload scratch;
+  CHECK(std::isfinite(models.train(*algorithm, one_pair, 0, scratch).metrics.loss));
+
   // Round 2 from the kept weights differs from round 2 from scratch.
   task.round = 2;
   Payload kept = state, fresh;
@@ -196,14 +205,22 @@ TEST_CASE("FedKTL server: prototypes in, one client-ready image and latent per c
   const auto p = server.broadcast(2);
   const auto& images = p.tensors.at("ktl_images");
   const auto& latents = p.tensors.at("ktl_latents");
-  CHECK(images.sizes() == torch::IntArrayRef({4, 1, 28, 28}));
-  CHECK(latents.sizes() == torch::IntArrayRef({4, 16}));
+  // Classes 0-2 were uploaded; class 3's random centroid is left out (spec 7.10).
+  CHECK(images.sizes() == torch::IntArrayRef({3, 1, 28, 28}));
+  CHECK(latents.sizes() == torch::IntArrayRef({3, 16}));
+  CHECK(torch::equal(latents, server.centroids().slice(0, 0, 3)));
   // Normalised as the data: pixels in [0, 1] become [(0 - 0.5) / 0.25, (1 - 0.5) / 0.25].
   CHECK(images.min().item<double>() >= -2.0 - 1e-6);
   CHECK(images.max().item<double>() <= 2.0 + 1e-6);
   // Class 3 was never uploaded: its centroid keeps its N(0, 1) draw; the others moved.
   CHECK(torch::equal(server.centroids()[3], before[3]));
   CHECK_FALSE(torch::equal(server.centroids()[1], before[1]));
+
+  FedKtlServerOptions keep = o;
+  keep.keep_unseen = true;  // the authors' code: all C pairs
+  FedKtlServer all(keep, random_generator(16, 32, 1), shape);
+  all.aggregate(none, updates, 1);
+  CHECK(all.broadcast(2).tensors.at("ktl_images").size(0) == 4);
 
   FederationShape bad = shape;
   FedKtlServerOptions narrow;

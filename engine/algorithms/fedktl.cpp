@@ -4,7 +4,8 @@
 //    from the shared seed every round and trained with the model, then dropped. After training,
 //    P^c = normalize(mean over local class-c samples of normalize(h(f(x)))), eval mode.
 //  - Server (5.2): align_latents on the round's prototypes, then one image per class from the
-//    centroids, converted to the clients' input, broadcast with the centroids.
+//    centroids, converted to the clients' input, broadcast with the centroids; classes nobody
+//    has uploaded yet are left out unless unseen_classes = "keep" (spec 7.10).
 //  - No weights are ever aggregated: the algorithm declares private models.
 #include "engine/algorithms/fedktl.hpp"
 
@@ -49,7 +50,8 @@ std::vector<torch::Tensor> FedKtlClient::extra_parameters() {
 
 torch::Tensor FedKtlClient::loss(const torch::Tensor& labels, const ModelOutput& out, ClientContext& ctx) {
   auto total = arcface_loss(out.logits, labels, options_.scale, options_.margin);
-  if (!latent_head_ || options_.mu == 0.0) return total;
+  // A generated batch of one would put BatchNorm in train mode on a single sample: skipped.
+  if (!latent_head_ || options_.mu == 0.0 || images_.size(0) < 2) return total;
   const auto n = std::min<std::int64_t>(ctx.task.hyper.batch_size, images_.size(0));
   std::vector<std::int64_t> pick;
   for (std::int64_t i = 0; i < n; ++i) {
@@ -87,6 +89,7 @@ FedKtlServer::FedKtlServer(FedKtlServerOptions options, std::unique_ptr<LatentGe
   init_parameters(*transformer_, stream_seed(shape.seed, "fedktl-transformer"));
   Rng init = make_stream(shape.seed, "fedktl-centroids");
   centroids_ = gaussian_matrix(classes, latent_dim, init);  // nn.Embedding's N(0, 1)
+  seen_.assign(static_cast<std::size_t>(classes), false);
 }
 
 Payload FedKtlServer::broadcast(std::uint32_t) {
@@ -108,6 +111,7 @@ void FedKtlServer::aggregate(NamedTensors&, const std::vector<ClientUpdate>& upd
       if (static_cast<std::int64_t>(c) >= shape_.num_classes) throw DecodeError("prototype of an unknown class");
       rows.push_back(row.reshape({1, -1}).to(torch::kFloat32));
       labels.push_back(static_cast<std::int64_t>(c));
+      seen_[c] = true;
     }
   }
   if (rows.empty()) return;  // nothing new: last round's pairs stay
@@ -115,7 +119,10 @@ void FedKtlServer::aggregate(NamedTensors&, const std::vector<ClientUpdate>& upd
   auto sampler = [this](std::int64_t n) { return generator_->sample_valid_latents(n, rng_); };
   align_latents(transformer_, centroids_, prototypes, torch::tensor(labels, torch::kInt64), sampler, options_.alignment,
                 rng_);
-  latents_ = centroids_.detach().clone();
+  std::vector<std::int64_t> sent;
+  for (std::size_t c = 0; c < seen_.size(); ++c)
+    if (seen_[c] || options_.keep_unseen) sent.push_back(static_cast<std::int64_t>(c));
+  latents_ = centroids_.detach().index_select(0, torch::tensor(sent, torch::kInt64));
   images_ = images_for_clients(generator_->synthesize(latents_), generator_->spec(), shape_.input_shape,
                                shape_.pixel_mean, shape_.pixel_std);
 }
@@ -132,6 +139,12 @@ AlgorithmInfo fedktl_info() {
        number_param("server_lr", 0.01, "server Adam learning rate eta_S", 0.0, std::nullopt, true),
        integer_param("server_epochs", 100, "server epochs E_S over the round's prototypes", 1.0),
        integer_param("server_batch", 100, "server batch B_S", 2.0),
+       choice_param("mmd_bandwidths", "fixed", {"fixed", "median"},
+                    "RBF bandwidths: the paper's {10, 15, 20, 50}, or rescaled per batch to the median distance "
+                    "(for large latents, e.g. Stable Diffusion's 16384)"),
+       choice_param("unseen_classes", "skip", {"skip", "keep"},
+                    "pairs of classes no client has uploaded yet (random centroids): left out, or sent as the "
+                    "authors' code does"),
        string_param("generator", "random",
                     "a generator folder (drift pretrain-generator, or an export; see README) or 'random': a seeded "
                     "random-weight MLP"),
@@ -147,6 +160,8 @@ AlgorithmInfo fedktl_info() {
         o.alignment.epochs = p.integer("server_epochs");
         o.alignment.batch_size = p.integer("server_batch");
         o.etf_dim = p.integer("etf_dim");
+        o.alignment.median_bandwidths = p.string("mmd_bandwidths") == "median";
+        o.keep_unseen = p.string("unseen_classes") == "keep";
         const auto& where = p.string("generator");
         auto generator = where == "random"
                              ? random_generator(p.integer("latent_dim"), p.integer("resolution"),
@@ -159,6 +174,18 @@ AlgorithmInfo fedktl_info() {
     o.head = HeadKind::etf;
     o.etf_dim = p.integer("etf_dim");
     return o;
+  };
+  // A folder that is not a generator is refused when the scenario is validated; the modules
+  // themselves are probed when the server starts.
+  info.check = [](const ParamSet& p, const FederationShape&) -> std::string {
+    const auto& where = p.string("generator");
+    if (where == "random") return "";
+    try {
+      read_generator_spec(where);
+    } catch (const UserError& e) {
+      return std::string("algorithm.generator: ") + e.what();
+    }
+    return "";
   };
   info.private_models = true;
   return info;

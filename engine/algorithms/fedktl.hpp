@@ -37,6 +37,9 @@ class FedKtlClient final : public ClientAlgorithm {
 struct FedKtlServerOptions {
   LatentAlignmentOptions alignment;
   std::int64_t etf_dim = 0;  // K; 0 = the number of classes
+  // A class no client has uploaded yet has a random centroid: its pair is left out of the
+  // broadcast (spec 7.10), unless `keep_unseen` (the authors' code sends all C pairs).
+  bool keep_unseen = false;
 };
 
 class FedKtlServer final : public ServerAlgorithm {
@@ -53,6 +56,7 @@ class FedKtlServer final : public ServerAlgorithm {
   FederationShape shape_;
   FeatureTransformer transformer_{nullptr};
   torch::Tensor centroids_;        // [C, H], persistent
+  std::vector<bool> seen_;         // by class: uploaded at least once
   torch::Tensor images_, latents_; // what the next round's clients get
   Rng rng_;
 };

@@ -25,6 +25,13 @@ torch::Tensor arcface_loss(const torch::Tensor& cosines, const torch::Tensor& la
 torch::Tensor mmd_rbf(const torch::Tensor& x, const torch::Tensor& y,
                       const std::vector<double>& bandwidths = {10.0, 15.0, 20.0, 50.0});
 
+// The bandwidths scaled so that the median pairwise squared distance of x and y together
+// (detached) sits where 2 * 20 sits for the fixed set: {10, 15, 20, 50} fit StyleGAN-XL's
+// H = 512, but for large H (Stable Diffusion's 16384) every kernel entry underflows and the
+// MMD gradient vanishes (spec 5.3, 7.10). Scale-free: MMD(kx, ky) is the same for every k > 0.
+std::vector<double> median_bandwidths(const torch::Tensor& x, const torch::Tensor& y,
+                                      const std::vector<double>& bandwidths = {10.0, 15.0, 20.0, 50.0});
+
 // F: Linear(K,K) -> BatchNorm1d(K) -> ReLU -> Linear(K,H), which maps prototypes in ETF space
 // to the generator's latent space.
 struct FeatureTransformerImpl : torch::nn::Module {
@@ -42,6 +49,7 @@ struct LatentAlignmentOptions {
   double lambda = 1.0;            // weight of the MSE to the centroid table
   double grad_clip = 100.0;
   std::vector<double> bandwidths{10.0, 15.0, 20.0, 50.0};
+  bool median_bandwidths = false;  // rescale the bandwidths per batch (median_bandwidths)
 };
 
 // The server's step of one round (spec 5.2, items 2-4). `centroids` [C, H] persists across

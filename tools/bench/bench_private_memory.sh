@@ -48,7 +48,7 @@ client_state = "$store"
 runs_dir = "$work/runs"
 log_eligible = false
 TOML
-  "$drift" run "$work/m.toml" --quiet > /dev/null
+  "$drift" run "$work/m.toml" --no-progress > /dev/null 2>&1
   python3 - "$work/runs/mem-$clients-$store" <<'PY'
 import json, os, sys
 run = sys.argv[1]
