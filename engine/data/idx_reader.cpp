@@ -8,11 +8,10 @@
 
 namespace drift {
 
-IdxArray read_idx_gz(const std::string& path) {
+std::vector<std::uint8_t> read_gzip_file(const std::string& path) {
   std::unique_ptr<gzFile_s, int (*)(gzFile)> file(gzopen(path.c_str(), "rb"), gzclose);
   if (!file) throw UserError(path + ": cannot open");
   gzbuffer(file.get(), 1 << 20);
-
   std::vector<std::uint8_t> bytes;
   std::uint8_t chunk[1 << 16];
   for (;;) {
@@ -21,6 +20,11 @@ IdxArray read_idx_gz(const std::string& path) {
     if (n == 0) break;
     bytes.insert(bytes.end(), chunk, chunk + n);
   }
+  return bytes;
+}
+
+IdxArray read_idx_gz(const std::string& path) {
+  const auto bytes = read_gzip_file(path);
   auto be32 = [&](std::size_t offset) {
     return (std::uint32_t{bytes[offset]} << 24) | (std::uint32_t{bytes[offset + 1]} << 16) |
            (std::uint32_t{bytes[offset + 2]} << 8) | std::uint32_t{bytes[offset + 3]};

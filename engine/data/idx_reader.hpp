@@ -11,6 +11,10 @@ struct IdxArray {
   std::vector<std::uint8_t> data;  // row-major, uint8 elements
 };
 
+// The whole content of a gzip file (or of a plain file: zlib reads those unchanged). Throws
+// UserError naming the file when it cannot be opened or the data is corrupt.
+std::vector<std::uint8_t> read_gzip_file(const std::string& path);
+
 // Throws UserError if the file is missing or not a well-formed uint8 IDX file.
 IdxArray read_idx_gz(const std::string& path);
 

@@ -45,7 +45,7 @@ int list_command() {
     std::cout << "  " << name << std::string(name.size() < 14 ? 14 - name.size() : 1, ' ') << text << "\n";
   };
   section("datasets");
-  for (const auto& d : dataset_catalog()) row(d.name, d.description + " [Debian: " + d.debian_package + "]");
+  for (const auto& d : dataset_catalog()) row(d.name, d.description + " [from " + d.debian_package + "]");
   section("partitions");
   for (const auto& p : partition_schemes()) row(p.name, p.description);
   section("models");
