@@ -19,6 +19,7 @@ all: build
 
 deps:
 	@tools/install-deps.sh
+	@tools/fetch-digits.sh
 
 $(BUILD_DIR)/build.ninja:
 	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \

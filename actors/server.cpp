@@ -143,7 +143,8 @@ class Host final : public JobRunner, public DriverListener {
     auto& entry = reports_[id];
     const auto& test = *ctx_.data->data.test;
     const auto chunks = evaluation_chunks(static_cast<std::uint64_t>(test.size()),
-                                          static_cast<std::uint64_t>(ctx_.scenario->evaluation.chunk_size));
+                                          static_cast<std::uint64_t>(ctx_.scenario->evaluation.chunk_size),
+                                          domain_starts(test));
     const Buffer buffer = msg::encode_bundle(weights);
     entry.parts.assign(chunks.size(), EvalResult{});
     entry.outstanding = chunks.size();
@@ -166,6 +167,7 @@ class Host final : public JobRunner, public DriverListener {
               e.report.test_accuracy = summary.accuracy;
               e.report.test_loss = summary.loss;
               e.report.per_class_accuracy = summary.per_class_accuracy;
+              e.report.domain_accuracy = domain_accuracies(e.parts, domain_starts(*ctx_.data->data.test));
               e.report.wall_eval_seconds = seconds_since(e.eval_start);
               e.ready = true;
               flush();

@@ -313,6 +313,7 @@ Buffer encode_report(const RoundReport& report) {
                report.per_class_accuracy);
     write_list(root.initClientAccuracy(static_cast<unsigned>(report.client_accuracy.size())), report.client_accuracy);
     root.setClientsEvaluated(report.clients_evaluated);
+    write_list(root.initDomainAccuracy(static_cast<unsigned>(report.domain_accuracy.size())), report.domain_accuracy);
     root.setBytesDown(report.bytes_down);
     root.setBytesUp(report.bytes_up);
     auto clients = root.initClients(static_cast<unsigned>(report.clients.size()));
@@ -367,6 +368,7 @@ RoundReport decode_report(const Buffer& buffer, const DecodeLimits& limits) {
     for (auto v : root.getPerClassAccuracy()) r.per_class_accuracy.push_back(v);
     for (auto v : root.getClientAccuracy()) r.client_accuracy.push_back(v);
     r.clients_evaluated = root.getClientsEvaluated();
+    for (auto v : root.getDomainAccuracy()) r.domain_accuracy.push_back(v);
     r.bytes_down = root.getBytesDown();
     r.bytes_up = root.getBytesUp();
     for (auto c : root.getClients()) {

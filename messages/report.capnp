@@ -52,4 +52,5 @@ struct RoundReport {
   coverage @32 :Float64;
   clientAccuracy @33 :List(Float64);  # private models: by client id, NaN = not trained yet
   clientsEvaluated @34 :UInt32;
+  domainAccuracy @35 :List(Float64);  # multi-domain datasets: by domain
 }

@@ -1,5 +1,6 @@
 // The digit-domain readers on small files written here (the real ones come from
-// tools/fetch-digits.sh): every format, its class layout, and the malformed inputs refused.
+// tools/fetch-digits.sh): every format, its class layout, and the malformed inputs refused;
+// then the domain partition and the per-domain evaluation of the multi-domain suite.
 #include "catch_torch.hpp"
 
 #include <png.h>
@@ -10,7 +11,10 @@
 #include <fstream>
 
 #include "engine/core/error.hpp"
+#include "engine/core/rng.hpp"
 #include "engine/data/digit_sources.hpp"
+#include "engine/data/partition.hpp"
+#include "engine/training/local_training.hpp"
 
 using namespace drift;
 namespace fs = std::filesystem;
@@ -157,4 +161,63 @@ TEST_CASE("synthetic and MNIST-M-like digits are seeded, class-major and in [0, 
   CHECK(coloured.max().item<float>() <= 1.0f);
   // Where the digit is white, the output is 1 - background: the channels differ.
   CHECK_FALSE(torch::equal(coloured.select(1, 0), coloured.select(1, 1)));
+}
+
+TEST_CASE("domain partition: client k holds domain k mod D, evenly or with Dirichlet-skewed quantities", "[digits][partition]") {
+  std::vector<std::int64_t> domains;
+  for (int d = 0; d < 3; ++d) domains.insert(domains.end(), 30 + 10 * d, d);  // 30, 40, 50 samples
+  auto rng = make_stream(4, "partition");
+  const auto p = partition_domains(domains, 3, 7, false, 0.5, 1, rng);
+  REQUIRE(p.num_clients() == 7);
+  std::size_t total = 0;
+  for (std::uint32_t k = 0; k < 7; ++k) {
+    for (auto i : p.indices[k]) CHECK(domains[static_cast<std::size_t>(i)] == k % 3);
+    total += p.indices[k].size();
+  }
+  CHECK(total == 120);  // balanced: every sample is dealt
+  CHECK(p.indices[0].size() == 10);  // domain 0's 30 samples over clients 0, 3, 6
+  CHECK(p.indices[1].size() == 20);  // domain 1's 40 over clients 1 and 4
+
+  auto again = make_stream(4, "partition");
+  CHECK(partition_domains(domains, 3, 7, false, 0.5, 1, again).indices == p.indices);
+
+  auto skew_rng = make_stream(9, "partition");
+  const auto skewed = partition_domains(domains, 3, 3, true, 0.5, 5, skew_rng);
+  std::vector<std::size_t> sizes;
+  for (const auto& c : skewed.indices) sizes.push_back(c.size());
+  const std::vector<std::size_t> full = {30, 40, 50};
+  int whole = 0;
+  for (int d = 0; d < 3; ++d) {
+    CHECK(sizes[d] >= 5);  // the floor
+    CHECK(sizes[d] <= full[d]);
+    whole += sizes[d] == full[d];
+  }
+  CHECK(whole >= 1);  // the domain with the largest share keeps everything
+
+  auto r = make_stream(1, "x");
+  CHECK_THROWS_WITH(partition_domains(domains, 3, 2, false, 0.5, 1, r), Catch::Contains("at least one client per domain"));
+  PartitionConfig config;
+  config.scheme = "domains";
+  CHECK_THROWS_WITH(make_partition(config, std::vector<std::int64_t>(10, 0), 10, 2, 1), Catch::Contains("multi-domain dataset"));
+}
+
+TEST_CASE("evaluation chunks stop at domain starts, and accuracy is summed per domain", "[digits]") {
+  const auto chunks = evaluation_chunks(10, 4, {0, 3, 7});
+  const std::vector<std::pair<std::uint64_t, std::uint64_t>> expected = {{0, 3}, {3, 7}, {7, 10}};
+  CHECK(chunks == expected);
+  CHECK(evaluation_chunks(10, 4).size() == 3);
+  std::vector<EvalResult> parts(3);
+  parts[0] = {0, 3, 0.0, {2, 0}, {3, 0}};
+  parts[1] = {3, 7, 0.0, {1, 1}, {2, 2}};
+  parts[2] = {7, 10, 0.0, {0, 3}, {0, 3}};
+  const auto acc = domain_accuracies(parts, {0, 3, 7});
+  REQUIRE(acc.size() == 3);
+  CHECK(acc[0] == Approx(2.0 / 3));
+  CHECK(acc[1] == Approx(0.5));
+  CHECK(acc[2] == Approx(1.0));
+  Dataset test;
+  test.labels = torch::zeros({5}, torch::kInt64);
+  test.domains = torch::tensor({0, 0, 1, 1, 2}, torch::kInt64);
+  test.domain_names = {"a", "b", "c"};
+  CHECK(domain_starts(test) == std::vector<std::uint64_t>{0, 2, 4});
 }

@@ -360,3 +360,42 @@ client_state = "disk"
   fs::remove_all(one.dir);
   fs::remove_all(two.dir);
 }
+
+TEST_CASE("the digit-domain suite: one domain per client, accuracy per domain", "[federation][digits]") {
+  const char* text = R"(
+name = "digits"
+seed = 2
+[data]
+dataset = "digit5"
+max_train_samples = 1000
+max_test_samples = 250
+[partition]
+scheme = "domains"
+[federation]
+clients = 5
+rounds = 2
+[sampler]
+clients_per_round = 5
+[training]
+batch_size = 32
+lr = 0.05
+[evaluation]
+chunk_size = 30
+)";
+  const auto one = run_scenario(parse_scenario(text, "digits.toml"), 1, "digits-1");
+  const auto two = run_scenario(parse_scenario(text, "digits.toml"), 2, "digits-2");
+  CHECK(one.metrics == two.metrics);
+  for (const auto& round : lines_of(one.metrics)) {
+    REQUIRE(round["domain_accuracy"].size() == 5);
+    double sum = 0.0;
+    for (const auto& a : round["domain_accuracy"]) sum += a.get<double>();
+    CHECK(round["domain_mean_accuracy"].get<double>() == Approx(sum / 5));
+    // 50 test samples per domain: the overall accuracy is the mean over domains.
+    CHECK(round["test_accuracy"].get<double>() == Approx(sum / 5));
+  }
+  // Every client trained on 200 samples of its own domain (client k: domain k).
+  const auto partition = nlohmann::json::parse(read_file(one.dir / "partition.json"));
+  for (const auto& c : partition["clients"]) CHECK(c["num_samples"] == 200);
+  fs::remove_all(one.dir);
+  fs::remove_all(two.dir);
+}

@@ -17,7 +17,7 @@ have() {
   [[ -f "$root/mnist/9.json" && -f "$root/opencv-digits/digits.png" && -f "$root/sklearn-digits/digits.csv.gz" &&
      -f "$root/synth-digits/Lat15-Terminus16.psf.gz" ]]
 }
-if have; then echo "drift: digit datasets present in $root"; exit 0; fi
+if have; then exit 0; fi  # quiet: make deps calls this every time
 
 need() { command -v "$1" >/dev/null 2>&1 || { echo "drift: fetch-digits needs '$1' (Debian package $2)" >&2; exit 1; }; }
 need apt-get apt

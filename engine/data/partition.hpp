@@ -56,10 +56,19 @@ std::vector<std::int64_t> long_tail_pool(const std::vector<std::int64_t>& labels
 // empty client.
 Partition partition_from_file(const std::string& path, std::int64_t num_samples, std::uint32_t clients);
 
+// Family D (spec 1.4): client k holds domain k mod D, and each domain's samples are dealt
+// among its clients like iid. With `skewed` (FedCCL's imbalanced setting), each domain first
+// keeps a share of its samples: q ~ Dir(alpha * 1_D), domain d keeps ceil(n_d q_d / max q), at
+// least min_size per client. Throws UserError for fewer clients than domains.
+Partition partition_domains(const std::vector<std::int64_t>& domains, std::int64_t num_domains, std::uint32_t clients,
+                            bool skewed, double alpha, std::int64_t min_size, Rng& rng);
+
 // Dispatches on config.scheme, after the long-tail transform when config.long_tail > 1.
-// Streams: ("long-tail") and ("partition") of the scenario seed.
+// `domains` (one per sample) is needed by the domain schemes only. Streams: ("long-tail")
+// and ("partition") of the scenario seed.
 Partition make_partition(const PartitionConfig& config, const std::vector<std::int64_t>& labels,
-                         std::int64_t num_classes, std::uint32_t clients, std::uint64_t seed);
+                         std::int64_t num_classes, std::uint32_t clients, std::uint64_t seed,
+                         const std::vector<std::int64_t>& domains = {});
 
 // histogram[k][c] = samples of class c held by client k.
 std::vector<std::vector<std::int64_t>> class_histograms(const Partition& partition,

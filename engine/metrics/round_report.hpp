@@ -46,6 +46,8 @@ struct RoundReport {
   // last model it trained (NaN: not trained yet); test_accuracy is then the sample-weighted
   // accuracy over the clients evaluated so far.
   std::vector<double> client_accuracy;
+  // Multi-domain datasets: accuracy on each domain's test samples, in domain order.
+  std::vector<double> domain_accuracy;
   std::uint32_t clients_evaluated = 0;
   std::uint64_t bytes_down = 0;
   std::uint64_t bytes_up = 0;

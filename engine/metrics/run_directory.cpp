@@ -99,6 +99,12 @@ void RunDirectory::append(const RoundReport& r) {
     m["test_accuracy"] = r.test_accuracy;
     m["test_loss"] = r.test_loss;
     m["per_class_accuracy"] = r.per_class_accuracy;
+    if (!r.domain_accuracy.empty()) {
+      m["domain_accuracy"] = r.domain_accuracy;
+      double sum = 0.0;
+      for (double a : r.domain_accuracy) sum += a;
+      m["domain_mean_accuracy"] = sum / static_cast<double>(r.domain_accuracy.size());
+    }
     if (!r.client_accuracy.empty()) {
       m["client_accuracy"] = r.client_accuracy;  // NaN (not trained yet) is written as null
       m["clients_evaluated"] = r.clients_evaluated;

@@ -19,12 +19,16 @@ FederationData prepare_federation_data(const Scenario& scenario) {
     auto pool = std::make_shared<Dataset>(*fed.data.train);
     pool->images = torch::cat({fed.data.train->images, fed.data.test->images});
     pool->labels = torch::cat({fed.data.train->labels, fed.data.test->labels});
+    if (pool->domains.defined()) pool->domains = torch::cat({fed.data.train->domains, fed.data.test->domains});
     fed.data.train = pool;
   }
   const auto& labels_tensor = fed.data.train->labels;
   std::vector<std::int64_t> labels(labels_tensor.data_ptr<std::int64_t>(),
                                    labels_tensor.data_ptr<std::int64_t>() + labels_tensor.numel());
-  fed.partition = make_partition(scenario.partition, labels, fed.data.train->num_classes, scenario.clients, scenario.seed);
+  std::vector<std::int64_t> domains;
+  if (const auto& d = fed.data.train->domains; d.defined()) domains.assign(d.data_ptr<std::int64_t>(), d.data_ptr<std::int64_t>() + d.numel());
+  fed.partition =
+      make_partition(scenario.partition, labels, fed.data.train->num_classes, scenario.clients, scenario.seed, domains);
   if (held_out > 0.0) fed.client_test_sizes = hold_out_client_tests(fed.data, fed.partition, held_out, scenario.seed);
   fed.histograms = class_histograms(fed.partition, labels, fed.data.train->num_classes);
   fed.population = std::make_shared<const Population>(build_population(scenario, fed.histograms));
@@ -60,6 +64,9 @@ std::vector<std::int64_t> hold_out_client_tests(DatasetSplits& data, Partition& 
   const auto index = torch::tensor(test_indices, torch::kInt64);
   test->images = data.train->images.index_select(0, index);
   test->labels = data.train->labels.index_select(0, index);
+  // Held-out parts are in client order, not domain order: per-domain figures do not apply.
+  test->domains = torch::Tensor();
+  test->domain_names.clear();
   data.test = test;
   return sizes;
 }

@@ -1,5 +1,6 @@
 #include "engine/training/local_training.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "engine/core/rng.hpp"
@@ -157,9 +158,44 @@ Evaluation combine_evaluations(const std::vector<EvalResult>& parts, std::int64_
   return e;
 }
 
-std::vector<std::pair<std::uint64_t, std::uint64_t>> evaluation_chunks(std::uint64_t n, std::uint64_t chunk) {
+std::vector<std::pair<std::uint64_t, std::uint64_t>> evaluation_chunks(std::uint64_t n, std::uint64_t chunk,
+                                                                      const std::vector<std::uint64_t>& boundaries) {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
-  for (std::uint64_t b = 0; b < n; b += chunk) out.emplace_back(b, std::min(n, b + chunk));
+  std::vector<std::uint64_t> cuts = boundaries;
+  cuts.push_back(n);
+  std::sort(cuts.begin(), cuts.end());
+  std::uint64_t begin = 0;
+  for (auto cut : cuts) {
+    cut = std::min(cut, n);
+    for (std::uint64_t b = begin; b < cut; b += chunk) out.emplace_back(b, std::min(cut, b + chunk));
+    begin = std::max(begin, cut);
+  }
+  return out;
+}
+
+std::vector<std::uint64_t> domain_starts(const Dataset& test) {
+  std::vector<std::uint64_t> starts;
+  if (!test.domains.defined() || test.domain_names.empty()) return starts;
+  const auto* d = test.domains.data_ptr<std::int64_t>();
+  for (std::int64_t i = 0; i < test.size(); ++i)
+    if (i == 0 || d[i] != d[i - 1]) starts.push_back(static_cast<std::uint64_t>(i));
+  return starts;
+}
+
+std::vector<double> domain_accuracies(const std::vector<EvalResult>& parts, const std::vector<std::uint64_t>& starts) {
+  std::vector<std::uint64_t> hits(starts.size(), 0), seen(starts.size(), 0);
+  for (const auto& p : parts) {
+    const auto it = std::upper_bound(starts.begin(), starts.end(), p.begin);
+    if (it == starts.begin()) continue;
+    const auto d = static_cast<std::size_t>(it - starts.begin() - 1);
+    for (std::size_t c = 0; c < p.count.size(); ++c) {
+      hits[d] += p.correct[c];
+      seen[d] += p.count[c];
+    }
+  }
+  std::vector<double> out;
+  for (std::size_t d = 0; d < starts.size(); ++d)
+    out.push_back(seen[d] ? static_cast<double>(hits[d]) / static_cast<double>(seen[d]) : 0.0);
   return out;
 }
 

@@ -45,6 +45,14 @@ struct Evaluation {
 Evaluation combine_evaluations(const std::vector<EvalResult>& parts, std::int64_t num_classes);
 
 // The ranges of `n` test samples in chunks of `chunk`, independent of the number of slots.
-std::vector<std::pair<std::uint64_t, std::uint64_t>> evaluation_chunks(std::uint64_t n, std::uint64_t chunk);
+// A chunk never crosses one of `boundaries` (domain starts), so each belongs to one domain.
+std::vector<std::pair<std::uint64_t, std::uint64_t>> evaluation_chunks(std::uint64_t n, std::uint64_t chunk,
+                                                                      const std::vector<std::uint64_t>& boundaries = {});
+
+// Where each domain's samples start in `test` (empty for a single-domain dataset).
+std::vector<std::uint64_t> domain_starts(const Dataset& test);
+
+// Accuracy per domain from range results that each lie inside one domain.
+std::vector<double> domain_accuracies(const std::vector<EvalResult>& parts, const std::vector<std::uint64_t>& starts);
 
 }  // namespace drift
