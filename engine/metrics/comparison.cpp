@@ -47,7 +47,23 @@ MeanStd mean_std(const std::vector<double>& values) {
   return {mean, std::sqrt(squares / static_cast<double>(values.size() - 1))};
 }
 
-std::string comparison_markdown(const std::vector<ComparisonRow>& rows, const std::vector<double>& targets) {
+namespace {
+
+// Mean +- std over seeds of domain d's last-5 accuracy (d = size: the mean over domains).
+MeanStd domain_over_seeds(const ComparisonRow& row, std::size_t d) {
+  return over_seeds(row, [d](const SeedResult& s) {
+    if (s.domain_last5.empty()) return 0.0;
+    if (d < s.domain_last5.size()) return s.domain_last5[d];
+    double sum = 0.0;
+    for (double a : s.domain_last5) sum += a;
+    return sum / static_cast<double>(s.domain_last5.size());
+  });
+}
+
+}  // namespace
+
+std::string comparison_markdown(const std::vector<ComparisonRow>& rows, const std::vector<double>& targets,
+                                const std::vector<std::string>& domains) {
   std::ostringstream out;
   out << "| algorithm | seeds | best accuracy (%) | last-5 accuracy (%) |";
   for (double t : targets) out << " rounds to " << percent_label(t) << " |";
@@ -68,17 +84,35 @@ std::string comparison_markdown(const std::vector<ComparisonRow>& rows, const st
     }
     out << " " << fixed(bytes.mean, 3) << " |\n";
   }
+  if (domains.empty()) return out.str();
+  out << "\nLast-5 accuracy per domain (%):\n\n| algorithm |";
+  for (const auto& d : domains) out << " " << d << " |";
+  out << " mean |\n|---|";
+  for (std::size_t d = 0; d <= domains.size(); ++d) out << "---|";
+  out << "\n";
+  for (const auto& row : rows) {
+    out << "| " << row.label << " |";
+    for (std::size_t d = 0; d <= domains.size(); ++d) {
+      const auto a = domain_over_seeds(row, d);
+      out << " " << fixed(a.mean * 100.0, 2) << " ± " << fixed(a.std * 100.0, 2) << " |";
+    }
+    out << "\n";
+  }
   return out.str();
 }
 
-std::string comparison_csv(const std::vector<ComparisonRow>& rows, const std::vector<double>& targets) {
+std::string comparison_csv(const std::vector<ComparisonRow>& rows, const std::vector<double>& targets,
+                           const std::vector<std::string>& domains) {
   std::ostringstream out;
   out << "algorithm,seeds,best_mean,best_std,last5_mean,last5_std";
   for (double t : targets) {
     const auto p = fixed(t * 100.0, 0);
     out << ",rounds_to_" << p << ",reached_" << p;
   }
-  out << ",bytes_per_round\n";
+  out << ",bytes_per_round";
+  for (const auto& d : domains) out << ",last5_" << d << "_mean,last5_" << d << "_std";
+  if (!domains.empty()) out << ",last5_domain_mean_mean,last5_domain_mean_std";
+  out << "\n";
   for (const auto& row : rows) {
     const auto best = over_seeds(row, [](const SeedResult& s) { return s.best_accuracy; });
     const auto last5 = over_seeds(row, [](const SeedResult& s) { return s.last5_accuracy; });
@@ -89,7 +123,12 @@ std::string comparison_csv(const std::vector<ComparisonRow>& rows, const std::ve
       const auto r = reached(row, t);
       out << ',' << (r.count ? fixed(r.rounds.mean, 3) : "") << ',' << r.count;
     }
-    out << ',' << fixed(bytes.mean, 1) << '\n';
+    out << ',' << fixed(bytes.mean, 1);
+    for (std::size_t d = 0; !domains.empty() && d <= domains.size(); ++d) {
+      const auto a = domain_over_seeds(row, d);
+      out << ',' << fixed(a.mean, 6) << ',' << fixed(a.std, 6);
+    }
+    out << '\n';
   }
   return out.str();
 }

@@ -15,6 +15,7 @@ struct SeedResult {
   double last5_accuracy = 0.0;
   std::vector<std::optional<double>> rounds_to;  // per target, empty when not reached
   double bytes_per_round = 0.0;                  // up + down, mean over aggregations
+  std::vector<double> domain_last5;              // multi-domain: mean of the last 5 evaluations, by domain
 };
 
 struct ComparisonRow {
@@ -29,7 +30,11 @@ struct MeanStd {
 MeanStd mean_std(const std::vector<double>& values);
 
 // Markdown and CSV renderings of the same rows; accuracies in percent, bytes in MB (1e6).
-std::string comparison_markdown(const std::vector<ComparisonRow>& rows, const std::vector<double>& targets);
-std::string comparison_csv(const std::vector<ComparisonRow>& rows, const std::vector<double>& targets);
+// With `domains` (a multi-domain dataset) the markdown adds a table of last-5 accuracy per
+// domain and their mean (FedCCL's figure), and the CSV a column pair per domain.
+std::string comparison_markdown(const std::vector<ComparisonRow>& rows, const std::vector<double>& targets,
+                                const std::vector<std::string>& domains = {});
+std::string comparison_csv(const std::vector<ComparisonRow>& rows, const std::vector<double>& targets,
+                           const std::vector<std::string>& domains = {});
 
 }  // namespace drift

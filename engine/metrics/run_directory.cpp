@@ -52,6 +52,7 @@ RunDirectory::RunDirectory(fs::path path, const Scenario& scenario, const Federa
   partition["num_clients"] = data.partition.num_clients();
   partition["num_classes"] = data.data.train->num_classes;
   partition["class_names"] = data.data.train->class_names;
+  if (!data.data.test->domain_names.empty()) partition["domains"] = data.data.test->domain_names;
   json clients = json::array();
   for (std::size_t k = 0; k < data.partition.num_clients(); ++k) {
     json client = {{"client", k},

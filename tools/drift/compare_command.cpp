@@ -55,6 +55,11 @@ std::string read_text(const fs::path& p) {
   return s.str();
 }
 
+std::vector<std::string> domain_names(const fs::path& run) {
+  const auto partition = json::parse(read_text(run / "partition.json"));
+  return partition.contains("domains") ? partition["domains"].get<std::vector<std::string>>() : std::vector<std::string>{};
+}
+
 SeedResult read_result(const fs::path& run, std::uint64_t seed) {
   const auto summary = json::parse(read_text(run / "summary.json"));
   SeedResult r;
@@ -67,12 +72,21 @@ SeedResult read_result(const fs::path& run, std::uint64_t seed) {
   }
   double bytes = 0.0;
   std::size_t n = 0;
+  std::vector<std::vector<double>> domain_rounds;  // evaluated rounds' per-domain accuracies
   std::istringstream metrics(read_text(run / "metrics.jsonl"));
   for (std::string line; std::getline(metrics, line); ++n) {
     const auto m = json::parse(line);
     bytes += m.at("bytes_up").get<double>() + m.at("bytes_down").get<double>();
+    if (m.contains("domain_accuracy")) domain_rounds.push_back(m["domain_accuracy"].get<std::vector<double>>());
   }
   r.bytes_per_round = n ? bytes / static_cast<double>(n) : 0.0;
+  if (!domain_rounds.empty()) {
+    const auto first = domain_rounds.size() > 5 ? domain_rounds.size() - 5 : 0;
+    r.domain_last5.assign(domain_rounds.back().size(), 0.0);
+    for (std::size_t i = first; i < domain_rounds.size(); ++i)
+      for (std::size_t d = 0; d < r.domain_last5.size() && d < domain_rounds[i].size(); ++d)
+        r.domain_last5[d] += domain_rounds[i][d] / static_cast<double>(domain_rounds.size() - first);
+  }
   return r;
 }
 
@@ -104,6 +118,7 @@ int compare_command(const CompareArgs& args) {
   fs::create_directories(out);
 
   std::vector<ComparisonRow> rows;
+  std::vector<std::string> domains;  // from the first run of a multi-domain dataset
   const std::size_t total = args.algorithms.size() * seeds.size();
   std::size_t done = 0;
   int status = 0;
@@ -128,6 +143,7 @@ int compare_command(const CompareArgs& args) {
         continue;
       }
       row.seeds.push_back(read_result(run.out, seed));
+      if (domains.empty()) domains = domain_names(run.out);
       const auto& r = row.seeds.back();
       std::fprintf(stderr, "[%zu/%zu] %s seed %llu: best %.2f%%, last-5 %.2f%% (%.0f s)\n", done, total,
                    row.label.c_str(), static_cast<unsigned long long>(seed), r.best_accuracy * 100.0,
@@ -135,10 +151,10 @@ int compare_command(const CompareArgs& args) {
     }
     rows.push_back(std::move(row));
     // Rewritten after every variant, so an interrupted comparison keeps what it finished.
-    std::ofstream(out / "comparison.md") << comparison_markdown(rows, kTargets);
-    std::ofstream(out / "comparison.csv") << comparison_csv(rows, kTargets);
+    std::ofstream(out / "comparison.md") << comparison_markdown(rows, kTargets, domains);
+    std::ofstream(out / "comparison.csv") << comparison_csv(rows, kTargets, domains);
   }
-  std::cout << comparison_markdown(rows, kTargets);
+  std::cout << comparison_markdown(rows, kTargets, domains);
   std::fprintf(stderr, "tables in %s/comparison.md and comparison.csv\n", out.string().c_str());
   return status;
 }
