@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "engine/core/error.hpp"
+#include "engine/core/rng.hpp"
 #include "engine/data/digit_sources.hpp"
 #include "engine/data/idx_reader.hpp"
 
@@ -11,6 +12,7 @@ namespace drift {
 namespace {
 
 const std::string kDigitsRoot = "/usr/local/share/drift/digits";
+constexpr std::uint64_t kDigitsOrderSeed = 20240405;  // part of the datasets' definition, not a scenario's
 
 const DatasetInfo& info_of(const std::string& name) {
   for (const auto& d : dataset_catalog())
@@ -56,13 +58,19 @@ std::string install_hint(const DatasetInfo& info) {
   return "install the Debian package " + info.debian_package;
 }
 
-// Every 5th sample (in the source's fixed order) is held out, so both splits keep the
-// source's class balance; pixels are normalised with mean = std = 0.5 (PFLlib's convention),
-// the same for every domain so that they can be mixed.
+// The sources list their digits class by class, so "the first N" would be one or two
+// classes: the samples are first put in a fixed shuffled order (the dataset's own seed, the
+// same for every source of a given size, so MNIST and MNIST-M split the same images the same
+// way). Every 5th sample of that order is held out; pixels are normalised with mean = std = 0.5
+// (PFLlib's convention), the same for every domain so that they can be mixed.
 DatasetSplits split_digits(const DigitImages& all, const DataConfig& config) {
   const auto n = all.labels.size(0);
-  const auto index = torch::arange(n, torch::kInt64);
-  const auto test_mask = index.remainder(5).eq(4);
+  std::vector<std::int64_t> order(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) order[static_cast<std::size_t>(i)] = i;
+  Rng rng = make_stream(kDigitsOrderSeed, "digits-order", {static_cast<std::uint64_t>(n)});
+  rng.shuffle(order);
+  const auto index = torch::tensor(order, torch::kInt64);
+  const auto test_mask = torch::arange(n, torch::kInt64).remainder(5).eq(4);
   auto make = [&](const torch::Tensor& mask, std::int64_t limit) {
     auto d = std::make_shared<Dataset>();
     auto rows = index.masked_select(mask);
