@@ -272,6 +272,8 @@ TEST_CASE("LG-FedAvg averages heads by samples; FedGH trains its head on prototy
   const auto w = fedgh->broadcast(2).tensors;
   const auto logits = torch::eye(2).matmul(w.at("head.weight").t()) + w.at("head.bias");
   CHECK(torch::equal(logits.argmax(1), torch::tensor({0, 1}, torch::kInt64)));
+  protos[0].payload.class_vectors["prototypes"][5] = torch::ones({1, 2});  // no class 5 in a 2-class federation
+  CHECK_THROWS_WITH(fedgh->aggregate(none, protos, 2), Catch::Contains("'prototypes' vector of an unknown class"));
 }
 
 TEST_CASE("client state waits in memory or on disk and comes back byte for byte", "[heterogeneous]") {

@@ -6,6 +6,24 @@
 
 namespace drift {
 
+LabelledRows stack_class_vectors(const std::vector<ClientUpdate>& updates, const std::string& key,
+                                 std::int64_t num_classes) {
+  std::vector<torch::Tensor> rows;
+  std::vector<std::int64_t> labels;
+  for (const auto& u : updates) {
+    auto it = u.payload.class_vectors.find(key);
+    if (it == u.payload.class_vectors.end()) continue;
+    for (const auto& [c, row] : it->second) {
+      if (static_cast<std::int64_t>(c) >= num_classes) throw DecodeError("'" + key + "' vector of an unknown class");
+      const auto r = row.reshape({-1, row.size(-1)}).to(torch::kFloat32);
+      rows.push_back(r);
+      labels.insert(labels.end(), static_cast<std::size_t>(r.size(0)), static_cast<std::int64_t>(c));
+    }
+  }
+  if (rows.empty()) return {};
+  return {torch::cat(rows), torch::tensor(labels, torch::kInt64)};
+}
+
 std::vector<double> sample_weights(const std::vector<ClientUpdate>& updates) {
   double total = 0.0;
   for (const auto& u : updates) total += static_cast<double>(u.num_samples);

@@ -1,5 +1,6 @@
 #pragma once
 // Aggregation primitives shared by algorithms.
+#include <string>
 #include <vector>
 
 #include "engine/core/federated_types.hpp"
@@ -14,5 +15,15 @@ std::vector<double> sample_weights(const std::vector<ClientUpdate>& updates);
 // they are taken from the first update. Delta updates are added to `global` first.
 NamedTensors weighted_average(const NamedTensors& global, const std::vector<ClientUpdate>& updates,
                               const std::vector<double>& weights);
+
+// Every row uploaded under class-vector family `key`, as one labelled set: rows [n, d]
+// float32 and labels [n] int64, in client-id then class order (the updates' order). Empty
+// tensors when nobody uploaded. Throws DecodeError for a class id >= num_classes.
+struct LabelledRows {
+  torch::Tensor rows, labels;
+  bool empty() const { return !rows.defined(); }
+};
+LabelledRows stack_class_vectors(const std::vector<ClientUpdate>& updates, const std::string& key,
+                                 std::int64_t num_classes);
 
 }  // namespace drift

@@ -5,6 +5,7 @@
 //  - Server: trains the head, Linear(d, C), with CE on the round's (prototype, class) pairs,
 //    SGD for server_epochs full-batch steps; the head persists across rounds and is
 //    initialised from the scenario seed.
+#include "engine/algorithms/aggregation.hpp"
 #include "engine/algorithms/builtin.hpp"
 #include "engine/algorithms/class_means.hpp"
 #include "engine/algorithms/head_exchange.hpp"
@@ -41,20 +42,10 @@ class FedGhServer final : public ServerAlgorithm {
   }
 
   void aggregate(NamedTensors&, const std::vector<ClientUpdate>& updates, std::uint32_t) override {
-    std::vector<torch::Tensor> rows;
-    std::vector<std::int64_t> labels;
-    for (const auto& u : updates) {
-      auto it = u.payload.class_vectors.find(kPrototypes);
-      if (it == u.payload.class_vectors.end()) continue;
-      for (const auto& [c, row] : it->second) {
-        if (static_cast<std::int64_t>(c) >= shape_.num_classes) throw DecodeError("prototype of an unknown class");
-        rows.push_back(row.reshape({1, -1}).to(torch::kFloat32));
-        labels.push_back(static_cast<std::int64_t>(c));
-      }
-    }
-    if (rows.empty()) return;
-    const auto x = torch::cat(rows);
-    const auto y = torch::tensor(labels, torch::kInt64);
+    const auto uploaded = stack_class_vectors(updates, kPrototypes, shape_.num_classes);
+    if (uploaded.empty()) return;
+    const auto& x = uploaded.rows;
+    const auto& y = uploaded.labels;
     if (!head_) {
       head_ = torch::nn::Linear(x.size(1), shape_.num_classes);
       init_parameters(*head_, stream_seed(shape_.seed, "fedgh-head"));

@@ -11,6 +11,7 @@
 
 #include <cmath>
 
+#include "engine/algorithms/aggregation.hpp"
 #include "engine/algorithms/builtin.hpp"
 #include "engine/algorithms/class_means.hpp"
 #include "engine/algorithms/param_helpers.hpp"
@@ -102,23 +103,12 @@ Payload FedKtlServer::broadcast(std::uint32_t) {
 }
 
 void FedKtlServer::aggregate(NamedTensors&, const std::vector<ClientUpdate>& updates, std::uint32_t) {
-  std::vector<torch::Tensor> rows;
-  std::vector<std::int64_t> labels;
-  for (const auto& u : updates) {
-    auto it = u.payload.class_vectors.find(kKtlPrototypes);
-    if (it == u.payload.class_vectors.end()) continue;
-    for (const auto& [c, row] : it->second) {
-      if (static_cast<std::int64_t>(c) >= shape_.num_classes) throw DecodeError("prototype of an unknown class");
-      rows.push_back(row.reshape({1, -1}).to(torch::kFloat32));
-      labels.push_back(static_cast<std::int64_t>(c));
-      seen_[c] = true;
-    }
-  }
-  if (rows.empty()) return;  // nothing new: last round's pairs stay
-  const auto prototypes = torch::cat(rows);
+  const auto uploaded = stack_class_vectors(updates, kKtlPrototypes, shape_.num_classes);
+  if (uploaded.empty()) return;  // nothing new: last round's pairs stay
+  const auto* label = uploaded.labels.data_ptr<std::int64_t>();
+  for (std::int64_t i = 0; i < uploaded.labels.numel(); ++i) seen_[static_cast<std::size_t>(label[i])] = true;
   auto sampler = [this](std::int64_t n) { return generator_->sample_valid_latents(n, rng_); };
-  align_latents(transformer_, centroids_, prototypes, torch::tensor(labels, torch::kInt64), sampler, options_.alignment,
-                rng_);
+  align_latents(transformer_, centroids_, uploaded.rows, uploaded.labels, sampler, options_.alignment, rng_);
   std::vector<std::int64_t> sent;
   for (std::size_t c = 0; c < seen_.size(); ++c)
     if (seen_[c] || options_.keep_unseen) sent.push_back(static_cast<std::int64_t>(c));
