@@ -19,12 +19,12 @@ name = "mem-$clients-$store"
 seed = 1
 [data]
 client_test_fraction = 0.25
-max_train_samples = 30000
-max_test_samples = 5000
+max_train_samples = 10000
+max_test_samples = 2000
 [partition]
 scheme = "dirichlet"
-alpha = 0.1
-min_client_samples = 40
+alpha = 0.3
+min_client_samples = 20
 [federation]
 clients = $clients
 rounds = $rounds
