@@ -117,7 +117,7 @@ class SyncDriver final : public Driver, private SimulationCore {
       const auto c = p.plan.client;
       busy_[c] = 0;
       // The client's model changed when it trained, whether or not the server uses its upload.
-      if (p.outcome.ok && p.outcome.update.personal) personal_[c] = *p.outcome.update.personal;
+      if (private_models_ && p.outcome.ok && p.outcome.update.personal) personal_[c] = *p.outcome.update.personal;
       if (!p.outcome.ok && p.outcome.lost) {
         // Its device vanished (a worker died): to the federation, the client dropped out.
         drop(c, p.plan.earliest_finish, p.plan, p.outcome.error);
