@@ -69,6 +69,11 @@ TEST_CASE("algorithm parameters are validated against the algorithm", "[scenario
              Catch::Contains("unknown key 'algorithm.mu'") && Catch::Contains("takes no parameters"));
   CHECK_THAT(error_of("[algorithm]\nname = \"fedprox\"\nmuu = 0.5\n"),
              Catch::Contains("did you mean 'algorithm.mu'"));
+  // Another algorithm's parameter: say whose it is, never "did you mean" the key itself.
+  const auto other = error_of("[algorithm]\nname = \"fedavg\"\ntau = 0.07\n");
+  CHECK_THAT(other, Catch::Contains("unknown key 'algorithm.tau' (a parameter of ") && Catch::Contains("fedccl") &&
+                        Catch::Contains("takes no parameters"));
+  CHECK_THAT(other, !Catch::Contains("did you mean"));
 }
 
 TEST_CASE("bad input names the place, the key and the fix", "[scenario]") {

@@ -124,7 +124,9 @@ class Validator {
     const std::string leaf = dot == std::string::npos ? path : path.substr(dot + 1);
     for (const auto& known : known_paths_) {
       const auto kd = known.rfind('.');
-      if ((kd == std::string::npos ? known : known.substr(kd + 1)) == leaf) return " (did you mean '" + known + "'?)";
+      // The path itself can be "known" (another algorithm's parameter): no use suggesting it.
+      if (known != path && (kd == std::string::npos ? known : known.substr(kd + 1)) == leaf)
+        return " (did you mean '" + known + "'?)";
     }
     std::vector<std::string> candidates = known_paths_;
     for (const auto& s : scenario_schema())
@@ -151,7 +153,13 @@ class Validator {
         const std::string key(k.str());
         if (find_key(section, key, extra) == nullptr) {
           const std::string path = path_of(section.name, key);
-          std::string message = "unknown key '" + path + "'" + suggestion(path);
+          std::string message = "unknown key '" + path + "'";
+          std::vector<std::string> owners;  // algorithms that do take this key
+          if (section.name == "algorithm")
+            for (const auto& a : algorithm_catalog())
+              for (const auto& p : a.params)
+                if (p.key == key) owners.push_back(a.name);
+          message += owners.empty() ? suggestion(path) : " (a parameter of " + join(owners) + ")";
           if (section.name == "algorithm") {
             std::vector<std::string> names;
             for (const auto& p : extra) names.push_back(p.key);
