@@ -26,6 +26,7 @@ class Host final : public JobRunner, public DriverListener {
     const auto& s = *ctx_.scenario;
     const auto& algorithm = *find_algorithm(s.algorithm);
     private_models_ = algorithm.private_models;
+    domain_starts_ = domain_starts(*ctx_.data->data.test);
     DriverSetup setup;
     setup.scenario = ctx_.scenario.get();
     setup.population = ctx_.population;
@@ -144,7 +145,7 @@ class Host final : public JobRunner, public DriverListener {
     const auto& test = *ctx_.data->data.test;
     const auto chunks = evaluation_chunks(static_cast<std::uint64_t>(test.size()),
                                           static_cast<std::uint64_t>(ctx_.scenario->evaluation.chunk_size),
-                                          domain_starts(test));
+                                          domain_starts_);
     const Buffer buffer = msg::encode_bundle(weights);
     entry.parts.assign(chunks.size(), EvalResult{});
     entry.outstanding = chunks.size();
@@ -167,7 +168,7 @@ class Host final : public JobRunner, public DriverListener {
               e.report.test_accuracy = summary.accuracy;
               e.report.test_loss = summary.loss;
               e.report.per_class_accuracy = summary.per_class_accuracy;
-              e.report.domain_accuracy = domain_accuracies(e.parts, domain_starts(*ctx_.data->data.test));
+              e.report.domain_accuracy = domain_accuracies(e.parts, domain_starts_);
               e.report.wall_eval_seconds = seconds_since(e.eval_start);
               e.ready = true;
               flush();
@@ -209,6 +210,7 @@ class Host final : public JobRunner, public DriverListener {
   ServerPeers peers_;
   NamedTensors reference_;  // the architecture every update must match (empty: private models)
   bool private_models_ = false;
+  std::vector<std::uint64_t> domain_starts_;  // multi-domain test sets: where each domain begins
   std::shared_ptr<msg::StateStore> client_states_;
   std::unique_ptr<Driver> driver_;
   std::map<std::uint32_t, caf::actor> clients_;  // spawned lazily

