@@ -12,8 +12,12 @@ CMAKE_ARGS ?=
 # another folder still hits the cache.
 export CCACHE_BASEDIR := $(abspath ..)
 export CCACHE_NOHASHDIR := 1
+# The shared LibTorch PCH (cmake/torch_pch.cmake) is cacheable only with these relaxations.
+export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 
-.PHONY: all deps configure build quickstart test bench clean
+SANITIZE_DIR ?= build-sanitize
+
+.PHONY: all deps configure build quickstart test bench check-sanitize clean
 
 all: build
 
@@ -44,5 +48,15 @@ bench: build
 	tools/bench/bench_cluster.sh $(BUILD_DIR)/tools/drift
 	tools/bench/bench_private_memory.sh $(BUILD_DIR)/tools/drift
 
+# The unit and integration tests under AddressSanitizer + UndefinedBehaviorSanitizer, at -O1
+# with debug information so that a finding names the line. Suppressions, each with its reason,
+# are in tools/sanitizer/.
+check-sanitize: deps
+	cmake -S . -B $(SANITIZE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
+	  -DDRIFT_SANITIZE=ON -DDRIFT_BUILD_BENCH=OFF \
+	  $$(command -v ccache >/dev/null && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache) $(CMAKE_ARGS)
+	cmake --build $(SANITIZE_DIR) -j $(JOBS) --target drift_unit_tests drift_integration_tests
+	tools/sanitizer/run.sh $(SANITIZE_DIR)
+
 clean:
-	rm -rf $(BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(SANITIZE_DIR)

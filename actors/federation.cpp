@@ -4,7 +4,7 @@
 #include "actors/gatekeeper.hpp"
 #include "actors/server.hpp"
 #include "actors/wire.hpp"
-#include "engine/cluster/fingerprint.hpp"
+#include "engine/compose/fingerprint.hpp"
 
 namespace drift::actors {
 namespace {

@@ -7,10 +7,10 @@
 #include "actors/metrics_sink.hpp"
 #include "actors/network.hpp"
 #include "engine/cluster/endpoint.hpp"
-#include "engine/metrics/run_directory.hpp"
-#include "engine/scenario/scenario.hpp"
+#include "engine/compose/run_directory.hpp"
+#include "engine/config/scenario.hpp"
 #include "engine/training/devices.hpp"
-#include "engine/training/federation_data.hpp"
+#include "engine/compose/federation_data.hpp"
 
 namespace drift::actors {
 

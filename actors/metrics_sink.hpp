@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "engine/metrics/round_report.hpp"
-#include "engine/metrics/run_directory.hpp"
+#include "engine/compose/run_directory.hpp"
 #include "engine/metrics/summary.hpp"
 
 namespace drift::actors {

@@ -6,7 +6,7 @@
 
 #include "actors/wire.hpp"
 #include "engine/core/error.hpp"
-#include "engine/training/client_models.hpp"
+#include "engine/compose/client_models.hpp"
 #include "engine/training/local_training.hpp"
 #include "messages/codec.hpp"
 

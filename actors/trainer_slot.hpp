@@ -4,9 +4,9 @@
 #include <atomic>
 #include <memory>
 
-#include "engine/scenario/scenario.hpp"
-#include "engine/sim/population.hpp"
-#include "engine/training/federation_data.hpp"
+#include "engine/config/scenario.hpp"
+#include "engine/population/population.hpp"
+#include "engine/compose/federation_data.hpp"
 
 namespace drift::actors {
 

@@ -5,7 +5,8 @@
 
 #include "actors/trainer_slot.hpp"
 #include "actors/wire.hpp"
-#include "engine/cluster/fingerprint.hpp"
+#include "engine/compose/loader.hpp"
+#include "engine/compose/fingerprint.hpp"
 #include "engine/core/error.hpp"
 #include "messages/cluster_codec.hpp"
 

@@ -167,7 +167,6 @@ Buffer encode_update(const ClientUpdate& update) {
     root.setRound(update.round);
     root.setModelVersion(update.model_version);
     root.setNumSamples(update.num_samples);
-    root.setKind(update.kind == UpdateKind::delta ? wire::UpdateKind::DELTA : wire::UpdateKind::WEIGHTS);
     writer.write_bundle(root.initWeights(), update.weights);
     write_payload(root.initPayload(), update.payload, writer);
     auto m = root.initMetrics();
@@ -188,11 +187,6 @@ ClientUpdate decode_update(const Buffer& buffer, const DecodeLimits& limits) {
     u.round = root.getRound();
     u.model_version = root.getModelVersion();
     u.num_samples = root.getNumSamples();
-    switch (root.getKind()) {
-      case wire::UpdateKind::WEIGHTS: u.kind = UpdateKind::weights; break;
-      case wire::UpdateKind::DELTA: u.kind = UpdateKind::delta; break;
-      default: throw DecodeError("unknown update kind");
-    }
     u.weights = read_bundle(root.getWeights(), owner);
     u.payload = read_payload(root.getPayload(), owner);
     const auto m = root.getMetrics();
@@ -212,19 +206,6 @@ NamedTensors decode_bundle(const Buffer& buffer, const DecodeLimits& limits) {
   return parse<wire::TensorBundle>(buffer, limits, "tensor bundle",
                                    [](wire::TensorBundle::Reader root, const BufferOwner& owner) {
     return read_bundle(root, owner);
-  });
-}
-
-Buffer encode_payload(const Payload& payload) {
-  return build<wire::Payload>([&](wire::Payload::Builder root, TensorWriter& writer) {
-    write_payload(root, payload, writer);
-  });
-}
-
-Payload decode_payload(const Buffer& buffer, const DecodeLimits& limits) {
-  return parse<wire::Payload>(buffer, limits, "payload",
-                              [](wire::Payload::Reader root, const BufferOwner& owner) {
-    return read_payload(root, owner);
   });
 }
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/core/federated_types.hpp"
+#include "engine/tensors/federated_types.hpp"
 #include "engine/metrics/round_report.hpp"
 #include "messages/buffer.hpp"
 
@@ -20,8 +20,6 @@ ClientUpdate decode_update(const Buffer& buffer, const DecodeLimits& limits = {}
 Buffer encode_bundle(const NamedTensors& tensors);
 NamedTensors decode_bundle(const Buffer& buffer, const DecodeLimits& limits = {});
 
-Buffer encode_payload(const Payload& payload);
-Payload decode_payload(const Buffer& buffer, const DecodeLimits& limits = {});
 
 struct ClientStateMessage {
   std::uint32_t client_id = 0;

@@ -5,7 +5,7 @@ $Cxx.namespace("drift::wire");
 
 struct ClientRecord {
   clientId @0 :UInt32;
-  event @1 :Text;             # eligible | selected | finished | late | stale | dropped | failed | skipped
+  event @1 :Text;             # eligible | selected | finished | late | stale | dropped | failed
   numSamples @2 :UInt64;
   trainLoss @3 :Float64;
   bytesDown @4 :UInt64;

@@ -52,10 +52,9 @@ void DiskStateStore::save(std::uint32_t client, const Buffer& state) {
   if (ec) throw std::runtime_error("cannot rename " + partial.string() + ": " + ec.message());
 }
 
-std::shared_ptr<StateStore> make_state_store(const std::string& kind, const std::filesystem::path& directory) {
-  if (kind == "disk") return std::make_shared<DiskStateStore>(directory);
-  if (kind == "memory") return std::make_shared<MemoryStateStore>();
-  throw std::invalid_argument("unknown client state store '" + kind + "'");
+std::shared_ptr<StateStore> make_state_store(ClientStateStore kind, const std::filesystem::path& directory) {
+  if (kind == ClientStateStore::disk) return std::make_shared<DiskStateStore>(directory);
+  return std::make_shared<MemoryStateStore>();
 }
 
 }  // namespace drift::msg

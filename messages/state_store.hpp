@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 
+#include "engine/config/choices.hpp"
 #include "messages/buffer.hpp"
 
 namespace drift::msg {
@@ -47,6 +48,6 @@ class DiskStateStore final : public StateStore {
 };
 
 // "memory" or "disk" (under `directory`).
-std::shared_ptr<StateStore> make_state_store(const std::string& kind, const std::filesystem::path& directory);
+std::shared_ptr<StateStore> make_state_store(ClientStateStore kind, const std::filesystem::path& directory);
 
 }  // namespace drift::msg

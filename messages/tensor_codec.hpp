@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/named_tensors.hpp"
+#include "engine/tensors/named_tensors.hpp"
 #include "messages/tensor.capnp.h"
 
 namespace drift::msg {

@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "engine/cluster/endpoint.hpp"
-#include "engine/cluster/fingerprint.hpp"
+#include "engine/compose/fingerprint.hpp"
 #include "engine/cluster/join.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/version.hpp"

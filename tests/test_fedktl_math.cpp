@@ -1,4 +1,4 @@
-// FedKTL's building blocks against their definitions and hand-computed values (spec 5.1-5.2).
+// FedKTL's building blocks against their definitions and hand-computed values (docs/algorithms.md#fedktl).
 #include "catch_torch.hpp"
 
 #include "engine/algorithms/fedktl_math.hpp"

@@ -4,7 +4,7 @@
 
 #include "engine/algorithms/fedsc.hpp"
 #include "engine/core/error.hpp"
-#include "engine/scenario/scenario.hpp"
+#include "engine/compose/loader.hpp"
 
 using namespace drift;
 using namespace drift::fedsc;

@@ -5,7 +5,7 @@
 #include "engine/algorithms/contrastive.hpp"
 #include "engine/algorithms/fedskc.hpp"
 #include "engine/core/error.hpp"
-#include "engine/scenario/scenario.hpp"
+#include "engine/compose/loader.hpp"
 
 using namespace drift;
 using namespace drift::fedskc;
@@ -200,8 +200,8 @@ TEST_CASE("FedSKC client uploads SiLU of the mean logits of each local class aft
   Payload state;
   ClientContext ctx{3, task, state, *model, &data, &indices};
   ClientOptions o;
-  o.normalization = "batch";
-  o.knowledge_pass = "after";
+  o.normalization = Normalization::batch;
+  o.knowledge_pass = KnowledgePass::after;
   Client client(o);
   client.begin(ctx);
   ClientUpdate u;

@@ -11,9 +11,9 @@
 #include "engine/algorithms/fedktl.hpp"
 #include "engine/algorithms/head_exchange.hpp"
 #include "engine/core/error.hpp"
-#include "engine/scenario/scenario.hpp"
-#include "engine/training/client_models.hpp"
-#include "engine/training/federation_data.hpp"
+#include "engine/compose/loader.hpp"
+#include "engine/compose/client_models.hpp"
+#include "engine/compose/federation_data.hpp"
 #include "messages/codec.hpp"
 #include "messages/state_store.hpp"
 
@@ -205,7 +205,7 @@ TEST_CASE("FedKTL server: prototypes in, one client-ready image and latent per c
   const auto p = server.broadcast(2);
   const auto& images = p.tensors.at("ktl_images");
   const auto& latents = p.tensors.at("ktl_latents");
-  // Classes 0-2 were uploaded; class 3's random centroid is left out (spec 7.10).
+  // Classes 0-2 were uploaded; class 3's random centroid is left out (docs/algorithms.md#fedktl).
   CHECK(images.sizes() == torch::IntArrayRef({3, 1, 28, 28}));
   CHECK(latents.sizes() == torch::IntArrayRef({3, 16}));
   CHECK(torch::equal(latents, server.centroids().slice(0, 0, 3)));
@@ -282,7 +282,7 @@ TEST_CASE("client state waits in memory or on disk and comes back byte for byte"
   Payload state;
   state.tensors["model/x"] = torch::arange(6, torch::kFloat32);
   const auto buffer = msg::encode_client_state({7, state});
-  for (const auto& kind : {"memory", "disk"}) {
+  for (const auto kind : {ClientStateStore::memory, ClientStateStore::disk}) {
     auto store = msg::make_state_store(kind, dir);
     CHECK_FALSE(store->load(7).has_value());
     store->save(7, buffer);

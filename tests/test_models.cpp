@@ -1,6 +1,6 @@
 #include "catch_torch.hpp"
 
-#include "engine/core/named_tensors.hpp"
+#include "engine/tensors/named_tensors.hpp"
 #include "engine/models/model.hpp"
 
 using namespace drift;

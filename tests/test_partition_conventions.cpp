@@ -1,4 +1,4 @@
-// The data conventions of the papers' protocol families (spec section 1): the long-tailed
+// The data conventions of the papers' protocol families (docs/algorithms.md#conventions): the long-tailed
 // pool, CReFF's chunked Dirichlet, partitions read from files, per-client held-out splits.
 #include "catch_torch.hpp"
 
@@ -10,8 +10,8 @@
 #include "engine/core/error.hpp"
 #include "engine/core/rng.hpp"
 #include "engine/data/partition.hpp"
-#include "engine/scenario/scenario.hpp"
-#include "engine/training/federation_data.hpp"
+#include "engine/compose/loader.hpp"
+#include "engine/compose/federation_data.hpp"
 
 using namespace drift;
 namespace fs = std::filesystem;

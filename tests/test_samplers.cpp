@@ -5,8 +5,9 @@
 #include <fstream>
 #include <set>
 
+#include "engine/compose/loader.hpp"
 #include "engine/sampling/samplers.hpp"
-#include "engine/sim/population.hpp"
+#include "engine/population/population.hpp"
 
 using namespace drift;
 

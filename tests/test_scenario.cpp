@@ -1,8 +1,8 @@
 #include "catch_torch.hpp"
 
 #include "engine/core/error.hpp"
-#include "engine/scenario/scenario.hpp"
-#include "engine/scenario/suggest.hpp"
+#include "engine/compose/loader.hpp"
+#include "engine/config/suggest.hpp"
 
 using namespace drift;
 

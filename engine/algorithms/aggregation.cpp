@@ -48,17 +48,12 @@ NamedTensors weighted_average(const NamedTensors& global, const std::vector<Clie
   for (std::size_t i = 0; i < global.size(); ++i) {
     const auto& reference = global[i].value;
     if (!reference.is_floating_point()) {
-      const auto& first = updates.front();
-      out.push_back({global[i].name, first.kind == UpdateKind::delta
-                                         ? reference + first.weights[i].value
-                                         : first.weights[i].value.clone()});
+      out.push_back({global[i].name, updates.front().weights[i].value.clone()});
       continue;
     }
     auto acc = torch::zeros(reference.sizes(), reference.options().dtype(torch::kFloat64));
     for (std::size_t k = 0; k < updates.size(); ++k) {
-      auto value = updates[k].weights[i].value.to(torch::kFloat64);
-      if (updates[k].kind == UpdateKind::delta) value = value + reference.to(torch::kFloat64);
-      acc.add_(value, weights[k]);
+      acc.add_(updates[k].weights[i].value.to(torch::kFloat64), weights[k]);
     }
     out.push_back({global[i].name, acc.to(reference.scalar_type())});
   }

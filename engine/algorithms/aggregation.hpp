@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/federated_types.hpp"
+#include "engine/tensors/federated_types.hpp"
 
 namespace drift {
 

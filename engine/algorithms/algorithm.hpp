@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/federated_types.hpp"
+#include "engine/tensors/federated_types.hpp"
 #include "engine/data/dataset.hpp"
 #include "engine/models/model.hpp"
-#include "engine/scenario/param_spec.hpp"
+#include "engine/config/param_spec.hpp"
 
 namespace drift {
 

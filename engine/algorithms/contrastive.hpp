@@ -7,7 +7,7 @@
 namespace drift {
 
 // Cosine similarity of every row of `a` [n, d] with every row of `b` [m, d]: [n, m].
-// Zero rows get similarity 0 (normalisation with eps 1e-12, spec section 0).
+// Zero rows get similarity 0 (normalisation with eps 1e-12).
 torch::Tensor cosine_matrix(const torch::Tensor& a, const torch::Tensor& b);
 
 // Per row i: -log( sum_{j: positive(i,j)} e^{s_ij/tau} / sum_j e^{s_ij/tau} ), the

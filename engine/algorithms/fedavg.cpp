@@ -1,5 +1,5 @@
 // FedAvg (McMahan et al. 2017): local SGD on cross-entropy; the server replaces the global
-// model by the sample-weighted mean of the participants' models (spec section 6.1).
+// model by the sample-weighted mean of the participants' models (docs/algorithms.md#fedavg).
 #include "engine/algorithms/aggregation.hpp"
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/algorithms/builtin.hpp"

@@ -1,4 +1,4 @@
-// FedCCL (Qiao et al. 2024), spec section 4, with FPL's conventions where the paper is silent.
+// FedCCL (Qiao et al. 2024; docs/algorithms.md#fedccl), with FPL's conventions where the paper is silent.
 //  - Client loss: CE + L_local + L_global, both multi-positive InfoNCE on cos(xi, .)/tau over
 //    the batch (sum / B, FPL): L_local against every client's local cluster signals (positives:
 //    those of the sample's class), L_global against the one global signal per class. Round 1,

@@ -1,11 +1,11 @@
-// FedKTL, spec section 5.
+// FedKTL (docs/algorithms.md#fedktl).
 //  - Client (5.1): loss = ArcFace(cos to the ETF, s, m) + mu * MSE(h'(f(I)), Q) over one batch of
 //    generated pairs per step (cycling through a seeded shuffle); h' = Linear(d, H) is rebuilt
 //    from the shared seed every round and trained with the model, then dropped. After training,
 //    P^c = normalize(mean over local class-c samples of normalize(h(f(x)))), eval mode.
 //  - Server (5.2): align_latents on the round's prototypes, then one image per class from the
 //    centroids, converted to the clients' input, broadcast with the centroids; classes nobody
-//    has uploaded yet are left out unless unseen_classes = "keep" (spec 7.10).
+//    has uploaded yet are left out unless unseen_classes = "keep" (docs/algorithms.md#fedktl).
 //  - No weights are ever aggregated: the algorithm declares private models.
 #include "engine/algorithms/fedktl.hpp"
 

@@ -1,5 +1,5 @@
 #pragma once
-// FedKTL (Zhang et al., CVPR 2024), spec section 5: heterogeneous clients keep private models
+// FedKTL (Zhang et al., CVPR 2024; docs/algorithms.md#fedktl): heterogeneous clients keep private models
 // that project onto a shared simplex ETF; only ETF-space class prototypes go up, and one
 // generated (image, latent) pair per class comes down. The mathematical pieces live in
 // fedktl_math; this file wires them to clients, the server and a LatentGenerator.
@@ -38,7 +38,7 @@ struct FedKtlServerOptions {
   LatentAlignmentOptions alignment;
   std::int64_t etf_dim = 0;  // K; 0 = the number of classes
   // A class no client has uploaded yet has a random centroid: its pair is left out of the
-  // broadcast (spec 7.10), unless `keep_unseen` (the authors' code sends all C pairs).
+  // broadcast (docs/algorithms.md#fedktl), unless `keep_unseen` (the authors' code sends all C pairs).
   bool keep_unseen = false;
 };
 

@@ -1,5 +1,5 @@
 #pragma once
-// The mathematical pieces of FedKTL (spec section 5), plain LibTorch and testable alone: the
+// The mathematical pieces of FedKTL (docs/algorithms.md#fedktl), plain LibTorch and testable alone: the
 // simplex ETF the clients project onto, the ArcFace loss on ETF cosines, the RBF MMD, and the
 // server's feature transformer with its centroid table. The algorithm that wires them to
 // heterogeneous client models and a latent generator builds on these.
@@ -28,7 +28,7 @@ torch::Tensor mmd_rbf(const torch::Tensor& x, const torch::Tensor& y,
 // The bandwidths scaled so that the median pairwise squared distance of x and y together
 // (detached) sits where 2 * 20 sits for the fixed set: {10, 15, 20, 50} fit StyleGAN-XL's
 // H = 512, but for large H (Stable Diffusion's 16384) every kernel entry underflows and the
-// MMD gradient vanishes (spec 5.3, 7.10). Scale-free: MMD(kx, ky) is the same for every k > 0.
+// MMD gradient vanishes (docs/algorithms.md#fedktl). Scale-free: MMD(kx, ky) is the same for every k > 0.
 std::vector<double> median_bandwidths(const torch::Tensor& x, const torch::Tensor& y,
                                       const std::vector<double>& bandwidths = {10.0, 15.0, 20.0, 50.0});
 
@@ -52,7 +52,7 @@ struct LatentAlignmentOptions {
   bool median_bandwidths = false;  // rescale the bandwidths per batch (median_bandwidths)
 };
 
-// The server's step of one round (spec 5.2, items 2-4). `centroids` [C, H] persists across
+// The server's step of one round (docs/algorithms.md#fedktl). `centroids` [C, H] persists across
 // rounds; classes present among `labels` are set to their mean of F(P) before and after
 // training, the others keep their values. Per shuffled batch: MMD(F(P_b), W_b) +
 // lambda * MSE(F(P_b), centroids[y_b]) with W_b = sample_latents(|P_b|). A final batch of one

@@ -1,4 +1,4 @@
-// FedNH (Dai et al. 2023), spec section 6.7.
+// FedNH (Dai et al. 2023; docs/algorithms.md#fednh).
 //  - Model: cosine classifier, logits = s * W normalize(z) with unit rows W (the prototypes,
 //    "head.weight", orthogonal at start) and a learnable scale s ("head.scale", 1 at start).
 //  - Client: plain CE with W frozen; afterwards an eval pass over the local data uploads, per

@@ -1,4 +1,4 @@
-// Adaptive federated optimisation (Reddi et al. 2021), spec section 6.4. The clients run
+// Adaptive federated optimisation (Reddi et al. 2021; docs/algorithms.md#fedopt). The clients run
 // FedAvg's local SGD; the server treats the mean client change as a pseudo-gradient:
 //   delta = sum_k a_k (w_k - w), m = b1 m + (1 - b1) delta,
 //   v = v + delta^2 (Adagrad) | b2 v + (1 - b2) delta^2 (Adam) | v - (1 - b2) delta^2 sign(v - delta^2) (Yogi),

@@ -1,4 +1,4 @@
-// FedProto (Tan et al. 2022), spec section 6.6, in two forms: `fedproto`, homogeneous (as
+// FedProto (Tan et al. 2022; docs/algorithms.md#fedproto), in two forms: `fedproto`, homogeneous (as
 // FedSKC and FedCCL compare against it), averages the weights as in FedAvg and shares class
 // prototypes (mean penultimate features per class) besides; `fedproto-ht`, the original
 // heterogeneous form, shares only the prototypes and clients keep private models.

@@ -1,5 +1,5 @@
 // FedProx (Li et al. 2020): FedAvg whose local objective adds (mu/2) * ||w - w_global||^2 over
-// all trainable parameters (spec section 6.2). The server half is FedAvg's.
+// all trainable parameters (docs/algorithms.md#fedprox). The server half is FedAvg's.
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/algorithms/builtin.hpp"
 #include "engine/algorithms/fedprox.hpp"

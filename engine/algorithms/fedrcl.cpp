@@ -1,4 +1,4 @@
-// FedRCL (Seo et al. 2024), spec section 6.8: CE + the mean over the model's feature levels
+// FedRCL (Seo et al. 2024; docs/algorithms.md#fedrcl): CE + the mean over the model's feature levels
 // (globally pooled output of every stage) of a supervised contrastive term and a relaxation
 // penalty, on the local model's features only; the server is FedAvg.
 // With s_ij = cos(f_i, f_j), per anchor i of a batch:

@@ -1,5 +1,5 @@
-// FedSC, spec section 3 and 7.7-7.8. The paper's formulas are reconstructed from its prose;
-// the `reference` preset follows what the released code computes (section 3.2): raw client
+// FedSC (docs/algorithms.md#fedsc). The paper's formulas are reconstructed from its prose;
+// the `reference` preset follows what the released code computes: raw client
 // prototypes instead of relational ones, CPDR inactive, the sample itself as the RPCL
 // positive and negatives pooled over the batch, prototypes from the last local epoch.
 #include "engine/algorithms/fedsc.hpp"
@@ -115,7 +115,7 @@ void Client::begin(ClientContext& ctx) {
 }
 
 torch::Tensor Client::loss(const torch::Tensor& labels, const ModelOutput& out, ClientContext& ctx) {
-  if (o_.knowledge_pass == "last_epoch" && in_last_local_epoch(ctx)) means_.add(out.features, labels);
+  if (o_.knowledge_pass == KnowledgePass::last_epoch && in_last_local_epoch(ctx)) means_.add(out.features, labels);
   auto total = ClientAlgorithm::loss(labels, out, ctx);
   if (o_.rpcl && bank_.defined()) {
     torch::Tensor u;
@@ -128,7 +128,7 @@ torch::Tensor Client::loss(const torch::Tensor& labels, const ModelOutput& out, 
 }
 
 void Client::end(ClientContext& ctx, ClientUpdate& update) {
-  if (o_.knowledge_pass == "after") {
+  if (o_.knowledge_pass == KnowledgePass::after) {
     means_.clear();
     for_each_local_batch(ctx, [&](const ModelOutput& out, const torch::Tensor& labels) { means_.add(out.features, labels); });
   }
@@ -220,7 +220,7 @@ AlgorithmInfo fedsc_info() {
         o.normalize = p.boolean("normalize");
         o.self_positive = p.boolean("self_positive");
         o.pooled_negatives = p.boolean("pooled_negatives");
-        o.knowledge_pass = p.string("knowledge_pass");
+        o.knowledge_pass = knowledge_pass_from(p.string("knowledge_pass"));
         return std::make_unique<fedsc::Client>(o);
       },
       [](const ParamSet& p, const FederationShape&) {
@@ -232,7 +232,7 @@ AlgorithmInfo fedsc_info() {
         return std::make_unique<fedsc::Server>(o);
       }};
   info.presets = {
-      {"paper", "the paper's method as reconstructed in the spec (section 3.1, 7.7)", {}},
+      {"paper", "the paper's method as reconstructed from its prose (docs/algorithms.md#fedsc)", {}},
       {"reference",
        "what the released code computes: raw prototypes, CPDR inactive, self positive, pooled negatives, no U, "
        "last-epoch prototypes (train with training.lr = 0.1)",

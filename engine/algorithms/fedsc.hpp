@@ -1,5 +1,5 @@
 #pragma once
-// FedSC (Wang et al., KDD 2025), spec section 3: relational prototypes (each client's class
+// FedSC (Wang et al., KDD 2025; docs/algorithms.md#fedsc): relational prototypes (each client's class
 // prototype merged with its M nearest peers), consistent prototypes (weighted by how far each
 // client's label distribution is from uniform), and the client losses RPCL (multi-positive
 // InfoNCE on features) and CPDR (squared distance to the consistent prototype).
@@ -32,7 +32,7 @@ struct ClientOptions {
   bool normalize = true;           // U: divide the cosine by the batch's mean distance to each prototype
   bool self_positive = false;      // released code: the positive is the sample itself (cos = 1)
   bool pooled_negatives = false;   // released code: negatives pooled over the batch's labels
-  std::string knowledge_pass = "after";
+  KnowledgePass knowledge_pass = KnowledgePass::after;
 };
 
 // RPCL on a batch: mean over samples. `bank` [P, d] with classes `bank_classes` [P] (int64).

@@ -1,6 +1,6 @@
-// FedSKC, spec section 2. Two presets: `paper` (the formulas as written, with the engine
-// decisions of sections 2.3 and 7.3-7.6) and `reference` (what the authors' released code
-// computes, section 2.2). Every module and each discrepancy is a parameter of its own.
+// FedSKC (docs/algorithms.md#fedskc). Two presets: `paper` (the formulas as written, with
+// drift's decisions where the paper is silent) and `reference` (what the authors' released
+// code computes). Every module and each discrepancy is a parameter of its own.
 #include "engine/algorithms/fedskc.hpp"
 
 #include <algorithm>
@@ -120,7 +120,7 @@ void Client::begin(ClientContext& ctx) {
     rows.push_back(row.reshape({-1}).to(torch::kFloat32));
   }
   knowledge_ = torch::stack(rows);
-  if (o_.normalization == "dataset") {
+  if (o_.normalization == Normalization::dataset) {
     // U_j = (1/N_k) sum_i ||l_i - c~^j|| with the received model, once per round.
     auto sum = torch::zeros({knowledge_.size(0)}, torch::TensorOptions().dtype(torch::kFloat64).device(ctx.device));
     std::int64_t n = 0;
@@ -133,19 +133,19 @@ void Client::begin(ClientContext& ctx) {
 }
 
 torch::Tensor Client::loss(const torch::Tensor& labels, const ModelOutput& out, ClientContext& ctx) {
-  if (o_.knowledge_pass == "last_epoch" && in_last_local_epoch(ctx)) means_.add(out.logits, labels);
+  if (o_.knowledge_pass == KnowledgePass::last_epoch && in_last_local_epoch(ctx)) means_.add(out.logits, labels);
   auto total = ClientAlgorithm::loss(labels, out, ctx);
   if (!knowledge_.defined()) return total;
   double weight = o_.weight;
   if (o_.warmup_rounds > 0.0) weight *= std::min(static_cast<double>(ctx.task.round) / o_.warmup_rounds, 1.0);
   torch::Tensor u = u_;
-  if (o_.normalization == "batch")
+  if (o_.normalization == Normalization::batch)
     u = torch::cdist(out.logits.detach(), knowledge_).mean(0).clamp_min(1e-6);
   return total + weight * lcl_loss(out.logits, labels, knowledge_, classes_, u, o_);
 }
 
 void Client::end(ClientContext& ctx, ClientUpdate& update) {
-  if (o_.knowledge_pass == "after") {
+  if (o_.knowledge_pass == KnowledgePass::after) {
     means_.clear();
     for_each_local_batch(ctx, [&](const ModelOutput& out, const torch::Tensor& labels) { means_.add(out.logits, labels); });
   }
@@ -256,11 +256,11 @@ AlgorithmInfo fedskc_info() {
         o.tau = p.number("tau");
         o.weight = p.number("lcl_weight");
         o.warmup_rounds = p.number("warmup_rounds");
-        o.normalization = p.string("normalization");
+        o.normalization = fedskc::normalization_from(p.string("normalization"));
         o.positive_twice = p.boolean("positive_twice");
         o.self_positive = p.boolean("self_positive");
         o.silu = p.boolean("silu");
-        o.knowledge_pass = p.string("knowledge_pass");
+        o.knowledge_pass = knowledge_pass_from(p.string("knowledge_pass"));
         return std::make_unique<fedskc::Client>(o);
       },
       [](const ParamSet& p, const FederationShape&) {
@@ -278,7 +278,7 @@ AlgorithmInfo fedskc_info() {
         return std::make_unique<fedskc::Server>(o);
       }};
   info.presets = {
-      {"paper", "the formulas of the paper, with the spec's resolutions of its gaps", {}},
+      {"paper", "the formulas of the paper, with drift's choices where it is silent (docs/algorithms.md#fedskc)", {}},
       {"reference",
        "what the authors' released code computes: no SiLU, no U, positive counted twice, warm-up "
        "min(r/100, 1), GDA replaced by FedAvg, beta 0.99 (train with training.lr = 0.1)",

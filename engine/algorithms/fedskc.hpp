@@ -1,5 +1,5 @@
 #pragma once
-// FedSKC (Wang et al., ICWS 2025), spec section 2: structural knowledge (per-class mean
+// FedSKC (Wang et al., ICWS 2025; docs/algorithms.md#fedskc): structural knowledge (per-class mean
 // logits) shared through the server, local contrastive learning (LCL) against it, global
 // discrepancy aggregation (GDA) and global period review (GPR). The server formulas are free
 // functions so that tests check them against hand-computed numbers.
@@ -35,16 +35,24 @@ double knowledge_variance(const Knowledge& knowledge, const std::set<std::uint32
 void apply_gpr(NamedTensors& current, const NamedTensors& previous, double rho, double beta, bool convex,
                bool include_buffers);
 
+// U of Eq. 2, the cosine's divisor: none (U = 1), the batch's or the local data set's mean
+// distance to each class's knowledge.
+enum class Normalization { none, batch, dataset };
+
+inline Normalization normalization_from(const std::string& name) {
+  return name == "dataset" ? Normalization::dataset : name == "batch" ? Normalization::batch : Normalization::none;
+}
+
 struct ClientOptions {
   bool lcl = true;
   double tau = 0.08;
   double weight = 1.0;
   double warmup_rounds = 0.0;    // LCL weight min(round / warmup, 1); 0 = none
-  std::string normalization;     // U of Eq. 2: none, batch, dataset
+  Normalization normalization = Normalization::batch;
   bool positive_twice = false;   // released code: the positive also sits among the C candidates
   bool self_positive = false;    // released code: a class without knowledge uses the sample itself
   bool silu = true;              // c <- c * sigmoid(c) on upload
-  std::string knowledge_pass;    // after (eval pass over D_k) or last_epoch (running, train mode)
+  KnowledgePass knowledge_pass = KnowledgePass::after;
 };
 
 // Eq. 2-3 on a batch: mean over the batch of the LCL term (samples skipped count 0).

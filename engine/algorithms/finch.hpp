@@ -1,5 +1,5 @@
 #pragma once
-// FINCH (Sarfraz et al. 2019), first-neighbour clustering with cosine distance, spec 4.3.
+// FINCH (Sarfraz et al. 2019), first-neighbour clustering with cosine distance, docs/algorithms.md#fedccl.
 #include <torch/torch.h>
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// MOON (Li et al. 2021), spec section 6.5: CE + mu * model-contrastive loss between the
+// MOON (Li et al. 2021; docs/algorithms.md#moon): CE + mu * model-contrastive loss between the
 // representation of the local model (z), the frozen received global model (positive) and the
 // client's own model after its previous participation (negative).
 //  - Representation: the projection-head output (Linear(d,d), ReLU, Linear(d,P), P = 256) on

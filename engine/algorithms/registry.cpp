@@ -6,7 +6,7 @@
 #include "engine/algorithms/builtin.hpp"
 #include "engine/algorithms/param_helpers.hpp"
 #include "engine/core/error.hpp"
-#include "engine/scenario/suggest.hpp"
+#include "engine/config/suggest.hpp"
 
 namespace drift {
 

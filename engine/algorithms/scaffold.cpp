@@ -1,4 +1,4 @@
-// SCAFFOLD, option II (Karimireddy et al. 2020), spec section 6.3.
+// SCAFFOLD, option II (Karimireddy et al. 2020), docs/algorithms.md#scaffold.
 //  - Server state c, broadcast in the payload as "c:<parameter>"; absent means zero.
 //  - Client state c_i, kept in the client's private state as "c_i:<parameter>".
 //  - Local step: y <- y - lr (grad f(y) + c - c_i). The correction enters as the loss term

@@ -1,4 +1,4 @@
-#include "engine/training/client_models.hpp"
+#include "engine/compose/client_models.hpp"
 
 #include "engine/core/error.hpp"
 #include "engine/training/local_training.hpp"
@@ -46,7 +46,6 @@ ClientModels::Entry& ClientModels::entry_for(const std::string& name) {
   return by_architecture_.emplace(name, std::move(e)).first->second;
 }
 
-Model& ClientModels::model_for(std::uint32_t client) { return *entry_for(client_architecture(scenario_, client)).model; }
 
 Model& ClientModels::shared_model() { return *entry_for(scenario_.model).model; }
 

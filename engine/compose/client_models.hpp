@@ -8,7 +8,7 @@
 #include <string>
 
 #include "engine/algorithms/algorithm.hpp"
-#include "engine/training/federation_data.hpp"
+#include "engine/compose/federation_data.hpp"
 
 namespace drift {
 
@@ -16,8 +16,6 @@ class ClientModels {
  public:
   ClientModels(const Scenario& scenario, const FederationData& data, torch::Device device);
 
-  // The model of `client`'s architecture, on the device.
-  Model& model_for(std::uint32_t client);
   // The global model's architecture (what evaluation jobs load weights into).
   Model& shared_model();
 

@@ -1,4 +1,4 @@
-#include "engine/training/federation_data.hpp"
+#include "engine/compose/federation_data.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/rng.hpp"
-#include "engine/sim/availability.hpp"
+#include "engine/population/availability.hpp"
 
 namespace drift {
 
@@ -104,7 +104,10 @@ std::pair<std::uint64_t, std::uint64_t> client_test_range(const FederationData& 
 
 FederationShape federation_shape(const Scenario& scenario, const FederationData& data) {
   const auto& train = *data.data.train;
-  FederationShape shape{data.population->size(), train.num_classes, aggregated_per_round(scenario)};
+  FederationShape shape;
+  shape.num_clients = data.population->size();
+  shape.num_classes = train.num_classes;
+  shape.cohort = aggregated_per_round(scenario);
   shape.input_shape = train.input_shape();
   shape.pixel_mean = train.pixel_mean;
   shape.pixel_std = train.pixel_std;

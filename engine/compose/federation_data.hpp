@@ -7,8 +7,8 @@
 #include "engine/data/dataset.hpp"
 #include "engine/data/partition.hpp"
 #include "engine/models/model.hpp"
-#include "engine/scenario/scenario.hpp"
-#include "engine/sim/population.hpp"
+#include "engine/config/scenario.hpp"
+#include "engine/population/population.hpp"
 #include "engine/training/devices.hpp"
 
 namespace drift {

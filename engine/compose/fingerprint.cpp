@@ -1,4 +1,4 @@
-#include "engine/cluster/fingerprint.hpp"
+#include "engine/compose/fingerprint.hpp"
 
 #include <cstdio>
 #include <cstring>

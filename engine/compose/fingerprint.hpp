@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "engine/training/federation_data.hpp"
+#include "engine/compose/federation_data.hpp"
 
 namespace drift {
 

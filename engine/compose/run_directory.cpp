@@ -1,4 +1,4 @@
-#include "engine/metrics/run_directory.hpp"
+#include "engine/compose/run_directory.hpp"
 
 #include <sys/resource.h>
 

@@ -10,8 +10,8 @@
 
 #include "engine/metrics/round_report.hpp"
 #include "engine/metrics/summary.hpp"
-#include "engine/scenario/scenario.hpp"
-#include "engine/training/federation_data.hpp"
+#include "engine/config/scenario.hpp"
+#include "engine/compose/federation_data.hpp"
 
 namespace drift {
 

@@ -1,4 +1,6 @@
-#include "engine/scenario/schema.hpp"
+#include "engine/compose/schema.hpp"
+
+#include "engine/config/choices.hpp"
 
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/data/dataset.hpp"
@@ -34,14 +36,12 @@ using K = ParamKind;
 
 std::vector<std::string> cyclic_strata() { return {"auto", "groups", "labels"}; }
 std::vector<std::string> availability_models() { return {"always", "markov", "diurnal", "trace"}; }
-std::vector<std::string> simulation_modes() { return {"sync", "fedasync", "fedbuff"}; }
-std::vector<std::string> client_state_stores() { return {"memory", "disk"}; }
-std::vector<std::string> late_update_policies() { return {"discard", "stale"}; }
-std::vector<std::string> staleness_functions() { return {"constant", "polynomial", "hinge"}; }
+std::vector<std::string> simulation_modes() { return choice_names<SimulationMode>(); }
+std::vector<std::string> client_state_stores() { return choice_names<ClientStateStore>(); }
+std::vector<std::string> late_update_policies() { return choice_names<LateUpdates>(); }
+std::vector<std::string> staleness_functions() { return choice_names<StalenessKind>(); }
 std::vector<std::string> group_rules() { return {"dominant_label", "label_set", "id_range", "proportion"}; }
-std::vector<std::string> timeline_actions() {
-  return {"offline", "online", "speed", "sampler", "fraction", "deadline", "leave", "join"};
-}
+std::vector<std::string> timeline_actions() { return choice_names<TimelineAction>(); }
 
 }  // namespace
 

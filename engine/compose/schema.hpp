@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/scenario/param_spec.hpp"
+#include "engine/config/param_spec.hpp"
 
 namespace drift {
 

@@ -1,8 +1,26 @@
-#include "engine/scenario/param_spec.hpp"
+#include "engine/config/param_spec.hpp"
 
+#include <sstream>
 #include <stdexcept>
 
 namespace drift {
+
+std::string describe(ParamKind kind) {
+  switch (kind) {
+    case ParamKind::boolean: return "a boolean (true or false)";
+    case ParamKind::integer: return "an integer";
+    case ParamKind::number: return "a number";
+    case ParamKind::string: return "a string";
+    case ParamKind::number_list: return "a list of numbers";
+  }
+  return "?";
+}
+
+std::string format_bound(double value) {
+  std::ostringstream out;
+  out << value;
+  return out.str();
+}
 
 const ParamValue& ParamSet::at(const std::string& key) const {
   auto it = values_.find(key);

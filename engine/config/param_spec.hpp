@@ -16,6 +16,11 @@ using ParamValue = std::variant<bool, std::int64_t, double, std::string, std::ve
 
 enum class ParamKind { boolean, integer, number, string, number_list };
 
+// "an integer", "a list of numbers": what a key of this kind expects, for error messages.
+std::string describe(ParamKind kind);
+// A range bound as a person typed it: 0.5, 1e-06, 10.
+std::string format_bound(double value);
+
 struct ParamSpec {
   std::string key;  // relative to its section, e.g. "lr" in [training]
   ParamKind kind = ParamKind::number;

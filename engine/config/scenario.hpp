@@ -1,12 +1,14 @@
 #pragma once
 // A validated scenario: every field has a value (defaults filled in), every name resolves in
-// its registry, every number is in range. Built only by load_scenario().
+// its registry, every number is in range. Built only by load_scenario() (engine/compose).
+// Plain structs without LibTorch, so that any layer can read its configuration cheaply.
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "engine/core/federated_types.hpp"
-#include "engine/scenario/param_spec.hpp"
+#include "engine/config/choices.hpp"
+#include "engine/config/hyper_params.hpp"
+#include "engine/config/param_spec.hpp"
 
 namespace drift {
 
@@ -80,22 +82,22 @@ struct GroupConfig {
 };
 
 struct SimulationConfig {
-  std::string mode = "sync";         // sync | fedasync | fedbuff
+  SimulationMode mode = SimulationMode::sync;
   double deadline = 0.0;             // sync: virtual seconds per round; 0 = none
   double over_selection = 1.0;       // sync: select ceil(factor * cohort), keep the first finishers
   std::int64_t min_cohort = 1;       // sync: fewer updates and the round aggregates nothing
   double dropout = 0.0;              // per-task probability of dropping out mid-task
-  std::string late_updates = "discard";  // sync: discard | stale (fold into the next round)
+  LateUpdates late_updates = LateUpdates::discard;  // sync: stale folds them into the next round
   bool train_doomed = false;         // sync: train updates that will certainly be discarded
   double max_virtual_time = 0.0;     // stop when virtual time passes this; 0 = no limit
   std::int64_t drift_window = 10;    // aggregations in the sliding drift window
-  std::string client_state = "memory";  // memory | disk: where idle clients' private state waits
+  ClientStateStore client_state = ClientStateStore::memory;
 };
 
 struct AsyncConfig {
   std::int64_t concurrency = 10;     // clients training at once
   double alpha = 0.6;                // FedAsync mixing weight
-  std::string staleness = "polynomial";  // constant | polynomial | hinge
+  StalenessKind staleness = StalenessKind::polynomial;
   double staleness_a = 0.5;
   double staleness_b = 4.0;
   std::int64_t buffer_size = 10;     // FedBuff K
@@ -106,7 +108,7 @@ struct AsyncConfig {
 struct TimelineEntry {
   std::int64_t at_round = 0;         // one of at_round (>= 1) or at_time (>= 0) is set
   double at_time = -1.0;
-  std::string action;                // offline | online | speed | sampler | fraction | deadline | leave | join
+  TimelineAction action = TimelineAction::offline;
   std::string group;                 // group the action applies to (offline, online, speed, leave, join)
   double value = 0.0;                // speed factor, fraction, deadline
   std::string sampler;               // for action = sampler
@@ -145,20 +147,6 @@ struct Scenario {
   bool log_eligible = true;  // write "eligible" rows to clients.csv (one per eligible client per round)
   std::string resolved_toml;  // the scenario with every default written out
 };
-
-// "key=value" as given to --set; value is TOML (1, 0.5, true, "x", [1, 2]) or a bare string.
-struct Override {
-  std::string key;
-  std::string value;
-};
-
-// Loads, applies overrides, validates and resolves. Throws UserError with one line naming
-// file:line:column (or the --set flag), the key, what was expected, and a suggestion.
-Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides = {});
-Scenario parse_scenario(const std::string& toml_text, const std::string& source_name,
-                        const std::vector<Override>& overrides = {});
-
-Override parse_override(const std::string& flag);  // "a.b=c"
 
 // The architecture client `client` trains: model_group by assignment or cycle, else model.
 const std::string& client_architecture(const Scenario& s, std::uint32_t client);

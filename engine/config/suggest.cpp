@@ -1,4 +1,4 @@
-#include "engine/scenario/suggest.hpp"
+#include "engine/config/suggest.hpp"
 
 #include <algorithm>
 #include <cctype>

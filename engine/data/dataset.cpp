@@ -110,7 +110,7 @@ DigitImages read_digit_source(const std::string& name, const std::string& dir, c
   throw UserError("no loader for dataset '" + name + "'");
 }
 
-// Family D (spec 1.4): the five domains, each split and capped on its own, grey repeated over
+// Family D (docs/algorithms.md#conventions): the five domains, each split and capped on its own, grey repeated over
 // three channels so that MNIST-M fits; train and test are the domains in order.
 DatasetSplits load_digit5(const std::string& root, const DataConfig& config) {
   const std::vector<std::string> names = {"mnist", "opencv-digits", "sklearn-digits", "synth-digits", "mnist-m"};

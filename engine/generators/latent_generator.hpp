@@ -1,5 +1,5 @@
 #pragma once
-// The pre-trained generator FedKTL's server turns latent centroids into images with (spec 5.4).
+// The pre-trained generator FedKTL's server turns latent centroids into images with (docs/algorithms.md#fedktl).
 // drift ships no third-party weights: a user exports one in a small TorchScript convention and
 // points the scenario at the folder:
 //   generator.json  {"z_dim", "c_dim", "latent_dim", "num_ws", "resolution", "range", "mapping"}
@@ -39,7 +39,7 @@ class LatentGenerator {
 };
 
 // A generator drift makes itself from a seed, with no file: a random-weight MLP
-// (latent_dim -> 256 -> 3 x resolution^2, sigmoid) behind a Gaussian sampler. The spec notes
+// (latent_dim -> 256 -> 3 x resolution^2, sigmoid) behind a Gaussian sampler. The paper notes
 // that FedKTL needs images that tell classes apart, not meaningful ones; this is the default
 // when a scenario names no generator folder, and what the tests use.
 std::unique_ptr<LatentGenerator> random_generator(std::int64_t latent_dim, std::int64_t resolution, std::uint64_t seed);

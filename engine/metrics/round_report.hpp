@@ -9,7 +9,7 @@ namespace drift {
 // One client event of a round, at a virtual time.
 struct ClientRecord {
   std::uint32_t client_id = 0;
-  std::string event;  // eligible | selected | finished | late | stale | dropped | failed | skipped
+  std::string event;  // eligible | selected | finished | late | stale | dropped | failed
   double time = 0.0;  // virtual seconds
   std::uint64_t num_samples = 0;
   double train_loss = 0.0;

@@ -1,6 +1,6 @@
 #pragma once
 // A simplex equiangular tight frame: C unit vectors in R^K, pairwise cosine -1/(C-1), the
-// fixed classifier FedKTL's clients project onto (spec 5.1). A model head builds one from a
+// fixed classifier FedKTL's clients project onto (docs/algorithms.md#fedktl). A model head builds one from a
 // seed shared by every client, so it lives with the models.
 #include <torch/torch.h>
 

@@ -8,8 +8,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "engine/scenario/scenario.hpp"
-#include "engine/sim/population.hpp"
+#include "engine/config/scenario.hpp"
+#include "engine/population/population.hpp"
 
 namespace drift {
 

@@ -1,4 +1,4 @@
-#include "engine/sim/csv_table.hpp"
+#include "engine/population/csv_table.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,10 +1,10 @@
-#include "engine/sim/population.hpp"
+#include "engine/population/population.hpp"
 
 #include <cmath>
 
 #include "engine/core/error.hpp"
 #include "engine/core/rng.hpp"
-#include "engine/sim/csv_table.hpp"
+#include "engine/population/csv_table.hpp"
 
 namespace drift {
 namespace {

@@ -2,7 +2,7 @@
 // the strata are the scenario's groups or the clients' dominant labels (sampler.strata).
 // A stratum with too few eligible clients gives a smaller cohort; nothing is borrowed.
 #include "engine/sampling/samplers.hpp"
-#include "engine/sim/population.hpp"
+#include "engine/population/population.hpp"
 
 namespace drift {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "engine/sampling/samplers.hpp"
-#include "engine/sim/population.hpp"
+#include "engine/population/population.hpp"
 
 namespace drift {
 

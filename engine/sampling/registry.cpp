@@ -1,6 +1,6 @@
 #include "engine/core/error.hpp"
 #include "engine/sampling/samplers.hpp"
-#include "engine/sim/population.hpp"
+#include "engine/population/population.hpp"
 
 namespace drift {
 

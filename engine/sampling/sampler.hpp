@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/scenario/scenario.hpp"
+#include "engine/config/scenario.hpp"
 
 namespace drift {
 

@@ -1,6 +1,6 @@
 // Without replacement, each draw proportional to the client's number of samples.
 #include "engine/sampling/samplers.hpp"
-#include "engine/sim/population.hpp"
+#include "engine/population/population.hpp"
 
 namespace drift {
 

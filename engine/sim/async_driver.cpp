@@ -1,4 +1,4 @@
-// The asynchronous drivers, FedAsync (Xie et al.) and FedBuff (Nguyen et al.), spec 6.9-6.10.
+// The asynchronous drivers, FedAsync (Xie et al.) and FedBuff (Nguyen et al.): docs/algorithms.md#fedasync and #fedbuff.
 // Up to `concurrency` clients train at once, each from the model version current when it
 // was dispatched. Events are applied in (virtual time, client id) order by a conservative
 // rule: an event is applied only when no running job can still finish before it (a job's
@@ -30,7 +30,7 @@ class AsyncDriver final : public Driver, private SimulationCore {
  public:
   AsyncDriver(DriverSetup setup, JobRunner& runner, DriverListener& listener)
       : SimulationCore(setup, runner, listener),
-        buffered_mode_(scenario_.simulation.mode == "fedbuff"),
+        buffered_mode_(scenario_.simulation.mode == SimulationMode::fedbuff),
         global_(std::make_shared<NamedTensors>(std::move(setup.initial_weights))),
         staleness_{scenario_.async.staleness, scenario_.async.staleness_a, scenario_.async.staleness_b} {}
 
@@ -302,7 +302,7 @@ std::unique_ptr<Driver> make_async_driver(DriverSetup setup, JobRunner& runner, 
 }
 
 std::unique_ptr<Driver> make_driver(DriverSetup setup, JobRunner& runner, DriverListener& listener) {
-  if (setup.scenario->simulation.mode == "sync") return make_sync_driver(std::move(setup), runner, listener);
+  if (setup.scenario->simulation.mode == SimulationMode::sync) return make_sync_driver(std::move(setup), runner, listener);
   return make_async_driver(std::move(setup), runner, listener);
 }
 

@@ -9,10 +9,10 @@
 #include <string>
 
 #include "engine/algorithms/algorithm.hpp"
-#include "engine/core/federated_types.hpp"
+#include "engine/tensors/federated_types.hpp"
 #include "engine/metrics/round_report.hpp"
-#include "engine/scenario/scenario.hpp"
-#include "engine/sim/population.hpp"
+#include "engine/config/scenario.hpp"
+#include "engine/population/population.hpp"
 
 namespace drift {
 

@@ -31,11 +31,12 @@ SimulationCore::SimulationCore(DriverSetup& setup, JobRunner& runner, DriverList
     const auto& e = timeline_[i];
     if (e.at_time < 0) continue;
     const auto g = population_->group_index(e.group);
-    if (e.action == "offline" || e.action == "online" || e.action == "leave") {
-      availability_.force(g, e.at_time, e.action != "online" ? std::optional<bool>(false) : std::optional<bool>(true));
-      if (e.action == "leave") leave_time_[g] = std::min(leave_time_[g], e.at_time);
-      applied_[i] = e.action == "leave" || e.action == "offline" || e.action == "online";
-    } else if (e.action == "join") {
+    using A = TimelineAction;
+    if (e.action == A::offline || e.action == A::online || e.action == A::leave) {
+      availability_.force(g, e.at_time, std::optional<bool>(e.action == A::online));
+      if (e.action == A::leave) leave_time_[g] = std::min(leave_time_[g], e.at_time);
+      applied_[i] = 1;
+    } else if (e.action == A::join) {
       join_time_[g] = std::max(join_time_[g], e.at_time);
       applied_[i] = 1;
     }
@@ -112,16 +113,19 @@ void SimulationCore::apply_timeline(std::uint32_t round, double t) {
     if (!due) continue;
     applied_[i] = 1;
     const auto g = e.group.empty() ? kNoGroup : population_->group_index(e.group);
-    if (e.action == "offline") availability_.force(g, t, false);
-    else if (e.action == "online") availability_.force(g, t, true);
-    else if (e.action == "leave") {
-      availability_.force(g, t, false);
-      leave_time_[g] = std::min(leave_time_[g], t);
-    } else if (e.action == "join") join_time_[g] = t;
-    else if (e.action == "speed") speed_factor_[g] = e.value;
-    else if (e.action == "sampler") sampler_ = make_sampler(e.sampler, scenario_, *population_);
-    else if (e.action == "fraction") fraction_override_ = e.value;
-    else if (e.action == "deadline") deadline_ = e.value;
+    switch (e.action) {
+      case TimelineAction::offline: availability_.force(g, t, false); break;
+      case TimelineAction::online: availability_.force(g, t, true); break;
+      case TimelineAction::leave:
+        availability_.force(g, t, false);
+        leave_time_[g] = std::min(leave_time_[g], t);
+        break;
+      case TimelineAction::join: join_time_[g] = t; break;
+      case TimelineAction::speed: speed_factor_[g] = e.value; break;
+      case TimelineAction::sampler: sampler_ = make_sampler(e.sampler, scenario_, *population_); break;
+      case TimelineAction::fraction: fraction_override_ = e.value; break;
+      case TimelineAction::deadline: deadline_ = e.value; break;
+    }
   }
 }
 

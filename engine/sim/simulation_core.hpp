@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "engine/sampling/sampler.hpp"
-#include "engine/sim/availability.hpp"
+#include "engine/population/availability.hpp"
 #include "engine/sim/driver.hpp"
 #include "engine/sim/drift_metrics.hpp"
 

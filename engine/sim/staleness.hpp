@@ -1,12 +1,13 @@
 #pragma once
-// Staleness weights s(t - tau) of FedAsync (spec section 6.9).
+// Staleness weights s(t - tau) of FedAsync (docs/algorithms.md, "FedAsync").
 #include <cstdint>
-#include <string>
+
+#include "engine/config/choices.hpp"
 
 namespace drift {
 
 struct StalenessFunction {
-  std::string kind = "polynomial";  // constant | polynomial | hinge
+  StalenessKind kind = StalenessKind::polynomial;
   double a = 0.5;
   double b = 4.0;
   // constant: 1; polynomial: (s + 1)^-a; hinge: 1 if s <= b else 1 / (a (s - b) + 1).

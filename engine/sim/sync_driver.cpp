@@ -12,7 +12,7 @@
 
 #include "engine/sim/simulation_core.hpp"
 #include "engine/sim/sync_driver.hpp"
-#include "engine/training/local_training.hpp"
+#include "engine/metrics/evaluation.hpp"
 
 namespace drift {
 namespace {
@@ -88,7 +88,7 @@ class SyncDriver final : public Driver, private SimulationCore {
         continue;
       }
       const bool certainly_late = p.plan.earliest_finish > deadline_at;
-      if (certainly_late && scenario_.simulation.late_updates == "discard" && !scenario_.simulation.train_doomed) {
+      if (certainly_late && scenario_.simulation.late_updates == LateUpdates::discard && !scenario_.simulation.train_doomed) {
         ++report_.late;
         report_.wasted_compute_seconds += p.plan.compute_end - p.plan.download_end;
         record({c, "late", p.plan.earliest_finish, population_->num_samples[c], 0.0, 0, 0, 0, "certain to miss the deadline: not trained"});
@@ -162,7 +162,7 @@ class SyncDriver final : public Driver, private SimulationCore {
       report_.bytes_up += o.upload_bytes;
       busy_until_[a.client] = a.time;
       last_event = std::max(last_event, a.time);
-      if (scenario_.simulation.late_updates == "stale") {
+      if (scenario_.simulation.late_updates == LateUpdates::stale) {
         record({a.client, "late", a.time, o.update.num_samples, o.update.metrics.loss, 0, o.upload_bytes, 0, "kept as stale"});
         newly_late.push_back({a.time, std::move(o.update), o.upload_bytes});
       } else {

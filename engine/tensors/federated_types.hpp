@@ -5,21 +5,12 @@
 #include <optional>
 #include <vector>
 
-#include "engine/core/named_tensors.hpp"
-#include "engine/core/payload.hpp"
+#include "engine/config/hyper_params.hpp"
+#include "engine/metrics/evaluation.hpp"
+#include "engine/tensors/named_tensors.hpp"
+#include "engine/tensors/payload.hpp"
 
 namespace drift {
-
-struct HyperParams {
-  double learning_rate = 0.05;
-  double momentum = 0.0;
-  double weight_decay = 0.0;
-  std::uint32_t local_epochs = 1;
-  std::uint32_t batch_size = 64;
-  bool drop_last = false;
-  double grad_clip = 0.0;  // clip the global gradient norm of every step to this; 0 = off
-  double lr_decay = 1.0;  // learning rate of round r = learning_rate * lr_decay^(r - 1) (server side)
-};
 
 struct TrainingTask {
   std::uint32_t round = 0;
@@ -29,8 +20,6 @@ struct TrainingTask {
   HyperParams hyper;
 };
 
-enum class UpdateKind { weights, delta };
-
 struct TrainMetrics {
   double loss = 0.0;
   double accuracy = 0.0;
@@ -38,20 +27,11 @@ struct TrainMetrics {
   std::uint64_t samples_seen = 0;
 };
 
-struct EvalResult {
-  std::uint64_t begin = 0;
-  std::uint64_t end = 0;
-  double loss_sum = 0.0;
-  std::vector<std::uint64_t> correct;  // per class
-  std::vector<std::uint64_t> count;    // per class
-};
-
 struct ClientUpdate {
   std::uint32_t client_id = 0;
   std::uint32_t round = 0;
   std::uint64_t model_version = 0;
   std::uint64_t num_samples = 0;
-  UpdateKind kind = UpdateKind::weights;
   NamedTensors weights;
   Payload payload;
   TrainMetrics metrics;

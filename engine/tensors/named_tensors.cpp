@@ -1,4 +1,6 @@
-#include "engine/core/named_tensors.hpp"
+#include "engine/tensors/named_tensors.hpp"
+
+#include <torch/torch.h>
 
 #include <sstream>
 
@@ -54,12 +56,6 @@ void load_state(torch::nn::Module& module, const NamedTensors& state) {
   check_compatible(targets, state);
   torch::NoGradGuard no_grad;
   for (std::size_t i = 0; i < targets.size(); ++i) targets[i].value.copy_(state[i].value);
-}
-
-std::int64_t byte_size(const NamedTensors& state) {
-  std::int64_t total = 0;
-  for (const auto& t : state) total += t.value.numel() * static_cast<std::int64_t>(t.value.element_size());
-  return total;
 }
 
 NamedTensors clone(const NamedTensors& state) {

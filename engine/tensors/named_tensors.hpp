@@ -1,16 +1,21 @@
 #pragma once
 // A model's state as an ordered list of named tensors (parameters, then buffers). This is
 // the unit that is averaged, sent and checked against an architecture.
-#include <torch/torch.h>
+// Only the tensor type: this header is everywhere, and <torch/torch.h> costs 15 s a file.
+#include <ATen/core/Tensor.h>
 
 #include <string>
 #include <vector>
+
+namespace torch::nn {
+class Module;
+}  // namespace torch::nn
 
 namespace drift {
 
 struct NamedTensor {
   std::string name;
-  torch::Tensor value;
+  at::Tensor value;  // torch::Tensor is this type
 };
 using NamedTensors = std::vector<NamedTensor>;
 
@@ -24,7 +29,6 @@ void load_state(torch::nn::Module& module, const NamedTensors& state);
 // Checks `state` against `reference` (names, order, shapes, dtypes) without copying.
 void check_compatible(const NamedTensors& reference, const NamedTensors& state);
 
-std::int64_t byte_size(const NamedTensors& state);
 NamedTensors clone(const NamedTensors& state);
 
 }  // namespace drift

@@ -5,8 +5,9 @@
 #include <vector>
 
 #include "engine/algorithms/algorithm.hpp"
-#include "engine/core/federated_types.hpp"
+#include "engine/tensors/federated_types.hpp"
 #include "engine/data/dataset.hpp"
+#include "engine/metrics/evaluation.hpp"
 #include "engine/models/model.hpp"
 
 namespace drift {
@@ -35,24 +36,7 @@ EvalResult evaluate_range(Model& model, const Dataset& test, std::uint64_t begin
 // Every tensor of the payload on `device` (the same tensors when they are there already).
 Payload payload_on(const Payload& payload, const torch::Device& device);
 
-struct Evaluation {
-  double accuracy = 0.0;
-  double loss = 0.0;
-  std::vector<double> per_class_accuracy;
-};
-
-// Combines range results given in ascending range order.
-Evaluation combine_evaluations(const std::vector<EvalResult>& parts, std::int64_t num_classes);
-
-// The ranges of `n` test samples in chunks of `chunk`, independent of the number of slots.
-// A chunk never crosses one of `boundaries` (domain starts), so each belongs to one domain.
-std::vector<std::pair<std::uint64_t, std::uint64_t>> evaluation_chunks(std::uint64_t n, std::uint64_t chunk,
-                                                                      const std::vector<std::uint64_t>& boundaries = {});
-
 // Where each domain's samples start in `test` (empty for a single-domain dataset).
 std::vector<std::uint64_t> domain_starts(const Dataset& test);
-
-// Accuracy per domain from range results that each lie inside one domain.
-std::vector<double> domain_accuracies(const std::vector<EvalResult>& parts, const std::vector<std::uint64_t>& starts);
 
 }  // namespace drift

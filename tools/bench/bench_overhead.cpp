@@ -17,7 +17,7 @@
 #include "engine/core/rng.hpp"
 #include "engine/models/model.hpp"
 #include "engine/sampling/samplers.hpp"
-#include "engine/scenario/scenario.hpp"
+#include "engine/compose/loader.hpp"
 
 using namespace drift;
 namespace fs = std::filesystem;

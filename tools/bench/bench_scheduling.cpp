@@ -10,6 +10,7 @@
 #include <fstream>
 #include <string>
 
+#include "engine/compose/loader.hpp"
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/sim/driver.hpp"
 

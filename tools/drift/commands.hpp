@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/scenario/scenario.hpp"
+#include "engine/compose/loader.hpp"
 
 namespace drift::cli {
 

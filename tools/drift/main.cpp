@@ -2,97 +2,124 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
-#include <iostream>
 
 #include "commands.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/version.hpp"
 
+namespace {
+
+// One function per subcommand: its options, bound to the fields of its arguments.
+
+CLI::App* add_run(CLI::App& app, drift::cli::RunArgs& run) {
+  auto* cmd = app.add_subcommand("run", "run a scenario and write a run directory");
+  cmd->add_option("scenario", run.scenario, "scenario file (TOML)")->required();
+  cmd->add_option("--set", run.sets, "override a scenario key, e.g. --set federation.rounds=5 (repeatable)");
+  cmd->add_option("--out", run.out, "run directory (default: <output.runs_dir>/<name>[-N])");
+  auto* slots_opt = cmd->add_option("--slots", run.slots, "CPU trainer slots (same as --devices cpu:N)")->check(CLI::Range(1, 4096));
+  cmd->add_option("--devices", run.devices, "device pool, e.g. cpu:2,cuda:0x4 (overrides [devices])")->excludes(slots_opt);
+  cmd->add_flag("--no-progress", run.no_progress, "plain log lines even on a terminal");
+  cmd->add_option("--listen", run.listen, "coordinate workers: listen on HOST:PORT (port 0: any free port)")
+      ->group("Multi-node");
+  cmd->add_option("--workers", run.workers, "wait for N workers before the first round")
+      ->check(CLI::Range(0, 100000))
+      ->group("Multi-node");
+  cmd->add_flag("--no-local", run.no_local, "train on workers only (no local trainer slots)")->group("Multi-node");
+  cmd->add_option("--token-file", run.token_file, "file holding the join token (else $DRIFT_JOIN_TOKEN)")
+      ->group("Multi-node");
+  cmd->add_option("--join-timeout", run.join_timeout, "seconds to wait for the workers (0: forever; default 600)")
+      ->check(CLI::NonNegativeNumber)
+      ->group("Multi-node");
+  cmd->add_flag("--tls", run.tls, "encrypt and authenticate with CAF's OpenSSL module")->group("Multi-node");
+  cmd->add_option("--cert", run.cert, "TLS: this side's certificate (PEM)")->group("Multi-node");
+  cmd->add_option("--key", run.key, "TLS: its private key (PEM)")->group("Multi-node");
+  cmd->add_option("--ca", run.ca, "TLS: the CA certificate that signed every peer (PEM)")->group("Multi-node");
+  return cmd;
+}
+
+CLI::App* add_worker(CLI::App& app, drift::cli::WorkerArgs& worker) {
+  auto* cmd = app.add_subcommand("worker", "offer this machine's trainer slots to a coordinator (drift run --listen)");
+  cmd->add_option("--connect", worker.connect, "the coordinator's HOST:PORT")->required();
+  cmd->add_option("--devices", worker.devices, "device pool, e.g. cpu:2,cuda:0x4 (default: cpu, one slot per core)");
+  cmd->add_option("--token-file", worker.token_file, "file holding the join token (else $DRIFT_JOIN_TOKEN)");
+  cmd->add_option("--name", worker.name, "name in both sides' logs (default: host:pid)");
+  cmd->add_option("--expect-scenario", worker.expect_scenario,
+                  "refuse to train unless the coordinator runs the scenario with this hash");
+  cmd->add_option("--connect-timeout", worker.connect_timeout, "seconds to keep retrying the connection (default 60)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--tls", worker.tls, "encrypt and authenticate with CAF's OpenSSL module");
+  cmd->add_option("--cert", worker.cert, "TLS: this side's certificate (PEM)");
+  cmd->add_option("--key", worker.key, "TLS: its private key (PEM)");
+  cmd->add_option("--ca", worker.ca, "TLS: the CA certificate that signed every peer (PEM)");
+  // Fault injection for the worker-loss tests: the process kills itself (SIGKILL) when its
+  // N-th training job arrives. Hidden from --help.
+  cmd->add_option("--crash-after-jobs", worker.crash_after_jobs)->group("")->check(CLI::Range(0, 1000000));
+  return cmd;
+}
+
+CLI::App* add_validate(CLI::App& app, drift::cli::ValidateArgs& validate) {
+  auto* cmd = app.add_subcommand("validate", "check a scenario (and its data) without running it");
+  cmd->add_option("scenario", validate.scenario, "scenario file (TOML)")->required();
+  cmd->add_option("--set", validate.sets, "override a scenario key (repeatable)");
+  cmd->add_flag("--print", validate.print, "print the resolved scenario with every default");
+  return cmd;
+}
+
+CLI::App* add_compare(CLI::App& app, drift::cli::CompareArgs& compare) {
+  auto* cmd = app.add_subcommand("compare", "run a scenario for several algorithms and seeds; write a table");
+  cmd->add_option("scenario", compare.scenario, "scenario file (TOML)")->required();
+  cmd->add_option("--algorithms", compare.algorithms,
+                   "variants NAME[:PRESET][+KEY=VALUE]..., comma-separated, e.g. fedavg,fedskc:reference,fedskc+gpr=false")
+      ->required()
+      ->delimiter(',');
+  cmd->add_option("--seeds", compare.seeds, "seeds 1..N (default 3)")->check(CLI::Range(1, 1000));
+  cmd->add_option("--seed-list", compare.seed_list, "explicit seeds, comma-separated")->delimiter(',');
+  cmd->add_option("--set", compare.sets, "override a scenario key for every run (repeatable)");
+  cmd->add_option("--out", compare.out, "output directory (default runs/compare-<scenario>); must be new or empty");
+  cmd->add_option("--slots", compare.slots, "CPU trainer slots per run")->check(CLI::Range(1, 4096));
+  return cmd;
+}
+
+CLI::App* add_check_generator(CLI::App& app, std::string& generator_dir) {
+  auto* cmd = app.add_subcommand("check-generator", "load and probe a TorchScript latent generator folder");
+  cmd->add_option("directory", generator_dir, "folder with generator.json, synthesis.pt and mapping.pt")->required();
+  return cmd;
+}
+
+CLI::App* add_pretrain_generator(CLI::App& app, drift::cli::PretrainGeneratorArgs& pretrain) {
+  auto* cmd = app.add_subcommand(
+      "pretrain-generator", "train drift's own small generator (a VAE decoder) and export it for FedKTL");
+  cmd->add_option("--out", pretrain.out, "output folder (new or empty)")->required();
+  cmd->add_option("--dataset", pretrain.dataset, "training images (default fashion-mnist)");
+  cmd->add_option("--data-path", pretrain.data_path, "dataset folder (default: the Debian package's)");
+  cmd->add_option("--max-samples", pretrain.max_samples, "use the first N training images (0: all)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--latent-dim", pretrain.latent_dim, "latent dimension H (default 64)")->check(CLI::Range(1, 65536));
+  cmd->add_option("--resolution", pretrain.resolution, "output side in pixels (default 32)")->check(CLI::Range(4, 512));
+  cmd->add_option("--epochs", pretrain.epochs, "training epochs (default 5)")->check(CLI::Range(1, 10000));
+  cmd->add_option("--seed", pretrain.seed, "seed of every random choice (default 1)");
+  return cmd;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"drift: federated learning under partial participation, stragglers and sampling drift"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "drift " + drift::drift_version() + " (LibTorch " + drift::torch_version() + ")");
-
   drift::cli::RunArgs run;
-  auto* run_cmd = app.add_subcommand("run", "run a scenario and write a run directory");
-  run_cmd->add_option("scenario", run.scenario, "scenario file (TOML)")->required();
-  run_cmd->add_option("--set", run.sets, "override a scenario key, e.g. --set federation.rounds=5 (repeatable)");
-  run_cmd->add_option("--out", run.out, "run directory (default: <output.runs_dir>/<name>[-N])");
-  auto* slots_opt = run_cmd->add_option("--slots", run.slots, "CPU trainer slots (same as --devices cpu:N)")->check(CLI::Range(1, 4096));
-  run_cmd->add_option("--devices", run.devices, "device pool, e.g. cpu:2,cuda:0x4 (overrides [devices])")->excludes(slots_opt);
-  run_cmd->add_flag("--no-progress", run.no_progress, "plain log lines even on a terminal");
-  run_cmd->add_option("--listen", run.listen, "coordinate workers: listen on HOST:PORT (port 0: any free port)")
-      ->group("Multi-node");
-  run_cmd->add_option("--workers", run.workers, "wait for N workers before the first round")
-      ->check(CLI::Range(0, 100000))
-      ->group("Multi-node");
-  run_cmd->add_flag("--no-local", run.no_local, "train on workers only (no local trainer slots)")->group("Multi-node");
-  run_cmd->add_option("--token-file", run.token_file, "file holding the join token (else $DRIFT_JOIN_TOKEN)")
-      ->group("Multi-node");
-  run_cmd->add_option("--join-timeout", run.join_timeout, "seconds to wait for the workers (0: forever; default 600)")
-      ->check(CLI::NonNegativeNumber)
-      ->group("Multi-node");
-  run_cmd->add_flag("--tls", run.tls, "encrypt and authenticate with CAF's OpenSSL module")->group("Multi-node");
-  run_cmd->add_option("--cert", run.cert, "TLS: this side's certificate (PEM)")->group("Multi-node");
-  run_cmd->add_option("--key", run.key, "TLS: its private key (PEM)")->group("Multi-node");
-  run_cmd->add_option("--ca", run.ca, "TLS: the CA certificate that signed every peer (PEM)")->group("Multi-node");
-
   drift::cli::WorkerArgs worker;
-  auto* worker_cmd = app.add_subcommand("worker", "offer this machine's trainer slots to a coordinator (drift run --listen)");
-  worker_cmd->add_option("--connect", worker.connect, "the coordinator's HOST:PORT")->required();
-  worker_cmd->add_option("--devices", worker.devices, "device pool, e.g. cpu:2,cuda:0x4 (default: cpu, one slot per core)");
-  worker_cmd->add_option("--token-file", worker.token_file, "file holding the join token (else $DRIFT_JOIN_TOKEN)");
-  worker_cmd->add_option("--name", worker.name, "name in both sides' logs (default: host:pid)");
-  worker_cmd->add_option("--expect-scenario", worker.expect_scenario,
-                         "refuse to train unless the coordinator runs the scenario with this hash");
-  worker_cmd->add_option("--connect-timeout", worker.connect_timeout, "seconds to keep retrying the connection (default 60)")
-      ->check(CLI::NonNegativeNumber);
-  worker_cmd->add_flag("--tls", worker.tls, "encrypt and authenticate with CAF's OpenSSL module");
-  worker_cmd->add_option("--cert", worker.cert, "TLS: this side's certificate (PEM)");
-  worker_cmd->add_option("--key", worker.key, "TLS: its private key (PEM)");
-  worker_cmd->add_option("--ca", worker.ca, "TLS: the CA certificate that signed every peer (PEM)");
-  // Fault injection for the worker-loss tests: the process kills itself (SIGKILL) when its
-  // N-th training job arrives. Hidden from --help.
-  worker_cmd->add_option("--crash-after-jobs", worker.crash_after_jobs)->group("")->check(CLI::Range(0, 1000000));
-
   drift::cli::ValidateArgs validate;
-  auto* validate_cmd = app.add_subcommand("validate", "check a scenario (and its data) without running it");
-  validate_cmd->add_option("scenario", validate.scenario, "scenario file (TOML)")->required();
-  validate_cmd->add_option("--set", validate.sets, "override a scenario key (repeatable)");
-  validate_cmd->add_flag("--print", validate.print, "print the resolved scenario with every default");
-
   drift::cli::CompareArgs compare;
-  auto* compare_cmd = app.add_subcommand("compare", "run a scenario for several algorithms and seeds; write a table");
-  compare_cmd->add_option("scenario", compare.scenario, "scenario file (TOML)")->required();
-  compare_cmd
-      ->add_option("--algorithms", compare.algorithms,
-                   "variants NAME[:PRESET][+KEY=VALUE]..., comma-separated, e.g. fedavg,fedskc:reference,fedskc+gpr=false")
-      ->required()
-      ->delimiter(',');
-  compare_cmd->add_option("--seeds", compare.seeds, "seeds 1..N (default 3)")->check(CLI::Range(1, 1000));
-  compare_cmd->add_option("--seed-list", compare.seed_list, "explicit seeds, comma-separated")->delimiter(',');
-  compare_cmd->add_option("--set", compare.sets, "override a scenario key for every run (repeatable)");
-  compare_cmd->add_option("--out", compare.out, "output directory (default runs/compare-<scenario>); must be new or empty");
-  compare_cmd->add_option("--slots", compare.slots, "CPU trainer slots per run")->check(CLI::Range(1, 4096));
-
-  app.add_subcommand("list", "list datasets, partitions, models, algorithms and samplers");
-
   std::string generator_dir;
-  auto* generator_cmd = app.add_subcommand("check-generator", "load and probe a TorchScript latent generator folder");
-  generator_cmd->add_option("directory", generator_dir, "folder with generator.json, synthesis.pt and mapping.pt")->required();
-
   drift::cli::PretrainGeneratorArgs pretrain;
-  auto* pretrain_cmd = app.add_subcommand(
-      "pretrain-generator", "train drift's own small generator (a VAE decoder) and export it for FedKTL");
-  pretrain_cmd->add_option("--out", pretrain.out, "output folder (new or empty)")->required();
-  pretrain_cmd->add_option("--dataset", pretrain.dataset, "training images (default fashion-mnist)");
-  pretrain_cmd->add_option("--data-path", pretrain.data_path, "dataset folder (default: the Debian package's)");
-  pretrain_cmd->add_option("--max-samples", pretrain.max_samples, "use the first N training images (0: all)")
-      ->check(CLI::NonNegativeNumber);
-  pretrain_cmd->add_option("--latent-dim", pretrain.latent_dim, "latent dimension H (default 64)")->check(CLI::Range(1, 65536));
-  pretrain_cmd->add_option("--resolution", pretrain.resolution, "output side in pixels (default 32)")->check(CLI::Range(4, 512));
-  pretrain_cmd->add_option("--epochs", pretrain.epochs, "training epochs (default 5)")->check(CLI::Range(1, 10000));
-  pretrain_cmd->add_option("--seed", pretrain.seed, "seed of every random choice (default 1)");
+  auto* run_cmd = add_run(app, run);
+  auto* worker_cmd = add_worker(app, worker);
+  auto* validate_cmd = add_validate(app, validate);
+  auto* compare_cmd = add_compare(app, compare);
+  app.add_subcommand("list", "list datasets, partitions, models, algorithms and samplers");
+  auto* generator_cmd = add_check_generator(app, generator_dir);
+  auto* pretrain_cmd = add_pretrain_generator(app, pretrain);
 
   try {
     app.parse(argc, argv);

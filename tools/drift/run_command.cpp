@@ -73,11 +73,11 @@ int run_command(const RunArgs& args) {
   log->info("scenario {} ({}), seed {}", scenario->name, scenario->source, scenario->seed);
   log->info("{}: {} training / {} test samples, {} clients ({} partition)", scenario->data.dataset, train.size(),
             data->data.test->size(), scenario->clients, scenario->partition.scheme);
-  if (scenario->simulation.mode == "sync")
+  if (scenario->simulation.mode == SimulationMode::sync)
     log->info("sync rounds: {} clients per round ({} sampler), {} rounds", scenario->sampler.cohort_size(scenario->clients),
               scenario->sampler.name, scenario->rounds);
   else
-    log->info("{}: {} clients training at once ({} sampler), {} aggregations", scenario->simulation.mode,
+    log->info("{}: {} clients training at once ({} sampler), {} aggregations", name_of(scenario->simulation.mode),
               scenario->async.concurrency, scenario->sampler.name, scenario->rounds);
   log->info("{} on {}, {} local epoch(s), batch {}, lr {}; devices: {}", scenario->algorithm, scenario->model,
             scenario->training.local_epochs, scenario->training.batch_size, scenario->training.learning_rate,

@@ -6,7 +6,7 @@
 #include "engine/data/partition.hpp"
 #include "engine/models/model.hpp"
 #include "engine/sampling/sampler.hpp"
-#include "engine/training/federation_data.hpp"
+#include "engine/compose/federation_data.hpp"
 
 namespace drift::cli {
 
@@ -26,13 +26,13 @@ int validate_command(const ValidateArgs& args) {
   std::cout << args.scenario << ": ok\n"
             << "  " << scenario.clients << " clients holding " << smallest << " to " << largest << " samples ("
             << scenario.partition.scheme << " partition), " << data.population->group_names.size() << " group(s)\n";
-  if (sim.mode == "sync") {
+  if (sim.mode == SimulationMode::sync) {
     std::cout << "  sync: " << scenario.sampler.cohort_size(scenario.clients) << " per round (" << scenario.sampler.name
               << " sampler), " << scenario.rounds << " rounds";
     if (sim.deadline > 0) std::cout << ", deadline " << sim.deadline << " s";
     std::cout << "\n";
   } else {
-    std::cout << "  " << sim.mode << ": " << scenario.async.concurrency << " clients training at once ("
+    std::cout << "  " << name_of(sim.mode) << ": " << scenario.async.concurrency << " clients training at once ("
               << scenario.sampler.name << " sampler), " << scenario.rounds << " aggregations\n";
   }
   std::cout << "  " << scenario.algorithm << " on " << scenario.model << ", " << scenario.data.dataset << "\n";

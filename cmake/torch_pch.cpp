@@ -1,0 +1,1 @@
+// The translation unit that owns drift's precompiled LibTorch header (cmake/torch_pch.cmake).

@@ -1,0 +1,388 @@
+// Validation of a scenario table against the schema (engine/compose/schema.cpp): unknown
+// keys with a suggestion, types, ranges, names resolved in their registries, defaults filled.
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "engine/algorithms/algorithm.hpp"
+#include "engine/compose/scenario_table.hpp"
+#include "engine/compose/schema.hpp"
+#include "engine/config/suggest.hpp"
+#include "engine/core/error.hpp"
+#include "engine/sampling/sampler.hpp"
+
+namespace drift {
+namespace {
+
+// Validates one parsed table against the schema, filling in defaults as it goes.
+class Validator {
+ public:
+  Validator(toml::table& root, std::string source, std::set<std::string> overridden)
+      : root_(root), source_(std::move(source)), overridden_(std::move(overridden)) {
+    for (const auto& section : scenario_schema())
+      for (const auto& k : section.keys) known_paths_.push_back(path_of(section.name, k.key));
+    for (const auto& a : algorithm_catalog())
+      for (const auto& p : a.params) known_paths_.push_back("algorithm." + p.key);
+  }
+
+  void run() {
+    for (auto&& [k, node] : root_) {
+      const std::string name(k.str());
+      if (name == "groups") {
+        if (!node.is_table()) fail(&node, name, "'groups' must hold tables ([groups.NAME])");
+      } else if (name == "timeline") {
+        if (!node.is_array_of_tables()) fail(&node, name, "'timeline' must be an array of tables ([[timeline]])");
+      } else if (find_section(name) != nullptr) {
+        if (!node.is_table()) fail(&node, name, "'" + name + "' must be a table ([" + name + "])");
+      } else if (find_key(top_level(), name) == nullptr) {
+        fail_at_key(k, name, "unknown key '" + name + "'" + suggestion(name));
+      }
+    }
+    for (const auto& section : scenario_schema()) {
+      if (section.name.empty()) {
+        check_keys(section, root_, {});
+        continue;
+      }
+      auto* table = root_.get_as<toml::table>(section.name);
+      if (table == nullptr) table = root_.insert(section.name, toml::table{}).first->second.as_table();
+      std::vector<ParamSpec> extra;
+      if (section.name == "algorithm") extra = algorithm_params(*table);
+      check_keys(section, *table, extra);
+    }
+    check_sampler();
+    check_groups();
+    check_timeline();
+  }
+
+  [[noreturn]] void fail(const toml::node* node, const std::string& path, const std::string& message) const {
+    throw UserError(where(node, path) + ": " + message);
+  }
+
+  std::string where(const toml::node* node, const std::string& path) const {
+    return node != nullptr ? where(node->source(), path) : where(toml::source_region{}, path);
+  }
+
+  std::string where(const toml::source_region& region, const std::string& path) const {
+    if (overridden_.count(path)) return "--set " + path;
+    if (region.begin.line > 0)
+      return source_ + ":" + std::to_string(region.begin.line) + ":" + std::to_string(region.begin.column);
+    return source_;
+  }
+
+  // An unknown key is reported where the key is written, not where its value is.
+  [[noreturn]] void fail_at_key(const toml::key& key, const std::string& path, const std::string& message) const {
+    throw UserError(where(key.source(), path) + ": " + message);
+  }
+
+ private:
+  static std::string path_of(const std::string& section, const std::string& key) {
+    return section.empty() ? key : section + "." + key;
+  }
+
+  static const SectionSpec& top_level() { return scenario_schema().front(); }
+
+  static const SectionSpec* find_section(const std::string& name) {
+    for (const auto& s : scenario_schema())
+      if (!s.name.empty() && s.name == name) return &s;
+    return nullptr;
+  }
+
+  static const ParamSpec* find_key(const SectionSpec& section, const std::string& key,
+                                   const std::vector<ParamSpec>& extra = {}) {
+    for (const auto& k : section.keys)
+      if (k.key == key) return &k;
+    for (const auto& k : extra)
+      if (k.key == key) return &k;
+    return nullptr;
+  }
+
+  std::string suggestion(const std::string& path) const {
+    const auto dot = path.rfind('.');
+    const std::string leaf = dot == std::string::npos ? path : path.substr(dot + 1);
+    for (const auto& known : known_paths_) {
+      const auto kd = known.rfind('.');
+      // The path itself can be "known" (another algorithm's parameter): no use suggesting it.
+      if (known != path && (kd == std::string::npos ? known : known.substr(kd + 1)) == leaf)
+        return " (did you mean '" + known + "'?)";
+    }
+    std::vector<std::string> candidates = known_paths_;
+    for (const auto& s : scenario_schema())
+      if (!s.name.empty()) candidates.push_back(s.name);
+    return did_you_mean(path, candidates);
+  }
+
+  std::vector<ParamSpec> algorithm_params(toml::table& table) {
+    const ParamSpec& name_spec = *find_key(*find_section("algorithm"), "name");
+    const std::string name = table.contains("name")
+                                 ? std::get<std::string>(read(name_spec, "algorithm.name", *table.get("name")))
+                                 : std::get<std::string>(*name_spec.default_value);
+    const AlgorithmInfo* info = find_algorithm(name);
+    if (info == nullptr) return {};
+    auto params = drift::algorithm_params(*info);
+    if (const toml::node* preset = table.get("preset"); preset != nullptr && !info->presets.empty())
+      params = drift::algorithm_params(*info, std::get<std::string>(read(params.front(), "algorithm.preset", *preset)));
+    return params;
+  }
+
+  void check_keys(const SectionSpec& section, toml::table& table, const std::vector<ParamSpec>& extra) {
+    if (!section.name.empty()) {
+      for (auto&& [k, node] : table) {
+        const std::string key(k.str());
+        if (find_key(section, key, extra) == nullptr) {
+          const std::string path = path_of(section.name, key);
+          std::string message = "unknown key '" + path + "'";
+          std::vector<std::string> owners;  // algorithms that do take this key
+          if (section.name == "algorithm")
+            for (const auto& a : algorithm_catalog())
+              for (const auto& p : a.params)
+                if (p.key == key) owners.push_back(a.name);
+          message += owners.empty() ? suggestion(path) : " (a parameter of " + join(owners) + ")";
+          if (section.name == "algorithm") {
+            std::vector<std::string> names;
+            for (const auto& p : extra) names.push_back(p.key);
+            message += names.empty() ? "; this algorithm takes no parameters"
+                                     : "; this algorithm's parameters are: " + join(names);
+          }
+          fail_at_key(k, path, message);
+        }
+      }
+    }
+    auto check = [&](const ParamSpec& spec) {
+      const std::string path = path_of(section.name, spec.key);
+      if (toml::node* node = table.get(spec.key)) {
+        read(spec, path, *node);
+      } else if (spec.default_value) {
+        insert(table, spec.key, *spec.default_value);
+      }
+    };
+    for (const auto& spec : section.keys) check(spec);
+    for (const auto& spec : extra) check(spec);
+  }
+
+  // Checks a table that takes no defaults (a group, a timeline entry, an override), with
+  // optional nested tables checked against their own keys.
+  void check_plain(const std::string& prefix, toml::table& table, const std::vector<ParamSpec>& specs,
+                   const std::map<std::string, const std::vector<ParamSpec>*>& nested = {}) {
+    for (auto&& [k, node] : table) {
+      const std::string key(k.str());
+      const std::string path = prefix + "." + key;
+      if (auto it = nested.find(key); it != nested.end()) {
+        if (!node.is_table()) fail(&node, path, path + " must be a table");
+        check_plain(path, *node.as_table(), *it->second);
+        continue;
+      }
+      const ParamSpec* spec = nullptr;
+      for (const auto& s : specs)
+        if (s.key == key) spec = &s;
+      if (spec == nullptr) {
+        std::vector<std::string> candidates;
+        for (const auto& s : specs) candidates.push_back(prefix + "." + s.key);
+        for (const auto& [name, _] : nested) candidates.push_back(prefix + "." + name);
+        fail_at_key(k, path, "unknown key '" + path + "'" + did_you_mean(path, candidates));
+      }
+      read(*spec, path, node);
+    }
+  }
+
+  void require(const toml::table& table, const toml::node* anchor, const std::string& prefix, const std::string& key,
+               const std::string& why) const {
+    if (!table.contains(key)) fail(anchor, prefix, prefix + "." + key + " is required " + why);
+  }
+
+  void check_groups() {
+    auto* groups = root_.get_as<toml::table>("groups");
+    if (groups == nullptr) return;
+    const std::map<std::string, const std::vector<ParamSpec>*> nested = {
+        {"profile", &find_section("profile")->keys}, {"availability", &find_section("availability")->keys}};
+    for (auto&& [k, node] : *groups) {
+      const std::string prefix = "groups." + std::string(k.str());
+      if (!node.is_table()) fail(&node, prefix, prefix + " must be a table ([" + prefix + "])");
+      auto& group = *node.as_table();
+      check_plain(prefix, group, group_schema(), nested);
+      require(group, &node, prefix, "rule", "(dominant_label, label_set, id_range or proportion)");
+      const auto rule = group["rule"].value<std::string>().value();
+      if (rule == "dominant_label" || rule == "label_set") {
+        require(group, &node, prefix, "labels", "for rule " + rule);
+        const auto* labels = group.get("labels");
+        if (labels->as_array()->empty()) fail(labels, prefix + ".labels", prefix + ".labels must not be empty");
+        for (const auto& label : *labels->as_array())
+          if (!label.is_integer()) fail(&label, prefix + ".labels", prefix + ".labels must hold integer class ids");
+      } else if (rule == "id_range") {
+        require(group, &node, prefix, "from", "for rule id_range");
+        require(group, &node, prefix, "to", "for rule id_range");
+        if (group["from"].value<std::int64_t>().value() > group["to"].value<std::int64_t>().value())
+          fail(group.get("to"), prefix + ".to", prefix + ".to must be >= " + prefix + ".from");
+      } else if (rule == "proportion") {
+        require(group, &node, prefix, "share", "for rule proportion");
+      }
+    }
+  }
+
+  void check_timeline() {
+    auto* timeline = root_.get_as<toml::array>("timeline");
+    if (timeline == nullptr) return;
+    auto* groups = root_.get_as<toml::table>("groups");
+    std::vector<std::string> group_names;
+    if (groups != nullptr)
+      for (auto&& [k, _] : *groups) group_names.emplace_back(k.str());
+    for (std::size_t i = 0; i < timeline->size(); ++i) {
+      auto& node = *timeline->get(i);
+      const std::string prefix = "timeline[" + std::to_string(i + 1) + "]";
+      auto& entry = *node.as_table();
+      check_plain(prefix, entry, timeline_schema());
+      if (entry.contains("at_round") == entry.contains("at_time"))
+        fail(&node, prefix, prefix + " needs exactly one of at_round and at_time");
+      require(entry, &node, prefix, "action", "");
+      const auto action = entry["action"].value<std::string>().value();
+      const bool needs_group = action == "offline" || action == "online" || action == "speed" ||
+                               action == "leave" || action == "join";
+      if (needs_group) {
+        require(entry, &node, prefix, "group", "for action " + action);
+        const auto group = entry["group"].value<std::string>().value();
+        if (std::find(group_names.begin(), group_names.end(), group) == group_names.end()) {
+          fail(entry.get("group"), prefix + ".group",
+               prefix + ": unknown group '" + group + "'" + did_you_mean(group, group_names) +
+                   (group_names.empty() ? "; define it as [groups." + group + "]" : "; groups: " + join(group_names)));
+        }
+      }
+      if (action == "speed" || action == "fraction" || action == "deadline")
+        require(entry, &node, prefix, "value", "for action " + action);
+      if (action == "speed" && entry["value"].value<double>().value_or(0.0) <= 0.0)
+        fail(entry.get("value"), prefix + ".value", prefix + ".value (a speed factor) must be > 0");
+      if (action == "fraction") {
+        const double v = entry["value"].value<double>().value_or(0.0);
+        if (v <= 0.0 || v > 1.0) fail(entry.get("value"), prefix + ".value", prefix + ".value (a fraction) must be in (0, 1]");
+      }
+      if (action == "sampler") {
+        require(entry, &node, prefix, "sampler", "for action sampler");
+        const auto name = entry["sampler"].value<std::string>().value();
+        const auto names = sampler_names();
+        if (std::find(names.begin(), names.end(), name) == names.end())
+          fail(entry.get("sampler"), prefix + ".sampler",
+               "unknown sampler '" + name + "'" + did_you_mean(name, names) + "; choose one of: " + join(names));
+      }
+    }
+  }
+
+  void check_sampler() {
+    auto* sampler = root_.get_as<toml::table>("sampler");
+    const toml::node* count = sampler->get("clients_per_round");
+    const toml::node* fraction = sampler->get("fraction");
+    if (count != nullptr && fraction != nullptr) {
+      fail(fraction, "sampler.fraction", "set either sampler.clients_per_round or sampler.fraction, not both");
+    }
+    if (count == nullptr && fraction == nullptr) insert(*sampler, "fraction", 0.1);
+    if (count != nullptr) {
+      const auto clients = root_["federation"]["clients"].value<std::int64_t>().value_or(0);
+      const auto n = count->value<std::int64_t>().value_or(0);
+      if (n > clients) {
+        fail(count, "sampler.clients_per_round",
+             "sampler.clients_per_round is " + std::to_string(n) + " but there are only " +
+                 std::to_string(clients) + " clients (federation.clients)");
+      }
+    }
+  }
+
+  static void insert(toml::table& table, const std::string& key, const ParamValue& value) {
+    std::visit(
+        [&](const auto& v) {
+          using T = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<T, std::vector<double>>) {
+            toml::array array;
+            for (double d : v) array.push_back(d);
+            table.insert_or_assign(key, std::move(array));
+          } else {
+            table.insert_or_assign(key, v);
+          }
+        },
+        value);
+  }
+
+  // Type-, range- and choice-checks one value.
+  ParamValue read(const ParamSpec& spec, const std::string& path, const toml::node& node) const {
+    auto wrong_type = [&]() {
+      std::ostringstream got;
+      got << node.type();
+      fail(&node, path, path + " must be " + describe(spec.kind) + ", not " + got.str());
+    };
+    ParamValue value;
+    switch (spec.kind) {
+      case ParamKind::boolean:
+        if (!node.is_boolean()) wrong_type();
+        value = node.as_boolean()->get();
+        break;
+      case ParamKind::integer:
+        if (!node.is_integer()) wrong_type();
+        value = node.as_integer()->get();
+        break;
+      case ParamKind::number:
+        if (node.is_integer()) value = static_cast<double>(node.as_integer()->get());
+        else if (node.is_floating_point()) value = node.as_floating_point()->get();
+        else wrong_type();
+        break;
+      case ParamKind::string:
+        if (!node.is_string()) wrong_type();
+        value = node.as_string()->get();
+        break;
+      case ParamKind::number_list: {
+        if (!node.is_array()) wrong_type();
+        std::vector<double> list;
+        for (const auto& item : *node.as_array()) {
+          if (item.is_integer()) list.push_back(static_cast<double>(item.as_integer()->get()));
+          else if (item.is_floating_point()) list.push_back(item.as_floating_point()->get());
+          else wrong_type();
+        }
+        value = list;
+        break;
+      }
+    }
+    auto check_range = [&](double v) {
+      if (std::isnan(v)) fail(&node, path, path + " must be a number, not nan");
+      if (spec.min && (spec.min_exclusive ? v <= *spec.min : v < *spec.min)) {
+        fail(&node, path, path + " must be " + (spec.min_exclusive ? "> " : ">= ") +
+                              format_bound(*spec.min) + ", got " + format_bound(v));
+      }
+      if (spec.max && v > *spec.max)
+        fail(&node, path, path + " must be <= " + format_bound(*spec.max) + ", got " + format_bound(v));
+    };
+    if (auto* i = std::get_if<std::int64_t>(&value)) check_range(static_cast<double>(*i));
+    if (auto* d = std::get_if<double>(&value)) check_range(*d);
+    if (auto* l = std::get_if<std::vector<double>>(&value))
+      for (double d : *l) check_range(d);
+    if (spec.choices) {
+      const auto& s = std::get<std::string>(value);
+      const auto options = spec.choices();
+      if (std::find(options.begin(), options.end(), s) == options.end()) {
+        // "unknown dataset 'x'", "unknown action 'x'"; for a section's `name`, the section:
+        // "unknown algorithm 'x'".
+        const auto dot = path.rfind('.');
+        const std::string leaf = dot == std::string::npos ? path : path.substr(dot + 1);
+        const auto section_start = path.rfind('.', dot == std::string::npos ? 0 : dot - 1);
+        const std::string section = dot == std::string::npos ? path
+                                    : path.substr(section_start == std::string::npos || section_start >= dot ? 0 : section_start + 1,
+                                                  dot - (section_start == std::string::npos || section_start >= dot ? 0 : section_start + 1));
+        const std::string what = leaf == "name" ? section : leaf;
+        fail(&node, path, "unknown " + what + " '" + s + "'" + did_you_mean(s, options) +
+                              "; choose one of: " + join(options));
+      }
+    }
+    return value;
+  }
+
+  toml::table& root_;
+  std::string source_;
+  std::set<std::string> overridden_;
+  std::vector<std::string> known_paths_;
+};
+
+}  // namespace
+
+void validate_scenario_table(toml::table& root, const std::string& source, const std::set<std::string>& overridden) {
+  Validator(root, source, overridden).run();
+}
+
+}  // namespace drift

@@ -1,0 +1,67 @@
+#pragma once
+// The closed choices of a scenario as enums. The loader turns each validated string into its
+// enum once, so the drivers compare integers, not strings. The names table beside each enum is
+// the only place a choice is spelt: the schema lists it, the resolved scenario and the log
+// print it.
+#include <array>
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace drift {
+
+enum class SimulationMode { sync, fedasync, fedbuff };
+enum class LateUpdates { discard, stale };  // sync: what becomes of an update after the deadline
+enum class StalenessKind { constant, polynomial, hinge };
+enum class ClientStateStore { memory, disk };  // where idle clients' private state waits
+enum class TimelineAction { offline, online, speed, sampler, fraction, deadline, leave, join };
+
+template <typename Choice>
+struct ChoiceNames;  // names[i] spells the enumerator whose value is i
+
+template <>
+struct ChoiceNames<SimulationMode> {
+  static constexpr std::array<std::string_view, 3> names{"sync", "fedasync", "fedbuff"};
+};
+template <>
+struct ChoiceNames<LateUpdates> {
+  static constexpr std::array<std::string_view, 2> names{"discard", "stale"};
+};
+template <>
+struct ChoiceNames<StalenessKind> {
+  static constexpr std::array<std::string_view, 3> names{"constant", "polynomial", "hinge"};
+};
+template <>
+struct ChoiceNames<ClientStateStore> {
+  static constexpr std::array<std::string_view, 2> names{"memory", "disk"};
+};
+template <>
+struct ChoiceNames<TimelineAction> {
+  static constexpr std::array<std::string_view, 8> names{"offline",  "online",   "speed", "sampler",
+                                                         "fraction", "deadline", "leave", "join"};
+};
+
+template <typename Choice>
+std::string name_of(Choice choice) {
+  return std::string(ChoiceNames<Choice>::names.at(static_cast<std::size_t>(choice)));
+}
+
+template <typename Choice>
+std::vector<std::string> choice_names() {
+  const auto& names = ChoiceNames<Choice>::names;
+  return {names.begin(), names.end()};
+}
+
+// The enumerator spelt `name`. Validation has already refused any other name, so a miss here
+// is a programming error, not a user's.
+template <typename Choice>
+Choice choice_from(std::string_view name) {
+  const auto& names = ChoiceNames<Choice>::names;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (names[i] == name) return static_cast<Choice>(i);
+  throw std::invalid_argument("not a valid choice: '" + std::string(name) + "'");
+}
+
+}  // namespace drift

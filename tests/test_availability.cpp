@@ -1,0 +1,121 @@
+// The pieces of the virtual world the drivers consult: staleness weights, drift distances,
+// availability models and traces, and the scenario errors of timelines and groups.
+#include "catch_torch.hpp"
+
+#include <filesystem>
+#include <fstream>
+
+#include "engine/compose/loader.hpp"
+#include "engine/core/error.hpp"
+#include "engine/population/availability.hpp"
+#include "engine/sim/drift_metrics.hpp"
+#include "engine/sim/staleness.hpp"
+
+using namespace drift;
+
+TEST_CASE("staleness functions", "[sim][async]") {
+  CHECK(StalenessFunction{StalenessKind::constant, 0.5, 4}(9) == 1.0);
+  CHECK(StalenessFunction{StalenessKind::polynomial, 0.5, 4}(3) == Approx(0.5));
+  CHECK(StalenessFunction{StalenessKind::hinge, 10, 4}(4) == 1.0);
+  CHECK(StalenessFunction{StalenessKind::hinge, 10, 4}(6) == Approx(1.0 / 21.0));
+}
+
+TEST_CASE("drift distances", "[sim][drift]") {
+  const std::vector<double> p = {0.5, 0.5, 0.0}, q = {0.0, 0.5, 0.5};
+  CHECK(total_variation(p, q) == Approx(0.5));
+  CHECK(total_variation(p, p) == 0.0);
+  // JS divergence of p and q: each has KL to m = (0.25, 0.5, 0.25) of 0.5*log2(2) = 0.5.
+  CHECK(jensen_shannon_distance(p, q) == Approx(std::sqrt(0.5)));
+  CHECK(jensen_shannon_distance({1, 0}, {0, 1}) == Approx(1.0));
+  DriftWindow w(2);
+  w.push({1, 0});
+  w.push({0, 1});
+  w.push({0, 3});
+  CHECK(w.sum() == std::vector<double>{0, 4});
+}
+
+TEST_CASE("availability models", "[sim][availability]") {
+  AvailabilityConfig diurnal;
+  diurnal.model = "diurnal";
+  diurnal.period = 100;
+  diurnal.duty = 0.3;
+  diurnal.phase = 10;  // online for t in [-10, 20) + 100k
+  auto d = make_availability_model(diurnal, 1, 1, 0);
+  CHECK(d->online(0, 0.0));
+  CHECK(d->online(0, 19.9));
+  CHECK_FALSE(d->online(0, 20.0));
+  CHECK(d->online(0, 95.0));
+  CHECK(d->next_offline(0, 5.0) == Approx(20.0));
+  CHECK(d->next_offline(0, 50.0) == 50.0);
+
+  AvailabilityConfig markov;
+  markov.model = "markov";
+  markov.mean_online = 3;
+  markov.mean_offline = 1;
+  auto m = make_availability_model(markov, 50, 7, 0);
+  int online = 0, samples = 0;
+  for (std::uint32_t c = 0; c < 50; ++c)
+    for (double t = 0; t < 400; t += 2.0, ++samples) online += m->online(c, t);
+  CHECK(static_cast<double>(online) / samples == Approx(0.75).margin(0.04));
+  auto again = make_availability_model(markov, 50, 7, 0);
+  for (double t = 0; t < 50; t += 0.7) CHECK(again->online(3, t) == m->online(3, t));
+}
+
+TEST_CASE("malformed traces are rejected with the file and line", "[sim][availability]") {
+  const auto dir = std::filesystem::temp_directory_path();
+  auto write = [&](const std::string& name, const std::string& text) {
+    const auto path = (dir / name).string();
+    std::ofstream(path) << text;
+    return path;
+  };
+  AvailabilityConfig c;
+  c.model = "trace";
+  auto error = [&](const std::string& path) {
+    c.trace = path;
+    try {
+      make_availability_model(c, 5, 1, 0);
+    } catch (const UserError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK_THAT(error(write("drift-unsorted.csv", "client,start,end\n0,10,20\n0,0,5\n")),
+             Catch::Contains("drift-unsorted.csv:3") && Catch::Contains("not sorted"));
+  CHECK_THAT(error(write("drift-overlap.csv", "client,start,end\n0,0,10\n0,5,20\n")), Catch::Contains("overlaps"));
+  CHECK_THAT(error(write("drift-negative.csv", "client,start,end\n1,-4,2\n")), Catch::Contains("negative start"));
+  CHECK_THAT(error(write("drift-header.csv", "client,begin,end\n1,0,2\n")), Catch::Contains("lacks column 'start'"));
+  CHECK_THAT(error(write("drift-client.csv", "client,start,end\n9,0,2\n")), Catch::Contains("client 9"));
+  CHECK_THAT(error((dir / "drift-no-such-trace.csv").string()), Catch::Contains("cannot open"));
+  c.trace = write("drift-good.csv", "client,start,end\n0,0,10\n0,10,15\n0,20,30\n");
+  auto t = make_availability_model(c, 5, 1, 0);
+  CHECK(t->online(0, 12));
+  CHECK_FALSE(t->online(0, 17));
+  CHECK(t->next_offline(0, 1) == 15.0);  // back-to-back intervals are one online period
+  CHECK_FALSE(t->online(1, 0));          // a client the trace does not name is offline
+}
+
+TEST_CASE("timeline and group errors name the entry", "[sim][scenario]") {
+  auto error = [](const std::string& text) {
+    try {
+      parse_scenario(text, "t.toml");
+    } catch (const UserError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string groups = "[groups.night]\nrule = \"id_range\"\nfrom = 0\nto = 3\n";
+  CHECK_THAT(error(groups + "[[timeline]]\nat_round = 2\naction = \"offline\"\ngroup = \"nigt\"\n"),
+             Catch::Contains("timeline[1]: unknown group 'nigt' (did you mean 'night'?)"));
+  CHECK_THAT(error(groups + "[[timeline]]\nat_time = -5.0\naction = \"offline\"\ngroup = \"night\"\n"),
+             Catch::Contains("timeline[1].at_time must be >= 0"));
+  CHECK_THAT(error(groups + "[[timeline]]\naction = \"offline\"\ngroup = \"night\"\n"),
+             Catch::Contains("exactly one of at_round and at_time"));
+  CHECK_THAT(error(groups + "[[timeline]]\nat_round = 1\naction = \"explode\"\n"), Catch::Contains("unknown action"));
+  CHECK_THAT(error(groups + "[[timeline]]\nat_round = 1\naction = \"sampler\"\nsampler = \"cyclc\"\n"),
+             Catch::Contains("did you mean 'cyclic'"));
+  CHECK_THAT(error("[groups.a]\nrule = \"dominant_label\"\n"), Catch::Contains("groups.a.labels is required"));
+  CHECK_THAT(error("[groups.a]\nrule = \"id_range\"\nfrom = 5\nto = 1\n"), Catch::Contains("groups.a.to must be >="));
+  CHECK_THAT(error("[groups.a]\nrule = \"proportion\"\nshare = 0.5\nspeeed = 3\n"), Catch::Contains("groups.a.speeed"));
+  CHECK_THAT(error("[groups.a]\nrule = \"proportion\"\nshare = 0.5\n[groups.a.profile]\nsped = 3.0\n"),
+             Catch::Contains("did you mean 'groups.a.profile.speed'"));
+}
