@@ -2,6 +2,7 @@
 
 #include "actors/device_pool.hpp"
 #include "actors/gatekeeper.hpp"
+#include "actors/sampler.hpp"
 #include "actors/server.hpp"
 #include "actors/wire.hpp"
 #include "engine/compose/fingerprint.hpp"
@@ -77,18 +78,19 @@ double run_federation(std::shared_ptr<const Scenario> scenario, std::shared_ptr<
       if (!failure.empty())
         self->request(sink, std::chrono::seconds(30), stop_atom::value, failure).receive([] {}, [](caf::error&) {});
     }
-    caf::actor server_actor;
+    caf::actor server_actor, sampler_actor;
     if (failure.empty()) {
       ServerOptions server_options;
       server_options.log_eligible = scenario->log_eligible;
       server_options.client_states = client_states;
-      server_actor = system.spawn(server, ctx, ServerPeers{pool, sink}, server_options);
+      sampler_actor = system.spawn(sampler, scenario, data->population);
+      server_actor = system.spawn(server, ctx, ServerPeers{pool, sink, sampler_actor}, server_options);
       self->request(server_actor, caf::infinite, run_atom::value)
           .receive([&](double b) { best = b; }, [&](caf::error& err) { failure = error_text(err); });
     }
     if (cluster.listen)
       self->request(pool, std::chrono::seconds(30), release_atom::value).receive([](std::uint32_t) {}, [](caf::error&) {});
-    for (const auto& a : {gate, server_actor, pool, sink})
+    for (const auto& a : {gate, server_actor, sampler_actor, pool, sink})
       if (a) self->send_exit(a, caf::exit_reason::user_shutdown);
   }
   if (!failure.empty()) throw std::runtime_error(failure);

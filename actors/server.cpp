@@ -11,6 +11,7 @@
 #include "engine/sim/driver.hpp"
 #include "engine/training/local_training.hpp"
 #include "messages/codec.hpp"
+#include "messages/selection_codec.hpp"
 
 namespace drift::actors {
 namespace {
@@ -62,6 +63,21 @@ class Host final : public JobRunner, public DriverListener {
                 o.lost = is_pool_error(err, PoolError::worker_lost);
                 driver_->on_outcome(job, std::move(o));
               });
+  }
+
+  void request_selection(const SelectionRequest& request) override {
+    self_->request(peers_.sampler, caf::infinite, select_atom::value, msg::encode_selection_request(request))
+        .then(
+            [this](const Buffer& answer) {
+              Selection selection;
+              try {
+                selection = msg::decode_selection(answer);
+              } catch (const std::exception& e) {
+                return fail(std::string("bad answer from the sampler: ") + e.what());
+              }
+              driver_->on_selection(std::move(selection));
+            },
+            [this](caf::error& err) { fail(error_text(err)); });
   }
 
   // DriverListener

@@ -11,6 +11,7 @@ namespace drift::actors {
 struct ServerPeers {
   caf::actor pool;
   caf::actor sink;
+  caf::actor sampler;  // answers the driver's selection requests (actors/sampler)
 };
 
 struct ServerOptions {
@@ -19,7 +20,7 @@ struct ServerOptions {
 };
 
 // Hosts the scenario's round driver (engine/sim): turns its training jobs into requests to
-// client actors, feeds their updates back, evaluates aggregations on the device pool and
+// client actors and its selection requests into requests to the sampler, feeds the answers back, evaluates aggregations on the device pool and
 // sends the reports to the sink in aggregation order. Replies to `run` when the last
 // report is written.
 caf::behavior server(caf::event_based_actor* self, SlotContext ctx, ServerPeers peers, ServerOptions options);

@@ -49,6 +49,7 @@ using ready_atom = caf::atom_constant<caf::atom("ready")>;      // worker -> gat
 using worker_atom = caf::atom_constant<caf::atom("worker")>;    // gatekeeper -> pool: add a worker
 using await_atom = caf::atom_constant<caf::atom("await")>;      // runner -> pool: wait for N workers
 using release_atom = caf::atom_constant<caf::atom("release")>;  // runner -> pool: let the workers go
+using select_atom = caf::atom_constant<caf::atom("select")>;    // server -> sampler
 
 // Why the device pool could not run a job, as opposed to the job itself failing.
 enum class PoolError : std::uint8_t {

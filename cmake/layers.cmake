@@ -52,7 +52,7 @@ drift_register_layer(algorithms engine/algorithms DEPS generators)
 drift_register_layer(training engine/training DEPS algorithms)
 drift_register_layer(sim engine/sim DEPS sampling algorithms)
 drift_register_layer(compose engine/compose DEPS training sim)
-drift_register_layer(messages messages DEPS tensors cluster)
+drift_register_layer(messages messages DEPS tensors cluster sampling)
 drift_register_layer(actors actors DEPS messages compose)
 drift_register_layer(cli tools/drift DEPS actors)
 

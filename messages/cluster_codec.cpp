@@ -6,12 +6,7 @@
 namespace drift::msg {
 namespace {
 
-template <class Root, class Fill>
-Buffer build(Fill&& fill) {
-  capnp::MallocMessageBuilder message;
-  fill(message.template initRoot<Root>());
-  return framing::finish(message);
-}
+using framing::build;
 
 std::string text(capnp::Text::Reader t) { return std::string(t.cStr(), t.size()); }
 

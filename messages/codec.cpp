@@ -223,33 +223,6 @@ ClientStateMessage decode_client_state(const Buffer& buffer, const DecodeLimits&
   });
 }
 
-Buffer encode_selection_request(std::uint32_t round) {
-  return build<wire::SelectionRequest>([&](wire::SelectionRequest::Builder root, TensorWriter&) {
-    root.setRound(round);
-  });
-}
-
-std::uint32_t decode_selection_request(const Buffer& buffer, const DecodeLimits& limits) {
-  return parse<wire::SelectionRequest>(buffer, limits, "selection request",
-                                       [](wire::SelectionRequest::Reader root, const BufferOwner&) {
-    return root.getRound();
-  });
-}
-
-Buffer encode_selection(const Selection& selection) {
-  return build<wire::Selection>([&](wire::Selection::Builder root, TensorWriter&) {
-    root.setRound(selection.round);
-    write_list(root.initClients(static_cast<unsigned>(selection.clients.size())), selection.clients);
-  });
-}
-
-Selection decode_selection(const Buffer& buffer, const DecodeLimits& limits) {
-  return parse<wire::Selection>(buffer, limits, "selection",
-                                [](wire::Selection::Reader root, const BufferOwner&) {
-    return Selection{root.getRound(), read_u32_list(root.getClients())};
-  });
-}
-
 Buffer encode_eval_job(const EvalJob& job) {
   return build<wire::EvalJob>([&](wire::EvalJob::Builder root, TensorWriter&) {
     root.setModelVersion(job.model_version);
@@ -277,6 +250,10 @@ EvalResult decode_eval_result(const Buffer& buffer, const DecodeLimits& limits) 
                                  [](wire::EvalResult::Reader root, const BufferOwner&) { return read_eval_result(root); });
 }
 
+// The wire enum and the engine's spell the events in the same order.
+static_assert(static_cast<int>(wire::ClientEvent::FAILED) == static_cast<int>(ClientEvent::failed) &&
+              static_cast<int>(wire::ClientEvent::ELIGIBLE) == static_cast<int>(ClientEvent::eligible));
+
 Buffer encode_report(const RoundReport& report) {
   return build<wire::RoundReport>([&](wire::RoundReport::Builder root, TensorWriter&) {
     root.setRound(report.round);
@@ -301,7 +278,7 @@ Buffer encode_report(const RoundReport& report) {
     for (unsigned i = 0; i < report.clients.size(); ++i) {
       const auto& c = report.clients[i];
       clients[i].setClientId(c.client_id);
-      clients[i].setEvent(c.event);
+      clients[i].setEvent(static_cast<wire::ClientEvent>(c.event));
       clients[i].setNumSamples(c.num_samples);
       clients[i].setTrainLoss(c.train_loss);
       clients[i].setBytesDown(c.bytes_down);
@@ -353,8 +330,19 @@ RoundReport decode_report(const Buffer& buffer, const DecodeLimits& limits) {
     r.bytes_down = root.getBytesDown();
     r.bytes_up = root.getBytesUp();
     for (auto c : root.getClients()) {
-      r.clients.push_back({c.getClientId(), c.getEvent(), c.getTime(), c.getNumSamples(), c.getTrainLoss(),
-                           c.getBytesDown(), c.getBytesUp(), c.getStaleness(), c.getDetail()});
+      const auto event = static_cast<std::size_t>(c.getEvent());
+      if (event >= ChoiceNames<ClientEvent>::names.size()) throw DecodeError("unknown client event " + std::to_string(event));
+      ClientRecord record;
+      record.client_id = c.getClientId();
+      record.event = static_cast<ClientEvent>(event);
+      record.time = c.getTime();
+      record.num_samples = c.getNumSamples();
+      record.train_loss = c.getTrainLoss();
+      record.bytes_down = c.getBytesDown();
+      record.bytes_up = c.getBytesUp();
+      record.staleness = c.getStaleness();
+      record.detail = c.getDetail();
+      r.clients.push_back(std::move(record));
     }
     r.time_start = root.getTimeStart();
     r.time_end = root.getTimeEnd();

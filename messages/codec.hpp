@@ -20,23 +20,12 @@ ClientUpdate decode_update(const Buffer& buffer, const DecodeLimits& limits = {}
 Buffer encode_bundle(const NamedTensors& tensors);
 NamedTensors decode_bundle(const Buffer& buffer, const DecodeLimits& limits = {});
 
-
 struct ClientStateMessage {
   std::uint32_t client_id = 0;
   Payload state;
 };
 Buffer encode_client_state(const ClientStateMessage& state);
 ClientStateMessage decode_client_state(const Buffer& buffer, const DecodeLimits& limits = {});
-
-Buffer encode_selection_request(std::uint32_t round);
-std::uint32_t decode_selection_request(const Buffer& buffer, const DecodeLimits& limits = {});
-
-struct Selection {
-  std::uint32_t round = 0;
-  std::vector<std::uint32_t> clients;
-};
-Buffer encode_selection(const Selection& selection);
-Selection decode_selection(const Buffer& buffer, const DecodeLimits& limits = {});
 
 Buffer encode_eval_job(const EvalJob& job);
 EvalJob decode_eval_job(const Buffer& buffer, const DecodeLimits& limits = {});

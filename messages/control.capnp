@@ -4,13 +4,33 @@ using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("drift::wire");
 using import "payload.capnp".Payload;
 
-struct SelectionRequest {
-  round @0 :UInt32;
+# Round driver (server) -> sampler: who may be chosen, and what changed since the last request.
+struct ClientLoss {
+  client @0 :UInt32;
+  loss @1 :Float64;
 }
 
+struct TimelineStep {
+  index @0 :UInt32;           # into the scenario's timeline
+  time @1 :Float64;           # virtual seconds at which the driver applied it
+}
+
+struct SelectionRequest {
+  round @0 :UInt32;           # sync round, or aggregation index + 1 (async)
+  time @1 :Float64;           # virtual seconds
+  slots @2 :UInt32;           # 0: a sync cohort; else up to this many clients, drawn one at a time
+  overSelection @3 :Float64;  # sync: draw ceil(overSelection x the cohort size)
+  busy @4 :List(UInt32);      # ascending: clients not idle at `time`
+  losses @5 :List(ClientLoss);
+  timeline @6 :List(TimelineStep);
+}
+
+# Sampler -> round driver.
 struct Selection {
   round @0 :UInt32;
-  clients @1 :List(UInt32);   # ascending client ids
+  clients @1 :List(UInt32);   # in the order drawn (ascending for a sync cohort)
+  cohortSize @2 :UInt32;      # sync: the cohort before over-selection
+  eligible @3 :UInt32;        # present and idle at the request's time
 }
 
 struct ClientState {

@@ -24,6 +24,14 @@ inline Buffer finish(capnp::MessageBuilder& message) {
   return Buffer(std::move(bytes));
 }
 
+// A message without tensors: `fill` sets the fields of root `Root`.
+template <class Root, class Fill>
+Buffer build(Fill&& fill) {
+  capnp::MallocMessageBuilder message;
+  fill(message.template initRoot<Root>());
+  return finish(message);
+}
+
 // Opens `buffer` as a message with root `Root` and hands the root to `read`. All bounds are
 // checked here; capnp's own errors (bad pointers, truncation, traversal limit) and drift's
 // semantic checks both leave as DecodeError naming the message kind.

@@ -3,9 +3,19 @@
 using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("drift::wire");
 
+enum ClientEvent {
+  eligible @0;
+  selected @1;
+  finished @2;
+  late @3;
+  stale @4;
+  dropped @5;
+  failed @6;
+}
+
 struct ClientRecord {
   clientId @0 :UInt32;
-  event @1 :Text;             # eligible | selected | finished | late | stale | dropped | failed
+  event @1 :ClientEvent;
   numSamples @2 :UInt64;
   trainLoss @3 :Float64;
   bytesDown @4 :UInt64;

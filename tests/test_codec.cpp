@@ -1,11 +1,13 @@
 #include "catch_torch.hpp"
 
+#include <cmath>
 #include <cstring>
 
 #include "engine/core/error.hpp"
 #include "engine/core/rng.hpp"
 #include "engine/models/model.hpp"
 #include "messages/codec.hpp"
+#include "messages/selection_codec.hpp"
 
 using namespace drift;
 
@@ -93,10 +95,43 @@ TEST_CASE("a client update and the small control messages survive a round trip",
   CHECK(d.metrics.steps == 19);
   CHECK(d.metrics.samples_seen == 1216);
 
-  const auto sel = msg::decode_selection(msg::encode_selection({4, {1, 5, 9}}));
+  Selection selection;
+  selection.round = 4;
+  selection.clients = {9, 1, 5};  // the order drawn is kept
+  selection.cohort_size = 3;
+  selection.eligible = 40;
+  const auto sel = msg::decode_selection(msg::encode_selection(selection));
   CHECK(sel.round == 4);
-  CHECK(sel.clients == std::vector<std::uint32_t>{1, 5, 9});
-  CHECK(msg::decode_selection_request(msg::encode_selection_request(17)) == 17);
+  CHECK(sel.clients == std::vector<std::uint32_t>{9, 1, 5});
+  CHECK(sel.cohort_size == 3);
+  CHECK(sel.eligible == 40);
+
+  SelectionRequest request;
+  request.round = 17;
+  request.time = 12.5;
+  request.slots = 3;
+  request.over_selection = 1.25;
+  request.busy = {2, 7};
+  request.losses = {{7, 0.5}, {2, std::nan("")}};
+  request.timeline = {{1, 10.0}};
+  const auto req = msg::decode_selection_request(msg::encode_selection_request(request));
+  CHECK(req.round == 17);
+  CHECK(req.time == 12.5);
+  CHECK(req.slots == 3);
+  CHECK(req.over_selection == 1.25);
+  CHECK(req.busy == request.busy);
+  REQUIRE(req.losses.size() == 2);
+  CHECK(req.losses[0].client == 7);
+  CHECK(req.losses[0].loss == 0.5);
+  CHECK(std::isnan(req.losses[1].loss));
+  REQUIRE(req.timeline.size() == 1);
+  CHECK(req.timeline[0].index == 1);
+  CHECK(req.timeline[0].time == 10.0);
+  request.busy = {7, 2};
+  CHECK_THROWS_WITH(msg::decode_selection_request(msg::encode_selection_request(request)), Catch::Contains("out of order"));
+  request.busy = {2, 7};
+  request.time = std::nan("");
+  CHECK_THROWS_AS(msg::decode_selection_request(msg::encode_selection_request(request)), DecodeError);
 
   EvalResult r{0, 10, 3.5, {1, 2}, {5, 5}};
   const auto e = msg::decode_eval_result(msg::encode_eval_result(r));
@@ -108,7 +143,7 @@ TEST_CASE("a client update and the small control messages survive a round trip",
   report.round = 2;
   report.cohort = {3, 4};
   report.per_class_accuracy = {0.5, 1.0};
-  report.clients = {{3, "failed", 12.5, 0, 0.0, 10, 0, 2, "nan loss"}};
+  report.clients = {arrival_record(ClientEvent::stale, 3, 12.5, 40, 0.25, 10, 2, "nan loss")};
   report.time_end = 99.25;
   report.staleness = {0, 3};
   report.window_js = 0.125;
@@ -121,6 +156,9 @@ TEST_CASE("a client update and the small control messages survive a round trip",
   CHECK(rr.clients.at(0).staleness == 2u);
   CHECK(rr.per_class_accuracy == report.per_class_accuracy);
   CHECK(rr.clients.at(0).detail == "nan loss");
+  CHECK(rr.clients.at(0).event == ClientEvent::stale);
+  CHECK(rr.clients.at(0).num_samples == 40u);
+  CHECK(rr.clients.at(0).bytes_up == 10u);
 }
 
 TEST_CASE("decoding aliases the buffer instead of copying tensors", "[codec]") {

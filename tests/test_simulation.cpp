@@ -59,6 +59,7 @@ struct FakeHost : JobRunner, DriverListener {
   std::set<std::uint32_t> lost;  // their worker "dies" while they train
   bool finished = false;
   Driver* driver = nullptr;
+  std::unique_ptr<CohortSampler> sampler;  // answers each selection request at once
 
   std::uint64_t task_bytes(const std::shared_ptr<const TrainingTask>&) override { return task_size; }
   void launch(std::uint64_t job, std::uint32_t c, const std::shared_ptr<const TrainingTask>& t) override {
@@ -69,6 +70,7 @@ struct FakeHost : JobRunner, DriverListener {
     if (w) evaluated.push_back((*w)[0].value.item<double>());
   }
   void on_finished() override { finished = true; }
+  void request_selection(const SelectionRequest& r) override { driver->on_selection(sampler->answer(r)); }
 
   // Completes every launched job, newest first if `reverse`, until nothing is pending.
   void pump(bool reverse = false) {
@@ -104,6 +106,7 @@ struct Sim {
     setup.scenario = &scenario;
     setup.population = std::make_shared<const Population>(
         build_population(scenario, equal_histograms(clients ? clients : scenario.clients, 100)));
+    host.sampler = std::make_unique<CohortSampler>(scenario, setup.population);
     setup.initial_weights = {{"w", torch::zeros({1}, torch::kFloat64)}};
     setup.algorithm = find_algorithm("fedavg")->make_server(ParamSet{}, FederationShape{});
     setup.log_eligible = scenario.log_eligible;
@@ -116,7 +119,7 @@ struct Sim {
   }
   const ClientRecord& event(std::size_t round, std::uint32_t client, const std::string& kind) const {
     for (const auto& c : host.reports.at(round).clients)
-      if (c.client_id == client && c.event == kind) return c;
+      if (c.client_id == client && name_of(c.event) == kind) return c;
     FAIL("no " << kind << " event for client " << client << " in report " << round);
     throw std::logic_error("unreachable");
   }
@@ -248,8 +251,8 @@ TEST_CASE("a job whose worker was lost is a dropout at its earliest finish, not 
   std::size_t dropped = 0, failed = 0;
   for (const auto& report : async.host.reports)
     for (const auto& c : report.clients) {
-      dropped += c.event == "dropped" && c.client_id == 1;
-      failed += c.event == "failed";
+      dropped += c.event == ClientEvent::dropped && c.client_id == 1;
+      failed += c.event == ClientEvent::failed;
     }
   CHECK(dropped >= 1);
   CHECK(failed == 0);

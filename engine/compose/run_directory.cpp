@@ -119,15 +119,15 @@ void RunDirectory::append(const RoundReport& r) {
   for (const auto& c : r.clients) {
     if (c.client_id < participation_.size()) {
       auto& p = participation_[c.client_id];
-      if (c.event == "selected") ++p.selected;
-      else if (c.event == "late") ++p.late;
-      else if (c.event == "dropped") ++p.dropped;
-      else if (c.event == "failed") ++p.failed;
+      if (c.event == ClientEvent::selected) ++p.selected;
+      else if (c.event == ClientEvent::late) ++p.late;
+      else if (c.event == ClientEvent::dropped) ++p.dropped;
+      else if (c.event == ClientEvent::failed) ++p.failed;
     }
     std::string detail = c.detail;
     for (auto& ch : detail)
       if (ch == ',' || ch == '\n' || ch == '"') ch = ' ';
-    clients_ << r.round << ',' << c.client_id << ',' << c.event << ',' << json(c.time).dump() << ',' << c.num_samples
+    clients_ << r.round << ',' << c.client_id << ',' << name_of(c.event) << ',' << json(c.time).dump() << ',' << c.num_samples
              << ',' << json(c.train_loss).dump() << ',' << c.bytes_down << ',' << c.bytes_up << ',' << c.staleness << ','
              << detail << '\n';
   }

@@ -1,15 +1,28 @@
 #pragma once
 // What the server records about one aggregation; the metrics sink turns it into files.
+#include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "engine/config/choices.hpp"
 
 namespace drift {
 
-// One client event of a round, at a virtual time.
+enum class ClientEvent : std::uint8_t { eligible, selected, finished, late, stale, dropped, failed };
+
+template <>
+struct ChoiceNames<ClientEvent> {
+  static constexpr std::array<std::string_view, 7> names{"eligible", "selected", "finished", "late",
+                                                         "stale",    "dropped",  "failed"};
+};
+
+// One client event of a round, at a virtual time. Build one with the named constructors below,
+// which set exactly the fields their event has.
 struct ClientRecord {
   std::uint32_t client_id = 0;
-  std::string event;  // eligible | selected | finished | late | stale | dropped | failed
+  ClientEvent event = ClientEvent::eligible;
   double time = 0.0;  // virtual seconds
   std::uint64_t num_samples = 0;
   double train_loss = 0.0;
@@ -18,6 +31,16 @@ struct ClientRecord {
   std::uint64_t staleness = 0;  // model versions between download and aggregation
   std::string detail;
 };
+
+ClientRecord eligible_record(std::uint32_t client, double time);
+ClientRecord selected_record(std::uint32_t client, double time, std::uint64_t bytes_down);
+// An update that arrived: `event` is finished, late or stale.
+ClientRecord arrival_record(ClientEvent event, std::uint32_t client, double time, std::uint64_t samples, double loss,
+                            std::uint64_t bytes_up, std::uint64_t staleness, std::string detail);
+// A late update that was never trained (it could not meet the deadline).
+ClientRecord untrained_late_record(std::uint32_t client, double time, std::uint64_t samples, std::string detail);
+ClientRecord dropped_record(std::uint32_t client, double time, std::string why);
+ClientRecord failed_record(std::uint32_t client, double time, std::string why);
 
 struct RoundReport {
   std::uint32_t round = 0;

@@ -1,14 +1,18 @@
-// The asynchronous drivers, FedAsync (Xie et al.) and FedBuff (Nguyen et al.): docs/algorithms.md#fedasync and #fedbuff.
-// Up to `concurrency` clients train at once, each from the model version current when it
-// was dispatched. Events are applied in (virtual time, client id) order by a conservative
-// rule: an event is applied only when no running job can still finish before it (a job's
-// earliest finish is known at dispatch; its exact finish when its upload size is known).
-// So real training runs in parallel, yet the result never depends on wall-clock order.
+// The asynchronous drivers, FedAsync (Xie et al.) and FedBuff (Nguyen et al.):
+// docs/algorithms.md#fedasync and #fedbuff. Up to `concurrency` clients train at once, each
+// from the model version current when it was dispatched. Events are applied in (virtual time,
+// client id) order by a conservative rule: an event is applied only when no running job can
+// still finish before it (a job's earliest finish is known at dispatch; its exact finish when
+// its upload size is known). So real training runs in parallel, yet the result never depends
+// on wall-clock order. Free slots are filled by asking the sampler; while its answer is
+// awaited, no event is applied.
 #include <cmath>
 #include <map>
 
-#include "engine/sim/simulation_core.hpp"
-#include "engine/sim/staleness.hpp"
+#include "engine/sim/accounting.hpp"
+#include "engine/sim/async_mixing.hpp"
+#include "engine/sim/driver_timeline.hpp"
+#include "engine/sim/round_rules.hpp"
 #include "engine/sim/sync_driver.hpp"
 
 namespace drift {
@@ -26,19 +30,35 @@ struct InFlight {
   std::shared_ptr<const NamedTensors> pulled;  // FedBuff: the model the client started from
 };
 
-class AsyncDriver final : public Driver, private SimulationCore {
+// Sets a flag for the lifetime of a scope.
+class FlagGuard {
+ public:
+  explicit FlagGuard(bool& flag) : flag_(flag) { flag_ = true; }
+  ~FlagGuard() { flag_ = false; }
+  FlagGuard(const FlagGuard&) = delete;
+  FlagGuard& operator=(const FlagGuard&) = delete;
+
+ private:
+  bool& flag_;
+};
+
+class AsyncDriver final : public Driver {
  public:
   AsyncDriver(DriverSetup setup, JobRunner& runner, DriverListener& listener)
-      : SimulationCore(setup, runner, listener),
-        buffered_mode_(scenario_.simulation.mode == SimulationMode::fedbuff),
-        global_(std::make_shared<NamedTensors>(std::move(setup.initial_weights))),
-        staleness_{scenario_.async.staleness, scenario_.async.staleness_a, scenario_.async.staleness_b} {}
+      : scenario_(*setup.scenario),
+        population_(std::move(setup.population)),
+        runner_(runner),
+        listener_(listener),
+        roster_(scenario_, *population_),
+        planner_(scenario_, *population_),
+        timeline_(scenario_, roster_, planner_),
+        accounting_(scenario_, *population_, setup.log_eligible),
+        mixing_(scenario_, std::move(setup.initial_weights)) {}
 
   void start() override {
     open_report();
-    apply_timeline(1, now_);
-    fill();
-    advance();
+    timeline_.apply_due(1, now_);
+    if (request_fill()) advance();
   }
 
   bool finished() const override { return finished_; }
@@ -49,183 +69,140 @@ class AsyncDriver final : public Driver, private SimulationCore {
     if (it == inflight_.end() || it->second.answered) return;
     it->second.answered = true;
     it->second.outcome = std::move(outcome);
-    advance();
+    if (!awaiting_selection_ && !advancing_) advance();
+  }
+
+  void on_selection(Selection selection) override {
+    if (finished_ || !awaiting_selection_ || selection.round != aggregations_ + 1) return;
+    awaiting_selection_ = false;
+    for (auto c : selection.clients) dispatch(c);
+    if (!advancing_) advance();
   }
 
  private:
   // The time at which a job's outcome takes effect, once it is known.
   double event_time(const InFlight& f) {
     const auto& p = f.plan;
-    if (!f.launched) return std::min(p.drop_time, offline_between(p.client, p.start, p.earliest_finish));
-    if (!f.outcome.ok) return p.earliest_finish;
-    const double finish = p.finish(f.outcome.upload_bytes);
-    return std::min({finish, p.drop_time, offline_between(p.client, p.start, finish)});
+    if (!f.launched) return std::min(p.drop_time, roster_.offline_between(p.client, p.start, p.earliest_finish));
+    return triage(p, f.outcome, roster_).time;
+  }
+
+  // The known event that comes first: (job, time, client), or none.
+  bool earliest_event(std::uint64_t& job, double& time, std::uint32_t& client) {
+    bool found = false;
+    for (auto& [id, f] : inflight_) {
+      if (f.launched && !f.answered) continue;
+      const double t = event_time(f);
+      if (!found || t < time || (t == time && f.plan.client < client)) {
+        found = true;
+        job = id;
+        time = t;
+        client = f.plan.client;
+      }
+    }
+    return found;
+  }
+
+  // The earliest moment a running job could still take effect, and its client.
+  double running_bound(std::uint32_t& client) const {
+    double bound = kNever;
+    for (const auto& [id, f] : inflight_) {
+      if (!f.launched || f.answered) continue;
+      const double t = std::min(f.plan.earliest_finish, f.plan.drop_time);
+      if (t < bound || (t == bound && f.plan.client < client)) {
+        bound = t;
+        client = f.plan.client;
+      }
+    }
+    return bound;
   }
 
   void advance() {
+    FlagGuard guard(advancing_);
     while (!finished_) {
-      // The earliest event whose time is known.
       std::uint64_t best_job = 0;
       double best_time = kNever;
-      std::uint32_t best_client = 0;
-      bool found = false;
-      for (auto& [id, f] : inflight_) {
-        if (f.launched && !f.answered) continue;
-        const double t = event_time(f);
-        if (!found || t < best_time || (t == best_time && f.plan.client < best_client)) {
-          found = true;
-          best_job = id;
-          best_time = t;
-          best_client = f.plan.client;
-        }
-      }
-      // The earliest moment a running job could still take effect.
-      double bound = kNever;
-      std::uint32_t bound_client = 0;
-      for (auto& [id, f] : inflight_) {
-        if (!f.launched || f.answered) continue;
-        const double t = std::min(f.plan.earliest_finish, f.plan.drop_time);
-        if (t < bound || (t == bound && f.plan.client < bound_client)) {
-          bound = t;
-          bound_client = f.plan.client;
-        }
-      }
+      std::uint32_t best_client = 0, bound_client = 0;
+      const bool found = earliest_event(best_job, best_time, best_client);
+      const double bound = running_bound(bound_client);
       // Timeline entries at a fixed time go first when nothing can precede them.
-      const double timed = next_timed_entry();
+      const double timed = timeline_.next_timed_entry();
       if (timed < kNever && (!found || timed <= best_time) && timed < bound) {
         now_ = std::max(now_, timed);
-        apply_timeline(aggregations_ + 1, now_);
-        fill();
+        timeline_.apply_due(aggregations_ + 1, now_);
+        if (!request_fill()) return;
         continue;
       }
       if (bound < kNever && (!found || bound < best_time || (bound == best_time && bound_client < best_client))) return;
       if (!found) {
-        if (inflight_.empty() && !stop_reached()) {
-          // Nobody could be dispatched: let virtual time pass until someone can.
-          if (++idle_retries_ > kMaxIdleRetries) return finish();
-          now_ += kIdleRetry;
-          apply_timeline(aggregations_ + 1, now_);
-          fill();
-          continue;
-        }
-        return;
+        if (!inflight_.empty() || stopping()) return;
+        // Nobody could be dispatched: let virtual time pass until someone can.
+        if (++idle_retries_ > kMaxIdleRetries) return finish();
+        now_ += kIdleRetry;
+        timeline_.apply_due(aggregations_ + 1, now_);
+        if (!request_fill()) return;
+        continue;
       }
       idle_retries_ = 0;
       auto node = inflight_.extract(best_job);
       now_ = std::max(now_, best_time);
       handle(node.mapped(), best_time);
-      if (stop_reached()) return finish();
-      apply_timeline(aggregations_ + 1, now_);
-      fill();
+      if (stopping()) return finish();
+      timeline_.apply_due(aggregations_ + 1, now_);
+      if (!request_fill()) return;
     }
   }
 
   void handle(InFlight& f, double t) {
     const auto c = f.plan.client;
-    busy_[c] = 0;
-    if (f.launched && !f.outcome.ok && f.outcome.lost) {
-      // Its device vanished (a worker died): to the federation, the client dropped out.
-      ++report_.dropped;
-      report_.wasted_compute_seconds += std::max(0.0, std::min(t, f.plan.compute_end) - f.plan.download_end);
-      record({c, "dropped", t, 0, 0.0, 0, 0, 0, f.outcome.error});
+    roster_.set_busy(c, false);
+    if (!f.launched) {
+      drop(f, t, t == f.plan.drop_time ? "dropped out" : "went offline");
       return;
     }
-    if (f.launched && !f.outcome.ok) {
+    const auto fate = triage(f.plan, f.outcome, roster_);
+    if (fate.fate == Fate::lost) return drop(f, t, fate.reason);
+    if (fate.fate == Fate::failed) {
       ++report_.failed;
-      record({c, "failed", t, 0, 0.0, 0, 0, 0, f.outcome.error});
+      record(failed_record(c, t, fate.reason));
       return;
     }
-    if (!f.launched || t < f.plan.finish(f.outcome.upload_bytes)) {
-      ++report_.dropped;
-      report_.wasted_compute_seconds += std::max(0.0, std::min(t, f.plan.compute_end) - f.plan.download_end);
-      if (f.launched) report_.discarded_samples += f.outcome.update.num_samples;
-      record({c, "dropped", t, 0, 0.0, 0, 0, 0, t == f.plan.drop_time ? "dropped out" : "went offline"});
-      return;
+    if (fate.fate == Fate::dropped) {
+      report_.discarded_samples += f.outcome.update.num_samples;
+      return drop(f, t, fate.reason);
     }
     auto& u = f.outcome.update;
-    const std::uint64_t staleness = version_ - f.plan.model_version;
-    last_loss_[c] = u.metrics.loss;
+    const std::uint64_t staleness = mixing_.version() - f.plan.model_version;
+    losses_.push_back({c, u.metrics.loss});
     ++report_.finished;
     report_.bytes_up += f.outcome.upload_bytes;
-    record({c, "finished", t, u.num_samples, u.metrics.loss, 0, f.outcome.upload_bytes, staleness, ""});
-    check_compatible(*global_, u.weights);
-    if (buffered_mode_) buffer(f, staleness);
-    else mix(u, staleness);
+    record(arrival_record(ClientEvent::finished, c, t, u.num_samples, u.metrics.loss, f.outcome.upload_bytes, staleness, ""));
+    if (mixing_.add(std::move(u), *f.pulled, staleness)) aggregated();
   }
 
-  // FedAsync: x <- (1 - a) x + a x_new with a = alpha * s(staleness).
-  void mix(ClientUpdate& u, std::uint64_t staleness) {
-    const double a = scenario_.async.alpha * staleness_(staleness);
-    torch::NoGradGuard no_grad;
-    auto next = std::make_shared<NamedTensors>();
-    for (std::size_t i = 0; i < global_->size(); ++i) {
-      const auto& g = (*global_)[i].value;
-      if (!g.is_floating_point()) {
-        next->push_back({(*global_)[i].name, u.weights[i].value.clone()});
-        continue;
-      }
-      auto mixed = g.to(torch::kFloat64) * (1.0 - a) + u.weights[i].value.to(torch::kFloat64) * a;
-      next->push_back({(*global_)[i].name, mixed.to(g.scalar_type())});
-    }
-    pending_.push_back(std::move(u));
-    pending_staleness_.push_back(staleness);
-    global_ = std::move(next);
-    aggregated();
-  }
-
-  // FedBuff: buffer (x_local - x_pulled) / sqrt(1 + staleness); after K, x <- x + eta * mean.
-  void buffer(InFlight& f, std::uint64_t staleness) {
-    auto& u = f.outcome.update;
-    torch::NoGradGuard no_grad;
-    if (delta_sum_.empty())
-      for (const auto& t : *global_) delta_sum_.push_back(torch::zeros(t.value.sizes(), torch::kFloat64));
-    const double weight = 1.0 / std::sqrt(1.0 + static_cast<double>(staleness));
-    for (std::size_t i = 0; i < global_->size(); ++i) {
-      if (!(*global_)[i].value.is_floating_point()) continue;
-      delta_sum_[i].add_(u.weights[i].value.to(torch::kFloat64) - (*f.pulled)[i].value.to(torch::kFloat64), weight);
-    }
-    pending_.push_back(std::move(u));
-    pending_staleness_.push_back(staleness);
-    if (static_cast<std::int64_t>(pending_.size()) < scenario_.async.buffer_size) return;
-    const double scale = scenario_.async.server_lr / static_cast<double>(pending_.size());
-    auto next = std::make_shared<NamedTensors>();
-    for (std::size_t i = 0; i < global_->size(); ++i) {
-      const auto& g = (*global_)[i].value;
-      if (!g.is_floating_point()) {
-        next->push_back({(*global_)[i].name, pending_.back().weights[i].value.clone()});
-        continue;
-      }
-      next->push_back({(*global_)[i].name, (g.to(torch::kFloat64) + delta_sum_[i] * scale).to(g.scalar_type())});
-    }
-    delta_sum_.clear();
-    global_ = std::move(next);
-    aggregated();
+  void drop(const InFlight& f, double t, const std::string& why) {
+    ++report_.dropped;
+    report_.wasted_compute_seconds += wasted_compute(f.plan, t);
+    record(dropped_record(f.plan.client, t, why));
   }
 
   void aggregated() {
-    ++version_;
     ++aggregations_;
+    auto applied = mixing_.take_applied();
     std::vector<std::uint32_t> clients;
-    for (const auto& u : pending_) clients.push_back(u.client_id);
-    add_training_metrics(report_, pending_);
+    for (const auto& u : applied.updates) clients.push_back(u.client_id);
+    Accounting::add_training_metrics(report_, applied.updates);
     std::sort(clients.begin(), clients.end());
-    report_.staleness = pending_staleness_;
+    report_.staleness = std::move(applied.staleness);
     std::sort(report_.staleness.begin(), report_.staleness.end());
-    report_.num_updates = static_cast<std::uint32_t>(pending_.size());
-    pending_.clear();
-    pending_staleness_.clear();
-    account(report_, clients);
-    emit(false);
-  }
-
-  void emit(bool last) {
+    report_.num_updates = static_cast<std::uint32_t>(applied.updates.size());
+    accounting_.account(report_, clients);
     report_.round = aggregations_;
-    report_.model_version = version_;
+    report_.model_version = mixing_.version();
     report_.time_end = now_;
-    report_.total_rounds = last ? aggregations_ : scenario_.rounds;
-    const auto every = static_cast<std::uint32_t>(scenario_.evaluation.every);
-    const bool evaluate = last || aggregations_ % every == 0 || stop_reached();
-    listener_.on_aggregation(std::move(report_), evaluate ? global_.get() : nullptr);
+    report_.total_rounds = scenario_.rounds;
+    const bool evaluate = evaluation_due(scenario_, aggregations_, stopping());
+    listener_.on_aggregation(std::move(report_), evaluate ? mixing_.global().get() : nullptr);
     open_report();
   }
 
@@ -234,10 +211,7 @@ class AsyncDriver final : public Driver, private SimulationCore {
     report_.time_start = now_;
   }
 
-  bool stop_reached() const {
-    return aggregations_ >= scenario_.rounds ||
-           (scenario_.simulation.max_virtual_time > 0 && now_ >= scenario_.simulation.max_virtual_time);
-  }
+  bool stopping() const { return stop_reached(scenario_, aggregations_, now_); }
 
   void finish() {
     if (finished_) return;
@@ -245,32 +219,36 @@ class AsyncDriver final : public Driver, private SimulationCore {
     listener_.on_finished();
   }
 
-  void fill() {
-    while (!stop_reached() && static_cast<std::int64_t>(inflight_.size()) < scenario_.async.concurrency) {
-      const auto chosen = select(aggregations_ + 1, now_, 1);
-      if (chosen.empty()) return;
-      dispatch(chosen.front());
-    }
+  // Asks the sampler for one client per free slot. False while its answer is awaited (a host
+  // that answers at once has dispatched them before this returns).
+  bool request_fill() {
+    const auto running = static_cast<std::int64_t>(inflight_.size());
+    if (stopping() || running >= scenario_.async.concurrency) return true;
+    SelectionRequest request;
+    request.round = aggregations_ + 1;
+    request.time = now_;
+    request.slots = static_cast<std::uint32_t>(scenario_.async.concurrency - running);
+    request.busy = roster_.not_idle(now_);
+    request.losses = std::exchange(losses_, {});
+    request.timeline = timeline_.take_steps();
+    awaiting_selection_ = true;
+    runner_.request_selection(request);
+    return !awaiting_selection_;
   }
 
   void dispatch(std::uint32_t c) {
-    if (!task_ || task_->model_version != version_) {
-      auto task = std::make_shared<TrainingTask>();
-      task->round = aggregations_ + 1;
-      task->model_version = version_;
-      task->weights = *global_;
-      task->hyper = hyper_for(task->round);
-      task_ = std::move(task);
+    if (!task_ || task_->model_version != mixing_.version()) {
+      task_ = make_task(scenario_, aggregations_ + 1, mixing_.version(), *mixing_.global(), Payload{});
       task_bytes_ = runner_.task_bytes(task_);
     }
     InFlight f;
-    f.plan = plan(c, now_, task_bytes_, version_);
-    f.pulled = global_;
-    busy_[c] = 1;
+    f.plan = planner_.plan(c, now_, task_bytes_, mixing_.version());
+    f.pulled = mixing_.global();
+    roster_.set_busy(c, true);
     report_.cohort.push_back(c);
     report_.bytes_down += task_bytes_;
-    record({c, "selected", now_, 0, 0.0, task_bytes_, 0, 0, ""});
-    const double offline = offline_between(c, now_, f.plan.earliest_finish);
+    record(selected_record(c, now_, task_bytes_));
+    const double offline = roster_.offline_between(c, now_, f.plan.earliest_finish);
     f.launched = offline >= f.plan.earliest_finish && f.plan.drop_time >= f.plan.earliest_finish;
     const auto job = f.plan.job;
     inflight_.emplace(job, std::move(f));
@@ -279,19 +257,25 @@ class AsyncDriver final : public Driver, private SimulationCore {
 
   void record(ClientRecord r) { report_.clients.push_back(std::move(r)); }
 
-  bool buffered_mode_;
-  std::shared_ptr<const NamedTensors> global_;
-  StalenessFunction staleness_;
-  std::uint64_t version_ = 0;
+  const Scenario& scenario_;
+  std::shared_ptr<const Population> population_;
+  JobRunner& runner_;
+  DriverListener& listener_;
+  Roster roster_;
+  TaskPlanner planner_;
+  DriverTimeline timeline_;
+  Accounting accounting_;
+  AsyncMixing mixing_;
+  double now_ = 0.0;
   std::uint32_t aggregations_ = 0;
   std::map<std::uint64_t, InFlight> inflight_;
   std::shared_ptr<const TrainingTask> task_;
   std::uint64_t task_bytes_ = 0;
-  std::vector<ClientUpdate> pending_;
-  std::vector<std::uint64_t> pending_staleness_;
-  std::vector<torch::Tensor> delta_sum_;
+  std::vector<ClientLoss> losses_;  // for the sampler's next request
   RoundReport report_;
   int idle_retries_ = 0;
+  bool awaiting_selection_ = false;
+  bool advancing_ = false;
   bool finished_ = false;
 };
 

@@ -2,17 +2,18 @@
 // Round drivers: discrete-event simulations in virtual time whose events carry real
 // training. A driver decides who trains, from which model, and what happens when; the host
 // (the server actor, or a test) runs the training through a JobRunner and reports each job's
-// outcome back. Events are applied strictly in (virtual time, client id, sequence) order, so
+// outcome back, and asks the sampler for clients and reports its answer back. Events are applied strictly in (virtual time, client id, sequence) order, so
 // results never depend on which job finishes first in wall time.
 #include <cstdint>
 #include <memory>
 #include <string>
 
 #include "engine/algorithms/algorithm.hpp"
-#include "engine/tensors/federated_types.hpp"
-#include "engine/metrics/round_report.hpp"
 #include "engine/config/scenario.hpp"
+#include "engine/metrics/round_report.hpp"
 #include "engine/population/population.hpp"
+#include "engine/sampling/cohort_sampler.hpp"
+#include "engine/tensors/federated_types.hpp"
 
 namespace drift {
 
@@ -24,6 +25,9 @@ class JobRunner {
   // Starts training `client` on `task`. The host later calls Driver::on_outcome(job, ...),
   // from the same thread that calls the driver's other methods.
   virtual void launch(std::uint64_t job, std::uint32_t client, const std::shared_ptr<const TrainingTask>& task) = 0;
+  // Asks the sampler for clients. The host calls Driver::on_selection with the answer, later
+  // (the sampler actor) or before this returns (a CohortSampler in the same thread).
+  virtual void request_selection(const SelectionRequest& request) = 0;
 };
 
 struct JobOutcome {
@@ -48,6 +52,7 @@ class Driver {
   virtual ~Driver() = default;
   virtual void start() = 0;
   virtual void on_outcome(std::uint64_t job, JobOutcome outcome) = 0;
+  virtual void on_selection(Selection selection) = 0;
   virtual bool finished() const = 0;
 };
 

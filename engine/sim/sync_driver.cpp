@@ -1,4 +1,4 @@
-// The synchronous driver. A round at virtual time t0: apply the timeline, select
+// The synchronous driver. A round at virtual time t0: apply the timeline, ask the sampler for
 // ceil(over_selection x cohort) clients, plan every task, train the ones that can still
 // matter, and when all have answered, replay the round in virtual-time order: the first
 // `cohort` updates that arrive before the deadline are aggregated, the rest are late
@@ -10,16 +10,17 @@
 #include <map>
 #include <optional>
 
-#include "engine/sim/simulation_core.hpp"
-#include "engine/sim/sync_driver.hpp"
 #include "engine/metrics/evaluation.hpp"
+#include "engine/sim/accounting.hpp"
+#include "engine/sim/driver_timeline.hpp"
+#include "engine/sim/round_rules.hpp"
+#include "engine/sim/sync_driver.hpp"
 
 namespace drift {
 namespace {
 
 struct Pending {
   TaskPlan plan;
-  bool launched = false;
   bool answered = false;
   JobOutcome outcome;
 };
@@ -30,10 +31,23 @@ struct StaleUpdate {
   std::uint64_t bytes;
 };
 
-class SyncDriver final : public Driver, private SimulationCore {
+struct Arrival {
+  double time;
+  std::uint32_t client;
+  Pending* job;
+};
+
+class SyncDriver final : public Driver {
  public:
   SyncDriver(DriverSetup setup, JobRunner& runner, DriverListener& listener)
-      : SimulationCore(setup, runner, listener),
+      : scenario_(*setup.scenario),
+        population_(std::move(setup.population)),
+        runner_(runner),
+        listener_(listener),
+        roster_(scenario_, *population_),
+        planner_(scenario_, *population_),
+        timeline_(scenario_, roster_, planner_),
+        accounting_(scenario_, *population_, setup.log_eligible),
         algorithm_(std::move(setup.algorithm)),
         global_(std::move(setup.initial_weights)),
         private_models_(setup.private_models) {
@@ -51,36 +65,45 @@ class SyncDriver final : public Driver, private SimulationCore {
     if (--outstanding_ == 0) close_round();
   }
 
+  void on_selection(Selection selection) override {
+    if (!awaiting_selection_ || selection.round != round_) return;
+    awaiting_selection_ = false;
+    launch_round(std::move(selection));
+  }
+
  private:
   void begin_round() {
-    apply_timeline(round_, now_);
+    timeline_.apply_due(round_, now_);
     report_ = RoundReport{};
     report_.round = round_;
     report_.total_rounds = scenario_.rounds;
     report_.time_start = now_;
-    record_eligible(report_, now_);
+    accounting_.record_eligible(report_, now_, roster_);
     jobs_.clear();
+    SelectionRequest request;
+    request.round = round_;
+    request.time = now_;
+    request.over_selection = scenario_.simulation.over_selection;
+    request.busy = roster_.not_idle(now_);
+    request.losses = std::exchange(losses_, {});
+    request.timeline = timeline_.take_steps();
+    awaiting_selection_ = true;
+    runner_.request_selection(request);
+  }
 
-    const auto cohort = cohort_size(now_);
-    const auto wanted = static_cast<std::uint32_t>(std::ceil(scenario_.simulation.over_selection * cohort - 1e-9));
-    report_.cohort = select(round_, now_, wanted);
-    needed_ = std::min<std::uint32_t>(cohort, static_cast<std::uint32_t>(report_.cohort.size()));
-
-    auto task = std::make_shared<TrainingTask>();
-    task->round = round_;
-    task->model_version = version_;
-    task->weights = global_;
-    task->payload = algorithm_->broadcast(round_);
-    task->hyper = hyper_for(task->round);
+  void launch_round(Selection selection) {
+    report_.cohort = std::move(selection.clients);
+    needed_ = std::min<std::uint32_t>(selection.cohort_size, static_cast<std::uint32_t>(report_.cohort.size()));
+    auto task = make_task(scenario_, round_, version_, global_, algorithm_->broadcast(round_));
     const std::uint64_t down = report_.cohort.empty() ? 0 : runner_.task_bytes(task);
-
-    const double deadline_at = deadline_ > 0 ? now_ + deadline_ : kNever;
+    const double deadline = timeline_.deadline();
+    const double deadline_at = deadline > 0 ? now_ + deadline : kNever;
     for (auto c : report_.cohort) {
       Pending p;
-      p.plan = plan(c, now_, down, version_);
-      record({c, "selected", now_, 0, 0.0, down, 0, 0, ""});
+      p.plan = planner_.plan(c, now_, down, version_);
+      record(selected_record(c, now_, down));
       report_.bytes_down += down;
-      const double offline = offline_between(c, now_, p.plan.earliest_finish);
+      const double offline = roster_.offline_between(c, now_, p.plan.earliest_finish);
       // Work that can never be used is not trained, unless asked to measure it.
       if (offline < p.plan.earliest_finish || p.plan.drop_time < p.plan.earliest_finish) {
         const double at = std::min(offline, p.plan.drop_time);
@@ -90,13 +113,13 @@ class SyncDriver final : public Driver, private SimulationCore {
       const bool certainly_late = p.plan.earliest_finish > deadline_at;
       if (certainly_late && scenario_.simulation.late_updates == LateUpdates::discard && !scenario_.simulation.train_doomed) {
         ++report_.late;
-        report_.wasted_compute_seconds += p.plan.compute_end - p.plan.download_end;
-        record({c, "late", p.plan.earliest_finish, population_->num_samples[c], 0.0, 0, 0, 0, "certain to miss the deadline: not trained"});
-        busy_until_[c] = p.plan.earliest_finish;
+        report_.wasted_compute_seconds += wasted_compute(p.plan);
+        record(untrained_late_record(c, p.plan.earliest_finish, population_->num_samples[c],
+                                     "certain to miss the deadline: not trained"));
+        roster_.work_until(c, p.plan.earliest_finish);
         continue;
       }
-      p.launched = true;
-      busy_[c] = 1;
+      roster_.set_busy(c, true);
       jobs_.emplace(p.plan.job, p);
     }
     outstanding_ = jobs_.size();
@@ -104,54 +127,51 @@ class SyncDriver final : public Driver, private SimulationCore {
     if (outstanding_ == 0) close_round();
   }
 
-  void close_round() {
-    const double deadline_at = deadline_ > 0 ? report_.time_start + deadline_ : kNever;
-    struct Arrival {
-      double time;
-      std::uint32_t client;
-      Pending* job;
-    };
+  // Every answered job in job order: drops, failures and the updates that arrived, by time.
+  std::vector<Arrival> sort_out_jobs(double& last_event) {
     std::vector<Arrival> arrivals;
-    double last_event = report_.time_start;
     for (auto& [id, p] : jobs_) {
       const auto c = p.plan.client;
-      busy_[c] = 0;
+      roster_.set_busy(c, false);
       // The client's model changed when it trained, whether or not the server uses its upload.
       if (private_models_ && p.outcome.ok && p.outcome.update.personal) personal_[c] = *p.outcome.update.personal;
-      if (!p.outcome.ok && p.outcome.lost) {
-        // Its device vanished (a worker died): to the federation, the client dropped out.
-        drop(c, p.plan.earliest_finish, p.plan, p.outcome.error);
-        last_event = std::max(last_event, p.plan.earliest_finish);
-        continue;
+      const auto fate = triage(p.plan, p.outcome, roster_);
+      switch (fate.fate) {
+        case Fate::lost:  // its device vanished (a worker died): to the federation, a dropout
+          drop(c, fate.time, p.plan, fate.reason);
+          break;
+        case Fate::failed:
+          ++report_.failed;
+          record(failed_record(c, fate.time, fate.reason));
+          break;
+        case Fate::dropped:
+          drop(c, fate.time, p.plan, fate.reason);
+          report_.discarded_samples += p.outcome.update.num_samples;
+          break;
+        case Fate::arrived:
+          losses_.push_back({c, p.outcome.update.metrics.loss});
+          arrivals.push_back({fate.time, c, &p});
+          continue;
       }
-      if (!p.outcome.ok) {
-        ++report_.failed;
-        record({c, "failed", p.plan.earliest_finish, 0, 0.0, 0, 0, 0, p.outcome.error});
-        last_event = std::max(last_event, p.plan.earliest_finish);
-        continue;
-      }
-      const double finish = p.plan.finish(p.outcome.upload_bytes);
-      const double offline = offline_between(c, p.plan.start, finish);
-      if (offline < finish || p.plan.drop_time < finish) {
-        const double at = std::min(offline, p.plan.drop_time);
-        drop(c, at, p.plan, offline < p.plan.drop_time ? "went offline" : "dropped out");
-        report_.discarded_samples += p.outcome.update.num_samples;
-        last_event = std::max(last_event, at);
-        continue;
-      }
-      last_local_loss(c, p.outcome.update.metrics.loss);
-      arrivals.push_back({finish, c, &p});
+      last_event = std::max(last_event, fate.time);
     }
     std::sort(arrivals.begin(), arrivals.end(),
               [](const Arrival& a, const Arrival& b) { return a.time != b.time ? a.time < b.time : a.client < b.client; });
+    return arrivals;
+  }
 
-    std::vector<ClientUpdate> accepted;
+  // The first `needed_` arrivals before the deadline are accepted; the rest are late. Returns
+  // when the round ends.
+  double accept(std::vector<Arrival>& arrivals, double last_event, std::vector<ClientUpdate>& accepted,
+                std::vector<StaleUpdate>& newly_late) {
+    const double deadline = timeline_.deadline();
+    const double deadline_at = deadline > 0 ? report_.time_start + deadline : kNever;
     double end = report_.time_start;
-    std::vector<StaleUpdate> newly_late;
     for (auto& a : arrivals) {
       auto& o = a.job->outcome;
+      const auto& u = o.update;
       if (accepted.size() < needed_ && a.time <= deadline_at) {
-        record({a.client, "finished", a.time, o.update.num_samples, o.update.metrics.loss, 0, o.upload_bytes, 0, ""});
+        record(arrival_record(ClientEvent::finished, a.client, a.time, u.num_samples, u.metrics.loss, o.upload_bytes, 0, ""));
         report_.bytes_up += o.upload_bytes;
         ++report_.finished;
         end = std::max(end, a.time);
@@ -160,25 +180,30 @@ class SyncDriver final : public Driver, private SimulationCore {
       }
       ++report_.late;
       report_.bytes_up += o.upload_bytes;
-      busy_until_[a.client] = a.time;
+      roster_.work_until(a.client, a.time);
       last_event = std::max(last_event, a.time);
-      if (scenario_.simulation.late_updates == LateUpdates::stale) {
-        record({a.client, "late", a.time, o.update.num_samples, o.update.metrics.loss, 0, o.upload_bytes, 0, "kept as stale"});
+      const bool keep = scenario_.simulation.late_updates == LateUpdates::stale;
+      record(arrival_record(ClientEvent::late, a.client, a.time, u.num_samples, u.metrics.loss, o.upload_bytes, 0,
+                            keep ? "kept as stale" : "discarded"));
+      if (keep) {
         newly_late.push_back({a.time, std::move(o.update), o.upload_bytes});
       } else {
-        record({a.client, "late", a.time, o.update.num_samples, o.update.metrics.loss, 0, o.upload_bytes, 0, "discarded"});
-        report_.discarded_samples += o.update.num_samples;
-        report_.wasted_compute_seconds += a.job->plan.compute_end - a.job->plan.download_end;
+        report_.discarded_samples += u.num_samples;
+        report_.wasted_compute_seconds += wasted_compute(a.job->plan);
       }
     }
     if (accepted.size() < needed_) end = deadline_at < kNever ? deadline_at : std::max(end, last_event);
+    return end;
+  }
 
-    // Stale updates from earlier rounds that have arrived by now join this aggregation.
+  // Stale updates from earlier rounds that have arrived by `end` join this aggregation.
+  void merge_stale(double end, std::vector<ClientUpdate>& accepted, std::vector<StaleUpdate> newly_late) {
     std::vector<StaleUpdate> keep;
     for (auto& s : stale_) {
       if (s.arrival <= end) {
-        const auto staleness = version_ - s.update.model_version;
-        record({s.update.client_id, "stale", s.arrival, s.update.num_samples, s.update.metrics.loss, 0, s.bytes, staleness, ""});
+        const auto& u = s.update;
+        record(arrival_record(ClientEvent::stale, u.client_id, s.arrival, u.num_samples, u.metrics.loss, s.bytes,
+                              version_ - u.model_version, ""));
         accepted.push_back(std::move(s.update));
       } else {
         keep.push_back(std::move(s));
@@ -186,38 +211,24 @@ class SyncDriver final : public Driver, private SimulationCore {
     }
     stale_ = std::move(keep);
     for (auto& s : newly_late) stale_.push_back(std::move(s));
+  }
 
-    std::sort(accepted.begin(), accepted.end(),
-              [](const ClientUpdate& a, const ClientUpdate& b) { return a.client_id < b.client_id; });
-    std::vector<std::uint32_t> aggregated;
-    for (const auto& u : accepted) {
-      aggregated.push_back(u.client_id);
-      report_.staleness.push_back(version_ - u.model_version);
-    }
-    std::sort(report_.staleness.begin(), report_.staleness.end());
-    const bool aggregate = !accepted.empty() && static_cast<std::int64_t>(accepted.size()) >= scenario_.simulation.min_cohort;
-    if (aggregate) {
-      add_training_metrics(report_, accepted);
-      algorithm_->aggregate(global_, accepted, round_);
-      ++version_;
-    } else {
-      aggregated.clear();
-      report_.staleness.clear();
-      for (const auto& u : accepted) report_.discarded_samples += u.num_samples;
-    }
-    report_.num_updates = static_cast<std::uint32_t>(aggregated.size());
+  void close_round() {
+    double last_event = report_.time_start;
+    auto arrivals = sort_out_jobs(last_event);
+    std::vector<ClientUpdate> accepted;
+    std::vector<StaleUpdate> newly_late;
+    const double end = accept(arrivals, last_event, accepted, newly_late);
+    merge_stale(end, accepted, std::move(newly_late));
+    aggregate(accepted);
     report_.model_version = version_;
     report_.time_end = end;
-    account(report_, aggregated);
     std::stable_sort(report_.clients.begin(), report_.clients.end(), [](const ClientRecord& a, const ClientRecord& b) {
       return a.time != b.time ? a.time < b.time : a.client_id < b.client_id;
     });
-
     now_ = end;
-    const bool last = round_ >= scenario_.rounds ||
-                      (scenario_.simulation.max_virtual_time > 0 && now_ >= scenario_.simulation.max_virtual_time);
-    const auto every = static_cast<std::uint32_t>(scenario_.evaluation.every);
-    const bool evaluate = round_ % every == 0 || last;
+    const bool last = stop_reached(scenario_, round_, now_);
+    const bool evaluate = evaluation_due(scenario_, round_, last);
     if (last) report_.total_rounds = round_;
     if (private_models_) {
       if (evaluate) add_personal_evaluation(report_);
@@ -232,6 +243,30 @@ class SyncDriver final : public Driver, private SimulationCore {
     }
     ++round_;
     begin_round();
+  }
+
+  // The accepted updates in client-id order, if there are at least min_cohort of them.
+  void aggregate(std::vector<ClientUpdate>& accepted) {
+    std::sort(accepted.begin(), accepted.end(),
+              [](const ClientUpdate& a, const ClientUpdate& b) { return a.client_id < b.client_id; });
+    std::vector<std::uint32_t> aggregated;
+    for (const auto& u : accepted) {
+      aggregated.push_back(u.client_id);
+      report_.staleness.push_back(version_ - u.model_version);
+    }
+    std::sort(report_.staleness.begin(), report_.staleness.end());
+    const bool enough = !accepted.empty() && static_cast<std::int64_t>(accepted.size()) >= scenario_.simulation.min_cohort;
+    if (enough) {
+      Accounting::add_training_metrics(report_, accepted);
+      algorithm_->aggregate(global_, accepted, round_);
+      ++version_;
+    } else {
+      aggregated.clear();
+      report_.staleness.clear();
+      for (const auto& u : accepted) report_.discarded_samples += u.num_samples;
+    }
+    report_.num_updates = static_cast<std::uint32_t>(aggregated.size());
+    accounting_.account(report_, aggregated);
   }
 
   // Private models: every client's accuracy as of the last model it trained, and the
@@ -262,22 +297,30 @@ class SyncDriver final : public Driver, private SimulationCore {
 
   void drop(std::uint32_t c, double at, const TaskPlan& plan, const std::string& why) {
     ++report_.dropped;
-    report_.wasted_compute_seconds += std::max(0.0, std::min(at, plan.compute_end) - plan.download_end);
-    record({c, "dropped", at, 0, 0.0, 0, 0, 0, why});
+    report_.wasted_compute_seconds += wasted_compute(plan, at);
+    record(dropped_record(c, at, why));
   }
 
-  void last_local_loss(std::uint32_t c, double loss) { last_loss_[c] = loss; }
-
-  // Fields: client, event, time, samples, train loss, bytes down, bytes up, staleness, detail.
   void record(ClientRecord r) { report_.clients.push_back(std::move(r)); }
 
+  const Scenario& scenario_;
+  std::shared_ptr<const Population> population_;
+  JobRunner& runner_;
+  DriverListener& listener_;
+  Roster roster_;
+  TaskPlanner planner_;
+  DriverTimeline timeline_;
+  Accounting accounting_;
   std::unique_ptr<ServerAlgorithm> algorithm_;
   NamedTensors global_;
   bool private_models_ = false;
   std::vector<std::optional<EvalResult>> personal_;  // private models: by client id
+  std::vector<ClientLoss> losses_;                   // for the sampler's next request
+  double now_ = 0.0;
   std::uint64_t version_ = 0;
   std::uint32_t round_ = 1;
   std::uint32_t needed_ = 0;
+  bool awaiting_selection_ = false;
   RoundReport report_;
   std::map<std::uint64_t, Pending> jobs_;  // by job id
   std::size_t outstanding_ = 0;

@@ -12,7 +12,9 @@
 
 #include "engine/compose/loader.hpp"
 #include "engine/algorithms/algorithm.hpp"
+#include "engine/sampling/cohort_sampler.hpp"
 #include "engine/sim/driver.hpp"
+#include "messages/selection_codec.hpp"
 
 using namespace drift;
 
@@ -22,7 +24,15 @@ namespace {
 struct NoOpHost : JobRunner, DriverListener {
   std::vector<std::tuple<std::uint64_t, std::uint32_t, std::shared_ptr<const TrainingTask>>> pending;
   Driver* driver = nullptr;
+  std::unique_ptr<CohortSampler> sampler;
+  bool through_codec = false;  // encode and decode both selection messages, as the sampler actor's host does
   std::uint64_t updates = 0;
+
+  void request_selection(const SelectionRequest& r) override {
+    if (!through_codec) return driver->on_selection(sampler->answer(r));
+    const auto request = msg::decode_selection_request(msg::encode_selection_request(r));
+    driver->on_selection(msg::decode_selection(msg::encode_selection(sampler->answer(request))));
+  }
 
   std::uint64_t task_bytes(const std::shared_ptr<const TrainingTask>&) override { return 4096; }
   void launch(std::uint64_t job, std::uint32_t c, const std::shared_ptr<const TrainingTask>& t) override {
@@ -62,16 +72,18 @@ struct Result {
   std::uint32_t rounds;
 };
 
-Result simulate(const std::string& mode, std::uint32_t clients, std::uint32_t rounds) {
+Result simulate(const std::string& mode, std::uint32_t clients, std::uint32_t rounds, bool through_codec) {
   const std::string text = "[federation]\nclients = " + std::to_string(clients) + "\nrounds = " + std::to_string(rounds) +
                            "\n[sampler]\nclients_per_round = 1000\n[simulation]\nmode = \"" + mode +
                            "\"\n[async]\nconcurrency = 1000\nbuffer_size = 1000\n[profile]\nspeed_sigma = 0.5\n"
                            "[evaluation]\nevery = 1000000\n[output]\nlog_eligible = false\n";
   const auto scenario = parse_scenario(text, "bench.toml");
   NoOpHost host;
+  host.through_codec = through_codec;
   DriverSetup setup;
   setup.scenario = &scenario;
   setup.population = std::make_shared<const Population>(synthetic_population(scenario, clients, 100));
+  host.sampler = std::make_unique<CohortSampler>(scenario, setup.population);
   setup.initial_weights = {{"w", torch::zeros({16})}};
   setup.algorithm = find_algorithm("fedavg")->make_server(ParamSet{}, FederationShape{});
   setup.log_eligible = false;
@@ -88,16 +100,23 @@ Result simulate(const std::string& mode, std::uint32_t clients, std::uint32_t ro
 
 int main() {
   std::printf("scheduling benchmark: no-op trainer, 1,000 clients per round (async: 1,000 concurrent, K = 1,000)\n");
-  std::printf("  %-9s %12s %8s %14s %12s %10s %14s\n", "driver", "clients", "rounds", "updates/s", "ms/round", "ratio", "peak RSS MB");
+  std::printf("  'direct': the sampler answers in the driver's thread; 'codec': every SelectionRequest and\n"
+              "  Selection is encoded and decoded, as between the server and the sampler actor.\n");
+  std::printf("  %-9s %10s %8s %14s %12s %10s %12s %12s\n", "driver", "clients", "rounds", "updates/s", "ms/round",
+              "ratio", "codec ms", "codec cost");
   for (const std::string mode : {"sync", "fedbuff"}) {
     double baseline = 0.0;
     for (std::uint32_t clients : {100000u, 1000000u}) {
-      const auto r = simulate(mode, clients, 40);
+      const auto r = simulate(mode, clients, 40, false);
+      const auto c = simulate(mode, clients, 40, true);
       const double per_round = 1000.0 * r.seconds / r.rounds;
+      const double codec_round = 1000.0 * c.seconds / c.rounds;
       if (baseline == 0.0) baseline = per_round;
-      std::printf("  %-9s %12u %8u %14.0f %12.2f %10.3f %14.1f\n", mode.c_str(), clients, r.rounds,
-                  static_cast<double>(r.updates) / r.seconds, per_round, per_round / baseline, peak_rss_mb());
+      std::printf("  %-9s %10u %8u %14.0f %12.2f %10.3f %12.2f %11.1f%%\n", mode.c_str(), clients, r.rounds,
+                  static_cast<double>(r.updates) / r.seconds, per_round, per_round / baseline, codec_round,
+                  100.0 * (codec_round - per_round) / per_round);
     }
   }
+  std::printf("  peak RSS %.1f MB\n", peak_rss_mb());
   return 0;
 }

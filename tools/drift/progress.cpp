@@ -28,7 +28,7 @@ void ProgressDisplay::on_round(const RoundReport& r) {
   const double per_round = elapsed / r.round;
   const double eta = per_round * (r.total_rounds - r.round);
   std::size_t failed = 0;
-  for (const auto& c : r.clients) failed += c.event == "failed";
+  for (const auto& c : r.clients) failed += c.event == ClientEvent::failed;
 
   auto& line_log = live_ ? file_only_ : log_;
   line_log->info("round {}/{}: {} updates{}, train loss {:.4f}{} ({:.2f} s train, {:.2f} s eval)", r.round,
@@ -37,7 +37,7 @@ void ProgressDisplay::on_round(const RoundReport& r) {
                              : "",
                  r.wall_train_seconds, r.wall_eval_seconds);
   for (const auto& c : r.clients)
-    if (c.event == "failed") log_->warn("round {}: client {} failed: {}", r.round, c.client_id, c.detail);
+    if (c.event == ClientEvent::failed) log_->warn("round {}: client {} failed: {}", r.round, c.client_id, c.detail);
   if (live_) {
     std::fprintf(stderr, "\r\033[K round %u/%u | acc %.2f%% | loss %.4f | %.1f s/round | ETA %s", r.round,
                  r.total_rounds, 100 * last_accuracy_, last_loss_, per_round, clock_text(eta).c_str());

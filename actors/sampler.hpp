@@ -1,0 +1,18 @@
+#pragma once
+#include <caf/fwd.hpp>
+
+#include <memory>
+
+#include "engine/config/scenario.hpp"
+#include "engine/population/population.hpp"
+
+namespace drift::actors {
+
+// Hosts the scenario's CohortSampler (engine/sampling): the population's availability, the
+// timeline's sampler and fraction changes, and every client's sampling history. Answers
+// (select_atom, SelectionRequest buffer) with a Selection buffer; a request it cannot serve
+// (a malformed message, an unknown client) is answered with an error naming why.
+caf::behavior sampler(caf::event_based_actor* self, std::shared_ptr<const Scenario> scenario,
+                      std::shared_ptr<const Population> population);
+
+}  // namespace drift::actors

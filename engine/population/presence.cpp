@@ -1,0 +1,34 @@
+#include "engine/population/presence.hpp"
+
+#include <algorithm>
+
+namespace drift {
+
+Presence::Presence(const Population& population)
+    : population_(population),
+      join_time_(population.group_names.size(), 0.0),
+      leave_time_(population.group_names.size(), kNever) {}
+
+bool Presence::present(std::uint32_t client, double t) const {
+  const auto g = population_.group[client];
+  if (g == kNoGroup) return true;
+  return t >= join_time_[g] && t < leave_time_[g];
+}
+
+std::uint32_t Presence::present_count(double t) const {
+  std::uint64_t absent = 0;
+  for (std::size_t g = 0; g < join_time_.size(); ++g)
+    if (!(t >= join_time_[g] && t < leave_time_[g])) absent += population_.group_members[g].size();
+  return static_cast<std::uint32_t>(population_.size() - absent);
+}
+
+double Presence::leave_time(std::uint32_t client) const {
+  const auto g = population_.group[client];
+  return g == kNoGroup ? kNever : leave_time_[g];
+}
+
+void Presence::join_no_earlier_than(std::uint32_t group, double t) { join_time_[group] = std::max(join_time_[group], t); }
+
+void Presence::leave(std::uint32_t group, double t) { leave_time_[group] = std::min(leave_time_[group], t); }
+
+}  // namespace drift

@@ -1,0 +1,33 @@
+#pragma once
+// Who is registered with the federation at a virtual time: every client from the start,
+// except the members of a group that joins later or leaves. Timeline `join` and `leave`
+// entries move a group's times.
+#include <cstdint>
+#include <vector>
+
+#include "engine/population/availability.hpp"
+#include "engine/population/population.hpp"
+
+namespace drift {
+
+class Presence {
+ public:
+  explicit Presence(const Population& population);
+
+  bool present(std::uint32_t client, double t) const;
+  std::uint32_t present_count(double t) const;
+  // When the client's group leaves for good, or kNever (no group, or it stays).
+  double leave_time(std::uint32_t client) const;
+
+  void join(std::uint32_t group, double t) { join_time_[group] = t; }
+  // A join known in advance: the group is absent until the latest such time.
+  void join_no_earlier_than(std::uint32_t group, double t);
+  void leave(std::uint32_t group, double t);
+
+ private:
+  const Population& population_;
+  std::vector<double> join_time_;   // per group: absent before
+  std::vector<double> leave_time_;  // per group: gone from
+};
+
+}  // namespace drift

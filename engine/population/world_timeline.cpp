@@ -1,0 +1,66 @@
+#include "engine/population/world_timeline.hpp"
+
+#include <algorithm>
+#include <optional>
+
+namespace drift {
+
+WorldTimeline::WorldTimeline(const Scenario& scenario, const Population& population, ClientAvailability& availability,
+                             Presence& presence)
+    : population_(population), entries_(scenario.timeline), applied_(entries_.size(), 0) {
+  using A = TimelineAction;
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    const auto& e = entries_[i];
+    if (e.at_time < 0) continue;
+    const auto g = population_.group_index(e.group);
+    if (e.action == A::offline || e.action == A::online || e.action == A::leave) {
+      availability.force(g, e.at_time, std::optional<bool>(e.action == A::online));
+      if (e.action == A::leave) presence.leave(g, e.at_time);
+      applied_[i] = 1;
+    } else if (e.action == A::join) {
+      presence.join_no_earlier_than(g, e.at_time);
+      applied_[i] = 1;
+    }
+  }
+}
+
+std::vector<std::size_t> WorldTimeline::take_due(std::uint32_t round, double t) {
+  std::vector<std::size_t> due;
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    if (applied_[i]) continue;
+    const auto& e = entries_[i];
+    if (!(e.at_round > 0 ? e.at_round <= static_cast<std::int64_t>(round) : e.at_time <= t)) continue;
+    applied_[i] = 1;
+    due.push_back(i);
+  }
+  return due;
+}
+
+double WorldTimeline::next_timed_entry() const {
+  double next = kNever;
+  for (std::size_t i = 0; i < entries_.size(); ++i)
+    if (!applied_[i] && entries_[i].at_time >= 0) next = std::min(next, entries_[i].at_time);
+  return next;
+}
+
+std::uint32_t WorldTimeline::group_of(std::size_t index) const {
+  const auto& e = entries_.at(index);
+  return e.group.empty() ? kNoGroup : population_.group_index(e.group);
+}
+
+void WorldTimeline::apply_to_world(std::size_t index, double t, ClientAvailability& availability,
+                                   Presence& presence) const {
+  const auto g = group_of(index);
+  switch (entries_.at(index).action) {
+    case TimelineAction::offline: availability.force(g, t, false); break;
+    case TimelineAction::online: availability.force(g, t, true); break;
+    case TimelineAction::leave:
+      availability.force(g, t, false);
+      presence.leave(g, t);
+      break;
+    case TimelineAction::join: presence.join(g, t); break;
+    default: break;  // speed, deadline: the driver's; sampler, fraction: the sampler's
+  }
+}
+
+}  // namespace drift

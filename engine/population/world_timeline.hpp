@@ -1,0 +1,43 @@
+#pragma once
+// The scenario's timeline as the world sees it: which entries are due, and what an entry does
+// to availability (offline, online, leave) and registration (join, leave). The round drivers
+// and the sampler each hold a replica; the driver decides when an entry applies and tells the
+// sampler (SelectionRequest::timeline), so both replicas change at the same virtual times.
+// What an entry does to the driver alone (speed, deadline) or to the sampler alone (sampler,
+// fraction) is theirs to apply.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "engine/config/scenario.hpp"
+#include "engine/population/availability.hpp"
+#include "engine/population/presence.hpp"
+
+namespace drift {
+
+class WorldTimeline {
+ public:
+  // Registers the availability and registration changes known in advance (entries at a fixed
+  // virtual time), which take effect exactly then, even in the middle of a task.
+  WorldTimeline(const Scenario& scenario, const Population& population, ClientAvailability& availability,
+                Presence& presence);
+
+  // Indices of the entries due at the start of `round` or at a time <= t, not applied yet;
+  // they are marked applied.
+  std::vector<std::size_t> take_due(std::uint32_t round, double t);
+  // Virtual time of the next fixed-time entry not applied yet, or kNever.
+  double next_timed_entry() const;
+
+  const TimelineEntry& entry(std::size_t index) const { return entries_.at(index); }
+  // The group entry `index` names, or kNoGroup.
+  std::uint32_t group_of(std::size_t index) const;
+  // Applies entry `index`'s effect on availability and registration, from time t.
+  void apply_to_world(std::size_t index, double t, ClientAvailability& availability, Presence& presence) const;
+
+ private:
+  const Population& population_;
+  std::vector<TimelineEntry> entries_;
+  std::vector<char> applied_;
+};
+
+}  // namespace drift

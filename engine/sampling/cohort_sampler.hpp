@@ -1,0 +1,70 @@
+#pragma once
+// The sampler's side of the federation, plain C++ so tests drive it without actors; the
+// sampler actor (actors/sampler.cpp) hosts one. It owns what selection depends on: the
+// population's availability and registration, the timeline's sampler and fraction changes,
+// and each client's sampling history (its last training loss, for power-of-choice). A round
+// driver asks it for clients with a SelectionRequest and continues on the Selection.
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "engine/population/availability.hpp"
+#include "engine/population/presence.hpp"
+#include "engine/population/world_timeline.hpp"
+#include "engine/sampling/sampler.hpp"
+
+namespace drift {
+
+struct ClientLoss {
+  std::uint32_t client = 0;
+  double loss = 0.0;
+};
+
+// A timeline entry the driver applied, and when.
+struct TimelineStep {
+  std::uint32_t index = 0;  // into Scenario::timeline
+  double time = 0.0;
+};
+
+struct SelectionRequest {
+  std::uint32_t round = 0;  // round (sync) or aggregation index + 1 (async)
+  double time = 0.0;        // virtual time of the selection
+  // 0: a sync cohort, ceil(over_selection x the cohort size) clients in one draw; otherwise
+  // up to `slots` clients drawn one at a time (async: one per free concurrency slot).
+  std::uint32_t slots = 0;
+  double over_selection = 1.0;
+  std::vector<std::uint32_t> busy;     // ascending: clients not idle at `time`
+  std::vector<ClientLoss> losses;      // training losses reported since the previous request
+  std::vector<TimelineStep> timeline;  // timeline entries applied since the previous request
+};
+
+struct Selection {
+  std::uint32_t round = 0;
+  std::vector<std::uint32_t> clients;  // in the order drawn (ascending for a sync cohort)
+  std::uint32_t cohort_size = 0;       // sync: the cohort before over-selection
+  std::uint32_t eligible = 0;          // present and idle at the request's time
+};
+
+class CohortSampler {
+ public:
+  CohortSampler(const Scenario& scenario, std::shared_ptr<const Population> population);
+
+  Selection answer(const SelectionRequest& request);
+
+ private:
+  void apply(const TimelineStep& step);
+  std::uint32_t cohort_size(double t) const;
+  std::vector<std::uint32_t> draw(const SelectionRequest& request, std::vector<std::uint32_t>& busy);
+
+  const Scenario& scenario_;
+  std::shared_ptr<const Population> population_;
+  ClientAvailability availability_;
+  Presence presence_;
+  WorldTimeline timeline_;
+  std::unique_ptr<Sampler> sampler_;
+  double fraction_override_ = 0.0;  // > 0 once the timeline sets it
+  std::vector<double> last_loss_;   // per client, NaN before its first report
+};
+
+}  // namespace drift

@@ -1,0 +1,34 @@
+#pragma once
+// What a round report counts about participation: who was eligible, who took part so far
+// (coverage), how far the aggregated cohort's labels drift from the population's, and the
+// aggregated updates' training metrics.
+#include <cstdint>
+#include <vector>
+
+#include "engine/metrics/round_report.hpp"
+#include "engine/sim/drift_metrics.hpp"
+#include "engine/sim/roster.hpp"
+#include "engine/tensors/federated_types.hpp"
+
+namespace drift {
+
+class Accounting {
+ public:
+  Accounting(const Scenario& scenario, const Population& population, bool log_eligible);
+
+  // Fills participation, drift and coverage for the clients of an aggregation.
+  void account(RoundReport& report, const std::vector<std::uint32_t>& aggregated);
+  // The eligible count and one "eligible" row per eligible client (O(population)), if logged.
+  void record_eligible(RoundReport& report, double t, const Roster& roster) const;
+  // Sample count and sample-weighted training loss and accuracy of the aggregated updates.
+  static void add_training_metrics(RoundReport& report, const std::vector<ClientUpdate>& updates);
+
+ private:
+  const Population& population_;
+  bool log_eligible_;
+  std::vector<std::uint32_t> participation_;  // aggregations each client took part in
+  std::uint64_t participants_ = 0;            // clients aggregated at least once
+  DriftWindow window_;
+};
+
+}  // namespace drift

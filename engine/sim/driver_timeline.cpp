@@ -1,0 +1,25 @@
+#include "engine/sim/driver_timeline.hpp"
+
+#include <utility>
+
+namespace drift {
+
+DriverTimeline::DriverTimeline(const Scenario& scenario, Roster& roster, TaskPlanner& planner)
+    : roster_(roster),
+      planner_(planner),
+      world_(scenario, roster.population(), roster.availability(), roster.presence()),
+      deadline_(scenario.simulation.deadline) {}
+
+void DriverTimeline::apply_due(std::uint32_t round, double t) {
+  for (const auto i : world_.take_due(round, t)) {
+    world_.apply_to_world(i, t, roster_.availability(), roster_.presence());
+    const auto& e = world_.entry(i);
+    if (e.action == TimelineAction::speed) planner_.set_speed_factor(world_.group_of(i), e.value);
+    if (e.action == TimelineAction::deadline) deadline_ = e.value;
+    steps_.push_back({static_cast<std::uint32_t>(i), t});
+  }
+}
+
+std::vector<TimelineStep> DriverTimeline::take_steps() { return std::exchange(steps_, {}); }
+
+}  // namespace drift

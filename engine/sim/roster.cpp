@@ -1,0 +1,52 @@
+#include "engine/sim/roster.hpp"
+
+#include <algorithm>
+
+namespace drift {
+
+Roster::Roster(const Scenario& scenario, const Population& population)
+    : population_(population),
+      availability_(scenario, population),
+      presence_(population),
+      busy_(population.size(), 0),
+      busy_until_(population.size(), 0.0) {}
+
+bool Roster::eligible(std::uint32_t client, double t) const {
+  return presence_.present(client, t) && !busy_[client] && busy_until_[client] <= t;
+}
+
+double Roster::offline_between(std::uint32_t client, double from, double until) {
+  const double leave = presence_.leave_time(client);
+  const double gone = leave < until ? std::max(from, leave) : kNever;
+  return std::min(gone, availability_.offline_between(client, from, until));
+}
+
+void Roster::set_busy(std::uint32_t client, bool busy) {
+  busy_[client] = busy ? 1 : 0;
+  if (busy) busy_set_.insert(client);
+  else busy_set_.erase(client);
+}
+
+void Roster::work_until(std::uint32_t client, double t) {
+  busy_until_[client] = t;
+  working_until_[client] = t;
+}
+
+std::vector<std::uint32_t> Roster::not_idle(double t) {
+  for (auto it = working_until_.begin(); it != working_until_.end();)
+    it = it->second <= t ? working_until_.erase(it) : std::next(it);
+  std::vector<std::uint32_t> out;
+  out.reserve(busy_set_.size() + working_until_.size());
+  auto w = working_until_.begin();
+  for (auto b = busy_set_.begin(); b != busy_set_.end() || w != working_until_.end();) {
+    if (w == working_until_.end() || (b != busy_set_.end() && *b < w->first)) {
+      out.push_back(*b++);
+    } else {
+      if (b != busy_set_.end() && *b == w->first) ++b;
+      out.push_back((w++)->first);
+    }
+  }
+  return out;
+}
+
+}  // namespace drift

@@ -1,0 +1,43 @@
+#pragma once
+// Who can take part, as a round driver tracks it: registration and availability (the
+// driver's replica of the world, to time drop-outs) and who is working on a task.
+#include <cstdint>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "engine/population/availability.hpp"
+#include "engine/population/presence.hpp"
+
+namespace drift {
+
+class Roster {
+ public:
+  Roster(const Scenario& scenario, const Population& population);
+
+  const Population& population() const { return population_; }
+  ClientAvailability& availability() { return availability_; }
+  Presence& presence() { return presence_; }
+
+  // Registered, with no task in flight, and not still working on a late update.
+  bool eligible(std::uint32_t client, double t) const;
+  // First time in [from, until) the client is offline or gone, or kNever.
+  double offline_between(std::uint32_t client, double from, double until);
+
+  void set_busy(std::uint32_t client, bool busy);
+  // Sync: a late client works on until its update arrives.
+  void work_until(std::uint32_t client, double t);
+  // Ascending: the clients not idle at t (busy, or still working).
+  std::vector<std::uint32_t> not_idle(double t);
+
+ private:
+  const Population& population_;
+  ClientAvailability availability_;
+  Presence presence_;
+  std::vector<char> busy_;                          // has a task whose outcome is not applied yet
+  std::set<std::uint32_t> busy_set_;               // the same clients, so listing them costs O(busy)
+  std::vector<double> busy_until_;                  // by client
+  std::map<std::uint32_t, double> working_until_;  // the clients whose busy_until_ may still be ahead
+};
+
+}  // namespace drift

@@ -1,0 +1,38 @@
+#include "engine/sim/round_rules.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+namespace drift {
+
+Triage triage(const TaskPlan& plan, const JobOutcome& outcome, Roster& roster) {
+  if (!outcome.ok) return {outcome.lost ? Fate::lost : Fate::failed, plan.earliest_finish, outcome.error};
+  const double finish = plan.finish(outcome.upload_bytes);
+  const double t = std::min({finish, plan.drop_time, roster.offline_between(plan.client, plan.start, finish)});
+  if (t < finish) return {Fate::dropped, t, t == plan.drop_time ? "dropped out" : "went offline"};
+  return {Fate::arrived, finish, ""};
+}
+
+std::shared_ptr<TrainingTask> make_task(const Scenario& scenario, std::uint32_t round, std::uint64_t version,
+                                        NamedTensors weights, Payload payload) {
+  auto task = std::make_shared<TrainingTask>();
+  task->round = round;
+  task->model_version = version;
+  task->weights = std::move(weights);
+  task->payload = std::move(payload);
+  task->hyper = scenario.training;
+  task->hyper.learning_rate *= std::pow(task->hyper.lr_decay, static_cast<double>(round > 0 ? round - 1 : 0));
+  return task;
+}
+
+bool stop_reached(const Scenario& scenario, std::uint32_t aggregations, double now) {
+  return aggregations >= scenario.rounds ||
+         (scenario.simulation.max_virtual_time > 0 && now >= scenario.simulation.max_virtual_time);
+}
+
+bool evaluation_due(const Scenario& scenario, std::uint32_t aggregation, bool last) {
+  return last || aggregation % static_cast<std::uint32_t>(scenario.evaluation.every) == 0;
+}
+
+}  // namespace drift

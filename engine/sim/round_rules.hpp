@@ -1,0 +1,37 @@
+#pragma once
+// The rules both round drivers follow, each in one place: what became of a job, what a
+// training task holds, when the run stops and when the global model is evaluated.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "engine/sim/driver.hpp"
+#include "engine/sim/roster.hpp"
+#include "engine/sim/task_planner.hpp"
+
+namespace drift {
+
+enum class Fate { lost, failed, dropped, arrived };
+
+struct Triage {
+  Fate fate = Fate::arrived;
+  double time = 0.0;   // when the outcome takes effect in virtual time
+  std::string reason;  // lost, failed: the job's error; dropped: "dropped out" or "went offline"
+};
+
+// A launched job's outcome: its worker was lost (a dropout to the federation) or it failed,
+// both at the job's earliest finish; or its client dropped out or went offline before the
+// upload completed; or its update arrived.
+Triage triage(const TaskPlan& plan, const JobOutcome& outcome, Roster& roster);
+
+// The task of `round` from model `version`, with the learning rate decayed to the round.
+std::shared_ptr<TrainingTask> make_task(const Scenario& scenario, std::uint32_t round, std::uint64_t version,
+                                        NamedTensors weights, Payload payload);
+
+// After `aggregations`, at virtual time `now`: the rounds are done or the time budget is spent.
+bool stop_reached(const Scenario& scenario, std::uint32_t aggregations, double now);
+
+// Aggregation number `aggregation` is evaluated every evaluation.every and at the last.
+bool evaluation_due(const Scenario& scenario, std::uint32_t aggregation, bool last);
+
+}  // namespace drift

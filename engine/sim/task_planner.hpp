@@ -1,0 +1,46 @@
+#pragma once
+// When a task of one client starts, when its computation ends at the earliest, and whether and
+// when it drops out: the client's profile (speed, bandwidths, latency) in virtual time.
+#include <cstdint>
+#include <vector>
+
+#include "engine/population/availability.hpp"
+#include "engine/population/population.hpp"
+
+namespace drift {
+
+struct TaskPlan {
+  std::uint64_t job = 0;
+  std::uint32_t client = 0;
+  double start = 0.0;
+  double download_end = 0.0;
+  double compute_end = 0.0;
+  double earliest_finish = 0.0;  // compute end + one latency; the upload adds bytes / bandwidth
+  double drop_time = kNever;     // from the dropout probability (offline periods are checked later)
+  double up_bandwidth = 1.0;
+  std::uint64_t down_bytes = 0;
+  std::uint64_t model_version = 0;
+  double finish(std::uint64_t upload_bytes) const { return earliest_finish + static_cast<double>(upload_bytes) / up_bandwidth; }
+};
+
+// Virtual compute time a task spent before `until` (its end, by default): the one formula for
+// the compute that late or dropped work wasted.
+double wasted_compute(const TaskPlan& plan, double until = kNever);
+
+class TaskPlanner {
+ public:
+  TaskPlanner(const Scenario& scenario, const Population& population);
+
+  // Plans the next job (job ids count up from 0) of `client` starting at `start`.
+  TaskPlan plan(std::uint32_t client, double start, std::uint64_t down_bytes, std::uint64_t model_version);
+  // A timeline `speed` entry: the group computes `factor` times as fast from now on.
+  void set_speed_factor(std::uint32_t group, double factor) { speed_factor_[group] = factor; }
+
+ private:
+  const Scenario& scenario_;
+  const Population& population_;
+  std::vector<double> speed_factor_;  // per group
+  std::uint64_t next_job_ = 0;
+};
+
+}  // namespace drift

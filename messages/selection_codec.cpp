@@ -1,0 +1,90 @@
+#include "messages/selection_codec.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "messages/control.capnp.h"
+#include "messages/framing.hpp"
+
+namespace drift::msg {
+namespace {
+
+using framing::build;
+
+template <class List>
+std::vector<std::uint32_t> read_ids(List list) {
+  std::vector<std::uint32_t> out;
+  out.reserve(list.size());
+  for (auto v : list) out.push_back(v);
+  return out;
+}
+
+template <class Builder>
+void write_ids(Builder list, const std::vector<std::uint32_t>& ids) {
+  for (unsigned i = 0; i < ids.size(); ++i) list.set(i, ids[i]);
+}
+
+double finite(double v, const char* what) {
+  if (!std::isfinite(v)) throw DecodeError(std::string("selection request: ") + what + " is not finite");
+  return v;
+}
+
+}  // namespace
+
+Buffer encode_selection_request(const SelectionRequest& r) {
+  return build<wire::SelectionRequest>([&](wire::SelectionRequest::Builder b) {
+    b.setRound(r.round);
+    b.setTime(r.time);
+    b.setSlots(r.slots);
+    b.setOverSelection(r.over_selection);
+    write_ids(b.initBusy(static_cast<unsigned>(r.busy.size())), r.busy);
+    auto losses = b.initLosses(static_cast<unsigned>(r.losses.size()));
+    for (unsigned i = 0; i < r.losses.size(); ++i) {
+      losses[i].setClient(r.losses[i].client);
+      losses[i].setLoss(r.losses[i].loss);
+    }
+    auto steps = b.initTimeline(static_cast<unsigned>(r.timeline.size()));
+    for (unsigned i = 0; i < r.timeline.size(); ++i) {
+      steps[i].setIndex(r.timeline[i].index);
+      steps[i].setTime(r.timeline[i].time);
+    }
+  });
+}
+
+SelectionRequest decode_selection_request(const Buffer& buffer, const DecodeLimits& limits) {
+  return framing::parse<wire::SelectionRequest>(buffer, limits, "selection request",
+                                                [](wire::SelectionRequest::Reader b, auto&&) {
+    SelectionRequest r;
+    r.round = b.getRound();
+    r.time = finite(b.getTime(), "time");
+    r.slots = b.getSlots();
+    r.over_selection = finite(b.getOverSelection(), "over-selection");
+    r.busy = read_ids(b.getBusy());
+    if (!std::is_sorted(r.busy.begin(), r.busy.end())) throw DecodeError("selection request: busy clients out of order");
+    for (auto l : b.getLosses()) r.losses.push_back({l.getClient(), l.getLoss()});  // a NaN loss is a real report
+    for (auto s : b.getTimeline()) r.timeline.push_back({s.getIndex(), finite(s.getTime(), "timeline time")});
+    return r;
+  });
+}
+
+Buffer encode_selection(const Selection& s) {
+  return build<wire::Selection>([&](wire::Selection::Builder b) {
+    b.setRound(s.round);
+    write_ids(b.initClients(static_cast<unsigned>(s.clients.size())), s.clients);
+    b.setCohortSize(s.cohort_size);
+    b.setEligible(s.eligible);
+  });
+}
+
+Selection decode_selection(const Buffer& buffer, const DecodeLimits& limits) {
+  return framing::parse<wire::Selection>(buffer, limits, "selection", [](wire::Selection::Reader b, auto&&) {
+    Selection s;
+    s.round = b.getRound();
+    s.clients = read_ids(b.getClients());
+    s.cohort_size = b.getCohortSize();
+    s.eligible = b.getEligible();
+    return s;
+  });
+}
+
+}  // namespace drift::msg
