@@ -17,6 +17,8 @@ namespace {
 
 using framing::finish;
 using framing::parse;
+using framing::read_u32_list;
+using framing::write_list;
 
 template <class Root, class Fill>
 Buffer build(Fill&& fill) {
@@ -82,19 +84,6 @@ Payload read_payload(wire::Payload::Reader in, const BufferOwner& owner) {
       throw DecodeError("payload scalar '" + name + "' appears twice");
   }
   return out;
-}
-
-template <class List>
-std::vector<std::uint32_t> read_u32_list(List list) {
-  std::vector<std::uint32_t> out;
-  out.reserve(list.size());
-  for (auto v : list) out.push_back(v);
-  return out;
-}
-
-template <class Builder, class Values>
-void write_list(Builder list, const Values& values) {
-  for (unsigned i = 0; i < values.size(); ++i) list.set(i, values[i]);
 }
 
 }  // namespace

@@ -24,6 +24,20 @@ inline Buffer finish(capnp::MessageBuilder& message) {
   return Buffer(std::move(bytes));
 }
 
+// A Cap'n Proto list of integers as a vector, and back.
+template <class List>
+std::vector<std::uint32_t> read_u32_list(List list) {
+  std::vector<std::uint32_t> out;
+  out.reserve(list.size());
+  for (auto v : list) out.push_back(v);
+  return out;
+}
+
+template <class Builder, class Values>
+void write_list(Builder list, const Values& values) {
+  for (unsigned i = 0; i < values.size(); ++i) list.set(i, values[i]);
+}
+
 // A message without tensors: `fill` sets the fields of root `Root`.
 template <class Root, class Fill>
 Buffer build(Fill&& fill) {

@@ -10,19 +10,8 @@ namespace drift::msg {
 namespace {
 
 using framing::build;
-
-template <class List>
-std::vector<std::uint32_t> read_ids(List list) {
-  std::vector<std::uint32_t> out;
-  out.reserve(list.size());
-  for (auto v : list) out.push_back(v);
-  return out;
-}
-
-template <class Builder>
-void write_ids(Builder list, const std::vector<std::uint32_t>& ids) {
-  for (unsigned i = 0; i < ids.size(); ++i) list.set(i, ids[i]);
-}
+using framing::read_u32_list;
+using framing::write_list;
 
 double finite(double v, const char* what) {
   if (!std::isfinite(v)) throw DecodeError(std::string("selection request: ") + what + " is not finite");
@@ -37,7 +26,7 @@ Buffer encode_selection_request(const SelectionRequest& r) {
     b.setTime(r.time);
     b.setSlots(r.slots);
     b.setOverSelection(r.over_selection);
-    write_ids(b.initBusy(static_cast<unsigned>(r.busy.size())), r.busy);
+    write_list(b.initBusy(static_cast<unsigned>(r.busy.size())), r.busy);
     auto losses = b.initLosses(static_cast<unsigned>(r.losses.size()));
     for (unsigned i = 0; i < r.losses.size(); ++i) {
       losses[i].setClient(r.losses[i].client);
@@ -59,7 +48,7 @@ SelectionRequest decode_selection_request(const Buffer& buffer, const DecodeLimi
     r.time = finite(b.getTime(), "time");
     r.slots = b.getSlots();
     r.over_selection = finite(b.getOverSelection(), "over-selection");
-    r.busy = read_ids(b.getBusy());
+    r.busy = read_u32_list(b.getBusy());
     if (!std::is_sorted(r.busy.begin(), r.busy.end())) throw DecodeError("selection request: busy clients out of order");
     for (auto l : b.getLosses()) r.losses.push_back({l.getClient(), l.getLoss()});  // a NaN loss is a real report
     for (auto s : b.getTimeline()) r.timeline.push_back({s.getIndex(), finite(s.getTime(), "timeline time")});
@@ -70,7 +59,7 @@ SelectionRequest decode_selection_request(const Buffer& buffer, const DecodeLimi
 Buffer encode_selection(const Selection& s) {
   return build<wire::Selection>([&](wire::Selection::Builder b) {
     b.setRound(s.round);
-    write_ids(b.initClients(static_cast<unsigned>(s.clients.size())), s.clients);
+    write_list(b.initClients(static_cast<unsigned>(s.clients.size())), s.clients);
     b.setCohortSize(s.cohort_size);
     b.setEligible(s.eligible);
   });
@@ -80,7 +69,7 @@ Selection decode_selection(const Buffer& buffer, const DecodeLimits& limits) {
   return framing::parse<wire::Selection>(buffer, limits, "selection", [](wire::Selection::Reader b, auto&&) {
     Selection s;
     s.round = b.getRound();
-    s.clients = read_ids(b.getClients());
+    s.clients = read_u32_list(b.getClients());
     s.cohort_size = b.getCohortSize();
     s.eligible = b.getEligible();
     return s;

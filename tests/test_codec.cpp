@@ -95,6 +95,36 @@ TEST_CASE("a client update and the small control messages survive a round trip",
   CHECK(d.metrics.steps == 19);
   CHECK(d.metrics.samples_seen == 1216);
 
+
+  EvalResult r{0, 10, 3.5, {1, 2}, {5, 5}};
+  const auto e = msg::decode_eval_result(msg::encode_eval_result(r));
+  CHECK(e.end == 10);
+  CHECK(e.loss_sum == 3.5);
+  CHECK(e.correct == std::vector<std::uint64_t>{1, 2});
+
+  RoundReport report;
+  report.round = 2;
+  report.cohort = {3, 4};
+  report.per_class_accuracy = {0.5, 1.0};
+  report.clients = {arrival_record(ClientEvent::stale, 3, 12.5, 40, 0.25, 10, 2, "nan loss")};
+  report.time_end = 99.25;
+  report.staleness = {0, 3};
+  report.window_js = 0.125;
+  const auto rr = msg::decode_report(msg::encode_report(report));
+  CHECK(rr.cohort == report.cohort);
+  CHECK(rr.time_end == 99.25);
+  CHECK(rr.staleness == report.staleness);
+  CHECK(rr.window_js == 0.125);
+  CHECK(rr.clients.at(0).time == 12.5);
+  CHECK(rr.clients.at(0).staleness == 2u);
+  CHECK(rr.per_class_accuracy == report.per_class_accuracy);
+  CHECK(rr.clients.at(0).detail == "nan loss");
+  CHECK(rr.clients.at(0).event == ClientEvent::stale);
+  CHECK(rr.clients.at(0).num_samples == 40u);
+  CHECK(rr.clients.at(0).bytes_up == 10u);
+}
+
+TEST_CASE("the selection messages survive a round trip and refuse what the sampler cannot use", "[codec][sampler]") {
   Selection selection;
   selection.round = 4;
   selection.clients = {9, 1, 5};  // the order drawn is kept
@@ -132,33 +162,6 @@ TEST_CASE("a client update and the small control messages survive a round trip",
   request.busy = {2, 7};
   request.time = std::nan("");
   CHECK_THROWS_AS(msg::decode_selection_request(msg::encode_selection_request(request)), DecodeError);
-
-  EvalResult r{0, 10, 3.5, {1, 2}, {5, 5}};
-  const auto e = msg::decode_eval_result(msg::encode_eval_result(r));
-  CHECK(e.end == 10);
-  CHECK(e.loss_sum == 3.5);
-  CHECK(e.correct == std::vector<std::uint64_t>{1, 2});
-
-  RoundReport report;
-  report.round = 2;
-  report.cohort = {3, 4};
-  report.per_class_accuracy = {0.5, 1.0};
-  report.clients = {arrival_record(ClientEvent::stale, 3, 12.5, 40, 0.25, 10, 2, "nan loss")};
-  report.time_end = 99.25;
-  report.staleness = {0, 3};
-  report.window_js = 0.125;
-  const auto rr = msg::decode_report(msg::encode_report(report));
-  CHECK(rr.cohort == report.cohort);
-  CHECK(rr.time_end == 99.25);
-  CHECK(rr.staleness == report.staleness);
-  CHECK(rr.window_js == 0.125);
-  CHECK(rr.clients.at(0).time == 12.5);
-  CHECK(rr.clients.at(0).staleness == 2u);
-  CHECK(rr.per_class_accuracy == report.per_class_accuracy);
-  CHECK(rr.clients.at(0).detail == "nan loss");
-  CHECK(rr.clients.at(0).event == ClientEvent::stale);
-  CHECK(rr.clients.at(0).num_samples == 40u);
-  CHECK(rr.clients.at(0).bytes_up == 10u);
 }
 
 TEST_CASE("decoding aliases the buffer instead of copying tensors", "[codec]") {

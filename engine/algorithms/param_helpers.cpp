@@ -4,22 +4,9 @@
 
 namespace drift {
 
-namespace {
-
-ParamSpec param(std::string key, ParamKind kind, ParamValue def, std::string help) {
-  ParamSpec p;
-  p.key = std::move(key);
-  p.kind = kind;
-  p.default_value = std::move(def);
-  p.help = std::move(help);
-  return p;
-}
-
-}  // namespace
-
 ParamSpec number_param(std::string key, double def, std::string help, std::optional<double> min,
                        std::optional<double> max, bool min_exclusive) {
-  auto p = param(std::move(key), ParamKind::number, def, std::move(help));
+  auto p = make_param(std::move(key), ParamKind::number, def, std::move(help));
   p.min = min;
   p.max = max;
   p.min_exclusive = min_exclusive;
@@ -28,22 +15,22 @@ ParamSpec number_param(std::string key, double def, std::string help, std::optio
 
 ParamSpec integer_param(std::string key, std::int64_t def, std::string help, std::optional<double> min,
                         std::optional<double> max) {
-  auto p = param(std::move(key), ParamKind::integer, def, std::move(help));
+  auto p = make_param(std::move(key), ParamKind::integer, def, std::move(help));
   p.min = min;
   p.max = max;
   return p;
 }
 
 ParamSpec bool_param(std::string key, bool def, std::string help) {
-  return param(std::move(key), ParamKind::boolean, def, std::move(help));
+  return make_param(std::move(key), ParamKind::boolean, def, std::move(help));
 }
 
 ParamSpec string_param(std::string key, std::string def, std::string help) {
-  return param(std::move(key), ParamKind::string, std::move(def), std::move(help));
+  return make_param(std::move(key), ParamKind::string, std::move(def), std::move(help));
 }
 
 ParamSpec choice_param(std::string key, std::string def, std::vector<std::string> choices, std::string help) {
-  auto p = param(std::move(key), ParamKind::string, std::move(def), std::move(help));
+  auto p = make_param(std::move(key), ParamKind::string, std::move(def), std::move(help));
   p.choices = [choices] { return choices; };
   return p;
 }

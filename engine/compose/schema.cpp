@@ -12,12 +12,7 @@ namespace drift {
 namespace {
 
 ParamSpec key(std::string name, ParamKind kind, std::optional<ParamValue> def, std::string help) {
-  ParamSpec s;
-  s.key = std::move(name);
-  s.kind = kind;
-  s.default_value = std::move(def);
-  s.help = std::move(help);
-  return s;
+  return make_param(std::move(name), kind, std::move(def), std::move(help));
 }
 
 ParamSpec ranged(ParamSpec s, std::optional<double> min, std::optional<double> max, bool min_exclusive = false) {

@@ -5,6 +5,15 @@
 
 namespace drift {
 
+ParamSpec make_param(std::string key, ParamKind kind, std::optional<ParamValue> def, std::string help) {
+  ParamSpec s;
+  s.key = std::move(key);
+  s.kind = kind;
+  s.default_value = std::move(def);
+  s.help = std::move(help);
+  return s;
+}
+
 std::string describe(ParamKind kind) {
   switch (kind) {
     case ParamKind::boolean: return "a boolean (true or false)";

@@ -32,6 +32,9 @@ struct ParamSpec {
   std::string help;
 };
 
+// A key with its type, default (nullopt: optional, no default) and help text.
+ParamSpec make_param(std::string key, ParamKind kind, std::optional<ParamValue> def, std::string help);
+
 // Parameters of one component (an algorithm, say), after validation.
 class ParamSet {
  public:

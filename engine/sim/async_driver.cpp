@@ -9,9 +9,8 @@
 #include <cmath>
 #include <map>
 
-#include "engine/sim/accounting.hpp"
 #include "engine/sim/async_mixing.hpp"
-#include "engine/sim/driver_timeline.hpp"
+#include "engine/sim/driver_parts.hpp"
 #include "engine/sim/round_rules.hpp"
 #include "engine/sim/sync_driver.hpp"
 
@@ -45,19 +44,11 @@ class FlagGuard {
 class AsyncDriver final : public Driver {
  public:
   AsyncDriver(DriverSetup setup, JobRunner& runner, DriverListener& listener)
-      : scenario_(*setup.scenario),
-        population_(std::move(setup.population)),
-        runner_(runner),
-        listener_(listener),
-        roster_(scenario_, *population_),
-        planner_(scenario_, *population_),
-        timeline_(scenario_, roster_, planner_),
-        accounting_(scenario_, *population_, setup.log_eligible),
-        mixing_(scenario_, std::move(setup.initial_weights)) {}
+      : parts_(setup, runner, listener), mixing_(parts_.scenario, std::move(setup.initial_weights)) {}
 
   void start() override {
     open_report();
-    timeline_.apply_due(1, now_);
+    parts_.timeline.apply_due(1, now_);
     if (request_fill()) advance();
   }
 
@@ -83,8 +74,8 @@ class AsyncDriver final : public Driver {
   // The time at which a job's outcome takes effect, once it is known.
   double event_time(const InFlight& f) {
     const auto& p = f.plan;
-    if (!f.launched) return std::min(p.drop_time, roster_.offline_between(p.client, p.start, p.earliest_finish));
-    return triage(p, f.outcome, roster_).time;
+    if (!f.launched) return std::min(p.drop_time, parts_.roster.offline_between(p.client, p.start, p.earliest_finish));
+    return triage(p, f.outcome, parts_.roster).time;
   }
 
   // The known event that comes first: (job, time, client), or none.
@@ -126,10 +117,10 @@ class AsyncDriver final : public Driver {
       const bool found = earliest_event(best_job, best_time, best_client);
       const double bound = running_bound(bound_client);
       // Timeline entries at a fixed time go first when nothing can precede them.
-      const double timed = timeline_.next_timed_entry();
+      const double timed = parts_.timeline.next_timed_entry();
       if (timed < kNever && (!found || timed <= best_time) && timed < bound) {
         now_ = std::max(now_, timed);
-        timeline_.apply_due(aggregations_ + 1, now_);
+        parts_.timeline.apply_due(aggregations_ + 1, now_);
         if (!request_fill()) return;
         continue;
       }
@@ -139,7 +130,7 @@ class AsyncDriver final : public Driver {
         // Nobody could be dispatched: let virtual time pass until someone can.
         if (++idle_retries_ > kMaxIdleRetries) return finish();
         now_ += kIdleRetry;
-        timeline_.apply_due(aggregations_ + 1, now_);
+        parts_.timeline.apply_due(aggregations_ + 1, now_);
         if (!request_fill()) return;
         continue;
       }
@@ -148,19 +139,19 @@ class AsyncDriver final : public Driver {
       now_ = std::max(now_, best_time);
       handle(node.mapped(), best_time);
       if (stopping()) return finish();
-      timeline_.apply_due(aggregations_ + 1, now_);
+      parts_.timeline.apply_due(aggregations_ + 1, now_);
       if (!request_fill()) return;
     }
   }
 
   void handle(InFlight& f, double t) {
     const auto c = f.plan.client;
-    roster_.set_busy(c, false);
+    parts_.roster.set_busy(c, false);
     if (!f.launched) {
       drop(f, t, t == f.plan.drop_time ? "dropped out" : "went offline");
       return;
     }
-    const auto fate = triage(f.plan, f.outcome, roster_);
+    const auto fate = triage(f.plan, f.outcome, parts_.roster);
     if (fate.fate == Fate::lost) return drop(f, t, fate.reason);
     if (fate.fate == Fate::failed) {
       ++report_.failed;
@@ -173,7 +164,7 @@ class AsyncDriver final : public Driver {
     }
     auto& u = f.outcome.update;
     const std::uint64_t staleness = mixing_.version() - f.plan.model_version;
-    losses_.push_back({c, u.metrics.loss});
+    parts_.losses.push_back({c, u.metrics.loss});
     ++report_.finished;
     report_.bytes_up += f.outcome.upload_bytes;
     record(arrival_record(ClientEvent::finished, c, t, u.num_samples, u.metrics.loss, f.outcome.upload_bytes, staleness, ""));
@@ -196,13 +187,13 @@ class AsyncDriver final : public Driver {
     report_.staleness = std::move(applied.staleness);
     std::sort(report_.staleness.begin(), report_.staleness.end());
     report_.num_updates = static_cast<std::uint32_t>(applied.updates.size());
-    accounting_.account(report_, clients);
+    parts_.accounting.account(report_, clients);
     report_.round = aggregations_;
     report_.model_version = mixing_.version();
     report_.time_end = now_;
-    report_.total_rounds = scenario_.rounds;
-    const bool evaluate = evaluation_due(scenario_, aggregations_, stopping());
-    listener_.on_aggregation(std::move(report_), evaluate ? mixing_.global().get() : nullptr);
+    report_.total_rounds = parts_.scenario.rounds;
+    const bool evaluate = evaluation_due(parts_.scenario, aggregations_, stopping());
+    parts_.listener.on_aggregation(std::move(report_), evaluate ? mixing_.global().get() : nullptr);
     open_report();
   }
 
@@ -211,67 +202,54 @@ class AsyncDriver final : public Driver {
     report_.time_start = now_;
   }
 
-  bool stopping() const { return stop_reached(scenario_, aggregations_, now_); }
+  bool stopping() const { return stop_reached(parts_.scenario, aggregations_, now_); }
 
   void finish() {
     if (finished_) return;
     finished_ = true;
-    listener_.on_finished();
+    parts_.listener.on_finished();
   }
 
   // Asks the sampler for one client per free slot. False while its answer is awaited (a host
   // that answers at once has dispatched them before this returns).
   bool request_fill() {
     const auto running = static_cast<std::int64_t>(inflight_.size());
-    if (stopping() || running >= scenario_.async.concurrency) return true;
-    SelectionRequest request;
-    request.round = aggregations_ + 1;
-    request.time = now_;
-    request.slots = static_cast<std::uint32_t>(scenario_.async.concurrency - running);
-    request.busy = roster_.not_idle(now_);
-    request.losses = std::exchange(losses_, {});
-    request.timeline = timeline_.take_steps();
+    if (stopping() || running >= parts_.scenario.async.concurrency) return true;
+    auto request = parts_.selection_request(aggregations_ + 1, now_);
+    request.slots = static_cast<std::uint32_t>(parts_.scenario.async.concurrency - running);
     awaiting_selection_ = true;
-    runner_.request_selection(request);
+    parts_.runner.request_selection(request);
     return !awaiting_selection_;
   }
 
   void dispatch(std::uint32_t c) {
     if (!task_ || task_->model_version != mixing_.version()) {
-      task_ = make_task(scenario_, aggregations_ + 1, mixing_.version(), *mixing_.global(), Payload{});
-      task_bytes_ = runner_.task_bytes(task_);
+      task_ = make_task(parts_.scenario, aggregations_ + 1, mixing_.version(), *mixing_.global(), Payload{});
+      task_bytes_ = parts_.runner.task_bytes(task_);
     }
     InFlight f;
-    f.plan = planner_.plan(c, now_, task_bytes_, mixing_.version());
+    f.plan = parts_.planner.plan(c, now_, task_bytes_, mixing_.version());
     f.pulled = mixing_.global();
-    roster_.set_busy(c, true);
+    parts_.roster.set_busy(c, true);
     report_.cohort.push_back(c);
     report_.bytes_down += task_bytes_;
     record(selected_record(c, now_, task_bytes_));
-    const double offline = roster_.offline_between(c, now_, f.plan.earliest_finish);
+    const double offline = parts_.roster.offline_between(c, now_, f.plan.earliest_finish);
     f.launched = offline >= f.plan.earliest_finish && f.plan.drop_time >= f.plan.earliest_finish;
     const auto job = f.plan.job;
     inflight_.emplace(job, std::move(f));
-    if (inflight_.at(job).launched) runner_.launch(job, c, task_);
+    if (inflight_.at(job).launched) parts_.runner.launch(job, c, task_);
   }
 
   void record(ClientRecord r) { report_.clients.push_back(std::move(r)); }
 
-  const Scenario& scenario_;
-  std::shared_ptr<const Population> population_;
-  JobRunner& runner_;
-  DriverListener& listener_;
-  Roster roster_;
-  TaskPlanner planner_;
-  DriverTimeline timeline_;
-  Accounting accounting_;
+  DriverParts parts_;
   AsyncMixing mixing_;
   double now_ = 0.0;
   std::uint32_t aggregations_ = 0;
   std::map<std::uint64_t, InFlight> inflight_;
   std::shared_ptr<const TrainingTask> task_;
   std::uint64_t task_bytes_ = 0;
-  std::vector<ClientLoss> losses_;  // for the sampler's next request
   RoundReport report_;
   int idle_retries_ = 0;
   bool awaiting_selection_ = false;

@@ -11,8 +11,7 @@
 #include <optional>
 
 #include "engine/metrics/evaluation.hpp"
-#include "engine/sim/accounting.hpp"
-#include "engine/sim/driver_timeline.hpp"
+#include "engine/sim/driver_parts.hpp"
 #include "engine/sim/round_rules.hpp"
 #include "engine/sim/sync_driver.hpp"
 
@@ -40,18 +39,11 @@ struct Arrival {
 class SyncDriver final : public Driver {
  public:
   SyncDriver(DriverSetup setup, JobRunner& runner, DriverListener& listener)
-      : scenario_(*setup.scenario),
-        population_(std::move(setup.population)),
-        runner_(runner),
-        listener_(listener),
-        roster_(scenario_, *population_),
-        planner_(scenario_, *population_),
-        timeline_(scenario_, roster_, planner_),
-        accounting_(scenario_, *population_, setup.log_eligible),
+      : parts_(setup, runner, listener),
         algorithm_(std::move(setup.algorithm)),
         global_(std::move(setup.initial_weights)),
         private_models_(setup.private_models) {
-    if (private_models_) personal_.resize(population_->size());
+    if (private_models_) personal_.resize(parts_.population->size());
   }
 
   void start() override { begin_round(); }
@@ -73,37 +65,32 @@ class SyncDriver final : public Driver {
 
  private:
   void begin_round() {
-    timeline_.apply_due(round_, now_);
+    parts_.timeline.apply_due(round_, now_);
     report_ = RoundReport{};
     report_.round = round_;
-    report_.total_rounds = scenario_.rounds;
+    report_.total_rounds = parts_.scenario.rounds;
     report_.time_start = now_;
-    accounting_.record_eligible(report_, now_, roster_);
+    parts_.accounting.record_eligible(report_, now_, parts_.roster);
     jobs_.clear();
-    SelectionRequest request;
-    request.round = round_;
-    request.time = now_;
-    request.over_selection = scenario_.simulation.over_selection;
-    request.busy = roster_.not_idle(now_);
-    request.losses = std::exchange(losses_, {});
-    request.timeline = timeline_.take_steps();
+    auto request = parts_.selection_request(round_, now_);
+    request.over_selection = parts_.scenario.simulation.over_selection;
     awaiting_selection_ = true;
-    runner_.request_selection(request);
+    parts_.runner.request_selection(request);
   }
 
   void launch_round(Selection selection) {
     report_.cohort = std::move(selection.clients);
     needed_ = std::min<std::uint32_t>(selection.cohort_size, static_cast<std::uint32_t>(report_.cohort.size()));
-    auto task = make_task(scenario_, round_, version_, global_, algorithm_->broadcast(round_));
-    const std::uint64_t down = report_.cohort.empty() ? 0 : runner_.task_bytes(task);
-    const double deadline = timeline_.deadline();
+    auto task = make_task(parts_.scenario, round_, version_, global_, algorithm_->broadcast(round_));
+    const std::uint64_t down = report_.cohort.empty() ? 0 : parts_.runner.task_bytes(task);
+    const double deadline = parts_.timeline.deadline();
     const double deadline_at = deadline > 0 ? now_ + deadline : kNever;
     for (auto c : report_.cohort) {
       Pending p;
-      p.plan = planner_.plan(c, now_, down, version_);
+      p.plan = parts_.planner.plan(c, now_, down, version_);
       record(selected_record(c, now_, down));
       report_.bytes_down += down;
-      const double offline = roster_.offline_between(c, now_, p.plan.earliest_finish);
+      const double offline = parts_.roster.offline_between(c, now_, p.plan.earliest_finish);
       // Work that can never be used is not trained, unless asked to measure it.
       if (offline < p.plan.earliest_finish || p.plan.drop_time < p.plan.earliest_finish) {
         const double at = std::min(offline, p.plan.drop_time);
@@ -111,19 +98,19 @@ class SyncDriver final : public Driver {
         continue;
       }
       const bool certainly_late = p.plan.earliest_finish > deadline_at;
-      if (certainly_late && scenario_.simulation.late_updates == LateUpdates::discard && !scenario_.simulation.train_doomed) {
+      if (certainly_late && parts_.scenario.simulation.late_updates == LateUpdates::discard && !parts_.scenario.simulation.train_doomed) {
         ++report_.late;
         report_.wasted_compute_seconds += wasted_compute(p.plan);
-        record(untrained_late_record(c, p.plan.earliest_finish, population_->num_samples[c],
+        record(untrained_late_record(c, p.plan.earliest_finish, parts_.population->num_samples[c],
                                      "certain to miss the deadline: not trained"));
-        roster_.work_until(c, p.plan.earliest_finish);
+        parts_.roster.work_until(c, p.plan.earliest_finish);
         continue;
       }
-      roster_.set_busy(c, true);
+      parts_.roster.set_busy(c, true);
       jobs_.emplace(p.plan.job, p);
     }
     outstanding_ = jobs_.size();
-    for (auto& [id, p] : jobs_) runner_.launch(id, p.plan.client, task);
+    for (auto& [id, p] : jobs_) parts_.runner.launch(id, p.plan.client, task);
     if (outstanding_ == 0) close_round();
   }
 
@@ -132,10 +119,10 @@ class SyncDriver final : public Driver {
     std::vector<Arrival> arrivals;
     for (auto& [id, p] : jobs_) {
       const auto c = p.plan.client;
-      roster_.set_busy(c, false);
+      parts_.roster.set_busy(c, false);
       // The client's model changed when it trained, whether or not the server uses its upload.
       if (private_models_ && p.outcome.ok && p.outcome.update.personal) personal_[c] = *p.outcome.update.personal;
-      const auto fate = triage(p.plan, p.outcome, roster_);
+      const auto fate = triage(p.plan, p.outcome, parts_.roster);
       switch (fate.fate) {
         case Fate::lost:  // its device vanished (a worker died): to the federation, a dropout
           drop(c, fate.time, p.plan, fate.reason);
@@ -149,7 +136,7 @@ class SyncDriver final : public Driver {
           report_.discarded_samples += p.outcome.update.num_samples;
           break;
         case Fate::arrived:
-          losses_.push_back({c, p.outcome.update.metrics.loss});
+          parts_.losses.push_back({c, p.outcome.update.metrics.loss});
           arrivals.push_back({fate.time, c, &p});
           continue;
       }
@@ -164,7 +151,7 @@ class SyncDriver final : public Driver {
   // when the round ends.
   double accept(std::vector<Arrival>& arrivals, double last_event, std::vector<ClientUpdate>& accepted,
                 std::vector<StaleUpdate>& newly_late) {
-    const double deadline = timeline_.deadline();
+    const double deadline = parts_.timeline.deadline();
     const double deadline_at = deadline > 0 ? report_.time_start + deadline : kNever;
     double end = report_.time_start;
     for (auto& a : arrivals) {
@@ -180,9 +167,9 @@ class SyncDriver final : public Driver {
       }
       ++report_.late;
       report_.bytes_up += o.upload_bytes;
-      roster_.work_until(a.client, a.time);
+      parts_.roster.work_until(a.client, a.time);
       last_event = std::max(last_event, a.time);
-      const bool keep = scenario_.simulation.late_updates == LateUpdates::stale;
+      const bool keep = parts_.scenario.simulation.late_updates == LateUpdates::stale;
       record(arrival_record(ClientEvent::late, a.client, a.time, u.num_samples, u.metrics.loss, o.upload_bytes, 0,
                             keep ? "kept as stale" : "discarded"));
       if (keep) {
@@ -227,18 +214,18 @@ class SyncDriver final : public Driver {
       return a.time != b.time ? a.time < b.time : a.client_id < b.client_id;
     });
     now_ = end;
-    const bool last = stop_reached(scenario_, round_, now_);
-    const bool evaluate = evaluation_due(scenario_, round_, last);
+    const bool last = stop_reached(parts_.scenario, round_, now_);
+    const bool evaluate = evaluation_due(parts_.scenario, round_, last);
     if (last) report_.total_rounds = round_;
     if (private_models_) {
       if (evaluate) add_personal_evaluation(report_);
-      listener_.on_aggregation(std::move(report_), nullptr);
+      parts_.listener.on_aggregation(std::move(report_), nullptr);
     } else {
-      listener_.on_aggregation(std::move(report_), evaluate ? &global_ : nullptr);
+      parts_.listener.on_aggregation(std::move(report_), evaluate ? &global_ : nullptr);
     }
     if (last) {
       finished_ = true;
-      listener_.on_finished();
+      parts_.listener.on_finished();
       return;
     }
     ++round_;
@@ -255,7 +242,7 @@ class SyncDriver final : public Driver {
       report_.staleness.push_back(version_ - u.model_version);
     }
     std::sort(report_.staleness.begin(), report_.staleness.end());
-    const bool enough = !accepted.empty() && static_cast<std::int64_t>(accepted.size()) >= scenario_.simulation.min_cohort;
+    const bool enough = !accepted.empty() && static_cast<std::int64_t>(accepted.size()) >= parts_.scenario.simulation.min_cohort;
     if (enough) {
       Accounting::add_training_metrics(report_, accepted);
       algorithm_->aggregate(global_, accepted, round_);
@@ -266,7 +253,7 @@ class SyncDriver final : public Driver {
       for (const auto& u : accepted) report_.discarded_samples += u.num_samples;
     }
     report_.num_updates = static_cast<std::uint32_t>(aggregated.size());
-    accounting_.account(report_, aggregated);
+    parts_.accounting.account(report_, aggregated);
   }
 
   // Private models: every client's accuracy as of the last model it trained, and the
@@ -303,19 +290,11 @@ class SyncDriver final : public Driver {
 
   void record(ClientRecord r) { report_.clients.push_back(std::move(r)); }
 
-  const Scenario& scenario_;
-  std::shared_ptr<const Population> population_;
-  JobRunner& runner_;
-  DriverListener& listener_;
-  Roster roster_;
-  TaskPlanner planner_;
-  DriverTimeline timeline_;
-  Accounting accounting_;
+  DriverParts parts_;
   std::unique_ptr<ServerAlgorithm> algorithm_;
   NamedTensors global_;
   bool private_models_ = false;
   std::vector<std::optional<EvalResult>> personal_;  // private models: by client id
-  std::vector<ClientLoss> losses_;                   // for the sampler's next request
   double now_ = 0.0;
   std::uint64_t version_ = 0;
   std::uint32_t round_ = 1;

@@ -11,6 +11,16 @@ namespace {
 
 // One function per subcommand: its options, bound to the fields of its arguments.
 
+// What both ends of a multi-node run are told alike: where the join token is, and TLS.
+void add_trust_options(CLI::App* cmd, std::string& token_file, bool& tls, std::string& cert, std::string& key,
+                       std::string& ca, const std::string& group) {
+  cmd->add_option("--token-file", token_file, "file holding the join token (else $DRIFT_JOIN_TOKEN)")->group(group);
+  cmd->add_flag("--tls", tls, "encrypt and authenticate with CAF's OpenSSL module")->group(group);
+  cmd->add_option("--cert", cert, "TLS: this side's certificate (PEM)")->group(group);
+  cmd->add_option("--key", key, "TLS: its private key (PEM)")->group(group);
+  cmd->add_option("--ca", ca, "TLS: the CA certificate that signed every peer (PEM)")->group(group);
+}
+
 CLI::App* add_run(CLI::App& app, drift::cli::RunArgs& run) {
   auto* cmd = app.add_subcommand("run", "run a scenario and write a run directory");
   cmd->add_option("scenario", run.scenario, "scenario file (TOML)")->required();
@@ -25,15 +35,10 @@ CLI::App* add_run(CLI::App& app, drift::cli::RunArgs& run) {
       ->check(CLI::Range(0, 100000))
       ->group("Multi-node");
   cmd->add_flag("--no-local", run.no_local, "train on workers only (no local trainer slots)")->group("Multi-node");
-  cmd->add_option("--token-file", run.token_file, "file holding the join token (else $DRIFT_JOIN_TOKEN)")
-      ->group("Multi-node");
   cmd->add_option("--join-timeout", run.join_timeout, "seconds to wait for the workers (0: forever; default 600)")
       ->check(CLI::NonNegativeNumber)
       ->group("Multi-node");
-  cmd->add_flag("--tls", run.tls, "encrypt and authenticate with CAF's OpenSSL module")->group("Multi-node");
-  cmd->add_option("--cert", run.cert, "TLS: this side's certificate (PEM)")->group("Multi-node");
-  cmd->add_option("--key", run.key, "TLS: its private key (PEM)")->group("Multi-node");
-  cmd->add_option("--ca", run.ca, "TLS: the CA certificate that signed every peer (PEM)")->group("Multi-node");
+  add_trust_options(cmd, run.token_file, run.tls, run.cert, run.key, run.ca, "Multi-node");
   return cmd;
 }
 
@@ -41,16 +46,12 @@ CLI::App* add_worker(CLI::App& app, drift::cli::WorkerArgs& worker) {
   auto* cmd = app.add_subcommand("worker", "offer this machine's trainer slots to a coordinator (drift run --listen)");
   cmd->add_option("--connect", worker.connect, "the coordinator's HOST:PORT")->required();
   cmd->add_option("--devices", worker.devices, "device pool, e.g. cpu:2,cuda:0x4 (default: cpu, one slot per core)");
-  cmd->add_option("--token-file", worker.token_file, "file holding the join token (else $DRIFT_JOIN_TOKEN)");
   cmd->add_option("--name", worker.name, "name in both sides' logs (default: host:pid)");
   cmd->add_option("--expect-scenario", worker.expect_scenario,
                   "refuse to train unless the coordinator runs the scenario with this hash");
   cmd->add_option("--connect-timeout", worker.connect_timeout, "seconds to keep retrying the connection (default 60)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_flag("--tls", worker.tls, "encrypt and authenticate with CAF's OpenSSL module");
-  cmd->add_option("--cert", worker.cert, "TLS: this side's certificate (PEM)");
-  cmd->add_option("--key", worker.key, "TLS: its private key (PEM)");
-  cmd->add_option("--ca", worker.ca, "TLS: the CA certificate that signed every peer (PEM)");
+  add_trust_options(cmd, worker.token_file, worker.tls, worker.cert, worker.key, worker.ca, "Options");
   // Fault injection for the worker-loss tests: the process kills itself (SIGKILL) when its
   // N-th training job arrives. Hidden from --help.
   cmd->add_option("--crash-after-jobs", worker.crash_after_jobs)->group("")->check(CLI::Range(0, 1000000));
