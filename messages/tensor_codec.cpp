@@ -1,6 +1,7 @@
 #include "messages/tensor_codec.hpp"
 
 #include <cstdint>
+#include <cstring>
 #include <set>
 
 #include "engine/core/error.hpp"
@@ -45,6 +46,15 @@ void TensorWriter::write(wire::Tensor::Builder out, const std::string& name,
   for (int64_t i = 0; i < t.dim(); ++i) shape.set(static_cast<unsigned>(i), t.size(i));
   const auto nbytes = static_cast<std::size_t>(t.numel()) * t.element_size();
   if (nbytes > 0) {
+    // capnp writes external data in whole words: the tail of a size that is not a multiple of
+    // 8 bytes would be read (and sent) from past the tensor's end. Such a tensor goes through a
+    // zero-padded copy, so the padding on the wire is zeros, not stray memory.
+    if (nbytes % sizeof(capnp::word) != 0) {
+      const auto words = (nbytes + sizeof(capnp::word) - 1) / sizeof(capnp::word);
+      auto padded = torch::zeros({static_cast<std::int64_t>(words * sizeof(capnp::word))}, torch::kUInt8);
+      std::memcpy(padded.data_ptr(), t.data_ptr(), nbytes);
+      t = std::move(padded);
+    }
     auto bytes = kj::arrayPtr(static_cast<const kj::byte*>(t.data_ptr()), nbytes);
     out.adoptData(message_.getOrphanage().referenceExternalData(capnp::Data::Reader(bytes)));
     keep_alive_.push_back(std::move(t));
