@@ -1,5 +1,5 @@
 #pragma once
-#include <caf/all.hpp>
+#include <caf/fwd.hpp>
 
 #include <memory>
 #include <vector>

@@ -1,5 +1,6 @@
 #pragma once
-#include <caf/all.hpp>
+#include <caf/actor.hpp>
+#include <caf/fwd.hpp>
 
 #include <memory>
 #include <string>
