@@ -40,7 +40,10 @@ quickstart: build
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 600
 
+BENCHES := drift_bench_codec drift_bench_overhead drift_bench_scheduling drift_bench_roundtrip
+
 bench: build
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target $(BENCHES)
 	$(BUILD_DIR)/tools/bench/drift_bench_codec
 	$(BUILD_DIR)/tools/bench/drift_bench_overhead
 	$(BUILD_DIR)/tools/bench/drift_bench_scheduling
