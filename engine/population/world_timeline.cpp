@@ -1,7 +1,6 @@
 #include "engine/population/world_timeline.hpp"
 
 #include <algorithm>
-#include <optional>
 
 namespace drift {
 
@@ -12,13 +11,12 @@ WorldTimeline::WorldTimeline(const Scenario& scenario, const Population& populat
   for (std::size_t i = 0; i < entries_.size(); ++i) {
     const auto& e = entries_[i];
     if (e.at_time < 0) continue;
-    const auto g = population_.group_index(e.group);
     if (e.action == A::offline || e.action == A::online || e.action == A::leave) {
-      availability.force(g, e.at_time, std::optional<bool>(e.action == A::online));
-      if (e.action == A::leave) presence.leave(g, e.at_time);
+      apply_to_world(i, e.at_time, availability, presence);
       applied_[i] = 1;
     } else if (e.action == A::join) {
-      presence.join_no_earlier_than(g, e.at_time);
+      // Of several joins known in advance, the latest decides (a round's join is immediate).
+      presence.join_no_earlier_than(group_of(i), e.at_time);
       applied_[i] = 1;
     }
   }

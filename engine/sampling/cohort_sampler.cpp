@@ -1,6 +1,7 @@
 #include "engine/sampling/cohort_sampler.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -33,7 +34,8 @@ std::uint32_t CohortSampler::cohort_size(double t) const {
 
 // A sync cohort is one call of the sampler; async slots are filled by one call each, every
 // client drawn becoming busy before the next call, as if each were dispatched at once.
-std::vector<std::uint32_t> CohortSampler::draw(const SelectionRequest& request, std::vector<std::uint32_t>& busy) {
+std::vector<std::uint32_t> CohortSampler::draw(const SelectionRequest& request, std::uint32_t cohort,
+                                               std::vector<std::uint32_t>& busy) {
   SelectionContext ctx;
   ctx.round = request.round;
   ctx.time = request.time;
@@ -44,7 +46,7 @@ std::vector<std::uint32_t> CohortSampler::draw(const SelectionRequest& request, 
   ctx.online = [this, t](std::uint32_t c) { return availability_.online(c, t); };
   ctx.last_loss = &last_loss_;
   if (request.slots == 0) {
-    ctx.count = static_cast<std::uint32_t>(std::ceil(request.over_selection * cohort_size(t) - 1e-9));
+    ctx.count = static_cast<std::uint32_t>(std::ceil(request.over_selection * cohort - 1e-9));
     return sampler_->select(ctx);
   }
   std::vector<std::uint32_t> chosen;
@@ -76,7 +78,7 @@ Selection CohortSampler::answer(const SelectionRequest& request) {
   std::uint32_t busy_present = 0;
   for (auto c : busy) busy_present += presence_.present(c, request.time) ? 1 : 0;
   s.eligible = presence_.present_count(request.time) - busy_present;
-  s.clients = draw(request, busy);
+  s.clients = draw(request, s.cohort_size, busy);
   return s;
 }
 

@@ -4,7 +4,6 @@
 // population's availability and registration, the timeline's sampler and fraction changes,
 // and each client's sampling history (its last training loss, for power-of-choice). A round
 // driver asks it for clients with a SelectionRequest and continues on the Selection.
-#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -55,7 +54,8 @@ class CohortSampler {
  private:
   void apply(const TimelineStep& step);
   std::uint32_t cohort_size(double t) const;
-  std::vector<std::uint32_t> draw(const SelectionRequest& request, std::vector<std::uint32_t>& busy);
+  // `cohort`: the sync cohort size (unused for async slots).
+  std::vector<std::uint32_t> draw(const SelectionRequest& request, std::uint32_t cohort, std::vector<std::uint32_t>& busy);
 
   const Scenario& scenario_;
   std::shared_ptr<const Population> population_;

@@ -75,7 +75,7 @@ class AsyncDriver final : public Driver {
   double event_time(const InFlight& f) {
     const auto& p = f.plan;
     if (!f.launched) return std::min(p.drop_time, parts_.roster.offline_between(p.client, p.start, p.earliest_finish));
-    return triage(p, f.outcome, parts_.roster).time;
+    return outcome_time(p, f.outcome, parts_.roster);
   }
 
   // The known event that comes first: (job, time, client), or none.

@@ -6,12 +6,17 @@
 
 namespace drift {
 
-Triage triage(const TaskPlan& plan, const JobOutcome& outcome, Roster& roster) {
-  if (!outcome.ok) return {outcome.lost ? Fate::lost : Fate::failed, plan.earliest_finish, outcome.error};
+double outcome_time(const TaskPlan& plan, const JobOutcome& outcome, Roster& roster) {
+  if (!outcome.ok) return plan.earliest_finish;
   const double finish = plan.finish(outcome.upload_bytes);
-  const double t = std::min({finish, plan.drop_time, roster.offline_between(plan.client, plan.start, finish)});
-  if (t < finish) return {Fate::dropped, t, t == plan.drop_time ? "dropped out" : "went offline"};
-  return {Fate::arrived, finish, ""};
+  return std::min({finish, plan.drop_time, roster.offline_between(plan.client, plan.start, finish)});
+}
+
+Triage triage(const TaskPlan& plan, const JobOutcome& outcome, Roster& roster) {
+  const double t = outcome_time(plan, outcome, roster);
+  if (!outcome.ok) return {outcome.lost ? Fate::lost : Fate::failed, t, outcome.error};
+  if (t < plan.finish(outcome.upload_bytes)) return {Fate::dropped, t, t == plan.drop_time ? "dropped out" : "went offline"};
+  return {Fate::arrived, t, ""};
 }
 
 std::shared_ptr<TrainingTask> make_task(const Scenario& scenario, std::uint32_t round, std::uint64_t version,

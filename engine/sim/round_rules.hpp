@@ -23,6 +23,9 @@ struct Triage {
 // both at the job's earliest finish; or its client dropped out or went offline before the
 // upload completed; or its update arrived.
 Triage triage(const TaskPlan& plan, const JobOutcome& outcome, Roster& roster);
+// Triage's time alone, without building its reason: the async driver asks it for every job in
+// flight at every event.
+double outcome_time(const TaskPlan& plan, const JobOutcome& outcome, Roster& roster);
 
 // The task of `round` from model `version`, with the learning rate decayed to the round.
 std::shared_ptr<TrainingTask> make_task(const Scenario& scenario, std::uint32_t round, std::uint64_t version,
