@@ -5,22 +5,21 @@
 
 namespace drift::actors {
 
-caf::behavior client(caf::event_based_actor* self, std::uint32_t client_id, caf::actor pool,
+client_actor::behavior_type client(client_actor::pointer self, std::uint32_t client_id, job_runner_actor pool,
                      std::shared_ptr<msg::StateStore> states) {
   return {
-      [=](task_atom, const Buffer& task) {
-        auto promise = self->make_response_promise();
+      [=](task_atom, const Buffer& task) -> caf::result<Buffer> {
         Buffer state;
         try {
           auto kept = states->load(client_id);
           state = kept ? *kept : msg::encode_client_state({client_id, {}});
         } catch (const std::exception& e) {
-          promise.deliver(caf::make_error(caf::sec::runtime_error, std::string(e.what())));
-          return;
+          return caf::make_error(caf::sec::runtime_error, std::string(e.what()));
         }
+        auto promise = self->make_response_promise<Buffer>();
         self->request(pool, caf::infinite, train_atom::value, state, task)
             .then(
-                [=](const Buffer& update, const Buffer& new_state) mutable {
+                [=](Buffer& update, Buffer& new_state) mutable {
                   std::string failure;
                   try {
                     states->save(client_id, new_state);
@@ -31,6 +30,7 @@ caf::behavior client(caf::event_based_actor* self, std::uint32_t client_id, caf:
                   else promise.deliver(caf::make_error(caf::sec::runtime_error, failure));
                 },
                 [=](caf::error& err) mutable { promise.deliver(std::move(err)); });
+        return promise;
       },
   };
 }

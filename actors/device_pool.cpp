@@ -19,6 +19,8 @@ struct EvalJob {
 };
 using Job = std::variant<TrainJob, EvalJob>;
 
+using PoolSelf = pool_actor::pointer;
+
 struct Device {
   std::string name;
   caf::actor agent;  // a worker's agent; invalid for a local device
@@ -26,9 +28,9 @@ struct Device {
 
 class Pool {
  public:
-  Pool(caf::event_based_actor* self, std::shared_ptr<RunObserver> observer) : self_(self), observer_(std::move(observer)) {}
+  Pool(PoolSelf self, std::shared_ptr<RunObserver> observer) : self_(self), observer_(std::move(observer)) {}
 
-  void add_device(std::string name, const torch::Device& where, const std::vector<caf::actor>& slots, caf::actor agent) {
+  void add_device(std::string name, const torch::Device& where, const std::vector<slot_actor>& slots, caf::actor agent) {
     const auto d = devices_.size();
     devices_.push_back({std::move(name), std::move(agent)});
     capacity_.push_back(DeviceSlots{where, static_cast<std::uint32_t>(slots.size())});
@@ -40,7 +42,7 @@ class Pool {
     }
   }
 
-  void add_worker(std::string name, caf::actor agent, const std::vector<caf::actor>& slots) {
+  void add_worker(std::string name, caf::actor agent, const std::vector<slot_actor>& slots) {
     self_->monitor(agent);
     add_device("worker '" + name + "'", torch::kCPU, slots, agent);
     no_slots_reason_.clear();  // e.g. the only worker died while the others were still joining
@@ -119,7 +121,7 @@ class Pool {
 
  private:
   struct Slot {
-    caf::actor handle;
+    slot_actor handle;
     std::size_t device;
   };
   struct Running {
@@ -186,7 +188,7 @@ class Pool {
     dispatch();
   }
 
-  caf::event_based_actor* self_;
+  PoolSelf self_;
   std::shared_ptr<RunObserver> observer_;
   std::vector<Device> devices_;
   std::vector<DeviceSlots> capacity_;           // device -> slots (0 once lost or released)
@@ -201,48 +203,56 @@ class Pool {
 };
 
 // Workers learn the pool's address from the jobs it sends them. Only actors of this process
-// may submit jobs or manage workers: a message from elsewhere is answered with an error (if
-// it asked for an answer) and otherwise ignored. Returns whether it was refused.
-bool refuse_foreign(caf::event_based_actor* self) {
+// may submit jobs or manage workers: a message from elsewhere is answered with this error (if
+// it asked for an answer) and otherwise ignored.
+caf::error foreign_sender(PoolSelf self) {
   const auto& sender = self->current_sender();
-  if (sender && sender->node() == self->node()) return false;
-  self->make_response_promise().deliver(caf::make_error(
-      caf::sec::runtime_error, std::string("the device pool takes orders only from its own process")));
-  return true;
+  if (sender && sender->node() == self->node()) return caf::none;
+  return caf::make_error(caf::sec::runtime_error, std::string("the device pool takes orders only from its own process"));
 }
 
 }  // namespace
 
-caf::behavior device_pool(caf::event_based_actor* self, std::vector<DeviceSlots> local, SlotContext ctx,
-                          std::shared_ptr<RunObserver> observer) {
+pool_actor::behavior_type device_pool(pool_actor::pointer self, std::vector<DeviceSlots> local, SlotContext ctx,
+                                      std::shared_ptr<RunObserver> observer) {
   auto pool = std::make_shared<Pool>(self, std::move(observer));
   for (const auto& d : local) {
-    std::vector<caf::actor> slots;
+    std::vector<slot_actor> slots;
     for (std::uint32_t k = 0; k < d.slots; ++k)
       slots.push_back(self->spawn<caf::detached + caf::linked>(trainer_slot, d.device, ctx));
     pool->add_device(d.name(), d.device, slots, caf::actor{});
   }
   self->set_down_handler([pool](const caf::down_msg& down) { pool->on_down(down); });
   return {
-      [=](train_atom, const Buffer& state, const Buffer& task) {
-        if (refuse_foreign(self)) return;
-        pool->submit(TrainJob{state, task, self->make_response_promise<Buffer, Buffer>()});
+      [=](train_atom, const Buffer& state, const Buffer& task) -> caf::result<Buffer, Buffer> {
+        if (auto refused = foreign_sender(self)) return refused;
+        auto promise = self->make_response_promise<Buffer, Buffer>();
+        pool->submit(TrainJob{state, task, promise});
+        return promise;
       },
-      [=](eval_atom, const Buffer& job, const Buffer& weights) {
-        if (refuse_foreign(self)) return;
-        pool->submit(EvalJob{job, weights, self->make_response_promise<Buffer>()});
+      [=](eval_atom, const Buffer& job, const Buffer& weights) -> caf::result<Buffer> {
+        if (auto refused = foreign_sender(self)) return refused;
+        auto promise = self->make_response_promise<Buffer>();
+        pool->submit(EvalJob{job, weights, promise});
+        return promise;
       },
-      [=](worker_atom, const std::string& name, const caf::actor& agent, const std::vector<caf::actor>& slots) {
-        if (refuse_foreign(self)) return;
+      [=](worker_atom, const std::string& name, const caf::actor& agent,
+          const std::vector<slot_actor>& slots) -> caf::result<void> {
+        if (auto refused = foreign_sender(self)) return refused;
         pool->add_worker(name, agent, slots);
+        return caf::unit;
       },
-      [=](await_atom, std::uint32_t n) {
-        if (refuse_foreign(self)) return;
-        pool->await(n, self->make_response_promise<std::uint32_t>());
+      [=](await_atom, std::uint32_t n) -> caf::result<std::uint32_t> {
+        if (auto refused = foreign_sender(self)) return refused;
+        auto promise = self->make_response_promise<std::uint32_t>();
+        pool->await(n, promise);
+        return promise;
       },
-      [=](release_atom) {
-        if (refuse_foreign(self)) return;
-        pool->release(self->make_response_promise<std::uint32_t>());
+      [=](release_atom) -> caf::result<std::uint32_t> {
+        if (auto refused = foreign_sender(self)) return refused;
+        auto promise = self->make_response_promise<std::uint32_t>();
+        pool->release(promise);
+        return promise;
       },
   };
 }

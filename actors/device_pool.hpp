@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "actors/metrics_sink.hpp"
+#include "actors/protocols.hpp"
 #include "actors/trainer_slot.hpp"
 #include "engine/training/devices.hpp"
 
@@ -16,12 +17,11 @@ namespace drift::actors {
 // only the jobs it was running: those fail with PoolError::worker_lost, the rest go on
 // elsewhere. When no slot remains, every job fails with PoolError::no_slots.
 //
-//   train_atom, state, task      -> update, new state
-//   eval_atom, job, weights      -> result
-//   worker_atom, name, agent, slots: adds a worker's slots (the pool monitors its agent)
-//   await_atom, n                -> workers live, once at least n are (joined and not lost)
-//   release_atom                 -> workers told, once each acknowledged the end of the run (or 10 s)
-caf::behavior device_pool(caf::event_based_actor* self, std::vector<DeviceSlots> local, SlotContext ctx,
-                          std::shared_ptr<RunObserver> observer);
+// Its interface is `pool_actor` (actors/protocols.hpp): jobs as a trainer slot takes them,
+// workers handed over by the gatekeeper (the pool monitors each agent), `await` (replies once
+// at least n workers are live) and `release` (replies once every worker acknowledged the end of
+// the run, or after 10 s).
+pool_actor::behavior_type device_pool(pool_actor::pointer self, std::vector<DeviceSlots> local, SlotContext ctx,
+                                      std::shared_ptr<RunObserver> observer);
 
 }  // namespace drift::actors

@@ -12,7 +12,7 @@ namespace {
 
 // Publishes the gatekeeper and blocks until `workers` workers are ready. Returns an error
 // text, or "" once they are.
-std::string gather_workers(caf::actor_system& system, caf::scoped_actor& self, const caf::actor& pool,
+std::string gather_workers(caf::actor_system& system, caf::scoped_actor& self, const pool_actor& pool,
                            caf::actor& gate, const Scenario& scenario, const FederationData& data,
                            std::shared_ptr<RunObserver> observer, const ClusterOptions& cluster) {
   GatekeeperSetup setup;
@@ -78,19 +78,21 @@ double run_federation(std::shared_ptr<const Scenario> scenario, std::shared_ptr<
       if (!failure.empty())
         self->request(sink, std::chrono::seconds(30), stop_atom::value, failure).receive([] {}, [](caf::error&) {});
     }
-    caf::actor server_actor, sampler_actor;
+    caf::actor server_actor;
+    sampler_actor sampler_handle;
     if (failure.empty()) {
       ServerOptions server_options;
       server_options.log_eligible = scenario->log_eligible;
       server_options.client_states = client_states;
-      sampler_actor = system.spawn(sampler, scenario, data->population);
-      server_actor = system.spawn(server, ctx, ServerPeers{pool, sink, sampler_actor}, server_options);
+      sampler_handle = system.spawn(sampler, scenario, data->population);
+      server_actor = system.spawn(server, ctx, ServerPeers{pool, sink, sampler_handle}, server_options);
       self->request(server_actor, caf::infinite, run_atom::value)
           .receive([&](double b) { best = b; }, [&](caf::error& err) { failure = error_text(err); });
     }
     if (cluster.listen)
       self->request(pool, std::chrono::seconds(30), release_atom::value).receive([](std::uint32_t) {}, [](caf::error&) {});
-    for (const auto& a : {gate, server_actor, sampler_actor, pool, sink})
+    for (const auto& a : {gate, server_actor, caf::actor_cast<caf::actor>(sampler_handle),
+                          caf::actor_cast<caf::actor>(pool), sink})
       if (a) self->send_exit(a, caf::exit_reason::user_shutdown);
   }
   if (!failure.empty()) throw std::runtime_error(failure);

@@ -62,7 +62,7 @@ caf::behavior gatekeeper(caf::event_based_actor* self, GatekeeperSetup setup) {
                                          "); it is rebuilding the data");
         return msg::encode_join_reply(reply);
       },
-      [=](ready_atom, const Buffer& buffer, const caf::actor& agent, const std::vector<caf::actor>& slots) -> Buffer {
+      [=](ready_atom, const Buffer& buffer, const caf::actor& agent, const std::vector<slot_actor>& slots) -> Buffer {
         WorkerReady ready;
         try {
           ready = msg::decode_worker_ready(buffer);

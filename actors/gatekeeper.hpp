@@ -6,6 +6,7 @@
 #include <string>
 
 #include "actors/metrics_sink.hpp"
+#include "actors/protocols.hpp"
 #include "engine/cluster/join.hpp"
 
 namespace drift::actors {
@@ -14,7 +15,7 @@ struct GatekeeperSetup {
   JoinPolicy policy;             // the token and the scenario hash
   std::string scenario_toml;     // sent to every accepted worker
   std::string data_fingerprint;  // what every worker must rebuild
-  caf::actor pool;               // receives the slots of each worker that is ready
+  worker_registry_actor pool;    // receives the slots of each worker that is ready
   std::shared_ptr<RunObserver> observer;
 };
 

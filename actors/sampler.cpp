@@ -6,7 +6,7 @@
 
 namespace drift::actors {
 
-caf::behavior sampler(caf::event_based_actor* self, std::shared_ptr<const Scenario> scenario,
+sampler_actor::behavior_type sampler(sampler_actor::pointer self, std::shared_ptr<const Scenario> scenario,
                       std::shared_ptr<const Population> population) {
   // The scenario and population outlive the sampler: it holds them.
   auto state = std::make_shared<CohortSampler>(*scenario, population);

@@ -3,6 +3,7 @@
 
 #include <memory>
 
+#include "actors/protocols.hpp"
 #include "engine/config/scenario.hpp"
 #include "engine/population/population.hpp"
 
@@ -12,7 +13,7 @@ namespace drift::actors {
 // timeline's sampler and fraction changes, and every client's sampling history. Answers
 // (select_atom, SelectionRequest buffer) with a Selection buffer; a request it cannot serve
 // (a malformed message, an unknown client) is answered with an error naming why.
-caf::behavior sampler(caf::event_based_actor* self, std::shared_ptr<const Scenario> scenario,
+sampler_actor::behavior_type sampler(sampler_actor::pointer self, std::shared_ptr<const Scenario> scenario,
                       std::shared_ptr<const Population> population);
 
 }  // namespace drift::actors

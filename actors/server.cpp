@@ -54,8 +54,8 @@ class Host final : public JobRunner, public DriverListener {
 
   void launch(std::uint64_t job, std::uint32_t client_id, const std::shared_ptr<const TrainingTask>& task) override {
     auto self = self_;
-    self->request(client_actor(client_id), caf::infinite, task_atom::value, encoded(task))
-        .then([this, job, client_id](const Buffer& update) { deliver(job, client_id, update); },
+    self->request(client_handle(client_id), caf::infinite, task_atom::value, encoded(task))
+        .then([this, job, client_id](Buffer& update) { deliver(job, client_id, update); },
               [this, job](caf::error& err) {
                 if (is_pool_error(err, PoolError::no_slots)) return fail(error_text(err));
                 JobOutcome o;
@@ -68,7 +68,7 @@ class Host final : public JobRunner, public DriverListener {
   void request_selection(const SelectionRequest& request) override {
     self_->request(peers_.sampler, caf::infinite, select_atom::value, msg::encode_selection_request(request))
         .then(
-            [this](const Buffer& answer) {
+            [this](Buffer& answer) {
               Selection selection;
               try {
                 selection = msg::decode_selection(answer);
@@ -117,7 +117,7 @@ class Host final : public JobRunner, public DriverListener {
     return last_buffer_;
   }
 
-  caf::actor client_actor(std::uint32_t id) {
+  client_actor client_handle(std::uint32_t id) {
     auto it = clients_.find(id);
     if (it == clients_.end()) it = clients_.emplace(id, self_->spawn<caf::linked>(client, id, peers_.pool, client_states_)).first;
     return it->second;
@@ -175,7 +175,7 @@ class Host final : public JobRunner, public DriverListener {
   void evaluate_chunk(std::uint64_t id, std::size_t i, const EvalJob& job, const Buffer& weights) {
     self_->request(peers_.pool, caf::infinite, eval_atom::value, msg::encode_eval_job(job), weights)
         .then(
-            [this, id, i](const Buffer& result) {
+            [this, id, i](Buffer& result) {
               auto& e = reports_[id];
               e.parts[i] = msg::decode_eval_result(result);
               if (--e.outstanding > 0) return;
@@ -229,7 +229,7 @@ class Host final : public JobRunner, public DriverListener {
   std::vector<std::uint64_t> domain_starts_;  // multi-domain test sets: where each domain begins
   std::shared_ptr<msg::StateStore> client_states_;
   std::unique_ptr<Driver> driver_;
-  std::map<std::uint32_t, caf::actor> clients_;  // spawned lazily
+  std::map<std::uint32_t, client_actor> clients_;  // spawned lazily
   std::shared_ptr<const TrainingTask> last_task_;
   Buffer last_buffer_;
   std::map<std::uint64_t, PendingReport> reports_;

@@ -4,15 +4,16 @@
 
 #include <memory>
 
+#include "actors/protocols.hpp"
 #include "actors/trainer_slot.hpp"
 #include "messages/state_store.hpp"
 
 namespace drift::actors {
 
 struct ServerPeers {
-  caf::actor pool;
+  job_runner_actor pool;
   caf::actor sink;
-  caf::actor sampler;  // answers the driver's selection requests (actors/sampler)
+  sampler_actor sampler;  // answers the driver's selection requests (actors/sampler)
 };
 
 struct ServerOptions {

@@ -31,7 +31,7 @@ struct SlotWorkspace {
 
 }  // namespace
 
-caf::behavior trainer_slot(caf::event_based_actor*, torch::Device device, SlotContext ctx) {
+slot_actor::behavior_type trainer_slot(slot_actor::pointer, torch::Device device, SlotContext ctx) {
   auto workspace = std::make_shared<SlotWorkspace>();
   return {
       [=](train_atom, const Buffer& state_buffer, const Buffer& task_buffer) -> caf::result<Buffer, Buffer> {

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <memory>
 
+#include "actors/protocols.hpp"
 #include "engine/config/scenario.hpp"
 #include "engine/population/population.hpp"
 #include "engine/compose/federation_data.hpp"
@@ -24,6 +25,6 @@ struct SlotContext {
 // evaluation jobs for whoever asks: the device pool of its process, or a coordinator's pool
 // across the network. Models and batches move to `device`; updates and results come back on
 // the CPU. A job that throws (out of memory, NaN, a bad message) fails alone.
-caf::behavior trainer_slot(caf::event_based_actor* self, torch::Device device, SlotContext ctx);
+slot_actor::behavior_type trainer_slot(slot_actor::pointer self, torch::Device device, SlotContext ctx);
 
 }  // namespace drift::actors

@@ -2,7 +2,12 @@
 
 namespace drift::actors {
 
-void add_message_types(caf::actor_system_config& cfg) { cfg.add_message_type<msg::Buffer>("drift.buffer"); }
+void add_message_types(caf::actor_system_config& cfg) {
+  cfg.add_message_type<msg::Buffer>("drift.buffer");
+  // A worker's trainer slots travel to the coordinator as typed handles.
+  cfg.add_message_type<slot_actor>("drift.slot");
+  cfg.add_message_type<std::vector<slot_actor>>("drift.slots");
+}
 
 namespace {
 constexpr auto kPoolCategory = caf::atom("drift.pool");

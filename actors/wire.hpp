@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/protocols.hpp"
 #include "messages/buffer.hpp"
 
 namespace drift::msg {
@@ -33,23 +34,6 @@ inspect(Inspector& f, Buffer& x) {
 }  // namespace drift::msg
 
 namespace drift::actors {
-
-using msg::Buffer;
-
-using task_atom = caf::atom_constant<caf::atom("task")>;        // server -> client
-using train_atom = caf::atom_constant<caf::atom("train")>;      // client -> pool -> slot
-using eval_atom = caf::atom_constant<caf::atom("eval")>;        // server -> pool -> slot
-using idle_atom = caf::atom_constant<caf::atom("idle")>;        // slot -> pool
-using report_atom = caf::atom_constant<caf::atom("report")>;    // server -> sink
-using run_atom = caf::atom_constant<caf::atom("run")>;          // runner -> server
-using finish_atom = caf::atom_constant<caf::atom("finish")>;    // server -> sink; coordinator -> worker
-using stop_atom = caf::atom_constant<caf::atom("stop")>;        // server -> sink: the run stops early
-using join_atom = caf::atom_constant<caf::atom("join")>;        // worker -> gatekeeper
-using ready_atom = caf::atom_constant<caf::atom("ready")>;      // worker -> gatekeeper
-using worker_atom = caf::atom_constant<caf::atom("worker")>;    // gatekeeper -> pool: add a worker
-using await_atom = caf::atom_constant<caf::atom("await")>;      // runner -> pool: wait for N workers
-using release_atom = caf::atom_constant<caf::atom("release")>;  // runner -> pool: let the workers go
-using select_atom = caf::atom_constant<caf::atom("select")>;    // server -> sampler
 
 // Why the device pool could not run a job, as opposed to the job itself failing.
 enum class PoolError : std::uint8_t {

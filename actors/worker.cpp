@@ -59,21 +59,23 @@ struct JobCounts {
 // to the detached slot and answers itself. Answers then carry the stand-in, not the slot, as
 // their sender, so the slot is never referenced from the network; a detached actor that is
 // (through the BASP broker) could outlive the run and keep the process from exiting.
-caf::behavior slot_front(caf::event_based_actor* self, caf::actor slot, std::shared_ptr<JobCounts> counts) {
+slot_actor::behavior_type slot_front(slot_actor::pointer self, slot_actor slot, std::shared_ptr<JobCounts> counts) {
   return {
-      [=](train_atom a, const Buffer& state, const Buffer& task) {
+      [=](train_atom a, const Buffer& state, const Buffer& task) -> caf::result<Buffer, Buffer> {
         ++counts->trained;
         auto promise = self->make_response_promise<Buffer, Buffer>();
         self->request(slot, caf::infinite, a, state, task)
             .then([promise](Buffer& update, Buffer& new_state) mutable { promise.deliver(update, new_state); },
                   [promise](caf::error& err) mutable { promise.deliver(err); });
+        return promise;
       },
-      [=](eval_atom a, const Buffer& job, const Buffer& weights) {
+      [=](eval_atom a, const Buffer& job, const Buffer& weights) -> caf::result<Buffer> {
         ++counts->evaluated;
         auto promise = self->make_response_promise<Buffer>();
         self->request(slot, caf::infinite, a, job, weights)
             .then([promise](Buffer& result) mutable { promise.deliver(result); },
                   [promise](caf::error& err) mutable { promise.deliver(err); });
+        return promise;
       },
   };
 }
@@ -102,7 +104,7 @@ void serve(caf::actor_system& system, const WorkerOptions& o) {
   if (o.crash_after_jobs > 0) ctx.crash_countdown = std::make_shared<std::atomic<std::int64_t>>(o.crash_after_jobs);
   auto me = system.spawn(agent, gatekeeper);
   auto counts = std::make_shared<JobCounts>();
-  std::vector<caf::actor> slots;  // the fronts, as the coordinator sees them
+  std::vector<slot_actor> slots;  // the fronts, as the coordinator sees them
   for (const auto& d : o.devices)
     for (std::uint32_t k = 0; k < d.slots; ++k) {
       auto slot = system.spawn<caf::detached>(trainer_slot, d.device, ctx);

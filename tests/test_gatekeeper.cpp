@@ -28,8 +28,9 @@ struct Recorder : RunObserver {
 };
 
 // Stands in for the pool: counts the workers handed to it.
-caf::behavior counting_pool(caf::event_based_actor*, std::shared_ptr<std::atomic<int>> workers) {
-  return {[=](worker_atom, const std::string&, const caf::actor&, const std::vector<caf::actor>&) { ++*workers; }};
+worker_registry_actor::behavior_type counting_pool(worker_registry_actor::pointer,
+                                                   std::shared_ptr<std::atomic<int>> workers) {
+  return {[=](worker_atom, const std::string&, const caf::actor&, const std::vector<slot_actor>&) { ++*workers; }};
 }
 
 // Takes an argument it ignores: CAF 0.17.6 spawns a function actor without arguments through a
@@ -96,7 +97,7 @@ TEST_CASE("the gatekeeper refuses malformed, unauthenticated and forged messages
   // A ready without a join.
   reply = ask(self, gate,
               caf::make_message(ready_atom::value, msg::encode_worker_ready({77, "hash", "fingerprint", 1}), agent,
-                                std::vector<caf::actor>{slot}));
+                                std::vector<slot_actor>{caf::actor_cast<slot_actor>(slot)}));
   CHECK(reply.reason == "no join was accepted for this session");
 
   // Joined properly: the scenario comes back; a "slot" that lives on the coordinator's node
@@ -108,24 +109,24 @@ TEST_CASE("the gatekeeper refuses malformed, unauthenticated and forged messages
   const auto session = reply.session;
   reply = ask(self, gate,
               caf::make_message(ready_atom::value, msg::encode_worker_ready({session, "hash", "fingerprint", 1}), agent,
-                                std::vector<caf::actor>{gate}));
+                                std::vector<slot_actor>{caf::actor_cast<slot_actor>(gate)}));
   CHECK(reply.reason == "a trainer slot does not live on its node");
   reply = ask(self, gate,
               caf::make_message(ready_atom::value, msg::encode_worker_ready({session, "hash", "fingerprint", 1}), agent,
-                                std::vector<caf::actor>{slot}));
+                                std::vector<slot_actor>{caf::actor_cast<slot_actor>(slot)}));
   CHECK(reply.reason == "no join was accepted for this session");
 
   // Other data on the worker's side is refused; the right data is accepted and reaches the pool.
   reply = ask(self, gate, caf::make_message(join_atom::value, msg::encode_join_request(request)));
   reply = ask(self, gate,
               caf::make_message(ready_atom::value, msg::encode_worker_ready({reply.session, "hash", "other", 1}), agent,
-                                std::vector<caf::actor>{slot}));
+                                std::vector<slot_actor>{caf::actor_cast<slot_actor>(slot)}));
   CHECK_THAT(reply.reason, Catch::StartsWith("data fingerprint mismatch"));
   CHECK(*workers == 0);
   reply = ask(self, gate, caf::make_message(join_atom::value, msg::encode_join_request(request)));
   reply = ask(self, gate,
               caf::make_message(ready_atom::value, msg::encode_worker_ready({reply.session, "hash", "fingerprint", 1}),
-                                agent, std::vector<caf::actor>{slot}));
+                                agent, std::vector<slot_actor>{caf::actor_cast<slot_actor>(slot)}));
   CHECK(reply.accepted);
   for (int i = 0; i < 100 && *workers == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   CHECK(*workers == 1);
@@ -142,7 +143,7 @@ TEST_CASE("the device pool takes no orders from another process", "[cluster][act
   Systems systems;
   auto pool_local = systems.coordinator->spawn(device_pool, std::vector<DeviceSlots>{}, SlotContext{},
                                                std::make_shared<RunObserver>());
-  const auto pool = systems.remote(pool_local);
+  const auto pool = systems.remote(caf::actor_cast<caf::actor>(pool_local));
   caf::scoped_actor self{*systems.worker};
   std::string error;
   self->request(pool, std::chrono::seconds(30), train_atom::value, msg::Buffer(std::vector<char>(8)),

@@ -1,0 +1,60 @@
+#pragma once
+// The messages drift's actors exchange, as types the compiler checks. Every payload is a
+// msg::Buffer (one Cap'n Proto message) tagged by an atom; a typed handle accepts only the
+// messages its interface lists, and a `request(...).then(...)` on it must handle exactly the
+// reply types the interface promises. The run's control actors (server, sink, gatekeeper,
+// worker agent) stay dynamically typed: the gatekeeper faces the network and must answer
+// anything, and the others take one or two messages from the runner.
+#include <caf/atom.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "messages/buffer.hpp"
+
+namespace drift::actors {
+
+using msg::Buffer;
+
+using task_atom = caf::atom_constant<caf::atom("task")>;        // server -> client
+using train_atom = caf::atom_constant<caf::atom("train")>;      // client -> pool -> slot
+using eval_atom = caf::atom_constant<caf::atom("eval")>;        // server -> pool -> slot
+using report_atom = caf::atom_constant<caf::atom("report")>;    // server -> sink
+using run_atom = caf::atom_constant<caf::atom("run")>;          // runner -> server
+using finish_atom = caf::atom_constant<caf::atom("finish")>;    // server -> sink; coordinator -> worker
+using stop_atom = caf::atom_constant<caf::atom("stop")>;        // server -> sink: the run stops early
+using join_atom = caf::atom_constant<caf::atom("join")>;        // worker -> gatekeeper
+using ready_atom = caf::atom_constant<caf::atom("ready")>;      // worker -> gatekeeper
+using worker_atom = caf::atom_constant<caf::atom("worker")>;    // gatekeeper -> pool: add a worker
+using await_atom = caf::atom_constant<caf::atom("await")>;      // runner -> pool: wait for N workers
+using release_atom = caf::atom_constant<caf::atom("release")>;  // runner -> pool: let the workers go
+using select_atom = caf::atom_constant<caf::atom("select")>;    // server -> sampler
+
+// Anything that runs jobs: a trainer slot, a worker's stand-in for one, and the device pool.
+//   train: client state, task -> update, new client state
+//   eval:  evaluation job, weights -> evaluation result
+using job_runner_actor = caf::typed_actor<caf::replies_to<train_atom, Buffer, Buffer>::with<Buffer, Buffer>,
+                                          caf::replies_to<eval_atom, Buffer, Buffer>::with<Buffer>>;
+using slot_actor = job_runner_actor;
+
+// What the gatekeeper may do to the pool: hand it an admitted worker's agent and slots.
+using worker_registry_actor =
+    caf::typed_actor<caf::reacts_to<worker_atom, std::string, caf::actor, std::vector<slot_actor>>>;
+
+// The device pool: runs jobs, admits workers, and lets the runner wait for and release them.
+//   await: n -> the number of live workers, once at least n are
+//   release: -> the number of workers told the run is over
+using pool_actor = job_runner_actor::extend_with<worker_registry_actor>::extend<
+    caf::replies_to<await_atom, std::uint32_t>::with<std::uint32_t>,
+    caf::replies_to<release_atom>::with<std::uint32_t>>;
+
+// One federated client: a task (Task buffer) -> its update (Update buffer).
+using client_actor = caf::typed_actor<caf::replies_to<task_atom, Buffer>::with<Buffer>>;
+
+// The sampler: a SelectionRequest buffer -> a Selection buffer.
+using sampler_actor = caf::typed_actor<caf::replies_to<select_atom, Buffer>::with<Buffer>>;
+
+}  // namespace drift::actors
