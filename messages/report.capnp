@@ -63,4 +63,16 @@ struct RoundReport {
   clientAccuracy @33 :List(Float64);  # private models: by client id, NaN = not trained yet
   clientsEvaluated @34 :UInt32;
   domainAccuracy @35 :List(Float64);  # multi-domain datasets: by domain
+  algorithmScalars @36 :List(NamedValue);     # the server half's named values (metrics.jsonl "algorithm")
+  algorithmPerClient @37 :List(NamedSeries);  # ... and per aggregated client, by client id
+}
+
+struct NamedValue {
+  name @0 :Text;
+  value @1 :Float64;
+}
+
+struct NamedSeries {
+  name @0 :Text;
+  values @1 :List(Float64);
 }

@@ -28,7 +28,7 @@ TEST_CASE("FedAvg weights clients by sample count", "[aggregation]") {
   CHECK(weights == std::vector<double>{0.25, 0.75});
 
   auto server = find_algorithm("fedavg")->make_server(ParamSet{}, FederationShape{});
-  server->aggregate(global, updates, 1);
+  server->aggregate(global, updates, {1});
   CHECK(global[0].value[0].item<float>() == 2.5f);
   CHECK(global[0].value[1].item<float>() == 5.0f);
   CHECK(global[0].value.scalar_type() == torch::kFloat32);

@@ -31,7 +31,7 @@ TEST_CASE("FedAdam, FedYogi and FedAdagrad steps against hand-computed numbers",
   auto step = [&](FedOptServer::Rule rule) {
     FedOptServer server(rule, 0.01, 0.9, 0.99, 1e-3, "uniform");
     NamedTensors w = {{"w", torch::zeros({1}, torch::kFloat64)}};
-    server.aggregate(w, updates, 1);
+    server.aggregate(w, updates, {1});
     return value(w);
   };
   const double adam_v = 0.99 * 1e-6 + 0.01 * 4;
@@ -44,9 +44,9 @@ TEST_CASE("FedAdam, FedYogi and FedAdagrad steps against hand-computed numbers",
   // A second Adam step keeps the moments: from w1, both clients land 1 above w1: delta = 1.
   FedOptServer server(FedOptServer::Rule::adam, 0.01, 0.9, 0.99, 1e-3, "uniform");
   NamedTensors w = {{"w", torch::zeros({1}, torch::kFloat64)}};
-  server.aggregate(w, updates, 1);
+  server.aggregate(w, updates, {1});
   const double w1 = value(w);
-  server.aggregate(w, {update(0, 10, w1 + 1), update(1, 30, w1 + 1)}, 2);
+  server.aggregate(w, {update(0, 10, w1 + 1), update(1, 30, w1 + 1)}, {2});
   const double m2 = 0.9 * 0.2 + 0.1 * 1, v2 = 0.99 * adam_v + 0.01 * 1;
   CHECK(value(w) == Approx(w1 + 0.01 * m2 / (std::sqrt(v2) + 1e-3)).epsilon(1e-12));
 }
@@ -60,9 +60,9 @@ TEST_CASE("FedAvgM applies server momentum to the sample-weighted change", "[alg
   p.set("weighting", std::string("samples"));
   auto server = find_algorithm("fedavgm")->make_server(p, FederationShape{});
   NamedTensors w = {{"w", torch::zeros({1}, torch::kFloat64)}};
-  server->aggregate(w, {update(0, 10, 1.0), update(1, 30, 3.0)}, 1);
+  server->aggregate(w, {update(0, 10, 1.0), update(1, 30, 3.0)}, {1});
   CHECK(value(w) == Approx(2.5));
-  server->aggregate(w, {update(0, 10, 3.5), update(1, 30, 3.5)}, 2);
+  server->aggregate(w, {update(0, 10, 3.5), update(1, 30, 3.5)}, {2});
   CHECK(value(w) == Approx(5.75));
 }
 
@@ -74,8 +74,7 @@ TEST_CASE("SCAFFOLD server: x moves by the mean change, c by the sum of deltas o
   NamedTensors x = {{"w", torch::zeros({1}, torch::kFloat64)}};
   server.aggregate(x,
                    {update(0, 10, 1.0, {{"c_delta:w", torch::tensor({0.4})}}),
-                    update(1, 30, 3.0, {{"c_delta:w", torch::tensor({0.8})}})},
-                   1);
+                    update(1, 30, 3.0, {{"c_delta:w", torch::tensor({0.8})}})}, {1});
   CHECK(value(x) == Approx(2.0));
   CHECK(server.broadcast(2).tensors.at("c:w").item<double>() == Approx(0.3));
 }
@@ -133,8 +132,7 @@ TEST_CASE("FedProto server averages prototypes per class, unweighted", "[algorit
   NamedTensors w = {{"w", torch::zeros({1}, torch::kFloat64)}};
   server.aggregate(w,
                    {with(0, 10, {{0, torch::tensor({{1.0f, 1.0f}})}}),
-                    with(1, 90, {{0, torch::tensor({{3.0f, 3.0f}})}, {1, torch::tensor({{2.0f, 0.0f}})}})},
-                   1);
+                    with(1, 90, {{0, torch::tensor({{3.0f, 3.0f}})}, {1, torch::tensor({{2.0f, 0.0f}})}})}, {1});
   const auto sent = server.broadcast(2).class_vectors.at("prototypes");
   CHECK(torch::equal(sent.at(0), torch::tensor({{2.0f, 2.0f}})));
   CHECK(torch::equal(sent.at(1), torch::tensor({{2.0f, 0.0f}})));

@@ -66,8 +66,7 @@ TEST_CASE("FedSC server: consistent prototypes weighted per class, renormalised 
   // class 1 only at client 1. With two holders and M = 1 both relational rows are the mean [1, 1].
   server.aggregate(global,
                    {update(0, {3, 1}, {{0, torch::tensor({{0.0f, 2.0f}})}}),
-                    update(1, {2, 2}, {{0, torch::tensor({{2.0f, 0.0f}})}, {1, torch::tensor({{5.0f, 5.0f}})}})},
-                   1);
+                    update(1, {2, 2}, {{0, torch::tensor({{2.0f, 0.0f}})}, {1, torch::tensor({{5.0f, 5.0f}})}})}, {1});
   CHECK(torch::allclose(server.relational().at(0), rows({{1, 1}, {1, 1}})));
   CHECK(torch::allclose(server.consistent().at(0), torch::tensor({1.0, 1.0}, torch::kFloat64)));
   CHECK(torch::allclose(server.consistent().at(1), torch::tensor({5.0, 5.0}, torch::kFloat64)));  // one holder: weight 1
@@ -75,8 +74,7 @@ TEST_CASE("FedSC server: consistent prototypes weighted per class, renormalised 
   Server raw(o);
   raw.aggregate(global,
                 {update(0, {3, 1}, {{0, torch::tensor({{0.0f, 2.0f}})}}),
-                 update(1, {2, 2}, {{0, torch::tensor({{2.0f, 0.0f}})}})},
-                1);
+                 update(1, {2, 2}, {{0, torch::tensor({{2.0f, 0.0f}})}})}, {1});
   const double s0 = 1.0 / (1.0 + std::exp(0.5)), s1 = 1.0 / (1.0 + std::exp(-0.5));
   const double w0 = s0 / (s0 + s1);
   // cc = w0 [0, 2] + (1 - w0) [2, 0]

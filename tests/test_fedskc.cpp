@@ -107,15 +107,13 @@ TEST_CASE("FedSKC server: knowledge, FedAvg weights and GPR over two rounds by h
   NamedTensors global = {{"w", torch::zeros({1}, torch::kFloat64)}};
   // Round 1: knowledge [0,0,3] twice (variance 2); model (10*1 + 30*3)/40 = 2.5; no GPR yet.
   server.aggregate(global,
-                   {knowledge_update(0, 10, 1.0, {{0, row({0, 0, 3})}}), knowledge_update(1, 30, 3.0, {{0, row({0, 0, 3})}})},
-                   1);
+                   {knowledge_update(0, 10, 1.0, {{0, row({0, 0, 3})}}), knowledge_update(1, 30, 3.0, {{0, row({0, 0, 3})}})}, {1});
   CHECK(global[0].value.item<double>() == Approx(2.5));
   CHECK(std::isnan(server.last_rho()));
   // Round 2: knowledge [0,0,6] (variance 8): rho = (8 - 2) / 2 = 3; FedAvg gives 4;
   // GPR: 0.9 * 4 + 0.1 * 3 * (2.5 - 4) = 3.15.
   server.aggregate(global,
-                   {knowledge_update(0, 10, 4.0, {{0, row({0, 0, 6})}}), knowledge_update(1, 30, 4.0, {{0, row({0, 0, 6})}})},
-                   2);
+                   {knowledge_update(0, 10, 4.0, {{0, row({0, 0, 6})}}), knowledge_update(1, 30, 4.0, {{0, row({0, 0, 6})}})}, {2});
   CHECK(server.last_rho() == Approx(3.0));
   CHECK(global[0].value.item<double>() == Approx(3.15));
   CHECK(torch::allclose(server.broadcast(3).class_vectors.at("knowledge").at(0), torch::tensor({{0.0f, 0.0f, 6.0f}})));
@@ -131,19 +129,18 @@ TEST_CASE("FedSKC server: GDA weights the models, stale classes are kept or drop
   // x = [0.25 - 0.5, 0.75 - 0.5]; class 1 only at client 1: c~ = its own, no discrepancy.
   server.aggregate(global,
                    {knowledge_update(0, 10, 0.0, {{0, row({0})}}),
-                    knowledge_update(1, 30, 1.0, {{0, row({2})}, {1, row({7})}})},
-                   1);
+                    knowledge_update(1, 30, 1.0, {{0, row({2})}, {1, row({7})}})}, {1});
   const double e0 = 1.0 / (1.0 + std::exp(0.25)), e1 = 1.0 / (1.0 + std::exp(-0.25));
   CHECK(server.last_weights()[0] == Approx(e0 / (e0 + e1)));
   CHECK(global[0].value.item<double>() == Approx(e1 / (e0 + e1)));
   // Round 2 has class 0 only: class 1 keeps its knowledge (keep_stale), or is dropped.
-  server.aggregate(global, {knowledge_update(2, 10, 0.0, {{0, row({5})}})}, 2);
+  server.aggregate(global, {knowledge_update(2, 10, 0.0, {{0, row({5})}})}, {2});
   CHECK(server.knowledge().at(1).item<double>() == 7.0);
   CHECK(server.knowledge().at(0).item<double>() == 5.0);
   o.keep_stale = false;
   Server forgetful(o);
-  forgetful.aggregate(global, {knowledge_update(1, 30, 1.0, {{0, row({2})}, {1, row({7})}})}, 1);
-  forgetful.aggregate(global, {knowledge_update(2, 10, 0.0, {{0, row({5})}})}, 2);
+  forgetful.aggregate(global, {knowledge_update(1, 30, 1.0, {{0, row({2})}, {1, row({7})}})}, {1});
+  forgetful.aggregate(global, {knowledge_update(2, 10, 0.0, {{0, row({5})}})}, {2});
   CHECK(forgetful.knowledge().count(1) == 0);
 }
 

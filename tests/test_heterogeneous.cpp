@@ -200,7 +200,7 @@ TEST_CASE("FedKTL server: prototypes in, one client-ready image and latent per c
   updates[1].payload.class_vectors[kKtlPrototypes] = {{1, torch::tensor({{0.f, 0.9f, 0.1f, 0.f}})},
                                                       {2, torch::tensor({{0.f, 0.f, 1.0f, 0.f}})}};
   NamedTensors none;
-  server.aggregate(none, updates, 1);
+  server.aggregate(none, updates, {1});
   CHECK(none.empty());
   const auto p = server.broadcast(2);
   const auto& images = p.tensors.at("ktl_images");
@@ -219,7 +219,7 @@ TEST_CASE("FedKTL server: prototypes in, one client-ready image and latent per c
   FedKtlServerOptions keep = o;
   keep.keep_unseen = true;  // the authors' code: all C pairs
   FedKtlServer all(keep, random_generator(16, 32, 1), shape);
-  all.aggregate(none, updates, 1);
+  all.aggregate(none, updates, {1});
   CHECK(all.broadcast(2).tensors.at("ktl_images").size(0) == 4);
 
   FederationShape bad = shape;
@@ -244,7 +244,7 @@ TEST_CASE("LG-FedAvg averages heads by samples; FedGH trains its head on prototy
   updates[1].payload.tensors["head.weight"] = torch::tensor({{5.0f, 6.0f}, {4.0f, 8.0f}});
   updates[1].payload.tensors["head.bias"] = torch::tensor({5.0f, 4.0f});
   NamedTensors none;
-  server->aggregate(none, updates, 1);
+  server->aggregate(none, updates, {1});
   const auto head = server->broadcast(2).tensors;
   // (1 * w0 + 3 * w1) / 4
   CHECK(torch::allclose(head.at("head.weight"), torch::tensor({{4.0f, 5.0f}, {3.0f, 6.0f}})));
@@ -268,12 +268,12 @@ TEST_CASE("LG-FedAvg averages heads by samples; FedGH trains its head on prototy
   auto fedgh = find_algorithm("fedgh")->make_server(gh, shape);
   std::vector<ClientUpdate> protos(1);
   protos[0].payload.class_vectors["prototypes"] = one_hot_rows(2, 2);
-  fedgh->aggregate(none, protos, 1);
+  fedgh->aggregate(none, protos, {1});
   const auto w = fedgh->broadcast(2).tensors;
   const auto logits = torch::eye(2).matmul(w.at("head.weight").t()) + w.at("head.bias");
   CHECK(torch::equal(logits.argmax(1), torch::tensor({0, 1}, torch::kInt64)));
   protos[0].payload.class_vectors["prototypes"][5] = torch::ones({1, 2});  // no class 5 in a 2-class federation
-  CHECK_THROWS_WITH(fedgh->aggregate(none, protos, 2), Catch::Contains("'prototypes' vector of an unknown class"));
+  CHECK_THROWS_WITH(fedgh->aggregate(none, protos, {2}), Catch::Contains("'prototypes' vector of an unknown class"));
 }
 
 TEST_CASE("client state waits in memory or on disk and comes back byte for byte", "[heterogeneous]") {

@@ -89,7 +89,7 @@ TEST_CASE("FedNH: unweighted model mean and count-weighted prototype update", "[
       with_vectors(0, 100, weights(1.0), {{"fednh.prototypes", {{0, rows({0, 1}, 2)}}}, {"fednh.counts", {{0, rows({1}, 1)}}}}),
       with_vectors(1, 1, weights(2.0), {{"fednh.prototypes", {{0, rows({2, 0}, 2)}}}, {"fednh.counts", {{0, rows({3}, 1)}}}})};
   FedNHServer server(0.5, 1.0);
-  server.aggregate(global, updates, 1);
+  server.aggregate(global, updates, {1});
   const auto w = global[0].value;
   CHECK(w[0][0].item<double>() == Approx(0.98708746).epsilon(1e-6));
   CHECK(w[0][1].item<double>() == Approx(0.16018224).epsilon(1e-6));
@@ -99,7 +99,7 @@ TEST_CASE("FedNH: unweighted model mean and count-weighted prototype update", "[
 
   NamedTensors again = {{"head.weight", torch::eye(2)}, {"head.scale", torch::ones({1})}};
   FedNHServer half(0.5, 0.5);
-  half.aggregate(again, updates, 1);
+  half.aggregate(again, updates, {1});
   CHECK(again[1].value.item<double>() == Approx(1.25));  // 1 + 0.5 (1.5 - 1)
 }
 
@@ -155,7 +155,7 @@ TEST_CASE("FedCCL server: FINCH centres de-bias the global signal", "[algorithms
   NamedTensors global = {{"w", torch::zeros({1})}};
   FedCCLServer server;
   CHECK(server.broadcast(1).empty());
-  server.aggregate(global, updates, 1);
+  server.aggregate(global, updates, {1});
   CHECK(global[0].value.item<double>() == Approx(0.5));
   const auto p = server.broadcast(2);
   CHECK(p.class_vectors.at("fedccl.local").at(0).size(0) == 5);

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/metrics/algorithm_metrics.hpp"
 #include "engine/tensors/federated_types.hpp"
 #include "engine/data/dataset.hpp"
 #include "engine/models/model.hpp"
@@ -55,14 +56,35 @@ class ClientAlgorithm {
   virtual void end(ClientContext& ctx, ClientUpdate& update) {}
 };
 
+// What an aggregation knows about the updates it folds in, index for index with them.
+struct AggregationInput {
+  std::uint32_t round = 0;                    // the aggregation's number: sync round, or async aggregation
+  std::vector<std::uint64_t> staleness;       // model versions between the one pulled and the current one
+  std::vector<std::uint64_t> pulled_version;  // the model version each update trained from
+};
+
+// The server half answers *what* an aggregation makes of its updates; the round driver
+// decides *when* (a sync round, every update, every K) and *how* weights are combined before
+// the server step (docs/algorithms.md#aggregation).
 class ServerAlgorithm {
  public:
   virtual ~ServerAlgorithm() = default;
-  // Extras broadcast with the global weights in the next round's task.
+  // Extras broadcast with the global weights in the next task (built once per model version).
   virtual Payload broadcast(std::uint32_t round) { return {}; }
-  // `updates` are sorted by client id, so every floating-point sum has one fixed order.
+  // A synchronous round. `updates` are sorted by client id, so every floating-point sum has
+  // one fixed order.
   virtual void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates,
-                         std::uint32_t round) = 0;
+                         const AggregationInput& input) = 0;
+  // An asynchronous aggregation. `mean` is the model the schedule made of the buffered
+  // updates (FedAsync's staleness-discounted mix, FedBuff's staleness-weighted mean delta
+  // step); `updates` (sorted by client id) keep their own payloads, and their weights have been
+  // replaced by `mean`. The default runs aggregate() on them: an averaging algorithm then lands
+  // on `mean` (up to rounding), a server optimiser steps along mean - global, and knowledge is
+  // aggregated from each payload. Private models: `mean` and `global` are empty.
+  virtual void aggregate_async(NamedTensors& global, NamedTensors mean, std::vector<ClientUpdate> updates,
+                               const AggregationInput& input);
+  // What the last aggregation reports; empty by default.
+  virtual AlgorithmMetrics metrics() const { return {}; }
 };
 
 // What a server half may need to know about the federation it serves.

@@ -11,8 +11,13 @@ class FedAvgClient final : public ClientAlgorithm {};
 
 class FedAvgServer final : public ServerAlgorithm {
  public:
-  void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, std::uint32_t) override {
+  void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, const AggregationInput&) override {
     global = weighted_average(global, updates, sample_weights(updates));
+  }
+  // The schedule's model is FedAsync's and FedBuff's own server update: taken as it is.
+  void aggregate_async(NamedTensors& global, NamedTensors mean, std::vector<ClientUpdate>,
+                       const AggregationInput&) override {
+    global = std::move(mean);
   }
 };
 

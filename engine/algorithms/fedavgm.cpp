@@ -12,7 +12,7 @@ class FedAvgMServer final : public ServerAlgorithm {
  public:
   FedAvgMServer(double eta, double beta, std::string weighting) : eta_(eta), beta_(beta), weighting_(std::move(weighting)) {}
 
-  void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, std::uint32_t) override {
+  void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, const AggregationInput&) override {
     const auto average = weighted_average(global, updates, update_weights(weighting_, updates));
     torch::NoGradGuard no_grad;
     if (momentum_.empty())

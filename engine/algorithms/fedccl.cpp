@@ -89,7 +89,7 @@ Payload FedCCLServer::broadcast(std::uint32_t) {
   return p;
 }
 
-void FedCCLServer::aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, std::uint32_t) {
+void FedCCLServer::aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, const AggregationInput&) {
   global = weighted_average(global, updates, sample_weights(updates));
   std::map<std::uint32_t, std::vector<torch::Tensor>> per_class;
   for (const auto& u : updates) {

@@ -41,7 +41,7 @@ class FedGhServer final : public ServerAlgorithm {
     return p;
   }
 
-  void aggregate(NamedTensors&, const std::vector<ClientUpdate>& updates, std::uint32_t) override {
+  void aggregate(NamedTensors&, const std::vector<ClientUpdate>& updates, const AggregationInput&) override {
     const auto uploaded = stack_class_vectors(updates, kPrototypes, shape_.num_classes);
     if (uploaded.empty()) return;
     const auto& x = uploaded.rows;

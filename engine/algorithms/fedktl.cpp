@@ -102,7 +102,7 @@ Payload FedKtlServer::broadcast(std::uint32_t) {
   return p;
 }
 
-void FedKtlServer::aggregate(NamedTensors&, const std::vector<ClientUpdate>& updates, std::uint32_t) {
+void FedKtlServer::aggregate(NamedTensors&, const std::vector<ClientUpdate>& updates, const AggregationInput&) {
   const auto uploaded = stack_class_vectors(updates, kKtlPrototypes, shape_.num_classes);
   if (uploaded.empty()) return;  // nothing new: last round's pairs stay
   const auto* label = uploaded.labels.data_ptr<std::int64_t>();

@@ -46,7 +46,7 @@ class FedKtlServer final : public ServerAlgorithm {
  public:
   FedKtlServer(FedKtlServerOptions options, std::unique_ptr<LatentGenerator> generator, const FederationShape& shape);
   Payload broadcast(std::uint32_t round) override;
-  void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, std::uint32_t round) override;
+  void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, const AggregationInput& input) override;
 
   const torch::Tensor& centroids() const { return centroids_; }
 

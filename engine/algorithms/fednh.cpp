@@ -37,7 +37,7 @@ void FedNHClient::end(ClientContext& ctx, ClientUpdate& update) {
     update.payload.class_vectors["fednh.counts"][c] = torch::full({1, 1}, static_cast<float>(n));
 }
 
-void FedNHServer::aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, std::uint32_t) {
+void FedNHServer::aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, const AggregationInput&) {
   auto mean = weighted_average(global, updates, update_weights("uniform", updates));
   torch::Tensor* prototypes = nullptr;
   for (std::size_t i = 0; i < mean.size(); ++i) {

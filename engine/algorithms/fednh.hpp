@@ -13,7 +13,7 @@ class FedNHClient final : public ClientAlgorithm {
 class FedNHServer final : public ServerAlgorithm {
  public:
   FedNHServer(double rho, double server_lr) : rho_(rho), server_lr_(server_lr) {}
-  void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, std::uint32_t round) override;
+  void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, const AggregationInput& input) override;
 
  private:
   double rho_, server_lr_;

@@ -13,7 +13,7 @@
 
 namespace drift {
 
-void FedOptServer::aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, std::uint32_t) {
+void FedOptServer::aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, const AggregationInput&) {
   const auto average = weighted_average(global, updates, update_weights(weighting_, updates));
   torch::NoGradGuard no_grad;
   if (m_.empty()) {
@@ -22,6 +22,7 @@ void FedOptServer::aggregate(NamedTensors& global, const std::vector<ClientUpdat
       v_.push_back(torch::full(t.value.sizes(), tau_ * tau_, torch::kFloat64));
     }
   }
+  double delta2_sum = 0.0, step2_sum = 0.0;
   for (std::size_t i = 0; i < global.size(); ++i) {
     auto& w = global[i].value;
     if (!w.is_floating_point()) {
@@ -36,8 +37,13 @@ void FedOptServer::aggregate(NamedTensors& global, const std::vector<ClientUpdat
       case Rule::adam: v_[i] = beta2_ * v_[i] + (1.0 - beta2_) * delta2; break;
       case Rule::yogi: v_[i] = v_[i] - (1.0 - beta2_) * delta2 * torch::sign(v_[i] - delta2); break;
     }
-    w = (w.to(torch::kFloat64) + eta_ * m_[i] / (torch::sqrt(v_[i]) + tau_)).to(w.scalar_type());
+    const auto step = eta_ * m_[i] / (torch::sqrt(v_[i]) + tau_);
+    w = (w.to(torch::kFloat64) + step).to(w.scalar_type());
+    delta2_sum += delta2.sum().item<double>();
+    step2_sum += (step * step).sum().item<double>();
   }
+  delta_norm_ = std::sqrt(delta2_sum);
+  step_norm_ = std::sqrt(step2_sum);
 }
 
 namespace {

@@ -62,7 +62,7 @@ Payload FedProtoServer::broadcast(std::uint32_t) {
   return p;
 }
 
-void FedProtoServer::aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, std::uint32_t) {
+void FedProtoServer::aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, const AggregationInput&) {
   if (average_weights_) global = weighted_average(global, updates, sample_weights(updates));
   std::map<std::uint32_t, std::pair<torch::Tensor, int>> sums;
   for (const auto& u : updates) {

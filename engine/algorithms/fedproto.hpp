@@ -34,7 +34,7 @@ class FedProtoServer final : public ServerAlgorithm {
   explicit FedProtoServer(bool average_weights = true, ClassMeanTarget target = ClassMeanTarget::features)
       : average_weights_(average_weights), target_(target) {}
   Payload broadcast(std::uint32_t round) override;
-  void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, std::uint32_t round) override;
+  void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, const AggregationInput& input) override;
   const std::map<std::uint32_t, torch::Tensor>& prototypes() const { return prototypes_; }
 
  private:

@@ -151,7 +151,7 @@ Payload Server::broadcast(std::uint32_t) {
   return p;
 }
 
-void Server::aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, std::uint32_t) {
+void Server::aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, const AggregationInput&) {
   global = weighted_average(global, updates, sample_weights(updates));
 
   std::vector<double> discrepancy, samples;
@@ -161,6 +161,7 @@ void Server::aggregate(NamedTensors& global, const std::vector<ClientUpdate>& up
     samples.push_back(static_cast<double>(u.num_samples));
   }
   const auto weights = consistency_weights(discrepancy, samples);
+  last_weights_ = weights;
 
   // Per class: the holders' prototypes (client-id order) and their consistency weights.
   std::map<std::uint32_t, std::vector<torch::Tensor>> rows;

@@ -69,14 +69,16 @@ class Server final : public ServerAlgorithm {
  public:
   explicit Server(ServerOptions o) : o_(std::move(o)) {}
   Payload broadcast(std::uint32_t round) override;
-  void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, std::uint32_t round) override;
+  void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, const AggregationInput& input) override;
   const std::map<std::uint32_t, torch::Tensor>& consistent() const { return consistent_; }
+  AlgorithmMetrics metrics() const override { return {{}, {{"consistency_weight", last_weights_}}}; }
   const std::map<std::uint32_t, torch::Tensor>& relational() const { return relational_; }
 
  private:
   ServerOptions o_;
   std::map<std::uint32_t, torch::Tensor> relational_;  // class -> [n, d]
   std::map<std::uint32_t, torch::Tensor> consistent_;  // class -> [d]
+  std::vector<double> last_weights_;                   // CPDR's consistency weights, by client id
 };
 
 }  // namespace drift::fedsc

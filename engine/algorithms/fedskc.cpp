@@ -163,7 +163,7 @@ Payload Server::broadcast(std::uint32_t) {
   return p;
 }
 
-void Server::aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, std::uint32_t) {
+void Server::aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, const AggregationInput&) {
   const NamedTensors previous_model = global;
 
   // Knowledge, per class over the participants that hold it.
@@ -214,6 +214,13 @@ void Server::aggregate(NamedTensors& global, const std::vector<ClientUpdate>& up
   for (const auto& [c, v] : fresh) knowledge_[c] = v;
   previous_ = std::move(fresh);
   has_previous_ = true;
+}
+
+AlgorithmMetrics Server::metrics() const {
+  AlgorithmMetrics m;
+  m.scalars["gpr_rho"] = last_rho_;
+  m.per_client[o_.gda ? "gda_weight" : "fedavg_weight"] = last_weights_;
+  return m;
 }
 
 }  // namespace drift::fedskc

@@ -92,10 +92,11 @@ class Server final : public ServerAlgorithm {
  public:
   explicit Server(ServerOptions options) : o_(options) {}
   Payload broadcast(std::uint32_t round) override;
-  void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, std::uint32_t round) override;
+  void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, const AggregationInput& input) override;
 
   const Knowledge& knowledge() const { return knowledge_; }
   double last_rho() const { return last_rho_; }            // NaN when GPR was skipped
+  AlgorithmMetrics metrics() const override;               // rho and the aggregation weights
   const std::vector<double>& last_weights() const { return last_weights_; }
 
  private:

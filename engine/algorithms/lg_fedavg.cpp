@@ -25,7 +25,7 @@ class LgFedAvgServer final : public ServerAlgorithm {
     return p;
   }
 
-  void aggregate(NamedTensors&, const std::vector<ClientUpdate>& updates, std::uint32_t) override {
+  void aggregate(NamedTensors&, const std::vector<ClientUpdate>& updates, const AggregationInput&) override {
     const auto weights = sample_weights(updates);
     std::map<std::string, torch::Tensor> sums;
     for (std::size_t i = 0; i < updates.size(); ++i)

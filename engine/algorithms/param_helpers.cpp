@@ -37,7 +37,9 @@ ParamSpec choice_param(std::string key, std::string def, std::vector<std::string
 
 std::string neighbours_below_cohort(const ParamSet& params, const FederationShape& shape) {
   const auto m = params.integer("M");
-  if (shape.cohort == 0 || m < static_cast<std::int64_t>(shape.cohort)) return "";
+  // One update per aggregation (FedAsync): a lone holder's knowledge is its own, as the
+  // authors' code pairs a lone client with itself (docs/algorithms.md#aggregation).
+  if (shape.cohort <= 1 || m < static_cast<std::int64_t>(shape.cohort)) return "";
   return "algorithm.M must be smaller than the clients aggregated per round (" + std::to_string(shape.cohort) +
          "), got " + std::to_string(m);
 }

@@ -10,6 +10,12 @@
 
 namespace drift {
 
+void ServerAlgorithm::aggregate_async(NamedTensors& global, NamedTensors mean, std::vector<ClientUpdate> updates,
+                                      const AggregationInput& input) {
+  for (auto& u : updates) u.weights = mean;  // shares the tensors: aggregate() reads them only
+  aggregate(global, updates, input);
+}
+
 torch::Tensor ClientAlgorithm::loss(const torch::Tensor& labels, const ModelOutput& out, ClientContext&) {
   return torch::nn::functional::cross_entropy(out.logits, labels);
 }

@@ -54,7 +54,7 @@ void ScaffoldClient::end(ClientContext& ctx, ClientUpdate& update) {
   }
 }
 
-void ScaffoldServer::aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, std::uint32_t) {
+void ScaffoldServer::aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, const AggregationInput&) {
   const auto average = weighted_average(global, updates, update_weights("uniform", updates));
   torch::NoGradGuard no_grad;
   for (std::size_t i = 0; i < global.size(); ++i) {

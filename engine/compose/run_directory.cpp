@@ -111,6 +111,12 @@ void RunDirectory::append(const RoundReport& r) {
       m["clients_evaluated"] = r.clients_evaluated;
     }
   }
+  if (!r.algorithm.empty()) {
+    // Per-client values follow the order of "aggregated" (client id); NaN is written as null.
+    auto& a = m["algorithm"];
+    for (const auto& [name, value] : r.algorithm.scalars) a[name] = value;
+    for (const auto& [name, values] : r.algorithm.per_client) a[name] = values;
+  }
   metrics_ << m.dump() << "\n";
   metrics_.flush();
 

@@ -251,9 +251,6 @@ void check_combinations(const Scenario& s, const AlgorithmInfo& algorithm, const
     if (s.data.client_test_fraction <= 0.0)
       throw UserError(source + ": algorithm '" + s.algorithm + "' keeps private models, evaluated on each client's "
                       "own test split: set data.client_test_fraction (PFLlib: 0.25)");
-    if (s.simulation.mode != SimulationMode::sync)
-      throw UserError(source + ": algorithm '" + s.algorithm + "' keeps private models: simulation.mode must be "
-                      "sync (fedasync and fedbuff mix global weights)");
   }
   if (algorithm.check) {
     FederationShape shape;

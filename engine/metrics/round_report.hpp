@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/metrics/algorithm_metrics.hpp"
 #include "engine/config/choices.hpp"
 
 namespace drift {
@@ -72,6 +73,7 @@ struct RoundReport {
   // Multi-domain datasets: accuracy on each domain's test samples, in domain order.
   std::vector<double> domain_accuracy;
   std::uint32_t clients_evaluated = 0;
+  AlgorithmMetrics algorithm;  // the server half's named values of this aggregation
   std::uint64_t bytes_down = 0;
   std::uint64_t bytes_up = 0;
   std::vector<ClientRecord> clients;

@@ -9,8 +9,9 @@
 #include <cmath>
 #include <map>
 
-#include "engine/sim/async_mixing.hpp"
+#include "engine/sim/async_aggregation.hpp"
 #include "engine/sim/driver_parts.hpp"
+#include "engine/sim/personal_evaluations.hpp"
 #include "engine/sim/round_rules.hpp"
 #include "engine/sim/sync_driver.hpp"
 
@@ -44,7 +45,10 @@ class FlagGuard {
 class AsyncDriver final : public Driver {
  public:
   AsyncDriver(DriverSetup setup, JobRunner& runner, DriverListener& listener)
-      : parts_(setup, runner, listener), mixing_(parts_.scenario, std::move(setup.initial_weights)) {}
+      : parts_(setup, runner, listener),
+        aggregation_(parts_.scenario, std::move(setup.initial_weights), std::move(setup.algorithm)),
+        private_models_(setup.private_models),
+        personal_(private_models_ ? parts_.population->size() : 0) {}
 
   void start() override {
     open_report();
@@ -163,12 +167,14 @@ class AsyncDriver final : public Driver {
       return drop(f, t, fate.reason);
     }
     auto& u = f.outcome.update;
-    const std::uint64_t staleness = mixing_.version() - f.plan.model_version;
+    // The client's model changed when it trained, whether or not the server uses its upload.
+    if (private_models_ && u.personal) personal_.record(c, *u.personal);
+    const std::uint64_t staleness = aggregation_.version() - f.plan.model_version;
     parts_.losses.push_back({c, u.metrics.loss});
     ++report_.finished;
     report_.bytes_up += f.outcome.upload_bytes;
     record(arrival_record(ClientEvent::finished, c, t, u.num_samples, u.metrics.loss, f.outcome.upload_bytes, staleness, ""));
-    if (mixing_.add(std::move(u), *f.pulled, staleness)) aggregated();
+    if (aggregation_.add(std::move(u), *f.pulled, staleness, aggregations_ + 1)) aggregated();
   }
 
   void drop(const InFlight& f, double t, const std::string& why) {
@@ -179,7 +185,7 @@ class AsyncDriver final : public Driver {
 
   void aggregated() {
     ++aggregations_;
-    auto applied = mixing_.take_applied();
+    auto applied = aggregation_.take_applied();
     std::vector<std::uint32_t> clients;
     for (const auto& u : applied.updates) clients.push_back(u.client_id);
     Accounting::add_training_metrics(report_, applied.updates);
@@ -189,11 +195,17 @@ class AsyncDriver final : public Driver {
     report_.num_updates = static_cast<std::uint32_t>(applied.updates.size());
     parts_.accounting.account(report_, clients);
     report_.round = aggregations_;
-    report_.model_version = mixing_.version();
+    report_.model_version = aggregation_.version();
     report_.time_end = now_;
     report_.total_rounds = parts_.scenario.rounds;
+    report_.algorithm = std::move(applied.metrics);
     const bool evaluate = evaluation_due(parts_.scenario, aggregations_, stopping());
-    parts_.listener.on_aggregation(std::move(report_), evaluate ? mixing_.global().get() : nullptr);
+    if (private_models_) {
+      if (evaluate) personal_.report(report_);
+      parts_.listener.on_aggregation(std::move(report_), nullptr);
+    } else {
+      parts_.listener.on_aggregation(std::move(report_), evaluate ? aggregation_.global().get() : nullptr);
+    }
     open_report();
   }
 
@@ -223,13 +235,15 @@ class AsyncDriver final : public Driver {
   }
 
   void dispatch(std::uint32_t c) {
-    if (!task_ || task_->model_version != mixing_.version()) {
-      task_ = make_task(parts_.scenario, aggregations_ + 1, mixing_.version(), *mixing_.global(), Payload{});
+    // One task per model version: the global weights and the server half's broadcast.
+    if (!task_ || task_->model_version != aggregation_.version()) {
+      task_ = make_task(parts_.scenario, aggregations_ + 1, aggregation_.version(), *aggregation_.global(),
+                        aggregation_.broadcast(aggregations_ + 1));
       task_bytes_ = parts_.runner.task_bytes(task_);
     }
     InFlight f;
-    f.plan = parts_.planner.plan(c, now_, task_bytes_, mixing_.version());
-    f.pulled = mixing_.global();
+    f.plan = parts_.planner.plan(c, now_, task_bytes_, aggregation_.version());
+    f.pulled = aggregation_.global();
     parts_.roster.set_busy(c, true);
     report_.cohort.push_back(c);
     report_.bytes_down += task_bytes_;
@@ -244,7 +258,9 @@ class AsyncDriver final : public Driver {
   void record(ClientRecord r) { report_.clients.push_back(std::move(r)); }
 
   DriverParts parts_;
-  AsyncMixing mixing_;
+  AsyncAggregation aggregation_;
+  bool private_models_ = false;
+  PersonalEvaluations personal_;
   double now_ = 0.0;
   std::uint32_t aggregations_ = 0;
   std::map<std::uint64_t, InFlight> inflight_;

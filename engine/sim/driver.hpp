@@ -60,7 +60,7 @@ struct DriverSetup {
   const Scenario* scenario = nullptr;
   std::shared_ptr<const Population> population;
   NamedTensors initial_weights;
-  std::unique_ptr<ServerAlgorithm> algorithm;  // used by the sync driver; async drivers mix models themselves
+  std::unique_ptr<ServerAlgorithm> algorithm;  // what every aggregation makes of its updates
   bool log_eligible = true;                    // record "eligible" events (O(population) per round)
   bool private_models = false;                 // accuracy from the clients' own evaluations
 };

@@ -12,6 +12,7 @@
 
 #include "engine/metrics/evaluation.hpp"
 #include "engine/sim/driver_parts.hpp"
+#include "engine/sim/personal_evaluations.hpp"
 #include "engine/sim/round_rules.hpp"
 #include "engine/sim/sync_driver.hpp"
 
@@ -42,9 +43,8 @@ class SyncDriver final : public Driver {
       : parts_(setup, runner, listener),
         algorithm_(std::move(setup.algorithm)),
         global_(std::move(setup.initial_weights)),
-        private_models_(setup.private_models) {
-    if (private_models_) personal_.resize(parts_.population->size());
-  }
+        private_models_(setup.private_models),
+        personal_(private_models_ ? parts_.population->size() : 0) {}
 
   void start() override { begin_round(); }
   bool finished() const override { return finished_; }
@@ -121,7 +121,7 @@ class SyncDriver final : public Driver {
       const auto c = p.plan.client;
       parts_.roster.set_busy(c, false);
       // The client's model changed when it trained, whether or not the server uses its upload.
-      if (private_models_ && p.outcome.ok && p.outcome.update.personal) personal_[c] = *p.outcome.update.personal;
+      if (private_models_ && p.outcome.ok && p.outcome.update.personal) personal_.record(c, *p.outcome.update.personal);
       const auto fate = triage(p.plan, p.outcome, parts_.roster);
       switch (fate.fate) {
         case Fate::lost:  // its device vanished (a worker died): to the federation, a dropout
@@ -218,7 +218,7 @@ class SyncDriver final : public Driver {
     const bool evaluate = evaluation_due(parts_.scenario, round_, last);
     if (last) report_.total_rounds = round_;
     if (private_models_) {
-      if (evaluate) add_personal_evaluation(report_);
+      if (evaluate) personal_.report(report_);
       parts_.listener.on_aggregation(std::move(report_), nullptr);
     } else {
       parts_.listener.on_aggregation(std::move(report_), evaluate ? &global_ : nullptr);
@@ -237,15 +237,20 @@ class SyncDriver final : public Driver {
     std::sort(accepted.begin(), accepted.end(),
               [](const ClientUpdate& a, const ClientUpdate& b) { return a.client_id < b.client_id; });
     std::vector<std::uint32_t> aggregated;
+    AggregationInput input;
+    input.round = round_;
     for (const auto& u : accepted) {
       aggregated.push_back(u.client_id);
-      report_.staleness.push_back(version_ - u.model_version);
+      input.staleness.push_back(version_ - u.model_version);
+      input.pulled_version.push_back(u.model_version);
     }
+    report_.staleness = input.staleness;
     std::sort(report_.staleness.begin(), report_.staleness.end());
     const bool enough = !accepted.empty() && static_cast<std::int64_t>(accepted.size()) >= parts_.scenario.simulation.min_cohort;
     if (enough) {
       Accounting::add_training_metrics(report_, accepted);
-      algorithm_->aggregate(global_, accepted, round_);
+      algorithm_->aggregate(global_, accepted, input);
+      report_.algorithm = algorithm_->metrics();
       ++version_;
     } else {
       aggregated.clear();
@@ -254,32 +259,6 @@ class SyncDriver final : public Driver {
     }
     report_.num_updates = static_cast<std::uint32_t>(aggregated.size());
     parts_.accounting.account(report_, aggregated);
-  }
-
-  // Private models: every client's accuracy as of the last model it trained, and the
-  // sample-weighted accuracy over the clients evaluated so far (PFLlib's figure once every
-  // client has trained).
-  void add_personal_evaluation(RoundReport& r) const {
-    std::vector<EvalResult> parts;
-    r.client_accuracy.assign(personal_.size(), std::nan(""));
-    for (std::size_t c = 0; c < personal_.size(); ++c) {
-      if (!personal_[c]) continue;
-      const auto& e = *personal_[c];
-      parts.push_back(e);
-      std::uint64_t hits = 0, n = 0;
-      for (std::size_t k = 0; k < e.count.size(); ++k) {
-        hits += e.correct[k];
-        n += e.count[k];
-      }
-      r.client_accuracy[c] = n ? static_cast<double>(hits) / static_cast<double>(n) : std::nan("");
-    }
-    r.clients_evaluated = static_cast<std::uint32_t>(parts.size());
-    r.evaluated = true;
-    const auto classes = parts.empty() ? std::int64_t{0} : static_cast<std::int64_t>(parts.front().count.size());
-    const auto summary = combine_evaluations(parts, classes);
-    r.test_accuracy = summary.accuracy;
-    r.test_loss = summary.loss;
-    r.per_class_accuracy = summary.per_class_accuracy;
   }
 
   void drop(std::uint32_t c, double at, const TaskPlan& plan, const std::string& why) {
@@ -294,7 +273,7 @@ class SyncDriver final : public Driver {
   std::unique_ptr<ServerAlgorithm> algorithm_;
   NamedTensors global_;
   bool private_models_ = false;
-  std::vector<std::optional<EvalResult>> personal_;  // private models: by client id
+  PersonalEvaluations personal_;
   double now_ = 0.0;
   std::uint64_t version_ = 0;
   std::uint32_t round_ = 1;

@@ -1,0 +1,17 @@
+#pragma once
+// What an aggregation reports besides the model (Flower's MetricRecord): named scalars and
+// per-client values (in the order of the aggregated updates, i.e. by client id), written to
+// metrics.jsonl under "algorithm" so ablations can see FedSKC's rho, GDA weights and the like.
+#include <map>
+#include <string>
+#include <vector>
+
+namespace drift {
+
+struct AlgorithmMetrics {
+  std::map<std::string, double> scalars;
+  std::map<std::string, std::vector<double>> per_client;
+  bool empty() const { return scalars.empty() && per_client.empty(); }
+};
+
+}  // namespace drift

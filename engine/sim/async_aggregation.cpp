@@ -1,0 +1,107 @@
+#include "engine/sim/async_aggregation.hpp"
+
+#include <torch/torch.h>
+
+#include <cmath>
+#include <numeric>
+#include <utility>
+
+namespace drift {
+
+AsyncAggregation::AsyncAggregation(const Scenario& scenario, NamedTensors initial,
+                                   std::unique_ptr<ServerAlgorithm> algorithm)
+    : scenario_(scenario),
+      algorithm_(std::move(algorithm)),
+      buffered_(scenario.simulation.mode == SimulationMode::fedbuff),
+      staleness_{scenario.async.staleness, scenario.async.staleness_a, scenario.async.staleness_b},
+      global_(std::make_shared<NamedTensors>(std::move(initial))) {}
+
+bool AsyncAggregation::add(ClientUpdate update, const NamedTensors& pulled, std::uint64_t staleness,
+                           std::uint32_t round) {
+  check_compatible(*global_, update.weights);
+  if (!buffered_) {
+    const double a = scenario_.async.alpha * staleness_(staleness);
+    auto mean = mix(update, a);
+    pending_.updates.push_back(std::move(update));
+    pending_.staleness.push_back(staleness);
+    aggregate(std::move(mean), round);
+    return true;
+  }
+  const double weight = 1.0 / std::sqrt(1.0 + static_cast<double>(staleness));
+  accumulate(update, pulled, weight);
+  pending_.updates.push_back(std::move(update));
+  pending_.staleness.push_back(staleness);
+  if (static_cast<std::int64_t>(pending_.updates.size()) < scenario_.async.buffer_size) return false;
+  aggregate(step(), round);
+  return true;
+}
+
+AsyncAggregation::Applied AsyncAggregation::take_applied() { return std::exchange(pending_, {}); }
+
+// FedAsync: (1 - a) x + a x_new, in float64.
+NamedTensors AsyncAggregation::mix(const ClientUpdate& u, double a) const {
+  torch::NoGradGuard no_grad;
+  NamedTensors next;
+  for (std::size_t i = 0; i < global_->size(); ++i) {
+    const auto& g = (*global_)[i].value;
+    if (!g.is_floating_point()) {
+      next.push_back({(*global_)[i].name, u.weights[i].value.clone()});
+      continue;
+    }
+    auto mixed = g.to(torch::kFloat64) * (1.0 - a) + u.weights[i].value.to(torch::kFloat64) * a;
+    next.push_back({(*global_)[i].name, mixed.to(g.scalar_type())});
+  }
+  return next;
+}
+
+// FedBuff: sum of weight * (x_local - x_pulled), in arrival order, in float64.
+void AsyncAggregation::accumulate(const ClientUpdate& u, const NamedTensors& pulled, double weight) {
+  torch::NoGradGuard no_grad;
+  if (delta_sum_.empty())
+    for (const auto& t : *global_) delta_sum_.push_back(torch::zeros(t.value.sizes(), torch::kFloat64));
+  for (std::size_t i = 0; i < global_->size(); ++i) {
+    if (!(*global_)[i].value.is_floating_point()) continue;
+    delta_sum_[i].add_(u.weights[i].value.to(torch::kFloat64) - pulled[i].value.to(torch::kFloat64), weight);
+  }
+}
+
+// FedBuff: x + eta * (sum / K); integer tensors from the last update.
+NamedTensors AsyncAggregation::step() {
+  torch::NoGradGuard no_grad;
+  const double scale = scenario_.async.server_lr / static_cast<double>(pending_.updates.size());
+  NamedTensors next;
+  for (std::size_t i = 0; i < global_->size(); ++i) {
+    const auto& g = (*global_)[i].value;
+    if (!g.is_floating_point()) {
+      next.push_back({(*global_)[i].name, pending_.updates.back().weights[i].value.clone()});
+      continue;
+    }
+    next.push_back({(*global_)[i].name, (g.to(torch::kFloat64) + delta_sum_[i] * scale).to(g.scalar_type())});
+  }
+  delta_sum_.clear();
+  return next;
+}
+
+// The server half, on the buffered updates in client-id order.
+void AsyncAggregation::aggregate(NamedTensors mean, std::uint32_t round) {
+  std::vector<std::size_t> order(pending_.updates.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return pending_.updates[a].client_id < pending_.updates[b].client_id;
+  });
+  std::vector<ClientUpdate> sorted;
+  AggregationInput input;
+  input.round = round;
+  for (auto k : order) {
+    sorted.push_back(pending_.updates[k]);  // tensors are shared, not copied
+    input.staleness.push_back(pending_.staleness[k]);
+    input.pulled_version.push_back(version_ - pending_.staleness[k]);
+  }
+  auto next = std::make_shared<NamedTensors>(*global_);
+  algorithm_->aggregate_async(*next, std::move(mean), std::move(sorted), input);
+  pending_.metrics = algorithm_->metrics();
+  global_ = std::move(next);
+  ++version_;
+}
+
+}  // namespace drift

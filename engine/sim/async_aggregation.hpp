@@ -1,0 +1,59 @@
+#pragma once
+// When and how the asynchronous schedules aggregate (docs/algorithms.md#aggregation).
+//   when: FedAsync after every update, FedBuff after every K (async.buffer_size);
+//   how:  FedAsync mixes the update's model in with a = alpha * s(staleness); FedBuff steps by
+//         server_lr times the mean of the K staleness-weighted deltas (x_local - x_pulled);
+//   what: the scenario's server half, handed that model and the buffered updates sorted by
+//         client id, each with its staleness and the version it pulled.
+// Every aggregation makes one new global model and one model version.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "engine/algorithms/algorithm.hpp"
+#include "engine/config/scenario.hpp"
+#include "engine/sim/staleness.hpp"
+#include "engine/tensors/federated_types.hpp"
+
+namespace drift {
+
+class AsyncAggregation {
+ public:
+  // `initial` is empty for private models: then no weights are combined, only knowledge.
+  AsyncAggregation(const Scenario& scenario, NamedTensors initial, std::unique_ptr<ServerAlgorithm> algorithm);
+
+  const std::shared_ptr<const NamedTensors>& global() const { return global_; }
+  std::uint64_t version() const { return version_; }
+  // The server half's extras for tasks of the current version.
+  Payload broadcast(std::uint32_t round) { return algorithm_->broadcast(round); }
+
+  // Buffers `update`, trained from `pulled` `staleness` versions ago. True when this made a
+  // new global model (aggregation number `round`). Throws DecodeError for weights of another
+  // architecture.
+  bool add(ClientUpdate update, const NamedTensors& pulled, std::uint64_t staleness, std::uint32_t round);
+
+  struct Applied {
+    std::vector<ClientUpdate> updates;  // in arrival order
+    std::vector<std::uint64_t> staleness;
+    AlgorithmMetrics metrics;  // the server half's
+  };
+  // The updates that made the latest global model.
+  Applied take_applied();
+
+ private:
+  NamedTensors mix(const ClientUpdate& update, double a) const;
+  void accumulate(const ClientUpdate& update, const NamedTensors& pulled, double weight);
+  NamedTensors step();
+  void aggregate(NamedTensors mean, std::uint32_t round);
+
+  const Scenario& scenario_;
+  std::unique_ptr<ServerAlgorithm> algorithm_;
+  bool buffered_;  // FedBuff
+  StalenessFunction staleness_;
+  std::shared_ptr<const NamedTensors> global_;
+  std::uint64_t version_ = 0;
+  std::vector<at::Tensor> delta_sum_;  // FedBuff: float64, per tensor
+  Applied pending_;
+};
+
+}  // namespace drift
