@@ -102,6 +102,7 @@ TEST_CASE("FedSKC server: knowledge, FedAvg weights and GPR over two rounds by h
   ServerOptions o;
   o.gda = false;
   o.beta = 0.9;
+  o.gpr_rho_limit = 0.0;  // the literal, unbounded rho
   Server server(o);
   CHECK(server.broadcast(1).class_vectors.empty());
   NamedTensors global = {{"w", torch::zeros({1}, torch::kFloat64)}};
@@ -117,6 +118,31 @@ TEST_CASE("FedSKC server: knowledge, FedAvg weights and GPR over two rounds by h
   CHECK(server.last_rho() == Approx(3.0));
   CHECK(global[0].value.item<double>() == Approx(3.15));
   CHECK(torch::allclose(server.broadcast(3).class_vectors.at("knowledge").at(0), torch::tensor({{0.0f, 0.0f, 6.0f}})));
+}
+
+// The paper preset's divergence: after a round whose knowledge is nearly flat (near-uniform
+// logits, as early in training), rho is huge and the literal step throws the model far past
+// both the new and the previous one; the default limit keeps |rho| <= 1.
+TEST_CASE("FedSKC GPR: rho after nearly flat knowledge is bounded by gpr_rho_limit", "[algorithms][fedskc]") {
+  auto two_rounds = [](double limit) {
+    ServerOptions o;
+    o.gda = false;
+    o.beta = 0.95;
+    o.gpr_rho_limit = limit;
+    Server server(o);
+    NamedTensors global = {{"w", torch::zeros({1}, torch::kFloat64)}};
+    // Round 1: knowledge [0, 0, 0.003] (variance 2e-6); model 1. Round 2: [0, 0, 3] (variance 2); model 2.
+    server.aggregate(global, {knowledge_update(0, 10, 1.0, {{0, row({0, 0, 0.003})}})}, {1});
+    server.aggregate(global, {knowledge_update(0, 10, 2.0, {{0, row({0, 0, 3})}})}, {2});
+    return std::make_pair(server.last_rho(), global[0].value.item<double>());
+  };
+  const auto [rho, unbounded] = two_rounds(0.0);
+  CHECK(rho == Approx(999999.0));
+  // 0.95 * 2 + 0.05 * 999999 * (1 - 2): about -50000, far outside [1, 2].
+  CHECK(unbounded == Approx(0.95 * 2.0 - 0.05 * 999999.0));
+  const auto [same_rho, bounded] = two_rounds(1.0);
+  CHECK(same_rho == Approx(999999.0));      // reported as computed
+  CHECK(bounded == Approx(0.95 * 2.0 - 0.05));  // rho applied as 1: 1.85
 }
 
 TEST_CASE("FedSKC server: GDA weights the models, stale classes are kept or dropped", "[algorithms][fedskc]") {

@@ -192,7 +192,7 @@ void Server::aggregate(NamedTensors& global, const std::vector<ClientUpdate>& up
   global = weighted_average(global, updates, last_weights_);
 
   // GPR: skipped in the first round, and whenever the previous variance sum is 0.
-  last_rho_ = std::numeric_limits<double>::quiet_NaN();
+  last_rho_ = last_applied_rho_ = std::numeric_limits<double>::quiet_NaN();
   if (o_.gpr && has_previous_) {
     std::set<std::uint32_t> now, before;
     for (const auto& [c, _] : fresh) now.insert(c);
@@ -206,7 +206,11 @@ void Server::aggregate(NamedTensors& global, const std::vector<ClientUpdate>& up
     const double v_before = knowledge_variance(previous_, before, o_.gpr_unbiased);
     if (v_before > 0.0) {
       last_rho_ = (v_now - v_before) / v_before;
-      apply_gpr(global, previous_model, last_rho_, o_.beta, o_.gpr_convex, o_.gpr_buffers);
+      // When the previous knowledge was nearly flat (early rounds: near-uniform logits), rho is
+      // in the thousands and the literal step (1 - beta) rho (w_prev - w) throws the weights
+      // far past both models: the divergence of docs/algorithms.md#fedskc. The limit bounds it.
+      last_applied_rho_ = o_.gpr_rho_limit > 0.0 ? std::clamp(last_rho_, -o_.gpr_rho_limit, o_.gpr_rho_limit) : last_rho_;
+      apply_gpr(global, previous_model, last_applied_rho_, o_.beta, o_.gpr_convex, o_.gpr_buffers);
     }
   }
 
@@ -219,6 +223,7 @@ void Server::aggregate(NamedTensors& global, const std::vector<ClientUpdate>& up
 AlgorithmMetrics Server::metrics() const {
   AlgorithmMetrics m;
   m.scalars["gpr_rho"] = last_rho_;
+  m.scalars["gpr_rho_applied"] = last_applied_rho_;
   m.per_client[o_.gda ? "gda_weight" : "fedavg_weight"] = last_weights_;
   return m;
 }
@@ -252,6 +257,7 @@ AlgorithmInfo fedskc_info() {
        number_param("beta", 0.95, "GPR retention", 0.0, 1.0),
        choice_param("gpr_mode", "literal", {"literal", "convex"},
                     "literal: beta w + (1-beta) rho (w_prev - w); convex: w + (1-beta) rho (w_prev - w)"),
+       number_param("gpr_rho_limit", 1.0, "GPR applies rho clamped to [-limit, limit]; 0 = unbounded (paper, code)", 0.0),
        choice_param("gpr_variance", "population", {"population", "unbiased"}, "variance of the C knowledge entries"),
        choice_param("gpr_scope", "parameters", {"parameters", "state"}, "GPR on parameters, or BatchNorm statistics too"),
        choice_param("gpr_classes", "common", {"common", "own"},
@@ -278,6 +284,7 @@ AlgorithmInfo fedskc_info() {
         o.gpr = p.boolean("gpr");
         o.beta = p.number("beta");
         o.gpr_convex = p.string("gpr_mode") == "convex";
+        o.gpr_rho_limit = p.number("gpr_rho_limit");
         o.gpr_unbiased = p.string("gpr_variance") == "unbiased";
         o.gpr_buffers = p.string("gpr_scope") == "state";
         o.gpr_common_classes = p.string("gpr_classes") == "common";
@@ -297,6 +304,7 @@ AlgorithmInfo fedskc_info() {
         {"silu", V{false}},
         {"knowledge_pass", V{std::string("last_epoch")}},
         {"beta", V{0.99}},
+        {"gpr_rho_limit", V{0.0}},
         {"gpr_variance", V{std::string("unbiased")}},
         {"gpr_scope", V{std::string("state")}},
         {"gpr_classes", V{std::string("own")}},

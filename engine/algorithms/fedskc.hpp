@@ -82,6 +82,7 @@ struct ServerOptions {
   bool gpr = true;
   double beta = 0.95;
   bool gpr_convex = false;
+  double gpr_rho_limit = 1.0;      // |rho| applied at most this; 0: unbounded (paper, released code)
   bool gpr_unbiased = false;
   bool gpr_buffers = false;
   bool gpr_common_classes = true;  // sum the variances over classes fresh in both rounds
@@ -95,7 +96,8 @@ class Server final : public ServerAlgorithm {
   void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, const AggregationInput& input) override;
 
   const Knowledge& knowledge() const { return knowledge_; }
-  double last_rho() const { return last_rho_; }            // NaN when GPR was skipped
+  double last_rho() const { return last_rho_; }            // as computed; NaN when GPR was skipped
+  double last_applied_rho() const { return last_applied_rho_; }  // after gpr_rho_limit
   AlgorithmMetrics metrics() const override;               // rho and the aggregation weights
   const std::vector<double>& last_weights() const { return last_weights_; }
 
@@ -105,6 +107,7 @@ class Server final : public ServerAlgorithm {
   Knowledge previous_;    // last round's fresh knowledge, for GPR
   bool has_previous_ = false;
   double last_rho_ = 0.0;
+  double last_applied_rho_ = 0.0;
   std::vector<double> last_weights_;
 };
 

@@ -36,7 +36,7 @@ bool AsyncAggregation::add(ClientUpdate update, const NamedTensors& pulled, std:
   return true;
 }
 
-AsyncAggregation::Applied AsyncAggregation::take_applied() { return std::exchange(pending_, {}); }
+AsyncAggregation::Applied AsyncAggregation::take_applied() { return std::exchange(applied_, {}); }
 
 // FedAsync: (1 - a) x + a x_new, in float64.
 NamedTensors AsyncAggregation::mix(const ClientUpdate& u, double a) const {
@@ -100,6 +100,7 @@ void AsyncAggregation::aggregate(NamedTensors mean, std::uint32_t round) {
   auto next = std::make_shared<NamedTensors>(*global_);
   algorithm_->aggregate_async(*next, std::move(mean), std::move(sorted), input);
   pending_.metrics = algorithm_->metrics();
+  applied_ = std::exchange(pending_, {});
   global_ = std::move(next);
   ++version_;
 }

@@ -37,7 +37,7 @@ class AsyncAggregation {
     std::vector<std::uint64_t> staleness;
     AlgorithmMetrics metrics;  // the server half's
   };
-  // The updates that made the latest global model.
+  // The updates that made the latest global model (taken once).
   Applied take_applied();
 
  private:
@@ -53,7 +53,8 @@ class AsyncAggregation {
   std::shared_ptr<const NamedTensors> global_;
   std::uint64_t version_ = 0;
   std::vector<at::Tensor> delta_sum_;  // FedBuff: float64, per tensor
-  Applied pending_;
+  Applied pending_;  // buffered since the last aggregation
+  Applied applied_;  // the last aggregation's
 };
 
 }  // namespace drift
