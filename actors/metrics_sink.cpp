@@ -27,10 +27,12 @@ caf::behavior metrics_sink(caf::event_based_actor* self, std::shared_ptr<RunDire
         if (report.evaluated) state->evaluations.push_back({report.round, report.test_accuracy, report.test_loss});
         observer->on_round(report);
       },
-      [=](finish_atom) -> double {
+      // `reason` is empty when the run completed, else why the driver ended it early.
+      [=](finish_atom, const std::string& reason) -> double {
         const auto summary = summarize(state->evaluations, state->rounds, targets);
         const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - state->started;
-        directory->write_summary(summary, "completed", wall.count());
+        if (!reason.empty()) observer->on_warning("the run ended early: " + reason);
+        directory->write_summary(summary, reason.empty() ? "completed" : "ended", wall.count(), reason);
         directory->write_participation();
         observer->on_finish(summary);
         return summary.best_accuracy;

@@ -95,8 +95,9 @@ class Host final : public JobRunner, public DriverListener {
     start_evaluation(id, *evaluate);
   }
 
-  void on_finished() override {
+  void on_finished(const std::string& reason) override {
     driver_finished_ = true;
+    end_reason_ = reason;
     flush();
   }
 
@@ -204,7 +205,7 @@ class Host final : public JobRunner, public DriverListener {
     if (driver_finished_ && reports_.empty() && !finishing_) {
       finishing_ = true;
       auto done = done_;
-      self_->request(peers_.sink, caf::infinite, finish_atom::value)
+      self_->request(peers_.sink, caf::infinite, finish_atom::value, end_reason_)
           .then([done](double best) mutable { done.deliver(best); },
                 [done](caf::error& err) mutable { done.deliver(std::move(err)); });
     }
@@ -235,6 +236,7 @@ class Host final : public JobRunner, public DriverListener {
   std::map<std::uint64_t, PendingReport> reports_;
   std::uint64_t next_report_ = 0;
   bool driver_finished_ = false;
+  std::string end_reason_;  // why the driver ended the run early; empty when it completed
   bool finishing_ = false;
   bool failing_ = false;
   caf::response_promise done_;

@@ -13,6 +13,7 @@ class AlwaysOnline final : public AvailabilityModel {
  public:
   bool online(std::uint32_t, double) override { return true; }
   double next_offline(std::uint32_t, double) override { return kNever; }
+  double next_online(std::uint32_t, double t) override { return t; }
 };
 
 // Online during [k*period - phase, k*period - phase + duty*period) for every integer k.
@@ -24,6 +25,11 @@ class Diurnal final : public AvailabilityModel {
     if (on_ >= period_) return kNever;
     const double pos = position(t);
     return pos < on_ ? t + (on_ - pos) : t;
+  }
+  double next_online(std::uint32_t, double t) override {
+    if (on_ <= 0.0) return kNever;
+    const double pos = position(t);
+    return pos < on_ ? t : t + (period_ - pos);
   }
 
  private:
@@ -47,6 +53,11 @@ class Markov final : public AvailabilityModel {
   }
   double next_offline(std::uint32_t client, double t) override {
     if (!online(client, t)) return t;
+    auto& h = history(client, t);
+    return *std::upper_bound(h.switches.begin(), h.switches.end(), t);
+  }
+  double next_online(std::uint32_t client, double t) override {
+    if (online(client, t)) return t;
     auto& h = history(client, t);
     return *std::upper_bound(h.switches.begin(), h.switches.end(), t);
   }
@@ -114,6 +125,13 @@ class Trace final : public AvailabilityModel {
     // Back-to-back intervals are one online period.
     while (std::next(it) != list.end() && std::next(it)->first <= it->second) ++it;
     return it->second;
+  }
+  double next_online(std::uint32_t client, double t) override {
+    if (online(client, t)) return t;
+    const auto* list = find(client);
+    if (list == nullptr) return kNever;
+    auto it = std::upper_bound(list->begin(), list->end(), std::make_pair(t, kNever));
+    return it == list->end() ? kNever : it->first;
   }
 
  private:
@@ -187,6 +205,28 @@ double ClientAvailability::offline_between(std::uint32_t client, double from, do
     } else {
       const double off = model_of(client).next_offline(client, start);
       if (off < end) return off;
+    }
+    start = end;
+  }
+  return kNever;
+}
+
+double ClientAvailability::next_online(std::uint32_t client, double from) {
+  const auto group = population_.group[client];
+  // The segments between forced changes, the last one unbounded.
+  std::vector<double> cuts;
+  if (group != kNoGroup)
+    for (const auto& c : forced_[group])
+      if (c.time > from) cuts.push_back(c.time);
+  cuts.push_back(kNever);
+  double start = from;
+  for (double end : cuts) {
+    const auto forced = forced_state(group, start);
+    if (forced.has_value()) {
+      if (*forced) return start;
+    } else {
+      const double on = model_of(client).next_online(client, start);
+      if (on < end) return on;
     }
     start = end;
   }

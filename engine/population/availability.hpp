@@ -21,6 +21,8 @@ class AvailabilityModel {
   virtual bool online(std::uint32_t client, double t) = 0;
   // The first time >= t at which the client is offline (t itself if offline now), or kNever.
   virtual double next_offline(std::uint32_t client, double t) = 0;
+  // The first time >= t at which the client is online (t itself if online now), or kNever.
+  virtual double next_online(std::uint32_t client, double t) = 0;
 };
 
 // Builds one model from its config. Trace files are parsed and checked here (sorted,
@@ -35,6 +37,8 @@ class ClientAvailability {
   bool online(std::uint32_t client, double t);
   // First time in [from, until) at which the client is offline, or kNever.
   double offline_between(std::uint32_t client, double from, double until);
+  // First time >= from at which the client is online, or kNever.
+  double next_online(std::uint32_t client, double from);
   // From `t` on, the group is forced online (true), offline (false) or back to its model.
   void force(std::uint32_t group, double t, std::optional<bool> state);
 

@@ -22,6 +22,11 @@ std::uint32_t Presence::present_count(double t) const {
   return static_cast<std::uint32_t>(population_.size() - absent);
 }
 
+double Presence::join_time(std::uint32_t client) const {
+  const auto g = population_.group[client];
+  return g == kNoGroup ? 0.0 : join_time_[g];
+}
+
 double Presence::leave_time(std::uint32_t client) const {
   const auto g = population_.group[client];
   return g == kNoGroup ? kNever : leave_time_[g];

@@ -18,6 +18,8 @@ class Presence {
   std::uint32_t present_count(double t) const;
   // When the client's group leaves for good, or kNever (no group, or it stays).
   double leave_time(std::uint32_t client) const;
+  // When the client's group (re)joins, or 0 (no group, or present from the start).
+  double join_time(std::uint32_t client) const;
 
   void join(std::uint32_t group, double t) { join_time_[group] = t; }
   // A join known in advance: the group is absent until the latest such time.

@@ -8,6 +8,8 @@
 // awaited, no event is applied.
 #include <cmath>
 #include <map>
+#include <sstream>
+#include <string>
 
 #include "engine/sim/async_aggregation.hpp"
 #include "engine/sim/driver_parts.hpp"
@@ -18,9 +20,13 @@
 namespace drift {
 namespace {
 
-// When nobody is eligible and nothing runs, look again this much later (virtual seconds).
+// When someone is online but the sampler chose nobody, look again this much later (virtual
+// seconds), at most this many times in a row.
 constexpr double kIdleRetry = 60.0;
 constexpr int kMaxIdleRetries = 100000;
+// Clients dropped at the moment they were dispatched, at one virtual time, before the driver
+// concludes the sampler keeps choosing clients that cannot train (per slot of concurrency).
+constexpr std::uint64_t kMaxInstantDropsPerSlot = 1000;
 
 struct InFlight {
   TaskPlan plan;
@@ -29,6 +35,12 @@ struct InFlight {
   JobOutcome outcome;
   std::shared_ptr<const NamedTensors> pulled;  // FedBuff: the model the client started from
 };
+
+std::string seconds_text(double t) {
+  std::ostringstream out;
+  out << t << " s";
+  return out.str();
+}
 
 // Sets a flag for the lifetime of a scope.
 class FlagGuard {
@@ -130,19 +142,20 @@ class AsyncDriver final : public Driver {
       }
       if (bound < kNever && (!found || bound < best_time || (bound == best_time && bound_client < best_client))) return;
       if (!found) {
-        if (!inflight_.empty() || stopping()) return;
-        // Nobody could be dispatched: let virtual time pass until someone can.
-        if (++idle_retries_ > kMaxIdleRetries) return finish();
-        now_ += kIdleRetry;
-        parts_.timeline.apply_due(aggregations_ + 1, now_);
+        if (!inflight_.empty()) return;
+        if (stopping()) return finish();
+        if (!wait_for_clients()) return;
         if (!request_fill()) return;
         continue;
       }
       idle_retries_ = 0;
       auto node = inflight_.extract(best_job);
+      const bool instant_drop = !node.mapped().launched && best_time <= node.mapped().plan.start;
+      if (best_time > now_) instant_drops_ = 0;
       now_ = std::max(now_, best_time);
       handle(node.mapped(), best_time);
       if (stopping()) return finish();
+      if (instant_drop && !note_instant_drop()) return;
       parts_.timeline.apply_due(aggregations_ + 1, now_);
       if (!request_fill()) return;
     }
@@ -216,10 +229,56 @@ class AsyncDriver final : public Driver {
 
   bool stopping() const { return stop_reached(parts_.scenario, aggregations_, now_); }
 
-  void finish() {
+  void finish(const std::string& reason = "") {
     if (finished_) return;
     finished_ = true;
-    parts_.listener.on_finished();
+    parts_.listener.on_finished(reason);
+  }
+
+  // Nothing runs and the sampler chose nobody: move virtual time to when someone is online,
+  // or the next timeline entry, whichever is first. False when the run ended instead.
+  bool wait_for_clients() {
+    const double next = std::min(parts_.roster.next_available(now_), parts_.timeline.next_timed_entry());
+    if (next == kNever) {
+      finish(nobody_left());
+      return false;
+    }
+    if (next > now_) {
+      idle_retries_ = 0;
+      now_ = next;
+    } else {
+      // Someone is online, yet the sampler chose nobody (its fraction is 0, say): look again later.
+      if (++idle_retries_ > kMaxIdleRetries) {
+        finish("the sampler chose nobody for " + std::to_string(kMaxIdleRetries) + " consecutive looks, " +
+               seconds_text(kIdleRetry) + " apart, although clients were online");
+        return false;
+      }
+      now_ += kIdleRetry;
+    }
+    instant_drops_ = 0;
+    parts_.timeline.apply_due(aggregations_ + 1, now_);
+    return true;
+  }
+
+  // A client dropped the moment it was dispatched (it was offline). If nobody idle is online
+  // now, asking the sampler again at this virtual time could only bring more such drops, for
+  // ever: the fills wait until time moves (an event, or wait_for_clients). If someone is
+  // online, the sampler is asked again, a bounded number of times. False when the run ended.
+  bool note_instant_drop() {
+    if (parts_.roster.next_available(now_) > now_) {
+      stalled_at_ = now_;
+      return true;
+    }
+    const auto limit = kMaxInstantDropsPerSlot * static_cast<std::uint64_t>(parts_.scenario.async.concurrency);
+    if (++instant_drops_ <= limit) return true;
+    finish("at virtual time " + seconds_text(now_) + " the sampler chose " + std::to_string(limit) +
+           " clients in a row that dropped out at once, although others were online");
+    return false;
+  }
+
+  std::string nobody_left() const {
+    return "no client can train after virtual time " + seconds_text(now_) +
+           ": none is online or will come online again, and no timeline entry is left";
   }
 
   // Asks the sampler for one client per free slot. False while its answer is awaited (a host
@@ -227,6 +286,7 @@ class AsyncDriver final : public Driver {
   bool request_fill() {
     const auto running = static_cast<std::int64_t>(inflight_.size());
     if (stopping() || running >= parts_.scenario.async.concurrency) return true;
+    if (stalled_at_ == now_ && parts_.roster.next_available(now_) > now_) return true;
     auto request = parts_.selection_request(aggregations_ + 1, now_);
     request.slots = static_cast<std::uint32_t>(parts_.scenario.async.concurrency - running);
     awaiting_selection_ = true;
@@ -252,7 +312,10 @@ class AsyncDriver final : public Driver {
     f.launched = offline >= f.plan.earliest_finish && f.plan.drop_time >= f.plan.earliest_finish;
     const auto job = f.plan.job;
     inflight_.emplace(job, std::move(f));
-    if (inflight_.at(job).launched) parts_.runner.launch(job, c, task_);
+    if (inflight_.at(job).launched) {
+      instant_drops_ = 0;
+      parts_.runner.launch(job, c, task_);
+    }
   }
 
   void record(ClientRecord r) { report_.clients.push_back(std::move(r)); }
@@ -268,6 +331,8 @@ class AsyncDriver final : public Driver {
   std::uint64_t task_bytes_ = 0;
   RoundReport report_;
   int idle_retries_ = 0;
+  std::uint64_t instant_drops_ = 0;  // in a row, while others were online
+  double stalled_at_ = -1.0;         // a virtual time at which nobody idle was online
   bool awaiting_selection_ = false;
   bool advancing_ = false;
   bool finished_ = false;

@@ -44,7 +44,9 @@ class DriverListener {
   // After each round (sync) or aggregation (async), in order. `evaluate` holds the new
   // global weights when this aggregation is to be evaluated, else null.
   virtual void on_aggregation(RoundReport report, const NamedTensors* evaluate) = 0;
-  virtual void on_finished() = 0;
+  // The run is over: it completed (`reason` empty), or the driver ended it because no progress
+  // is possible (`reason` says why: nobody can come online again, say).
+  virtual void on_finished(const std::string& reason) = 0;
 };
 
 class Driver {

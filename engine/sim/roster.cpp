@@ -21,6 +21,19 @@ double Roster::offline_between(std::uint32_t client, double from, double until) 
   return std::min(gone, availability_.offline_between(client, from, until));
 }
 
+double Roster::next_available(double t) {
+  double best = kNever;
+  for (std::uint32_t c = 0; c < population_.size(); ++c) {
+    if (busy_[c]) continue;
+    const double from = std::max({t, busy_until_[c], presence_.join_time(c)});
+    const double leave = presence_.leave_time(c);
+    if (from >= leave || from >= best) continue;
+    const double on = availability_.next_online(c, from);
+    if (on < leave) best = std::min(best, on);
+  }
+  return best;
+}
+
 void Roster::set_busy(std::uint32_t client, bool busy) {
   busy_[client] = busy ? 1 : 0;
   if (busy) busy_set_.insert(client);

@@ -23,6 +23,9 @@ class Roster {
   bool eligible(std::uint32_t client, double t) const;
   // First time in [from, until) the client is offline or gone, or kNever.
   double offline_between(std::uint32_t client, double from, double until);
+  // The first time >= t at which some client without a task is registered and online, or
+  // kNever: when the world next offers anyone to train. O(population).
+  double next_available(double t);
 
   void set_busy(std::uint32_t client, bool busy);
   // Sync: a late client works on until its update arrives.

@@ -225,7 +225,7 @@ class SyncDriver final : public Driver {
     }
     if (last) {
       finished_ = true;
-      parts_.listener.on_finished();
+      parts_.listener.on_finished("");
       return;
     }
     ++round_;

@@ -1,0 +1,104 @@
+#pragma once
+// A round driver without actors: a host that trains instantly (the update is the received
+// weight plus client + 1) and answers selection requests with a CohortSampler in the same
+// thread. Shared by the driver tests.
+#include <memory>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "catch_torch.hpp"
+#include "engine/algorithms/algorithm.hpp"
+#include "engine/compose/loader.hpp"
+#include "engine/sim/driver.hpp"
+
+namespace drift::test {
+
+inline std::vector<std::vector<std::int64_t>> equal_histograms(std::uint32_t clients, std::int64_t samples) {
+  std::vector<std::vector<std::int64_t>> h(clients, std::vector<std::int64_t>(2, 0));
+  for (std::uint32_t c = 0; c < clients; ++c) h[c][c % 2] = samples;
+  return h;
+}
+
+// Trains instantly: the update is the received weight plus (client + 1).
+struct FakeHost : JobRunner, DriverListener {
+  std::uint64_t task_size = 1000, upload_size = 500;
+  std::vector<std::tuple<std::uint64_t, std::uint32_t, std::shared_ptr<const TrainingTask>>> launched;
+  std::vector<RoundReport> reports;
+  std::vector<double> evaluated;  // global weight at each evaluated aggregation
+  std::set<std::uint32_t> failing;
+  std::set<std::uint32_t> lost;  // their worker "dies" while they train
+  bool finished = false;
+  std::string reason;  // why the driver ended the run early; empty when it completed
+  Driver* driver = nullptr;
+  std::unique_ptr<CohortSampler> sampler;  // answers each selection request at once
+
+  std::uint64_t task_bytes(const std::shared_ptr<const TrainingTask>&) override { return task_size; }
+  void launch(std::uint64_t job, std::uint32_t c, const std::shared_ptr<const TrainingTask>& t) override {
+    launched.emplace_back(job, c, t);
+  }
+  void on_aggregation(RoundReport r, const NamedTensors* w) override {
+    reports.push_back(std::move(r));
+    if (w) evaluated.push_back((*w)[0].value.item<double>());
+  }
+  void on_finished(const std::string& why) override {
+    finished = true;
+    reason = why;
+  }
+  void request_selection(const SelectionRequest& r) override { driver->on_selection(sampler->answer(r)); }
+
+  // Completes every launched job, newest first if `reverse`, until nothing is pending.
+  void pump(bool reverse = false) {
+    while (!launched.empty()) {
+      auto batch = std::move(launched);
+      launched.clear();
+      if (reverse) std::reverse(batch.begin(), batch.end());
+      for (auto& [job, c, task] : batch) {
+        JobOutcome o;
+        o.ok = !failing.count(c) && !lost.count(c);
+        o.lost = lost.count(c) > 0;
+        o.error = o.ok ? "" : o.lost ? "worker 'w1' lost" : "boom";
+        o.upload_bytes = upload_size;
+        o.update.client_id = c;
+        o.update.model_version = task->model_version;
+        o.update.num_samples = 100;
+        o.update.metrics.loss = 1.0 + c;
+        o.update.weights = {{"w", task->weights[0].value + static_cast<double>(c + 1)}};
+        driver->on_outcome(job, std::move(o));
+      }
+    }
+  }
+};
+
+struct Sim {
+  Scenario scenario;
+  FakeHost host;
+  std::unique_ptr<Driver> driver;
+
+  explicit Sim(const std::string& text, const std::vector<Override>& overrides = {}, std::uint32_t clients = 0)
+      : scenario(parse_scenario(text, "sim.toml", overrides)) {
+    DriverSetup setup;
+    setup.scenario = &scenario;
+    setup.population = std::make_shared<const Population>(
+        build_population(scenario, equal_histograms(clients ? clients : scenario.clients, 100)));
+    host.sampler = std::make_unique<CohortSampler>(scenario, setup.population);
+    setup.initial_weights = {{"w", torch::zeros({1}, torch::kFloat64)}};
+    setup.algorithm = find_algorithm("fedavg")->make_server(ParamSet{}, FederationShape{});
+    setup.log_eligible = scenario.log_eligible;
+    driver = make_driver(std::move(setup), host, host);
+    host.driver = driver.get();
+  }
+  void run(bool reverse = false) {
+    driver->start();
+    host.pump(reverse);
+  }
+  const ClientRecord& event(std::size_t round, std::uint32_t client, const std::string& kind) const {
+    for (const auto& c : host.reports.at(round).clients)
+      if (c.client_id == client && name_of(c.event) == kind) return c;
+    FAIL("no " << kind << " event for client " << client << " in report " << round);
+    throw std::logic_error("unreachable");
+  }
+};
+
+}  // namespace drift::test
