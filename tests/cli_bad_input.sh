@@ -57,6 +57,18 @@ if "$drift" validate "$(scenario probe '')" --set 'devices.pool="cuda:0"' > /dev
 else
   expect cuda-without-cuda "LibTorch without CUDA" run "$(scenario cuda '')" --devices cuda:0x4
 fi
+# Hostile values (issue 16): a name is a name, not a path; no value wraps, overflows or is infinite.
+expect name-path "contains a path separator" run "$(scenario name-path '')" --set 'name="../../victim"'
+expect name-absolute "contains a path separator" run "$(scenario name-abs '')" --set 'name="/tmp/drift-victim"'
+expect name-dots "is not a name" run "$(scenario name-dots '')" --set 'name=".."'
+expect name-empty "name is empty" run "$(scenario name-empty '')" --set 'name=""'
+expect name-long "longer than 100 bytes" run "$(scenario name-long '')" --set "name=\"$(printf 'x%.0s' {1..5000})\""
+expect every-wraps "evaluation.every must be <= 2147483647, got 4294967296" run "$(scenario every $'[evaluation]\nevery = 4294967296')"
+expect alpha-inf "partition.alpha must be a finite number, not inf" run "$(scenario alpha-inf $'[partition]\nalpha = inf')"
+expect buffer-huge "async.buffer_size must be <= 1000000" run "$(scenario buffer $'[async]\nbuffer_size = 9223372036854775807')"
+python3 -c "print('a' + '.a' * 40000 + ' = 1')" > "$work/deep.toml"
+expect deep-key "a key nested more than 32 levels deep" run "$work/deep.toml"
+expect set-newline "the value spans several lines" run "$(scenario newline '')" --set $'training.lr=0.1\nfoo=2'
 mkdir -p "$work/taken" && touch "$work/taken/file"
 expect out-not-empty "already exists and is not empty" run "$(scenario taken '')" --out "$work/taken"
 

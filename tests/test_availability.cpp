@@ -92,6 +92,33 @@ TEST_CASE("malformed traces are rejected with the file and line", "[sim][availab
   CHECK_FALSE(t->online(0, 17));
   CHECK(t->next_offline(0, 1) == 15.0);  // back-to-back intervals are one online period
   CHECK_FALSE(t->online(1, 0));          // a client the trace does not name is offline
+  CHECK(t->next_online(0, 17) == 20.0);  // the next interval's start
+  CHECK(t->next_online(0, 12) == 12.0);  // online now
+  CHECK(t->next_online(0, 30) == kNever);
+  CHECK(t->next_online(1, 0) == kNever);
+}
+
+TEST_CASE("next_online: when each availability model next lets a client in", "[sim][availability]") {
+  AvailabilityConfig c;
+  c.model = "diurnal";
+  c.period = 100.0;
+  c.duty = 0.25;
+  c.phase = 0.0;
+  auto diurnal = make_availability_model(c, 5, 1, 0);
+  CHECK(diurnal->next_online(0, 10.0) == 10.0);   // online in [0, 25)
+  CHECK(diurnal->next_online(0, 30.0) == 100.0);  // offline until the next period
+  c.duty = 0.0;
+  CHECK(make_availability_model(c, 5, 1, 0)->next_online(0, 30.0) == kNever);
+  c.model = "markov";
+  c.mean_online = 10.0;
+  c.mean_offline = 10.0;
+  auto markov = make_availability_model(c, 5, 1, 0);
+  for (double t : {0.0, 7.0, 33.0, 120.0}) {
+    const double on = markov->next_online(2, t);
+    CHECK(on >= t);
+    CHECK(markov->online(2, on));
+    if (on > t) CHECK_FALSE(markov->online(2, (t + on) / 2));
+  }
 }
 
 TEST_CASE("timeline and group errors name the entry", "[sim][scenario]") {

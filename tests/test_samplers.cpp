@@ -141,4 +141,10 @@ TEST_CASE("label_set groups and profile traces", "[population]") {
   std::ofstream(path) << "client,speed,up_bandwidth,down_bandwidth,latency\n9,7.5,100,200,0.25\n";
   CHECK_THROWS_WITH(population(4, 2, "[profile]\ntrace = \"" + path + "\"\n"),
                     Catch::Contains("drift-profile-trace.csv:2") && Catch::Contains("client 9"));
+  // A second row for one client is an error, not a silent "last one wins".
+  std::ofstream(path) << "client,speed,up_bandwidth,down_bandwidth,latency\n2,7.5,100,200,0.25\n2,9,100,200,0.25\n";
+  CHECK_THROWS_WITH(population(4, 2, "[profile]\ntrace = \"" + path + "\"\n"),
+                    Catch::Contains("drift-profile-trace.csv:3") && Catch::Contains("already has a row (line 2)"));
+  std::ofstream(path) << "client,speed,up_bandwidth,down_bandwidth,latency\n2,inf,100,200,0.25\n";
+  CHECK_THROWS_WITH(population(4, 2, "[profile]\ntrace = \"" + path + "\"\n"), Catch::Contains("'inf' is not a number"));
 }

@@ -33,16 +33,59 @@ toml::node* ensure_parent(toml::table& root, const std::string& key, std::string
   }
 }
 
+// A table value merges into the table it overrides, key by key: `--set 'training={lr=0.1}'`
+// changes the learning rate and keeps the rest of [training].
+void assign(toml::table& table, const std::string& leaf, const toml::node& value) {
+  auto* existing = table.get(leaf);
+  if (value.is_table() && existing != nullptr && existing->is_table()) {
+    for (const auto& [k, v] : *value.as_table()) assign(*existing->as_table(), std::string(k.str()), v);
+    return;
+  }
+  table.insert_or_assign(leaf, value);
+}
+
 void apply_override(toml::table& root, const Override& o) {
   if (o.key.empty()) throw UserError("--set needs key=value");
+  if (o.value.find_first_of("\r\n") != std::string::npos)
+    throw UserError("--set " + o.key + ": the value spans several lines; give one line");
   std::string leaf;
   auto* table = ensure_parent(root, o.key, leaf)->as_table();
   if (leaf.empty()) throw UserError("--set " + o.key + ": empty key");
   try {
     auto parsed = toml::parse("v = " + o.value);
-    table->insert_or_assign(leaf, *parsed.get("v"));
+    assign(*table, leaf, *parsed.get("v"));
   } catch (const toml::parse_error&) {
     table->insert_or_assign(leaf, o.value);  // a bare word: take it as a string
+  }
+}
+
+// toml++ parses a dotted key recursively, so a key nested tens of thousands deep overflows
+// the stack. No scenario key is deeper than a few levels: refuse deep ones before parsing.
+void check_key_depth(const std::string& text, const std::string& source) {
+  constexpr int kMaxDepth = 32;
+  int line = 1, dots = 0;
+  bool in_key = true, quoted = false;
+  char quote = 0;
+  for (char c : text) {
+    if (c == '\n') {
+      ++line;
+      dots = 0;
+      in_key = true;
+      quoted = false;
+      continue;
+    }
+    if (!in_key) continue;
+    if (quoted) {
+      if (c == quote) quoted = false;
+    } else if (c == '"' || c == '\'') {
+      quoted = true;
+      quote = c;
+    } else if (c == '=' || c == '#' || c == ']') {
+      in_key = false;
+    } else if (c == '.' && ++dots > kMaxDepth) {
+      throw UserError(source + ":" + std::to_string(line) + ": a key nested more than " + std::to_string(kMaxDepth) +
+                      " levels deep");
+    }
   }
 }
 
@@ -58,6 +101,7 @@ Override parse_override(const std::string& flag) {
 Scenario parse_scenario(const std::string& toml_text, const std::string& source_name,
                         const std::vector<Override>& overrides) {
   toml::table root;
+  check_key_depth(toml_text, source_name);
   try {
     root = toml::parse(toml_text, source_name);
   } catch (const toml::parse_error& e) {

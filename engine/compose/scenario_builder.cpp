@@ -288,12 +288,33 @@ std::string resolved_text(const toml::table& root, const std::string& source) {
 
 }  // namespace
 
+namespace {
+
+// The run directory is runs_dir/<name>: a name must not be able to point anywhere else.
+void check_run_name(const std::string& name, const std::string& source) {
+  constexpr std::size_t kMaxName = 100;
+  auto refuse = [&](const std::string& why) {
+    throw UserError(source + ": name '" + name.substr(0, kMaxName) + (name.size() > kMaxName ? "...'" : "'") + " " + why +
+                    " (it names the run directory under runs_dir)");
+  };
+  if (name.empty()) throw UserError(source + ": name is empty (it names the run directory under runs_dir)");
+  if (name == "." || name == "..") refuse("is not a name");
+  if (name.size() > kMaxName) refuse("is longer than " + std::to_string(kMaxName) + " bytes");
+  for (unsigned char c : name) {
+    if (c == '/' || c == '\\') refuse("contains a path separator");
+    if (c < 0x20 || c == 0x7f) refuse("contains a control character");
+  }
+}
+
+}  // namespace
+
 Scenario build_scenario(toml::table& root, const std::string& source) {
   const auto base_dir = std::filesystem::path(source).parent_path();
   absolutise_traces(root, base_dir);
   Scenario s;
   s.source = source;
   s.name = get<std::string>(root, "", "name");
+  check_run_name(s.name, source);
   s.seed = static_cast<std::uint64_t>(get<std::int64_t>(root, "", "seed"));
   read_data(s, root, source);
   s.model = get<std::string>(root, "model", "name");

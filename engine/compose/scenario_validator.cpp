@@ -340,14 +340,20 @@ class Validator {
         break;
       }
     }
+    // An integer key without its own bound still has its C++ type's: every count drift keeps
+    // fits in 32 bits, so a larger value would wrap (the 64-bit ones set their own bound).
+    constexpr double kIntegerMax = 2147483647.0;
+    const std::optional<double> max = spec.max ? spec.max
+                                               : spec.kind == ParamKind::integer ? std::optional<double>(kIntegerMax)
+                                                                                 : std::nullopt;
     auto check_range = [&](double v) {
       if (std::isnan(v)) fail(&node, path, path + " must be a number, not nan");
+      if (std::isinf(v)) fail(&node, path, path + " must be a finite number, not " + (v > 0 ? "inf" : "-inf"));
       if (spec.min && (spec.min_exclusive ? v <= *spec.min : v < *spec.min)) {
         fail(&node, path, path + " must be " + (spec.min_exclusive ? "> " : ">= ") +
                               format_bound(*spec.min) + ", got " + format_bound(v));
       }
-      if (spec.max && v > *spec.max)
-        fail(&node, path, path + " must be <= " + format_bound(*spec.max) + ", got " + format_bound(v));
+      if (max && v > *max) fail(&node, path, path + " must be <= " + format_bound(*max) + ", got " + format_bound(v));
     };
     if (auto* i = std::get_if<std::int64_t>(&value)) check_range(static_cast<double>(*i));
     if (auto* d = std::get_if<double>(&value)) check_range(*d);

@@ -1,5 +1,7 @@
 #include "engine/config/param_spec.hpp"
 
+#include <cmath>
+#include <iomanip>
 #include <sstream>
 #include <stdexcept>
 
@@ -27,6 +29,8 @@ std::string describe(ParamKind kind) {
 
 std::string format_bound(double value) {
   std::ostringstream out;
+  // Whole numbers in full ("2147483647", not "2.14748e+09"), as a user would type them.
+  if (std::isfinite(value) && value == std::floor(value) && std::fabs(value) < 1e16) out << std::fixed << std::setprecision(0);
   out << value;
   return out.str();
 }

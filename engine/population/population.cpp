@@ -50,13 +50,19 @@ void apply_profile_trace(const std::string& path, Population& pop) {
   const auto t = read_csv(path, {"client", "speed", "up_bandwidth", "down_bandwidth", "latency"}, "profile trace");
   const auto c = column_index(t, "client"), sp = column_index(t, "speed"), up = column_index(t, "up_bandwidth"),
              down = column_index(t, "down_bandwidth"), lat = column_index(t, "latency");
+  std::vector<std::size_t> first_line(pop.size(), 0);  // where each client's row is, 0: none yet
   for (std::size_t i = 0; i < t.rows.size(); ++i) {
     const auto& r = t.rows[i];
     const auto where = path + ":" + std::to_string(t.lines[i]);
     if (r[c] < 0 || r[c] >= pop.size() || r[c] != std::floor(r[c]))
       throw UserError(where + ": client " + std::to_string(r[c]) + " is not a client id below " + std::to_string(pop.size()));
-    if (r[sp] <= 0 || r[up] <= 0 || r[down] <= 0 || r[lat] < 0)
-      throw UserError(where + ": speed and bandwidths must be > 0 and latency >= 0");
+    if (!(r[sp] > 0 && r[up] > 0 && r[down] > 0 && r[lat] >= 0) || !std::isfinite(r[sp] + r[up] + r[down] + r[lat]))
+      throw UserError(where + ": speed and bandwidths must be finite and > 0, latency finite and >= 0");
+    auto& seen = first_line[static_cast<std::size_t>(r[c])];
+    if (seen != 0)
+      throw UserError(where + ": client " + std::to_string(static_cast<long>(r[c])) + " already has a row (line " +
+                      std::to_string(seen) + ")");
+    seen = t.lines[i];
     pop.system[static_cast<std::size_t>(r[c])] = {r[sp], r[up], r[down], r[lat]};
   }
 }
