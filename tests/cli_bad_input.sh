@@ -68,6 +68,7 @@ expect alpha-inf "partition.alpha must be a finite number, not inf" run "$(scena
 expect buffer-huge "async.buffer_size must be <= 1000000" run "$(scenario buffer $'[async]\nbuffer_size = 9223372036854775807')"
 python3 -c "print('a' + '.a' * 40000 + ' = 1')" > "$work/deep.toml"
 expect deep-key "a key nested more than 32 levels deep" run "$work/deep.toml"
+expect batch-no-step "no client would take a step" run "$(scenario nostep $'[data]\nmax_train_samples = 600\n[training]\nbatch_size = 100000\ndrop_last = true')"
 expect set-newline "the value spans several lines" run "$(scenario newline '')" --set $'training.lr=0.1\nfoo=2'
 mkdir -p "$work/taken" && touch "$work/taken/file"
 expect out-not-empty "already exists and is not empty" run "$(scenario taken '')" --out "$work/taken"

@@ -30,6 +30,15 @@ FederationData prepare_federation_data(const Scenario& scenario) {
   fed.partition =
       make_partition(scenario.partition, labels, fed.data.train->num_classes, scenario.clients, scenario.seed, domains);
   if (held_out > 0.0) fed.client_test_sizes = hold_out_client_tests(fed.data, fed.partition, held_out, scenario.seed);
+  if (scenario.training.drop_last) {
+    std::size_t largest = 0;
+    for (const auto& share : fed.partition.indices) largest = std::max(largest, share.size());
+    // Every job would train zero steps and report its untouched model as an update.
+    if (static_cast<std::size_t>(scenario.training.batch_size) > largest)
+      throw UserError("training.batch_size = " + std::to_string(scenario.training.batch_size) +
+                      " with training.drop_last is larger than every client's training data (the largest holds " +
+                      std::to_string(largest) + " samples): no client would take a step");
+  }
   fed.histograms = class_histograms(fed.partition, labels, fed.data.train->num_classes);
   fed.population = std::make_shared<const Population>(build_population(scenario, fed.histograms));
   ClientAvailability check(scenario, *fed.population);  // parses and checks availability traces
