@@ -1,7 +1,10 @@
 #include "actors/device_pool.hpp"
 
+#include <chrono>
 #include <deque>
 #include <map>
+#include <optional>
+#include <sstream>
 #include <variant>
 
 #include "actors/wire.hpp"
@@ -20,6 +23,7 @@ struct EvalJob {
 using Job = std::variant<TrainJob, EvalJob>;
 
 using PoolSelf = pool_actor::pointer;
+using Clock = std::chrono::steady_clock;
 
 struct Device {
   std::string name;
@@ -28,13 +32,17 @@ struct Device {
 
 class Pool {
  public:
-  Pool(PoolSelf self, std::shared_ptr<RunObserver> observer) : self_(self), observer_(std::move(observer)) {}
+  Pool(PoolSelf self, std::shared_ptr<RunObserver> observer, WorkerWatch watch)
+      : self_(self), observer_(std::move(observer)), watch_(watch) {}
 
   void add_device(std::string name, const torch::Device& where, const std::vector<slot_actor>& slots, caf::actor agent) {
     const auto d = devices_.size();
     devices_.push_back({std::move(name), std::move(agent)});
     capacity_.push_back(DeviceSlots{where, static_cast<std::uint32_t>(slots.size())});
     running_.push_back(0);
+    pinging_.push_back(0);
+    job_seconds_.push_back(0.0);
+    jobs_done_.push_back(0);
     idle_.emplace_back();
     for (const auto& s : slots) {
       idle_[d].push_back(slot_of_.size());
@@ -53,7 +61,25 @@ class Pool {
       waiting_.front().second.deliver(live);
       waiting_.pop_front();
     }
+    if (!ticking_) {
+      ticking_ = true;
+      self_->delayed_send(self_, std::chrono::seconds(1), tick_atom::value);
+    }
     dispatch();
+  }
+
+  // Once a second while workers are live: ping each (one ping outstanding at a time), and let
+  // go of a worker whose job ran past its deadline.
+  void tick() {
+    bool any = false;
+    for (std::size_t d = 0; d < devices_.size(); ++d) {
+      if (!live(d) || !devices_[d].agent) continue;
+      any = true;
+      ping(d);
+      if (const auto late = overdue_job(d)) unresponsive(d, *late);
+    }
+    ticking_ = any;
+    if (any) self_->delayed_send(self_, std::chrono::seconds(1), tick_atom::value);
   }
 
   // Replies once `n` workers are live (joined and not lost).
@@ -97,6 +123,33 @@ class Pool {
     dispatch();
   }
 
+  // A worker's slots stop counting; its running jobs go back to the front of the queue, in
+  // their order, and its late answers are ignored (finish() no longer knows the jobs).
+  void unresponsive(std::size_t d, const std::string& why) {
+    capacity_[d].slots = 0;
+    running_[d] = 0;
+    idle_[d].clear();
+    std::vector<Job> again;
+    for (auto it = running_jobs_.begin(); it != running_jobs_.end();) {
+      if (slot_of_[it->second.slot].device != d) {
+        ++it;
+        continue;
+      }
+      again.push_back(std::move(it->second.job));
+      it = running_jobs_.erase(it);
+    }
+    for (auto it = again.rbegin(); it != again.rend(); ++it) queue_.push_front(std::move(*it));
+    observer_->on_warning(devices_[d].name + " stopped answering (" + why + "); " + std::to_string(again.size()) +
+                          " running job(s) run elsewhere, and the worker is let go");
+    caf::anon_send(devices_[d].agent, finish_atom::value);  // if it ever wakes up, it quits
+    if (live_slots() == 0) {
+      no_slots_reason_ = "no trainer slot remains: " + devices_[d].name + " stopped answering (" + why + ")";
+      for (auto& job : queue_) refuse(job, make_pool_error(PoolError::no_slots, no_slots_reason_));
+      queue_.clear();
+    }
+    dispatch();
+  }
+
   // Tells every live worker the run is over and waits (briefly) for each to acknowledge.
   // Replies with the number of workers told.
   void release(caf::typed_response_promise<std::uint32_t> promise) {
@@ -127,7 +180,46 @@ class Pool {
   struct Running {
     Job job;
     std::size_t slot;
+    Clock::time_point started;
   };
+
+  void ping(std::size_t d) {
+    if (pinging_[d]) return;
+    pinging_[d] = 1;
+    const auto agent = devices_[d].agent;
+    const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(watch_.heartbeat_timeout_s * 1000));
+    self_->request(agent, timeout, ping_atom::value)
+        .then([this, d]() { pinging_[d] = 0; },
+              [this, d, agent](caf::error& err) {
+                pinging_[d] = 0;
+                if (!live(d) || devices_[d].agent != agent) return;  // lost or let go meanwhile
+                if (err == caf::sec::request_timeout)
+                  unresponsive(d, "no answer to a heartbeat within " + seconds_text(watch_.heartbeat_timeout_s));
+              });
+  }
+
+  // Why a job of device d is overdue, if one is: it ran longer than deadline_factor times the
+  // device's mean job and longer than deadline_min_s. No deadline before the first finished job.
+  std::optional<std::string> overdue_job(std::size_t d) const {
+    if (jobs_done_[d] == 0) return std::nullopt;
+    const double deadline = std::max(watch_.deadline_min_s, watch_.deadline_factor * job_seconds_[d]);
+    const auto now = Clock::now();
+    for (const auto& [id, r] : running_jobs_) {
+      if (slot_of_[r.slot].device != d) continue;
+      const double ran = std::chrono::duration<double>(now - r.started).count();
+      if (ran > deadline)
+        return "a job ran " + seconds_text(ran) + ", past its deadline of " + seconds_text(deadline) + " (" +
+               seconds_text(watch_.deadline_factor) + " x its mean job of " + seconds_text(job_seconds_[d]) + ")";
+    }
+    return std::nullopt;
+  }
+
+  static std::string seconds_text(double s) {
+    std::ostringstream out;
+    out.precision(3);
+    out << s << " s";
+    return out.str();
+  }
 
   // A device is live while it has slots: a lost or released worker's drop to 0.
   bool live(std::size_t d) const { return capacity_[d].slots > 0; }
@@ -156,7 +248,7 @@ class Pool {
       idle_[*device].pop_front();
       ++running_[*device];
       const auto id = next_job_++;
-      auto& entry = running_jobs_.emplace(id, Running{std::move(queue_.front()), slot}).first->second;
+      auto& entry = running_jobs_.emplace(id, Running{std::move(queue_.front()), slot, Clock::now()}).first->second;
       queue_.pop_front();
       const auto& handle = slot_of_[slot].handle;
       if (auto* t = std::get_if<TrainJob>(&entry.job)) {
@@ -178,9 +270,11 @@ class Pool {
     auto it = running_jobs_.find(id);
     if (it == running_jobs_.end()) return;
     const auto slot = it->second.slot;
+    const double took = std::chrono::duration<double>(Clock::now() - it->second.started).count();
     std::get<Kind>(it->second.job).promise.deliver(std::forward<Ts>(reply)...);
     running_jobs_.erase(it);
     const auto d = slot_of_[slot].device;
+    job_seconds_[d] += (took - job_seconds_[d]) / static_cast<double>(++jobs_done_[d]);  // running mean
     if (live(d)) {
       --running_[d];
       idle_[d].push_back(slot);
@@ -190,6 +284,11 @@ class Pool {
 
   PoolSelf self_;
   std::shared_ptr<RunObserver> observer_;
+  WorkerWatch watch_;
+  bool ticking_ = false;
+  std::vector<char> pinging_;         // device -> a heartbeat is outstanding
+  std::vector<double> job_seconds_;   // device -> mean wall seconds of its finished jobs
+  std::vector<std::uint64_t> jobs_done_;
   std::vector<Device> devices_;
   std::vector<DeviceSlots> capacity_;           // device -> slots (0 once lost or released)
   std::vector<std::uint32_t> running_;          // device -> jobs running
@@ -214,8 +313,8 @@ caf::error foreign_sender(PoolSelf self) {
 }  // namespace
 
 pool_actor::behavior_type device_pool(pool_actor::pointer self, std::vector<DeviceSlots> local, SlotContext ctx,
-                                      std::shared_ptr<RunObserver> observer) {
-  auto pool = std::make_shared<Pool>(self, std::move(observer));
+                                      std::shared_ptr<RunObserver> observer, WorkerWatch watch) {
+  auto pool = std::make_shared<Pool>(self, std::move(observer), watch);
   for (const auto& d : local) {
     std::vector<slot_actor> slots;
     for (std::uint32_t k = 0; k < d.slots; ++k)
@@ -247,6 +346,9 @@ pool_actor::behavior_type device_pool(pool_actor::pointer self, std::vector<Devi
         auto promise = self->make_response_promise<std::uint32_t>();
         pool->await(n, promise);
         return promise;
+      },
+      [=](tick_atom) {
+        if (self->current_sender().get() == self->ctrl()) pool->tick();  // only its own timer
       },
       [=](release_atom) -> caf::result<std::uint32_t> {
         if (auto refused = foreign_sender(self)) return refused;

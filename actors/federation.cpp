@@ -61,7 +61,7 @@ double run_federation(std::shared_ptr<const Scenario> scenario, std::shared_ptr<
   auto devices = options.devices;
   if (devices.empty()) devices.push_back(DeviceSlots{torch::kCPU, std::max(1u, options.cpu_slots)});
   if (cluster.no_local) devices.clear();
-  auto pool = system.spawn(device_pool, devices, ctx, observer);
+  auto pool = system.spawn(device_pool, devices, ctx, observer, cluster.watch);
   auto sink = system.spawn(metrics_sink, directory, observer, scenario->evaluation.targets);
 
   double best = 0.0;

@@ -4,6 +4,7 @@
 
 #include <optional>
 
+#include "actors/device_pool.hpp"
 #include "actors/metrics_sink.hpp"
 #include "actors/network.hpp"
 #include "engine/cluster/endpoint.hpp"
@@ -22,6 +23,7 @@ struct ClusterOptions {
   std::string token;               // the join token (read_join_token)
   TlsOptions tls;
   double join_timeout_s = 600;     // give up when the workers are not all ready by then; 0: wait forever
+  WorkerWatch watch;               // when an unresponsive worker is let go
 };
 
 struct FederationOptions {

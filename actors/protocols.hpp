@@ -32,6 +32,8 @@ using worker_atom = caf::atom_constant<caf::atom("worker")>;    // gatekeeper ->
 using await_atom = caf::atom_constant<caf::atom("await")>;      // runner -> pool: wait for N workers
 using release_atom = caf::atom_constant<caf::atom("release")>;  // runner -> pool: let the workers go
 using select_atom = caf::atom_constant<caf::atom("select")>;    // server -> sampler
+using ping_atom = caf::atom_constant<caf::atom("ping")>;        // pool -> worker agent: still there?
+using tick_atom = caf::atom_constant<caf::atom("tick")>;        // pool -> itself: look at the workers
 
 // Anything that runs jobs: a trainer slot, a worker's stand-in for one, and the device pool.
 //   train: client state, task -> update, new client state
@@ -47,9 +49,10 @@ using worker_registry_actor =
 // The device pool: runs jobs, admits workers, and lets the runner wait for and release them.
 //   await: n -> the number of live workers, once at least n are
 //   release: -> the number of workers told the run is over
+//   tick: its own timer, to check that workers answer and jobs meet their deadlines
 using pool_actor = job_runner_actor::extend_with<worker_registry_actor>::extend<
     caf::replies_to<await_atom, std::uint32_t>::with<std::uint32_t>,
-    caf::replies_to<release_atom>::with<std::uint32_t>>;
+    caf::replies_to<release_atom>::with<std::uint32_t>, caf::reacts_to<tick_atom>>;
 
 // One federated client: a task (Task buffer) -> its update (Update buffer).
 using client_actor = caf::typed_actor<caf::replies_to<task_atom, Buffer>::with<Buffer>>;

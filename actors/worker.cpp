@@ -48,6 +48,7 @@ caf::behavior agent(caf::event_based_actor* self, caf::actor coordinator) {
   self->set_down_handler([self](const caf::down_msg& down) { self->quit(down.reason); });
   return {
       [self](finish_atom) { self->quit(caf::exit_reason::normal); },
+      [](ping_atom) {},  // the coordinator's heartbeat: answering is the point
   };
 }
 

@@ -25,6 +25,8 @@ struct RunArgs {
   bool tls = false;
   std::string cert, key, ca;
   double join_timeout = 600;
+  double heartbeat_timeout = 10;  // seconds a worker may leave a ping unanswered
+  double deadline_factor = 10;    // a job may run this many times its worker's mean job
 };
 int run_command(const RunArgs& args);
 

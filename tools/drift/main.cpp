@@ -29,14 +29,25 @@ CLI::App* add_run(CLI::App& app, drift::cli::RunArgs& run) {
   auto* slots_opt = cmd->add_option("--slots", run.slots, "CPU trainer slots (same as --devices cpu:N)")->check(CLI::Range(1, 4096));
   cmd->add_option("--devices", run.devices, "device pool, e.g. cpu:2,cuda:0x4 (overrides [devices])")->excludes(slots_opt);
   cmd->add_flag("--no-progress", run.no_progress, "plain log lines even on a terminal");
-  cmd->add_option("--listen", run.listen, "coordinate workers: listen on HOST:PORT (port 0: any free port)")
-      ->group("Multi-node");
+  auto* listen = cmd->add_option("--listen", run.listen, "coordinate workers: listen on HOST:PORT (port 0: any free port)")
+                     ->group("Multi-node");
   cmd->add_option("--workers", run.workers, "wait for N workers before the first round")
       ->check(CLI::Range(0, 100000))
       ->group("Multi-node");
   cmd->add_flag("--no-local", run.no_local, "train on workers only (no local trainer slots)")->group("Multi-node");
   cmd->add_option("--join-timeout", run.join_timeout, "seconds to wait for the workers (0: forever; default 600)")
       ->check(CLI::NonNegativeNumber)
+      ->group("Multi-node");
+  cmd->add_option("--heartbeat-timeout", run.heartbeat_timeout,
+                  "seconds a worker may leave a heartbeat unanswered before its jobs run elsewhere (default 10)")
+      ->check(CLI::Range(0.1, 86400.0))
+      ->needs(listen)
+      ->group("Multi-node");
+  cmd->add_option("--job-deadline", run.deadline_factor,
+                  "a worker's job may run this many times its mean job (and at least 60 s) before it runs "
+                  "elsewhere (default 10)")
+      ->check(CLI::Range(1.0, 1e6))
+      ->needs(listen)
       ->group("Multi-node");
   add_trust_options(cmd, run.token_file, run.tls, run.cert, run.key, run.ca, "Multi-node");
   return cmd;

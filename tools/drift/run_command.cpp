@@ -36,6 +36,8 @@ actors::ClusterOptions cluster_options(const RunArgs& args) {
   c.tls = actors::TlsOptions{args.tls, args.cert, args.key, args.ca};
   actors::check_tls_files(c.tls);
   c.join_timeout_s = args.join_timeout;
+  c.watch.heartbeat_timeout_s = args.heartbeat_timeout;
+  c.watch.deadline_factor = args.deadline_factor;
   return c;
 }
 
