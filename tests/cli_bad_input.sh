@@ -78,6 +78,7 @@ mkdir -p "$work/generator" && echo '{"latent_dim": 3, "resolution": 4, "mapping"
 expect no-synthesis "synthesis.pt is missing" check-generator "$work/generator"
 # Multi-node flags without a coordinator, and workers without what they need.
 expect workers-alone "need --listen HOST:PORT" run "$(scenario workers '')" --workers 2
+expect listen-plain "off loopback needs --tls" run "$(scenario plain '')" --listen 0.0.0.0:0 --workers 1
 DRIFT_JOIN_TOKEN=0123456789abcdef0123 expect bad-connect "--connect '127.0.0.1:0': port 0 is only for listening" \
   worker --connect 127.0.0.1:0
 DRIFT_JOIN_TOKEN=0123456789abcdef0123 expect worker-cuda "cuda:0" worker --connect 127.0.0.1:9 --devices cuda:0

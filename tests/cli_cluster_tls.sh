@@ -30,6 +30,23 @@ grep -q "cannot reach the coordinator" "$work/rogue.log"
 start_worker plain --connect-timeout 2
 expect_exit "$worker_pid" 1 "$work/plain.log"
 grep -q "cannot reach the coordinator" "$work/plain.log"
+# A stranger's 32-byte BASP header claiming a 2 GB payload, twice: on a plain listener CAF
+# allocates the payload before drift sees a message (2.3 GB peak measured); behind TLS the
+# handshake fails on the first bytes, and the coordinator's peak memory barely moves.
+peak_kb() { sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$(pgrep -P "$coordinator" | head -n 1)/status"; }
+before=$(peak_kb)
+for _ in 1 2; do
+  python3 - "$port" <<'PY'
+import socket, struct, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(struct.pack(">BBBBIQQQ", 1, 0, 0, 0, 0x7FFFFFF0, 0, 0, 0))
+time.sleep(1)
+s.close()
+PY
+done
+kill -0 "$coordinator"
+after=$(peak_kb)
+(( after - before < 65536 )) || { echo "peak memory grew from $before kB to $after kB"; exit 1; }
 start_worker w1 --tls --cert "$tls/worker.pem" --key "$tls/worker.key" --ca "$tls/ca.pem"
 expect_exit "$coordinator" 0 "$work/secure.log"
 expect_exit "$worker_pid" 0 "$work/w1.log"
@@ -38,4 +55,4 @@ cmp "$work/reference/metrics.jsonl" "$work/secure/metrics.jsonl"
 # --tls without its files is refused before anything starts.
 if "$drift" worker --connect "127.0.0.1:1" --tls 2> "$work/nocert.log"; then exit 1; fi
 grep -q -- "--tls needs --cert" "$work/nocert.log"
-echo "cli cluster tls: 3 passed, 0 failed"
+echo "cli cluster tls: 4 passed, 0 failed"

@@ -21,6 +21,10 @@ std::vector<Override> parse_overrides(const std::vector<std::string>& sets) {
 
 namespace {
 
+bool is_loopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
 actors::ClusterOptions cluster_options(const RunArgs& args) {
   actors::ClusterOptions c;
   if (args.listen.empty()) {
@@ -29,6 +33,13 @@ actors::ClusterOptions cluster_options(const RunArgs& args) {
     return c;
   }
   c.listen = parse_endpoint(args.listen, "--listen", true);
+  // CAF 0.17's BASP reads a frame's length from the peer and allocates it before drift sees a
+  // message: one 32-byte header could make the coordinator allocate 4 GB. With --tls, a peer
+  // without a certificate from the CA fails the TLS handshake before BASP reads anything.
+  if (!is_loopback(c.listen->host) && !args.tls)
+    throw UserError("--listen " + args.listen + " off loopback needs --tls (with --cert, --key, --ca): without it "
+                    "any peer that connects can make the coordinator allocate gigabytes before the join token is "
+                    "checked");
   if (args.no_local && args.workers < 1) throw UserError("--no-local needs --workers N (N >= 1): nobody would train");
   c.workers = static_cast<std::uint32_t>(args.workers);
   c.no_local = args.no_local;
@@ -41,9 +52,6 @@ actors::ClusterOptions cluster_options(const RunArgs& args) {
   return c;
 }
 
-bool is_loopback(const std::string& host) {
-  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
-}
 
 }  // namespace
 
@@ -87,9 +95,6 @@ int run_command(const RunArgs& args) {
   log->info("run directory: {}", path.string());
   if (cluster.listen) {
     log->info("coordinator: {} worker(s){}", cluster.workers, cluster.no_local ? ", no local slots" : " plus local slots");
-    if (!is_loopback(cluster.listen->host) && !cluster.tls.enabled)
-      log->warn("listening on {} without --tls: models, updates and the join token cross the network in clear text",
-                cluster.listen->host);
   }
 
   const bool live = !args.no_progress && !args.quiet && isatty(STDERR_FILENO);
