@@ -103,6 +103,9 @@ TEST_CASE("a partition file is read and checked for count, range, duplicates and
   };
   CHECK_THAT(fails("[[0], [1]]", 3), Catch::Contains("holds 2 clients but federation.clients is 3"));
   CHECK_THAT(fails("[[0], [5]]", 2), Catch::Contains("client 1: index 5 is outside the training set [0, 5)"));
+  // Past int64: printed as written, not wrapped to a negative number.
+  CHECK_THAT(fails("[[0], [9223372036854775808]]", 2),
+             Catch::Contains("index 9223372036854775808 is outside the training set"));
   CHECK_THAT(fails("[[0, 2], [2]]", 2), Catch::Contains("client 1: index 2 is already held by client 0"));
   CHECK_THAT(fails("[[0, 0], [1]]", 2), Catch::Contains("already held by client itself"));
   CHECK_THAT(fails("[[0], [1.5]]", 2), Catch::Contains("'1.5' is not an integer index"));

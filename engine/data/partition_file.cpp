@@ -37,9 +37,12 @@ Partition partition_from_file(const std::string& path, std::int64_t num_samples,
     if (indices->empty()) throw UserError(who + " holds no samples");
     for (const auto& item : *indices) {
       if (!item.is_number_integer()) throw UserError(who + ": '" + item.dump() + "' is not an integer index");
-      const auto i = item.get<std::int64_t>();
+      // An index past int64's range arrives unsigned: compare it as written (item.dump()),
+      // never as a wrapped negative number.
+      const bool too_big = item.is_number_unsigned() && item.get<std::uint64_t>() >= static_cast<std::uint64_t>(num_samples);
+      const auto i = too_big ? num_samples : item.get<std::int64_t>();
       if (i < 0 || i >= num_samples)
-        throw UserError(who + ": index " + std::to_string(i) + " is outside the training set [0, " +
+        throw UserError(who + ": index " + item.dump() + " is outside the training set [0, " +
                         std::to_string(num_samples) + ")");
       auto& first = owner[static_cast<std::size_t>(i)];
       if (first >= 0)

@@ -38,7 +38,7 @@ Payload sample_payload() {
 NamedTensors sample_weights() {
   return {{"fc.weight", torch::arange(6, torch::kFloat32).reshape({2, 3})},
           {"bn.num_batches_tracked", torch::tensor({std::int64_t{7}})},
-          {"odd", torch::ones({3}, torch::kFloat16)}};
+          {"odd", torch::ones({3}, torch::kFloat64)}};
 }
 
 EvalResult sample_eval() { return {0, 10, 4.5, {3, 4}, {5, 5}}; }
