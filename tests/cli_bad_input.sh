@@ -68,6 +68,10 @@ expect alpha-inf "partition.alpha must be a finite number, not inf" run "$(scena
 expect buffer-huge "async.buffer_size must be <= 1000000" run "$(scenario buffer $'[async]\nbuffer_size = 9223372036854775807')"
 python3 -c "print('a' + '.a' * 40000 + ' = 1')" > "$work/deep.toml"
 expect deep-key "a key nested more than 32 levels deep" run "$work/deep.toml"
+python3 -c "print('[' + '.'.join(['a'] * 40000) + ']')" > "$work/deep-header.toml"
+expect deep-header "a key nested more than 32 levels deep" run "$work/deep-header.toml"
+expect huge-integer-number "is too large to be used exactly" run "$(scenario huge-speed $'[profile]\nspeed = 9223372036854775807')"
+expect shards-huge "cannot cut" run "$(scenario shards $'[data]\nmax_train_samples = 600\n[partition]\nscheme = "shards"\nshards_per_client = 2000000000')"
 expect batch-no-step "no client would take a step" run "$(scenario nostep $'[data]\nmax_train_samples = 600\n[training]\nbatch_size = 100000\ndrop_last = true')"
 expect set-newline "the value spans several lines" run "$(scenario newline '')" --set $'training.lr=0.1\nfoo=2'
 mkdir -p "$work/taken" && touch "$work/taken/file"

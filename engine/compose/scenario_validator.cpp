@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <sstream>
@@ -320,6 +321,10 @@ class Validator {
         value = node.as_integer()->get();
         break;
       case ParamKind::number:
+        // Past 2^53 an integer has no exact double: it would be used as a different number.
+        if (node.is_integer() && std::llabs(node.as_integer()->get()) > (std::int64_t{1} << 53))
+          fail(&node, path, path + " = " + std::to_string(node.as_integer()->get()) +
+                                " is too large to be used exactly; write it as a float (e.g. 1e18)");
         if (node.is_integer()) value = static_cast<double>(node.as_integer()->get());
         else if (node.is_floating_point()) value = node.as_floating_point()->get();
         else wrong_type();
