@@ -84,6 +84,7 @@ double run_federation(std::shared_ptr<const Scenario> scenario, std::shared_ptr<
       ServerOptions server_options;
       server_options.log_eligible = scenario->log_eligible;
       server_options.client_states = client_states;
+      server_options.observer = observer;
       sampler_handle = system.spawn(sampler, scenario, data->population);
       server_actor = system.spawn(server, ctx, ServerPeers{pool, sink, sampler_handle}, server_options);
       self->request(server_actor, caf::infinite, run_atom::value)

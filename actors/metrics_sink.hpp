@@ -17,6 +17,8 @@ class RunObserver {
   virtual void on_finish(const RunSummary& summary) {}
   virtual void on_notice(const std::string& text) {}   // e.g. a worker joined (any actor's thread)
   virtual void on_warning(const std::string& text) {}  // e.g. a worker was lost
+  // Within round `round`: `arrived` of `needed` updates are in (the server's thread).
+  virtual void on_progress(std::uint32_t round, std::uint32_t arrived, std::uint32_t needed) {}
 };
 
 // Writes every round report into the run directory and tells the observer; on finish,

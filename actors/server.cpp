@@ -37,6 +37,7 @@ class Host final : public JobRunner, public DriverListener {
     setup.log_eligible = options.log_eligible;
     setup.private_models = private_models_;
     client_states_ = options.client_states ? options.client_states : std::make_shared<msg::MemoryStateStore>();
+    observer_ = options.observer;
     reference_ = clone(setup.initial_weights);
     driver_ = make_driver(std::move(setup), *this, *this);
   }
@@ -93,6 +94,10 @@ class Host final : public JobRunner, public DriverListener {
       return;
     }
     start_evaluation(id, *evaluate);
+  }
+
+  void on_progress(std::uint32_t round, std::uint32_t arrived, std::uint32_t needed) override {
+    if (observer_) observer_->on_progress(round, arrived, needed);
   }
 
   void on_finished(const std::string& reason) override {
@@ -229,6 +234,7 @@ class Host final : public JobRunner, public DriverListener {
   bool private_models_ = false;
   std::vector<std::uint64_t> domain_starts_;  // multi-domain test sets: where each domain begins
   std::shared_ptr<msg::StateStore> client_states_;
+  std::shared_ptr<RunObserver> observer_;
   std::unique_ptr<Driver> driver_;
   std::map<std::uint32_t, client_actor> clients_;  // spawned lazily
   std::shared_ptr<const TrainingTask> last_task_;

@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "actors/metrics_sink.hpp"
 #include "actors/protocols.hpp"
 #include "actors/trainer_slot.hpp"
 #include "messages/state_store.hpp"
@@ -19,6 +20,7 @@ struct ServerPeers {
 struct ServerOptions {
   bool log_eligible = true;
   std::shared_ptr<msg::StateStore> client_states;  // null: in memory
+  std::shared_ptr<RunObserver> observer;           // shown progress within a round; may be null
 };
 
 // Hosts the scenario's round driver (engine/sim): turns its training jobs into requests to

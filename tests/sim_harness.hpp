@@ -42,6 +42,10 @@ struct FakeHost : JobRunner, DriverListener {
     reports.push_back(std::move(r));
     if (w) evaluated.push_back((*w)[0].value.item<double>());
   }
+  void on_progress(std::uint32_t round, std::uint32_t arrived, std::uint32_t needed) override {
+    progress.push_back(std::to_string(round) + ":" + std::to_string(arrived) + "/" + std::to_string(needed));
+  }
+  std::vector<std::string> progress;  // "round:arrived/needed"
   void on_finished(const std::string& why) override {
     finished = true;
     reason = why;

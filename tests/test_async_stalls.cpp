@@ -81,6 +81,16 @@ TEST_CASE("async: when everyone is offline, virtual time moves to the moment som
   }
 }
 
+TEST_CASE("progress within an aggregation: FedBuff's buffer and a sync round's outcomes", "[sim][async]") {
+  Sim buffered(kFour, {{"simulation.mode", "\"fedbuff\""}, {"async.buffer_size", "3"}, {"async.concurrency", "3"},
+                       {"federation.rounds", "1"}});
+  buffered.run();
+  CHECK(buffered.host.progress == std::vector<std::string>{"1:1/3", "1:2/3"});  // the third aggregates
+  Sim sync(kFour, {{"federation.rounds", "1"}});
+  sync.run();
+  CHECK(sync.host.progress == std::vector<std::string>{"1:1/2"});  // the second outcome closes the round
+}
+
 TEST_CASE("async: max_virtual_time ends a run whose clients are all offline until later", "[sim][async][faults]") {
   Sim sim(kFour, {{"simulation.mode", "\"fedasync\""}, {"availability.model", "\"diurnal\""},
                   {"availability.period", "4000.0"}, {"availability.duty", "0.75"}, {"availability.phase", "3000.0"},

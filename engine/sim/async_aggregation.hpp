@@ -27,6 +27,12 @@ class AsyncAggregation {
   // The server half's extras for tasks of the current version.
   Payload broadcast(std::uint32_t round) { return algorithm_->broadcast(round); }
 
+  std::uint32_t buffered() const { return static_cast<std::uint32_t>(pending_.updates.size()); }
+  // Updates per aggregation: K for FedBuff, 1 for FedAsync.
+  std::uint32_t per_aggregation() const {
+    return buffered_ ? static_cast<std::uint32_t>(scenario_.async.buffer_size) : 1;
+  }
+
   // Buffers `update`, trained from `pulled` `staleness` versions ago. True when this made a
   // new global model (aggregation number `round`). Throws DecodeError for weights of another
   // architecture.

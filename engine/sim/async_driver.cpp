@@ -187,7 +187,8 @@ class AsyncDriver final : public Driver {
     ++report_.finished;
     report_.bytes_up += f.outcome.upload_bytes;
     record(arrival_record(ClientEvent::finished, c, t, u.num_samples, u.metrics.loss, f.outcome.upload_bytes, staleness, ""));
-    if (aggregation_.add(std::move(u), *f.pulled, staleness, aggregations_ + 1)) aggregated();
+    if (aggregation_.add(std::move(u), *f.pulled, staleness, aggregations_ + 1)) return aggregated();
+    parts_.listener.on_progress(aggregations_ + 1, aggregation_.buffered(), aggregation_.per_aggregation());
   }
 
   void drop(const InFlight& f, double t, const std::string& why) {

@@ -47,6 +47,9 @@ class DriverListener {
   // The run is over: it completed (`reason` empty), or the driver ended it because no progress
   // is possible (`reason` says why: nobody can come online again, say).
   virtual void on_finished(const std::string& reason) = 0;
+  // Within an aggregation: `arrived` of the `needed` updates are in (FedBuff's buffer, a sync
+  // round's outcomes), so a person can see a long wait move. Default: ignored.
+  virtual void on_progress(std::uint32_t round, std::uint32_t arrived, std::uint32_t needed) {}
 };
 
 class Driver {

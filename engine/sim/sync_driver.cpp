@@ -54,7 +54,9 @@ class SyncDriver final : public Driver {
     if (it == jobs_.end() || it->second.answered) return;
     it->second.answered = true;
     it->second.outcome = std::move(outcome);
-    if (--outstanding_ == 0) close_round();
+    if (--outstanding_ == 0) return close_round();
+    parts_.listener.on_progress(round_, static_cast<std::uint32_t>(jobs_.size() - outstanding_),
+                                static_cast<std::uint32_t>(jobs_.size()));
   }
 
   void on_selection(Selection selection) override {

@@ -30,6 +30,7 @@ void ProgressDisplay::on_round(const RoundReport& r) {
   std::size_t failed = 0;
   for (const auto& c : r.clients) failed += c.event == ClientEvent::failed;
 
+  last_progress_ = std::chrono::steady_clock::now().time_since_epoch().count();
   auto& line_log = live_ ? file_only_ : log_;
   line_log->info("round {}/{}: {} updates{}, train loss {:.4f}{} ({:.2f} s train, {:.2f} s eval)", r.round,
                  r.total_rounds, r.num_updates, failed ? fmt::format(" ({} failed)", failed) : "", r.train_loss,
@@ -40,9 +41,25 @@ void ProgressDisplay::on_round(const RoundReport& r) {
     if (c.event == ClientEvent::failed) log_->warn("round {}: client {} failed: {}", r.round, c.client_id, c.detail);
   if (live_) {
     std::fprintf(stderr, "\r\033[K round %u/%u | acc %.2f%% | loss %.4f | %.1f s/round | ETA %s", r.round,
-                 r.total_rounds, 100 * last_accuracy_, last_loss_, per_round, clock_text(eta).c_str());
+                 r.total_rounds, 100 * last_accuracy_.load(), last_loss_, per_round, clock_text(eta).c_str());
     std::fflush(stderr);
   }
+}
+
+// A round can take long (a large FedBuff buffer, slow clients): on a terminal the live line
+// counts its updates; otherwise a log line says so every 30 s.
+void ProgressDisplay::on_progress(std::uint32_t round, std::uint32_t arrived, std::uint32_t needed) {
+  const auto now = std::chrono::steady_clock::now().time_since_epoch();
+  if (live_) {
+    std::fprintf(stderr, "\r\033[K round %u: %u/%u updates | acc %.2f%%", round, arrived, needed,
+                 100 * last_accuracy_.load());
+    std::fflush(stderr);
+    return;
+  }
+  const auto since = now - std::chrono::steady_clock::duration(last_progress_.load());
+  if (since < std::chrono::seconds(30)) return;
+  last_progress_ = now.count();
+  log_->info("round {}: {}/{} updates so far", round, arrived, needed);
 }
 
 void ProgressDisplay::on_finish(const RunSummary& s) {
