@@ -2,6 +2,7 @@
 #   make quickstart   install what is missing, build, run scenarios/quickstart.toml
 #   make test         install what is missing, build, run the whole test suite
 #   make bench        build and run the benchmarks (timings as ratios against a baseline)
+#   make check-sanitize  the tests under ASan + UBSan;  make fuzz  every fuzz target (clang)
 BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
