@@ -29,9 +29,7 @@ class AsyncAggregation {
 
   std::uint32_t buffered() const { return static_cast<std::uint32_t>(pending_.updates.size()); }
   // Updates per aggregation: K for FedBuff, 1 for FedAsync.
-  std::uint32_t per_aggregation() const {
-    return buffered_ ? static_cast<std::uint32_t>(scenario_.async.buffer_size) : 1;
-  }
+  std::uint32_t per_aggregation() const { return aggregated_per_round(scenario_); }
 
   // Buffers `update`, trained from `pulled` `staleness` versions ago. True when this made a
   // new global model (aggregation number `round`). Throws DecodeError for weights of another

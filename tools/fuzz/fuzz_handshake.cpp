@@ -5,16 +5,14 @@
 #include "messages/cluster_codec.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  return drift::fuzz::decode_bytes(data, size, [](const drift::msg::Buffer& b) {
-    try {
-      const auto request = drift::msg::decode_join_request(b);
-      drift::join_refusal(drift::JoinPolicy{"0123456789abcdef0123", "hash"}, request);
-    } catch (const drift::DecodeError&) {
-    }
-    try {
-      drift::msg::decode_worker_ready(b);
-    } catch (const drift::DecodeError&) {
-    }
-    drift::msg::decode_join_reply(b);
+  using drift::msg::Buffer;
+  return drift::fuzz::decode_bytes(data, size, [](const Buffer& b) {
+    drift::fuzz::each_decoder(
+        b,
+        [](const Buffer& x) {
+          drift::join_refusal(drift::JoinPolicy{"0123456789abcdef0123", "hash"}, drift::msg::decode_join_request(x));
+        },
+        [](const Buffer& x) { drift::msg::decode_worker_ready(x); },
+        [](const Buffer& x) { drift::msg::decode_join_reply(x); });
   });
 }

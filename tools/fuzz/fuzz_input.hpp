@@ -26,6 +26,18 @@ int decode_bytes(const std::uint8_t* data, std::size_t size, Decode&& decode) {
   return 0;
 }
 
+// Runs every decoder on the same bytes; each may refuse them on its own.
+template <class... Decoders>
+void each_decoder(const msg::Buffer& buffer, Decoders&&... decoders) {
+  auto one = [&](auto&& decode) {
+    try {
+      decode(buffer);
+    } catch (const DecodeError&) {
+    }
+  };
+  (one(decoders), ...);
+}
+
 // Readers that take a path: the bytes go to a file of this process first.
 template <class Read>
 int read_as_file(const std::uint8_t* data, std::size_t size, const char* suffix, Read&& read) {

@@ -3,11 +3,9 @@
 #include "messages/selection_codec.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  return drift::fuzz::decode_bytes(data, size, [](const drift::msg::Buffer& b) {
-    try {
-      drift::msg::decode_selection_request(b);
-    } catch (const drift::DecodeError&) {
-    }
-    drift::msg::decode_selection(b);
+  using drift::msg::Buffer;
+  return drift::fuzz::decode_bytes(data, size, [](const Buffer& b) {
+    drift::fuzz::each_decoder(b, [](const Buffer& x) { drift::msg::decode_selection_request(x); },
+                              [](const Buffer& x) { drift::msg::decode_selection(x); });
   });
 }
