@@ -62,7 +62,8 @@ double run_federation(std::shared_ptr<const Scenario> scenario, std::shared_ptr<
   if (devices.empty()) devices.push_back(DeviceSlots{torch::kCPU, std::max(1u, options.cpu_slots)});
   if (cluster.no_local) devices.clear();
   auto pool = system.spawn(device_pool, devices, ctx, observer, cluster.watch);
-  auto sink = system.spawn(metrics_sink, directory, observer, scenario->evaluation.targets);
+  auto sink = system.spawn(metrics_sink, directory, observer,
+                           SummaryTargets{scenario->evaluation.targets, scenario->evaluation.at_times});
 
   double best = 0.0;
   std::string failure;

@@ -1,6 +1,7 @@
 #include "actors/metrics_sink.hpp"
 
 #include <chrono>
+#include <cmath>
 
 #include "actors/wire.hpp"
 #include "messages/codec.hpp"
@@ -9,40 +10,41 @@ namespace drift::actors {
 namespace {
 
 struct SinkState {
-  std::vector<EvaluatedRound> evaluations;
-  std::uint32_t rounds = 0;
+  std::vector<RoundFacts> rounds;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 };
 
 }  // namespace
 
 caf::behavior metrics_sink(caf::event_based_actor* self, std::shared_ptr<RunDirectory> directory,
-                           std::shared_ptr<RunObserver> observer, std::vector<double> targets) {
+                           std::shared_ptr<RunObserver> observer, SummaryTargets targets) {
   auto state = std::make_shared<SinkState>();
+  auto write_summary = [=](const std::string& status, const std::string& reason) {
+    const auto summary = summarize(state->rounds, targets);
+    const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - state->started;
+    directory->write_summary(summary, status, wall.count(), reason);
+    directory->write_participation();
+    return summary;
+  };
   return {
       [=](report_atom, const Buffer& buffer) {
-        const auto report = msg::decode_report(buffer);
+        auto report = msg::decode_report(buffer);
+        // The driver cannot see the test loss; a model that evaluates to a non-finite loss has
+        // diverged as surely as one holding a NaN.
+        if (report.evaluated && !std::isfinite(report.test_loss) && report.divergence.empty())
+          report.divergence = "the test loss of aggregation " + std::to_string(report.round) + " is not finite";
         directory->append(report);
-        state->rounds = report.round;
-        if (report.evaluated) state->evaluations.push_back({report.round, report.test_accuracy, report.test_loss});
+        state->rounds.push_back(facts_of(report));
         observer->on_round(report);
       },
-      // `reason` is empty when the run completed, else why the driver ended it early.
-      [=](finish_atom, const std::string& reason) -> double {
-        const auto summary = summarize(state->evaluations, state->rounds, targets);
-        const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - state->started;
-        if (!reason.empty()) observer->on_warning("the run ended early: " + reason);
-        directory->write_summary(summary, reason.empty() ? "completed" : "ended", wall.count(), reason);
-        directory->write_participation();
+      // How the driver ended the run (a RunStatus name), and why when it did not complete.
+      [=](finish_atom, const std::string& status, const std::string& reason) -> double {
+        if (!reason.empty()) observer->on_warning("the run " + status + ": " + reason);
+        const auto summary = write_summary(status, reason);
         observer->on_finish(summary);
         return summary.best_accuracy;
       },
-      [=](stop_atom, const std::string& reason) {
-        const auto summary = summarize(state->evaluations, state->rounds, targets);
-        const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - state->started;
-        directory->write_summary(summary, "stopped", wall.count(), reason);
-        directory->write_participation();
-      },
+      [=](stop_atom, const std::string& reason) { write_summary(name_of(RunStatus::stopped), reason); },
   };
 }
 

@@ -22,11 +22,11 @@ class RunObserver {
 };
 
 // Writes every round report into the run directory and tells the observer; on finish,
-// writes summary.json (status "completed", or "ended" with the driver's reason when it ended
-// the run early) and replies with the summary's best accuracy. On stop (a run that
-// cannot go on), writes summary.json with status "stopped" and the reason, so that the run
-// directory stays complete up to the last reported round.
+// writes summary.json with the driver's status ("completed"; "ended" or "diverged" with the
+// reason) and replies with the summary's best accuracy. On stop (a run that cannot go on),
+// writes summary.json with status "stopped" and the reason, so that the run directory stays
+// complete up to the last reported round.
 caf::behavior metrics_sink(caf::event_based_actor* self, std::shared_ptr<RunDirectory> directory,
-                           std::shared_ptr<RunObserver> observer, std::vector<double> targets);
+                           std::shared_ptr<RunObserver> observer, SummaryTargets targets);
 
 }  // namespace drift::actors

@@ -100,9 +100,9 @@ class Host final : public JobRunner, public DriverListener {
     if (observer_) observer_->on_progress(round, arrived, needed);
   }
 
-  void on_finished(const std::string& reason) override {
+  void on_finished(const RunEnd& end) override {
     driver_finished_ = true;
-    end_reason_ = reason;
+    end_ = end;
     flush();
   }
 
@@ -210,7 +210,7 @@ class Host final : public JobRunner, public DriverListener {
     if (driver_finished_ && reports_.empty() && !finishing_) {
       finishing_ = true;
       auto done = done_;
-      self_->request(peers_.sink, caf::infinite, finish_atom::value, end_reason_)
+      self_->request(peers_.sink, caf::infinite, finish_atom::value, name_of(end_.status), end_.reason)
           .then([done](double best) mutable { done.deliver(best); },
                 [done](caf::error& err) mutable { done.deliver(std::move(err)); });
     }
@@ -242,7 +242,7 @@ class Host final : public JobRunner, public DriverListener {
   std::map<std::uint64_t, PendingReport> reports_;
   std::uint64_t next_report_ = 0;
   bool driver_finished_ = false;
-  std::string end_reason_;  // why the driver ended the run early; empty when it completed
+  RunEnd end_;  // how the driver ended the run
   bool finishing_ = false;
   bool failing_ = false;
   caf::response_promise done_;

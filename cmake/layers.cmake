@@ -52,9 +52,10 @@ drift_register_layer(algorithms engine/algorithms DEPS generators)
 drift_register_layer(training engine/training DEPS algorithms)
 drift_register_layer(sim engine/sim DEPS sampling algorithms)
 drift_register_layer(compose engine/compose DEPS training sim)
+drift_register_layer(study engine/study DEPS metrics)
 drift_register_layer(messages messages DEPS tensors cluster sampling)
 drift_register_layer(actors actors DEPS messages compose)
-drift_register_layer(cli tools/drift DEPS actors)
+drift_register_layer(cli tools/drift DEPS actors study)
 
 # A build step that fails when the layer's sources include a header above the layer.
 function(drift_check_layer_includes name target)

@@ -65,6 +65,10 @@ struct RoundReport {
   domainAccuracy @35 :List(Float64);  # multi-domain datasets: by domain
   algorithmScalars @36 :List(NamedValue);     # the server half's named values (metrics.jsonl "algorithm")
   algorithmPerClient @37 :List(NamedSeries);  # ... and per aggregated client, by client id
+  online @38 :Int64;          # registered and online at the round's start; -1 = not counted
+  changeTv @39 :Float64;      # distance of the cohort's label distribution from the previous one's
+  changeJs @40 :Float64;
+  divergence @41 :Text;       # why this aggregation counts as diverged; empty if it does not
 }
 
 struct NamedValue {

@@ -93,6 +93,10 @@ Buffer encode_report(const RoundReport& report) {
     root.setCohortJs(report.cohort_js);
     root.setWindowTv(report.window_tv);
     root.setWindowJs(report.window_js);
+    root.setOnline(report.online);
+    root.setChangeTv(report.change_tv);
+    root.setChangeJs(report.change_js);
+    root.setDivergence(report.divergence);
     root.setCoverage(report.coverage);
     root.setWallTrainSeconds(report.wall_train_seconds);
     root.setWallEvalSeconds(report.wall_eval_seconds);
@@ -151,6 +155,10 @@ RoundReport decode_report(const Buffer& buffer, const DecodeLimits& limits) {
     r.cohort_js = root.getCohortJs();
     r.window_tv = root.getWindowTv();
     r.window_js = root.getWindowJs();
+    r.online = root.getOnline();
+    r.change_tv = root.getChangeTv();
+    r.change_js = root.getChangeJs();
+    r.divergence = root.getDivergence().cStr();
     r.coverage = root.getCoverage();
     r.wall_train_seconds = root.getWallTrainSeconds();
     r.wall_eval_seconds = root.getWallEvalSeconds();

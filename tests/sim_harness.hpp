@@ -46,10 +46,12 @@ struct FakeHost : JobRunner, DriverListener {
     progress.push_back(std::to_string(round) + ":" + std::to_string(arrived) + "/" + std::to_string(needed));
   }
   std::vector<std::string> progress;  // "round:arrived/needed"
-  void on_finished(const std::string& why) override {
+  void on_finished(const RunEnd& end) override {
     finished = true;
-    reason = why;
+    reason = end.reason;
+    status = end.status;
   }
+  RunStatus status = RunStatus::completed;
   void request_selection(const SelectionRequest& r) override { driver->on_selection(sampler->answer(r)); }
 
   // Completes every launched job, newest first if `reverse`, until nothing is pending.

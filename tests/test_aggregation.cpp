@@ -86,20 +86,6 @@ TEST_CASE("FedProx's client loss is cross-entropy plus the proximal term", "[fed
   CHECK(prox->loss(y, out, ctx).item<float>() == Approx(expected));
 }
 
-TEST_CASE("summaries: best round, mean of the last five, rounds to each target", "[summary]") {
-  std::vector<EvaluatedRound> evals;
-  const double acc[] = {0.1, 0.4, 0.55, 0.5, 0.72, 0.7, 0.81, 0.8};
-  for (std::uint32_t i = 0; i < 8; ++i) evals.push_back({i + 1, acc[i], 1.0 - acc[i]});
-  auto s = summarize(evals, 8, {0.5, 0.8, 0.9});
-  CHECK(s.best_accuracy == 0.81);
-  CHECK(s.best_round == 7);
-  CHECK(s.final_accuracy == 0.8);
-  CHECK(s.last5_mean_accuracy == Approx((0.5 + 0.72 + 0.7 + 0.81 + 0.8) / 5));
-  CHECK(s.rounds_to[0].second == 3u);
-  CHECK(s.rounds_to[1].second == 7u);
-  CHECK_FALSE(s.rounds_to[2].second.has_value());
-}
-
 TEST_CASE("evaluation chunks combine into exact totals", "[evaluation]") {
   CHECK(evaluation_chunks(5, 2) == std::vector<std::pair<std::uint64_t, std::uint64_t>>{{0, 2}, {2, 4}, {4, 5}});
   std::vector<EvalResult> parts = {{0, 4, 2.0, {1, 2}, {2, 2}}, {4, 8, 6.0, {0, 2}, {2, 2}}};

@@ -117,14 +117,23 @@ TEST_CASE("algorithms with client state, extra models or clustering are byte-ide
   }
 }
 
-TEST_CASE("a failing training job fails that client, not the run", "[federation]") {
+TEST_CASE("a failing training job fails that client; a round of nothing but failures ends the run as diverged",
+          "[federation][divergence]") {
   // A learning rate this large sends the loss to inf/nan within the first steps.
   const auto r = run({{"training.lr", "1e12"}, {"federation.rounds", "2"}}, 2, "diverge");
-  const auto rounds = lines_of(r.metrics);
-  REQUIRE(rounds.size() == 2);
+  REQUIRE(lines_of(r.metrics).size() == 1);
   CHECK(r.clients.find("failed") != std::string::npos);
   CHECK(r.clients.find("training loss became") != std::string::npos);
+  std::ifstream summary(r.dir / "summary.json");
+  const std::string text((std::istreambuf_iterator<char>(summary)), std::istreambuf_iterator<char>());
+  CHECK(text.find("\"status\": \"diverged\"") != std::string::npos);
+  CHECK(text.find("every update of aggregation 1 failed") != std::string::npos);
   fs::remove_all(r.dir);
+  // Told to continue, it runs every round.
+  const auto on = run({{"training.lr", "1e12"}, {"federation.rounds", "2"}, {"simulation.on_divergence", "\"continue\""}},
+                      2, "diverge-continue");
+  CHECK(lines_of(on.metrics).size() == 2);
+  fs::remove_all(on.dir);
 }
 
 TEST_CASE("asynchronous and deadline-driven runs are byte-identical on 1 and 2 slots", "[federation][determinism]") {

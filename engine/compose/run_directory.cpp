@@ -92,10 +92,14 @@ void RunDirectory::append(const RoundReport& r) {
             {"cohort_js", r.cohort_js},
             {"window_tv", r.window_tv},
             {"window_js", r.window_js},
+            {"change_tv", r.change_tv},
+            {"change_js", r.change_js},
             {"coverage", r.coverage},
             {"bytes_down", r.bytes_down},
             {"bytes_up", r.bytes_up}};
   if (r.eligible >= 0) m["eligible"] = r.eligible;
+  if (r.online >= 0) m["online"] = r.online;
+  if (!r.divergence.empty()) m["divergence"] = r.divergence;
   if (r.evaluated) {
     m["test_accuracy"] = r.test_accuracy;
     m["test_loss"] = r.test_loss;
@@ -153,13 +157,20 @@ void RunDirectory::write_participation() {
   }
 }
 
+namespace {
+
+// {"0.5": value or null, ...}: JSON keys are strings, spelt as the number prints.
+template <class T>
+json keyed_by_number(const std::vector<std::pair<double, std::optional<T>>>& values) {
+  json out = json::object();
+  for (const auto& [key, value] : values) out[json(key).dump()] = value ? json(*value) : json(nullptr);
+  return out;
+}
+
+}  // namespace
+
 void RunDirectory::write_summary(const RunSummary& s, const std::string& status, double wall_seconds,
                                  const std::string& reason) {
-  json rounds_to = json::object();
-  for (const auto& [target, first] : s.rounds_to) {
-    std::string key = json(target).dump();
-    rounds_to[key] = first ? json(*first) : json(nullptr);
-  }
   json summary = {{"status", status},
                   {"rounds", s.rounds},
                   {"evaluations", s.evaluations},
@@ -168,8 +179,20 @@ void RunDirectory::write_summary(const RunSummary& s, const std::string& status,
                   {"final_accuracy", s.final_accuracy},
                   {"final_loss", s.final_loss},
                   {"last5_mean_accuracy", s.last5_mean_accuracy},
-                  {"rounds_to_accuracy", rounds_to},
+                  {"rounds_to_accuracy", keyed_by_number(s.rounds_to)},
+                  {"virtual_time", s.virtual_time},
+                  {"time_to_accuracy", keyed_by_number(s.time_to)},
+                  {"accuracy_at_time", keyed_by_number(s.accuracy_at)},
+                  {"mean_cohort_tv", s.mean_cohort_tv},
+                  {"mean_cohort_js", s.mean_cohort_js},
+                  {"mean_cohort_change_tv", s.mean_change_tv},
+                  {"mean_cohort_change_js", s.mean_change_js},
+                  {"updates", {{"aggregated", s.updates}, {"finished", s.finished}, {"late", s.late},
+                               {"dropped", s.dropped}, {"failed", s.failed}}},
+                  {"discarded_samples", s.discarded_samples},
+                  {"wasted_compute_seconds", s.wasted_compute_seconds},
                   {"wall_seconds", wall_seconds}};
+  if (s.diverged_round) summary["diverged"] = {{"aggregation", *s.diverged_round}, {"reason", s.divergence}};
   // Measured, like wall_seconds: the process's peak resident memory so far.
   rusage usage{};
   if (getrusage(RUSAGE_SELF, &usage) == 0) summary["peak_memory_mb"] = static_cast<double>(usage.ru_maxrss) / 1024.0;

@@ -184,6 +184,8 @@ void read_training(Scenario& s, const toml::table& root) {
   s.evaluation.chunk_size = get<std::int64_t>(root, "evaluation", "chunk_size");
   for (const auto& item : *root["evaluation"]["targets"].as_array())
     s.evaluation.targets.push_back(item.value<double>().value());
+  for (const auto& item : *root["evaluation"]["at_times"].as_array())
+    s.evaluation.at_times.push_back(item.value<double>().value());
 }
 
 void read_groups(Scenario& s, const toml::table& root, const std::filesystem::path& base_dir) {
@@ -221,6 +223,7 @@ void read_simulation(Scenario& s, const toml::table& root) {
   s.simulation.max_virtual_time = sim["max_virtual_time"].value<double>().value();
   s.simulation.drift_window = sim["drift_window"].value<std::int64_t>().value();
   s.simulation.client_state = choice_from<ClientStateStore>(sim["client_state"].value<std::string>().value());
+  s.simulation.on_divergence = choice_from<DivergencePolicy>(sim["on_divergence"].value<std::string>().value());
   const auto& as = *root["async"].as_table();
   s.async.concurrency = as["concurrency"].value<std::int64_t>().value();
   s.async.alpha = as["alpha"].value<double>().value();
@@ -252,6 +255,11 @@ void check_combinations(const Scenario& s, const AlgorithmInfo& algorithm, const
       throw UserError(source + ": algorithm '" + s.algorithm + "' keeps private models, evaluated on each client's "
                       "own test split: set data.client_test_fraction (PFLlib: 0.25)");
   }
+  if (s.simulation.mode != SimulationMode::sync && s.simulation.on_divergence == DivergencePolicy::keep_going &&
+      s.simulation.max_virtual_time <= 0)
+    throw UserError(source + ": simulation.on_divergence = \"continue\" under " + name_of(s.simulation.mode) +
+                    " needs simulation.max_virtual_time: once every update fails, no aggregation ever comes, and "
+                    "only a time limit ends the run");
   if (algorithm.check) {
     FederationShape shape;
     shape.num_clients = s.clients;

@@ -34,6 +34,7 @@ std::vector<std::string> availability_models() { return {"always", "markov", "di
 std::vector<std::string> simulation_modes() { return choice_names<SimulationMode>(); }
 std::vector<std::string> client_state_stores() { return choice_names<ClientStateStore>(); }
 std::vector<std::string> late_update_policies() { return choice_names<LateUpdates>(); }
+std::vector<std::string> divergence_policies() { return choice_names<DivergencePolicy>(); }
 std::vector<std::string> staleness_functions() { return choice_names<StalenessKind>(); }
 std::vector<std::string> group_rules() { return {"dominant_label", "label_set", "id_range", "proportion"}; }
 std::vector<std::string> timeline_actions() { return choice_names<TimelineAction>(); }
@@ -112,7 +113,8 @@ const std::vector<SectionSpec>& scenario_schema() {
        {ranged(key("every", K::integer, std::int64_t{1}, "evaluate every N rounds (and after the last)"), 1.0, std::nullopt),
         ranged(key("batch_size", K::integer, std::int64_t{500}, "evaluation batch size"), 1.0, std::nullopt),
         ranged(key("chunk_size", K::integer, std::int64_t{2000}, "test samples per evaluation job"), 1.0, std::nullopt),
-        ranged(key("targets", K::number_list, std::vector<double>{0.5, 0.7, 0.8}, "accuracies for rounds-to-X in summary.json"), 0.0, 1.0)}},
+        ranged(key("targets", K::number_list, std::vector<double>{0.5, 0.7, 0.8}, "accuracies for rounds-to-X and time-to-X in summary.json"), 0.0, 1.0),
+        ranged(key("at_times", K::number_list, std::vector<double>{}, "virtual seconds at which summary.json gives the accuracy reached"), 0.0, std::nullopt)}},
       {"profile", "client system profile: compute speed and network (groups may override)",
        {ranged(key("speed", K::number, 1000.0, "training samples per second (median if speed_sigma > 0)"), 0.0, std::nullopt, true),
         ranged(key("speed_sigma", K::number, 0.0, "lognormal sigma of speed across clients; 0 = constant"), 0.0, 10.0),
@@ -138,7 +140,8 @@ const std::vector<SectionSpec>& scenario_schema() {
         key("train_doomed", K::boolean, false, "sync: train updates certain to be discarded (to measure wasted work)"),
         ranged(key("max_virtual_time", K::number, 0.0, "stop when virtual time passes this; 0 = no limit"), 0.0, std::nullopt),
         ranged(key("drift_window", K::integer, std::int64_t{10}, "aggregations in the sliding drift window"), 1.0, std::nullopt),
-        named(key("client_state", K::string, std::string("memory"), "where idle clients' private state (private models) waits: memory | disk (the run directory)"), client_state_stores)}},
+        named(key("client_state", K::string, std::string("memory"), "where idle clients' private state (private models) waits: memory | disk (the run directory)"), client_state_stores),
+        named(key("on_divergence", K::string, std::string("stop"), "a round whose every update failed, or a non-finite model: stop (status diverged) | continue"), divergence_policies)}},
       {"async", "asynchronous drivers (simulation.mode = fedasync or fedbuff)",
        {ranged(key("concurrency", K::integer, std::int64_t{10}, "clients training at once"), 1.0, 1e6),
         ranged(key("alpha", K::number, 0.6, "FedAsync mixing weight"), 0.0, 1.0, true),

@@ -17,6 +17,7 @@ enum class LateUpdates { discard, stale };  // sync: what becomes of an update a
 enum class StalenessKind { constant, polynomial, hinge };
 enum class ClientStateStore { memory, disk };  // where idle clients' private state waits
 enum class TimelineAction { offline, online, speed, sampler, fraction, deadline, leave, join };
+enum class DivergencePolicy { stop, keep_going };  // what a diverged run does next
 
 template <typename Choice>
 struct ChoiceNames;  // names[i] spells the enumerator whose value is i
@@ -41,6 +42,11 @@ template <>
 struct ChoiceNames<TimelineAction> {
   static constexpr std::array<std::string_view, 8> names{"offline",  "online",   "speed", "sampler",
                                                          "fraction", "deadline", "leave", "join"};
+};
+
+template <>
+struct ChoiceNames<DivergencePolicy> {
+  static constexpr std::array<std::string_view, 2> names{"stop", "continue"};
 };
 
 template <typename Choice>

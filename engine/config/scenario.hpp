@@ -48,6 +48,7 @@ struct EvaluationConfig {
   std::int64_t batch_size = 500;
   std::int64_t chunk_size = 2000;  // test samples per evaluation job on the device pool
   std::vector<double> targets;     // accuracies for rounds-to-X in summary.json
+  std::vector<double> at_times;    // virtual-time budgets for accuracy-at-T in summary.json
 };
 
 // How fast a client computes and communicates. Group overrides replace single fields.
@@ -92,6 +93,7 @@ struct SimulationConfig {
   double max_virtual_time = 0.0;     // stop when virtual time passes this; 0 = no limit
   std::int64_t drift_window = 10;    // aggregations in the sliding drift window
   ClientStateStore client_state = ClientStateStore::memory;
+  DivergencePolicy on_divergence = DivergencePolicy::stop;
 };
 
 struct AsyncConfig {

@@ -23,15 +23,22 @@ struct Reached {
 Reached reached(const ComparisonRow& row, std::size_t target) {
   std::vector<double> rounds;
   for (const auto& s : row.seeds)
-    if (target < s.rounds_to.size() && s.rounds_to[target]) rounds.push_back(*s.rounds_to[target]);
+    if (!s.diverged && target < s.rounds_to.size() && s.rounds_to[target]) rounds.push_back(*s.rounds_to[target]);
   return {mean_std(rounds), rounds.size()};
 }
 
 template <class Field>
 MeanStd over_seeds(const ComparisonRow& row, Field field) {
   std::vector<double> values;
-  for (const auto& s : row.seeds) values.push_back(field(s));
+  for (const auto& s : row.seeds)
+    if (!s.diverged) values.push_back(field(s));
   return mean_std(values);
+}
+
+std::size_t diverged_seeds(const ComparisonRow& row) {
+  std::size_t n = 0;
+  for (const auto& s : row.seeds) n += s.diverged ? 1 : 0;
+  return n;
 }
 
 }  // namespace
@@ -74,13 +81,23 @@ std::string comparison_markdown(const std::vector<ComparisonRow>& rows, const st
     const auto best = over_seeds(row, [](const SeedResult& s) { return s.best_accuracy * 100.0; });
     const auto last5 = over_seeds(row, [](const SeedResult& s) { return s.last5_accuracy * 100.0; });
     const auto bytes = over_seeds(row, [](const SeedResult& s) { return s.bytes_per_round / 1e6; });
-    out << "| " << row.label << " | " << row.seeds.size() << " | " << fixed(best.mean, 2) << " ± " << fixed(best.std, 2)
-        << " | " << fixed(last5.mean, 2) << " ± " << fixed(last5.std, 2) << " |";
+    const auto diverged = diverged_seeds(row);
+    const auto counted = row.seeds.size() - diverged;
+    out << "| " << row.label << " | " << row.seeds.size();
+    if (diverged) out << " (" << diverged << " diverged)";
+    if (counted == 0) {
+      out << " | diverged | diverged |";
+      for (std::size_t t = 0; t < targets.size(); ++t) out << " – |";
+      out << " " << fixed(bytes.mean, 3) << " |\n";
+      continue;
+    }
+    out << " | " << fixed(best.mean, 2) << " ± " << fixed(best.std, 2) << " | " << fixed(last5.mean, 2) << " ± "
+        << fixed(last5.std, 2) << " |";
     for (std::size_t t = 0; t < targets.size(); ++t) {
       const auto r = reached(row, t);
       if (r.count == 0) out << " – |";
-      else if (r.count == row.seeds.size()) out << " " << fixed(r.rounds.mean, 1) << " |";
-      else out << " " << fixed(r.rounds.mean, 1) << " (" << r.count << "/" << row.seeds.size() << ") |";
+      else if (r.count == counted) out << " " << fixed(r.rounds.mean, 1) << " |";
+      else out << " " << fixed(r.rounds.mean, 1) << " (" << r.count << "/" << counted << ") |";
     }
     out << " " << fixed(bytes.mean, 3) << " |\n";
   }
@@ -112,13 +129,16 @@ std::string comparison_csv(const std::vector<ComparisonRow>& rows, const std::ve
   out << ",bytes_per_round";
   for (const auto& d : domains) out << ",last5_" << d << "_mean,last5_" << d << "_std";
   if (!domains.empty()) out << ",last5_domain_mean_mean,last5_domain_mean_std";
-  out << "\n";
+  out << ",diverged\n";
   for (const auto& row : rows) {
     const auto best = over_seeds(row, [](const SeedResult& s) { return s.best_accuracy; });
     const auto last5 = over_seeds(row, [](const SeedResult& s) { return s.last5_accuracy; });
     const auto bytes = over_seeds(row, [](const SeedResult& s) { return s.bytes_per_round; });
-    out << '"' << row.label << "\"," << row.seeds.size() << ',' << fixed(best.mean, 6) << ',' << fixed(best.std, 6)
-        << ',' << fixed(last5.mean, 6) << ',' << fixed(last5.std, 6);
+    // A variant whose every seed diverged has no accuracy: empty fields, not zeros.
+    const bool none = diverged_seeds(row) == row.seeds.size();
+    out << '"' << row.label << "\"," << row.seeds.size() << ',' << (none ? "" : fixed(best.mean, 6)) << ','
+        << (none ? "" : fixed(best.std, 6)) << ',' << (none ? "" : fixed(last5.mean, 6)) << ','
+        << (none ? "" : fixed(last5.std, 6));
     for (std::size_t t = 0; t < targets.size(); ++t) {
       const auto r = reached(row, t);
       out << ',' << (r.count ? fixed(r.rounds.mean, 3) : "") << ',' << r.count;
@@ -128,7 +148,7 @@ std::string comparison_csv(const std::vector<ComparisonRow>& rows, const std::ve
       const auto a = domain_over_seeds(row, d);
       out << ',' << fixed(a.mean, 6) << ',' << fixed(a.std, 6);
     }
-    out << '\n';
+    out << ',' << diverged_seeds(row) << '\n';
   }
   return out.str();
 }

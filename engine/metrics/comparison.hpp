@@ -1,7 +1,7 @@
 #pragma once
 // The table `drift compare` writes: per algorithm variant, mean +- sample standard deviation
 // over seeds of the best and last-5 accuracies, rounds to each target (over the seeds that
-// reached it), and communication per round.
+// reached it), and communication per round. Diverged seeds are counted and named, never averaged.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -16,6 +16,7 @@ struct SeedResult {
   std::vector<std::optional<double>> rounds_to;  // per target, empty when not reached
   double bytes_per_round = 0.0;                  // up + down, mean over aggregations
   std::vector<double> domain_last5;              // multi-domain: mean of the last 5 evaluations, by domain
+  bool diverged = false;                         // its numbers are not results: counted, never averaged
 };
 
 struct ComparisonRow {

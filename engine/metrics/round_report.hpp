@@ -50,6 +50,7 @@ struct RoundReport {
   double time_start = 0.0;  // virtual seconds
   double time_end = 0.0;
   std::int64_t eligible = -1;  // -1: not counted (output.log_eligible = false)
+  std::int64_t online = -1;    // registered and online at the round's start; -1: not counted
   std::vector<std::uint32_t> cohort;      // selected
   std::vector<std::uint32_t> aggregated;  // whose updates entered this aggregation
   std::uint32_t num_updates = 0;
@@ -58,6 +59,9 @@ struct RoundReport {
   std::uint64_t discarded_samples = 0;    // trained, then thrown away (late or dropped)
   double wasted_compute_seconds = 0.0;    // virtual compute time of discarded and dropped work
   double cohort_tv = 0.0, cohort_js = 0.0, window_tv = 0.0, window_js = 0.0;
+  // Sampling drift as FedSKC defines it: how far this aggregation's cohort label distribution
+  // moved from the previous one's (NaN when either aggregated nobody).
+  double change_tv = 0.0, change_js = 0.0;
   double coverage = 0.0;                  // clients aggregated at least once / population
   std::uint64_t samples = 0;
   double train_loss = 0.0;
@@ -74,6 +78,7 @@ struct RoundReport {
   std::vector<double> domain_accuracy;
   std::uint32_t clients_evaluated = 0;
   AlgorithmMetrics algorithm;  // the server half's named values of this aggregation
+  std::string divergence;      // why this aggregation counts as diverged; empty if it does not
   std::uint64_t bytes_down = 0;
   std::uint64_t bytes_up = 0;
   std::vector<ClientRecord> clients;

@@ -1,32 +1,111 @@
 #include "engine/metrics/summary.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace drift {
+namespace {
 
-RunSummary summarize(const std::vector<EvaluatedRound>& evaluations, std::uint32_t rounds,
-                     const std::vector<double>& targets) {
-  RunSummary s;
-  s.rounds = rounds;
-  s.evaluations = static_cast<std::uint32_t>(evaluations.size());
-  for (double t : targets) s.rounds_to.emplace_back(t, std::nullopt);
-  if (evaluations.empty()) return s;
-
-  s.best_accuracy = -1.0;
-  for (const auto& e : evaluations) {
-    if (e.accuracy > s.best_accuracy) {
-      s.best_accuracy = e.accuracy;
-      s.best_round = e.round;
-    }
-    for (auto& [target, first] : s.rounds_to)
-      if (!first && e.accuracy >= target) first = e.round;
+// Mean of the finite values; NaN when there are none.
+class FiniteMean {
+ public:
+  void add(double v) {
+    if (!std::isfinite(v)) return;
+    sum_ += v;
+    ++n_;
   }
-  s.final_accuracy = evaluations.back().accuracy;
-  s.final_loss = evaluations.back().loss;
-  const std::size_t k = std::min<std::size_t>(5, evaluations.size());
-  double sum = 0.0;
-  for (std::size_t i = evaluations.size() - k; i < evaluations.size(); ++i) sum += evaluations[i].accuracy;
-  s.last5_mean_accuracy = sum / static_cast<double>(k);
+  double value() const { return n_ ? sum_ / static_cast<double>(n_) : std::nan(""); }
+
+ private:
+  double sum_ = 0.0;
+  std::size_t n_ = 0;
+};
+
+void add_totals(RunSummary& s, const RoundFacts& r) {
+  s.updates += r.num_updates;
+  s.finished += r.finished;
+  s.late += r.late;
+  s.dropped += r.dropped;
+  s.failed += r.failed;
+  s.discarded_samples += r.discarded_samples;
+  s.wasted_compute_seconds += r.wasted_compute_seconds;
+  if (!r.divergence.empty() && !s.diverged_round) {
+    s.diverged_round = r.round;
+    s.divergence = r.divergence;
+  }
+}
+
+void add_evaluation(RunSummary& s, const RoundFacts& e) {
+  ++s.evaluations;
+  if (s.evaluations == 1 || e.accuracy > s.best_accuracy) {
+    s.best_accuracy = e.accuracy;
+    s.best_round = e.round;
+  }
+  for (auto& [target, first] : s.rounds_to)
+    if (!first && e.accuracy >= target) first = e.round;
+  for (auto& [target, first] : s.time_to)
+    if (!first && e.accuracy >= target) first = e.time_end;
+  for (auto& [budget, accuracy] : s.accuracy_at)
+    if (e.time_end <= budget) accuracy = e.accuracy;
+  s.final_accuracy = e.accuracy;
+  s.final_loss = e.loss;
+}
+
+}  // namespace
+
+RoundFacts facts_of(const RoundReport& r) {
+  RoundFacts f;
+  f.round = r.round;
+  f.time_end = r.time_end;
+  f.num_updates = r.num_updates;
+  f.finished = r.finished;
+  f.late = r.late;
+  f.dropped = r.dropped;
+  f.failed = r.failed;
+  f.discarded_samples = r.discarded_samples;
+  f.wasted_compute_seconds = r.wasted_compute_seconds;
+  f.cohort_tv = r.cohort_tv;
+  f.cohort_js = r.cohort_js;
+  f.change_tv = r.change_tv;
+  f.change_js = r.change_js;
+  f.evaluated = r.evaluated;
+  f.accuracy = r.test_accuracy;
+  f.loss = r.test_loss;
+  f.divergence = r.divergence;
+  return f;
+}
+
+RunSummary summarize(const std::vector<RoundFacts>& rounds, const SummaryTargets& targets) {
+  RunSummary s;
+  for (double t : targets.accuracies) {
+    s.rounds_to.emplace_back(t, std::nullopt);
+    s.time_to.emplace_back(t, std::nullopt);
+  }
+  for (double t : targets.times) s.accuracy_at.emplace_back(t, std::nullopt);
+  FiniteMean tv, js, change_tv, change_js;
+  std::vector<double> accuracies;
+  for (const auto& r : rounds) {
+    s.rounds = std::max(s.rounds, r.round);
+    s.virtual_time = std::max(s.virtual_time, r.time_end);
+    add_totals(s, r);
+    tv.add(r.cohort_tv);
+    js.add(r.cohort_js);
+    change_tv.add(r.change_tv);
+    change_js.add(r.change_js);
+    if (!r.evaluated) continue;
+    add_evaluation(s, r);
+    accuracies.push_back(r.accuracy);
+  }
+  s.mean_cohort_tv = tv.value();
+  s.mean_cohort_js = js.value();
+  s.mean_change_tv = change_tv.value();
+  s.mean_change_js = change_js.value();
+  if (!accuracies.empty()) {
+    const std::size_t k = std::min<std::size_t>(5, accuracies.size());
+    double sum = 0.0;
+    for (std::size_t i = accuracies.size() - k; i < accuracies.size(); ++i) sum += accuracies[i];
+    s.last5_mean_accuracy = sum / static_cast<double>(k);
+  }
   return s;
 }
 

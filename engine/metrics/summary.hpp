@@ -1,12 +1,56 @@
 #pragma once
-// The headline numbers of a run, in the three reporting conventions of the papers we
-// reproduce: best round (FedSKC, FedSC, FedKTL), mean of the last five (FedCCL), rounds-to-X.
+// The headline numbers of a run. In rounds, in the three reporting conventions of the papers we
+// reproduce (best round: FedSKC, FedSC, FedKTL; mean of the last five: FedCCL; rounds-to-X);
+// and in virtual time, which is what a sync round and a FedBuff aggregation have in common:
+// time to each target, accuracy at given budgets. docs/outputs.md#summary defines each one.
+#include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "engine/config/choices.hpp"
+#include "engine/metrics/round_report.hpp"
+
 namespace drift {
+
+// How a run ended. `completed`: every round ran; `ended`: the driver saw that no progress was
+// possible (nobody can come online again); `diverged`: a round in which every update failed,
+// or a non-finite model; `stopped`: the run could not go on (a worker protocol error, ...).
+enum class RunStatus { completed, ended, diverged, stopped };
+
+template <>
+struct ChoiceNames<RunStatus> {
+  static constexpr std::array<std::string_view, 4> names{"completed", "ended", "diverged", "stopped"};
+};
+
+struct RunEnd {
+  RunStatus status = RunStatus::completed;
+  std::string reason;  // empty when completed
+};
+
+// What the summary needs of one aggregation (from a RoundReport, or a line of metrics.jsonl).
+struct RoundFacts {
+  std::uint32_t round = 0;
+  double time_end = 0.0;  // virtual seconds
+  std::uint32_t num_updates = 0, finished = 0, late = 0, dropped = 0, failed = 0;
+  std::uint64_t discarded_samples = 0;
+  double wasted_compute_seconds = 0.0;
+  // NaN where undefined (nothing aggregated; the first aggregation has no predecessor).
+  double cohort_tv = 0.0, cohort_js = 0.0, change_tv = 0.0, change_js = 0.0;
+  bool evaluated = false;
+  double accuracy = 0.0, loss = 0.0;
+  std::string divergence;  // why this aggregation counts as diverged; empty if it does not
+};
+
+RoundFacts facts_of(const RoundReport& report);
+
+struct SummaryTargets {
+  std::vector<double> accuracies;  // evaluation.targets
+  std::vector<double> times;       // evaluation.at_times, virtual seconds
+};
 
 struct RunSummary {
   std::uint32_t rounds = 0;
@@ -17,15 +61,21 @@ struct RunSummary {
   double final_loss = 0.0;
   double last5_mean_accuracy = 0.0;  // mean over the last min(5, evaluations) evaluations
   std::vector<std::pair<double, std::optional<std::uint32_t>>> rounds_to;  // target -> first round
+  double virtual_time = 0.0;  // end of the last aggregation
+  std::vector<std::pair<double, std::optional<double>>> time_to;      // target -> first virtual time
+  std::vector<std::pair<double, std::optional<double>>> accuracy_at;  // budget -> accuracy then
+  // Means over the aggregations where they are defined; NaN when none is.
+  double mean_cohort_tv = 0.0, mean_cohort_js = 0.0, mean_change_tv = 0.0, mean_change_js = 0.0;
+  std::uint64_t updates = 0, finished = 0, late = 0, dropped = 0, failed = 0;
+  std::uint64_t discarded_samples = 0;
+  double wasted_compute_seconds = 0.0;
+  std::optional<std::uint32_t> diverged_round;  // the first aggregation that diverged
+  std::string divergence;                       // and why
 };
 
-struct EvaluatedRound {
-  std::uint32_t round = 0;
-  double accuracy = 0.0;
-  double loss = 0.0;
-};
-
-RunSummary summarize(const std::vector<EvaluatedRound>& evaluations, std::uint32_t rounds,
-                     const std::vector<double>& targets);
+// Accuracy at budget T is that of the last evaluation at or before T: the model a user would
+// have had at T (so a run that finished earlier keeps its final accuracy); none when nothing
+// was evaluated by T.
+RunSummary summarize(const std::vector<RoundFacts>& rounds, const SummaryTargets& targets);
 
 }  // namespace drift

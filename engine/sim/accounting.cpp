@@ -21,12 +21,18 @@ void Accounting::account(RoundReport& r, const std::vector<std::uint32_t>& aggre
   r.coverage = population_.size() ? static_cast<double>(participants_) / population_.size() : 0.0;
   if (counts.empty()) return;
   const auto& population = population_.label_distribution;
+  r.change_tv = r.change_js = std::nan("");  // undefined (null in JSON) until two cohorts exist
   if (!aggregated.empty()) {
-    const auto cohort = normalised(counts);
+    auto cohort = normalised(counts);
     r.cohort_tv = total_variation(cohort, population);
     r.cohort_js = jensen_shannon_distance(cohort, population);
+    if (!previous_cohort_.empty()) {
+      r.change_tv = total_variation(cohort, previous_cohort_);
+      r.change_js = jensen_shannon_distance(cohort, previous_cohort_);
+    }
+    previous_cohort_ = std::move(cohort);
   } else {
-    r.cohort_tv = r.cohort_js = std::nan("");  // nothing aggregated: undefined (null in JSON)
+    r.cohort_tv = r.cohort_js = std::nan("");  // nothing aggregated: undefined
   }
   window_.push(std::move(counts));
   const auto windowed = normalised(window_.sum());
@@ -34,13 +40,23 @@ void Accounting::account(RoundReport& r, const std::vector<std::uint32_t>& aggre
   r.window_js = jensen_shannon_distance(windowed, population);
 }
 
-void Accounting::record_eligible(RoundReport& r, double t, const Roster& roster) const {
+void Accounting::record_online(RoundReport& r, double t, Roster& roster) const {
   if (!log_eligible_) return;
+  r.online = 0;
+  for (std::uint32_t c = 0; c < population_.size(); ++c)
+    if (roster.presence().present(c, t) && roster.availability().online(c, t)) ++r.online;
+}
+
+void Accounting::record_eligible(RoundReport& r, double t, Roster& roster) const {
+  if (!log_eligible_) return;
+  record_online(r, t, roster);
   r.eligible = 0;
   for (std::uint32_t c = 0; c < population_.size(); ++c) {
     if (!roster.eligible(c, t)) continue;
     ++r.eligible;
     r.clients.push_back(eligible_record(c, t));
+    // The sampler may pick an offline client (who then drops); the row says who is offline.
+    if (!roster.availability().online(c, t)) r.clients.back().detail = "offline";
   }
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // What a round report counts about participation: who was eligible, who took part so far
-// (coverage), how far the aggregated cohort's labels drift from the population's, and the
+// (coverage), how far the aggregated cohort's labels drift from the population's and from the
+// previous cohort's, and the
 // aggregated updates' training metrics.
 #include <cstdint>
 #include <vector>
@@ -18,8 +19,11 @@ class Accounting {
 
   // Fills participation, drift and coverage for the clients of an aggregation.
   void account(RoundReport& report, const std::vector<std::uint32_t>& aggregated);
-  // The eligible count and one "eligible" row per eligible client (O(population)), if logged.
-  void record_eligible(RoundReport& report, double t, const Roster& roster) const;
+  // The online and eligible counts and one "eligible" row per eligible client (O(population)),
+  // if logged.
+  void record_eligible(RoundReport& report, double t, Roster& roster) const;
+  // Only the online count (async aggregations, which have no selection instant), if logged.
+  void record_online(RoundReport& report, double t, Roster& roster) const;
   // Sample count and sample-weighted training loss and accuracy of the aggregated updates.
   static void add_training_metrics(RoundReport& report, const std::vector<ClientUpdate>& updates);
 
@@ -29,6 +33,7 @@ class Accounting {
   std::vector<std::uint32_t> participation_;  // aggregations each client took part in
   std::uint64_t participants_ = 0;            // clients aggregated at least once
   DriftWindow window_;
+  std::vector<double> previous_cohort_;  // label distribution of the last non-empty aggregation
 };
 
 }  // namespace drift

@@ -12,6 +12,8 @@
 #include <string>
 
 #include "engine/sim/async_aggregation.hpp"
+#include "engine/sim/async_reports.hpp"
+#include "engine/sim/divergence.hpp"
 #include "engine/sim/driver_parts.hpp"
 #include "engine/sim/personal_evaluations.hpp"
 #include "engine/sim/round_rules.hpp"
@@ -60,7 +62,8 @@ class AsyncDriver final : public Driver {
       : parts_(setup, runner, listener),
         aggregation_(parts_.scenario, std::move(setup.initial_weights), std::move(setup.algorithm)),
         private_models_(setup.private_models),
-        personal_(private_models_ ? parts_.population->size() : 0) {}
+        personal_(private_models_ ? parts_.population->size() : 0),
+        reports_(parts_.scenario, listener, private_models_ ? &personal_ : nullptr) {}
 
   void start() override {
     open_report();
@@ -154,6 +157,7 @@ class AsyncDriver final : public Driver {
       if (best_time > now_) instant_drops_ = 0;
       now_ = std::max(now_, best_time);
       handle(node.mapped(), best_time);
+      if (finished_) return;
       if (stopping()) return finish();
       if (instant_drop && !note_instant_drop()) return;
       parts_.timeline.apply_due(aggregations_ + 1, now_);
@@ -173,12 +177,13 @@ class AsyncDriver final : public Driver {
     if (fate.fate == Fate::failed) {
       ++report_.failed;
       record(failed_record(c, t, fate.reason));
-      return;
+      return failed_update();
     }
     if (fate.fate == Fate::dropped) {
       report_.discarded_samples += f.outcome.update.num_samples;
       return drop(f, t, fate.reason);
     }
+    failed_in_a_row_ = 0;
     auto& u = f.outcome.update;
     // The client's model changed when it trained, whether or not the server uses its upload.
     if (private_models_ && u.personal) personal_.record(c, *u.personal);
@@ -213,27 +218,47 @@ class AsyncDriver final : public Driver {
     report_.time_end = now_;
     report_.total_rounds = parts_.scenario.rounds;
     report_.algorithm = std::move(applied.metrics);
-    const bool evaluate = evaluation_due(parts_.scenario, aggregations_, stopping());
-    if (private_models_) {
-      if (evaluate) personal_.report(report_);
-      parts_.listener.on_aggregation(std::move(report_), nullptr);
-    } else {
-      parts_.listener.on_aggregation(std::move(report_), evaluate ? aggregation_.global().get() : nullptr);
-    }
+    report_.divergence = divergence_of(report_, global());
+    const bool diverged = !report_.divergence.empty() && parts_.scenario.simulation.on_divergence == DivergencePolicy::stop;
+    const RunEnd end{RunStatus::diverged, report_.divergence};
+    reports_.aggregated(std::move(report_), global(), diverged || stopping());
     open_report();
+    if (diverged) finish(end);
   }
+
+  // As many updates failed in a row as an aggregation needs: the model has diverged. The
+  // failures go out as an aggregation of nothing, so the run directory shows them.
+  void failed_update() {
+    const auto why = failed_streak_divergence(++failed_in_a_row_, aggregation_.per_aggregation());
+    if (why.empty() || parts_.scenario.simulation.on_divergence != DivergencePolicy::stop) return;
+    report_.round = aggregations_ + 1;
+    report_.model_version = aggregation_.version();
+    report_.time_end = now_;
+    report_.total_rounds = parts_.scenario.rounds;
+    report_.divergence = why;
+    parts_.accounting.account(report_, {});
+    reports_.aggregated(std::move(report_), nullptr, false);
+    open_report();
+    finish({RunStatus::diverged, why});
+  }
+
+  const NamedTensors* global() const { return private_models_ ? nullptr : aggregation_.global().get(); }
 
   void open_report() {
     report_ = RoundReport{};
     report_.time_start = now_;
+    parts_.accounting.record_online(report_, now_, parts_.roster);
   }
 
   bool stopping() const { return stop_reached(parts_.scenario, aggregations_, now_); }
 
   void finish(const std::string& reason = "") {
+    finish(RunEnd{reason.empty() ? RunStatus::completed : RunStatus::ended, reason});
+  }
+  void finish(const RunEnd& end) {
     if (finished_) return;
     finished_ = true;
-    parts_.listener.on_finished(reason);
+    reports_.finish(end, global());
   }
 
   // Nothing runs and the sampler chose nobody: move virtual time to when someone is online,
@@ -325,6 +350,8 @@ class AsyncDriver final : public Driver {
   AsyncAggregation aggregation_;
   bool private_models_ = false;
   PersonalEvaluations personal_;
+  AsyncReports reports_;
+  std::uint32_t failed_in_a_row_ = 0;  // updates failed since the last one that finished
   double now_ = 0.0;
   std::uint32_t aggregations_ = 0;
   std::map<std::uint64_t, InFlight> inflight_;

@@ -11,6 +11,7 @@
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/config/scenario.hpp"
 #include "engine/metrics/round_report.hpp"
+#include "engine/metrics/summary.hpp"
 #include "engine/population/population.hpp"
 #include "engine/sampling/cohort_sampler.hpp"
 #include "engine/tensors/federated_types.hpp"
@@ -44,9 +45,9 @@ class DriverListener {
   // After each round (sync) or aggregation (async), in order. `evaluate` holds the new
   // global weights when this aggregation is to be evaluated, else null.
   virtual void on_aggregation(RoundReport report, const NamedTensors* evaluate) = 0;
-  // The run is over: it completed (`reason` empty), or the driver ended it because no progress
-  // is possible (`reason` says why: nobody can come online again, say).
-  virtual void on_finished(const std::string& reason) = 0;
+  // The run is over: it completed, the driver ended it because no progress is possible (nobody
+  // can come online again, say), or it diverged; `end.reason` says why when it did not complete.
+  virtual void on_finished(const RunEnd& end) = 0;
   // Within an aggregation: `arrived` of the `needed` updates are in (FedBuff's buffer, a sync
   // round's outcomes), so a person can see a long wait move. Default: ignored.
   virtual void on_progress(std::uint32_t round, std::uint32_t arrived, std::uint32_t needed) {}

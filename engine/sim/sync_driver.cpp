@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "engine/metrics/evaluation.hpp"
+#include "engine/sim/divergence.hpp"
 #include "engine/sim/driver_parts.hpp"
 #include "engine/sim/personal_evaluations.hpp"
 #include "engine/sim/round_rules.hpp"
@@ -216,7 +217,11 @@ class SyncDriver final : public Driver {
       return a.time != b.time ? a.time < b.time : a.client_id < b.client_id;
     });
     now_ = end;
-    const bool last = stop_reached(parts_.scenario, round_, now_);
+    report_.divergence = divergence_of(report_, private_models_ ? nullptr : &global_);
+    const bool diverged = !report_.divergence.empty() && parts_.scenario.simulation.on_divergence == DivergencePolicy::stop;
+    RunEnd run_end;
+    if (diverged) run_end = {RunStatus::diverged, report_.divergence};
+    const bool last = diverged || stop_reached(parts_.scenario, round_, now_);
     const bool evaluate = evaluation_due(parts_.scenario, round_, last);
     if (last) report_.total_rounds = round_;
     if (private_models_) {
@@ -227,7 +232,7 @@ class SyncDriver final : public Driver {
     }
     if (last) {
       finished_ = true;
-      parts_.listener.on_finished("");
+      parts_.listener.on_finished(run_end);
       return;
     }
     ++round_;

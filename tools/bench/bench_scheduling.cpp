@@ -39,7 +39,7 @@ struct NoOpHost : JobRunner, DriverListener {
     pending.emplace_back(job, c, t);
   }
   void on_aggregation(RoundReport r, const NamedTensors*) override { updates += r.num_updates; }
-  void on_finished(const std::string&) override {}
+  void on_finished(const RunEnd&) override {}
 
   void pump() {
     while (!pending.empty()) {

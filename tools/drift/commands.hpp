@@ -5,7 +5,11 @@
 #include <string>
 #include <vector>
 
+#include <filesystem>
+
 #include "engine/compose/loader.hpp"
+#include "engine/study/study_results.hpp"
+#include "study_runner.hpp"
 
 namespace drift::cli {
 
@@ -16,7 +20,8 @@ struct RunArgs {
   int slots = 0;        // 0: take the scenario's devices
   std::string devices;  // "cpu:2,cuda:0x4": replaces the scenario's devices
   bool no_progress = false;
-  bool quiet = false;  // log to the run directory only (drift compare prints its own lines)
+  bool no_plots = false;
+  bool quiet = false;  // log to the run directory only (a study prints its own lines)
   // Multi-node: coordinate workers (see drift worker).
   std::string listen;       // HOST:PORT; empty: a single-process run
   int workers = 0;          // wait for this many workers before the first round
@@ -30,16 +35,44 @@ struct RunArgs {
 };
 int run_command(const RunArgs& args);
 
-struct CompareArgs {
+// drift study and drift compare (a study over algorithm variants alone).
+struct StudyArgs {
   std::string scenario;
-  std::vector<std::string> algorithms;  // NAME[:PRESET][+KEY=VALUE]...
-  int seeds = 3;                        // seeds 1..N, unless seed_list is given
+  std::vector<std::string> grid;        // KEY=V1,V2,... per factor
+  std::vector<std::string> algorithms;  // NAME[:PRESET][+KEY=VALUE]..., comma-separated
+  int seeds = 0;                        // seeds 1..N (default 3), unless seed_list is given
   std::vector<std::uint64_t> seed_list;
   std::vector<std::string> sets;
   std::string out;
   int slots = 0;
+  int jobs = 0;  // runs at once; 0: cores / slots (1 without --slots)
+  bool no_plots = false;
+  bool no_progress = false;
 };
-int compare_command(const CompareArgs& args);
+
+// A validated study: its factors, every run (cell x seed) and where it goes.
+struct StudyPlan {
+  std::vector<Factor> factors;
+  std::vector<std::uint64_t> seeds;
+  SummaryTargets targets;
+  std::vector<PlannedRun> runs;
+  std::vector<std::vector<std::string>> levels;  // per run, its level of each factor
+  std::vector<std::uint64_t> run_seeds;          // per run
+  std::filesystem::path out;
+};
+// Validates every cell, then creates (or reopens, for the same study) the output directory.
+StudyPlan plan_study(const StudyArgs& args, const std::string& default_prefix);
+// Runs what has not finished; 1 when some run failed.
+int execute_study(const StudyArgs& args, const StudyPlan& plan);
+StudyTable study_table(const StudyPlan& plan);
+int study_command(const StudyArgs& args);
+
+// Figures (gnuplot) and index.html of a run directory or of a study's; without gnuplot, one
+// line says so and the run or study still succeeds.
+int plot_command(const std::string& directory);
+void plot_run_directory(const std::filesystem::path& run);
+void plot_study_directory(const std::filesystem::path& out, const StudyTable& table);
+int compare_command(const StudyArgs& args);
 
 struct ValidateArgs {
   std::string scenario;

@@ -29,6 +29,9 @@ CLI::App* add_run(CLI::App& app, drift::cli::RunArgs& run) {
   auto* slots_opt = cmd->add_option("--slots", run.slots, "CPU trainer slots (same as --devices cpu:N)")->check(CLI::Range(1, 4096));
   cmd->add_option("--devices", run.devices, "device pool, e.g. cpu:2,cuda:0x4 (overrides [devices])")->excludes(slots_opt);
   cmd->add_flag("--no-progress", run.no_progress, "plain log lines even on a terminal");
+  cmd->add_flag("--no-plots", run.no_plots, "write no figures at the end");
+  // Studies run each run as a child process that logs to its run directory only.
+  cmd->add_flag("--quiet", run.quiet)->group("");
   auto* listen = cmd->add_option("--listen", run.listen, "coordinate workers: listen on HOST:PORT (port 0: any free port)")
                      ->group("Multi-node");
   cmd->add_option("--workers", run.workers, "wait for N workers before the first round")
@@ -77,18 +80,41 @@ CLI::App* add_validate(CLI::App& app, drift::cli::ValidateArgs& validate) {
   return cmd;
 }
 
-CLI::App* add_compare(CLI::App& app, drift::cli::CompareArgs& compare) {
+// The options drift study and drift compare share.
+void add_study_options(CLI::App* cmd, drift::cli::StudyArgs& study, const std::string& default_out) {
+  cmd->add_option("scenario", study.scenario, "scenario file (TOML)")->required();
+  auto* seeds = cmd->add_option("--seeds", study.seeds, "seeds 1..N (default 3)")->check(CLI::Range(1, 1000));
+  cmd->add_option("--seed-list", study.seed_list, "explicit seeds, comma-separated")->delimiter(',')->excludes(seeds);
+  cmd->add_option("--set", study.sets, "override a scenario key for every run (repeatable)");
+  cmd->add_option("--out", study.out,
+                  "output directory (default " + default_out + "); run again with the same arguments, it resumes");
+  cmd->add_option("--slots", study.slots, "CPU trainer slots per run")->check(CLI::Range(1, 4096));
+  cmd->add_option("--jobs", study.jobs, "runs at once (default: cores / --slots, or 1)")->check(CLI::Range(1, 4096));
+  cmd->add_flag("--no-plots", study.no_plots, "write no figures");
+  cmd->add_flag("--no-progress", study.no_progress, "a line per run instead of a live progress line");
+}
+
+CLI::App* add_compare(CLI::App& app, drift::cli::StudyArgs& compare) {
   auto* cmd = app.add_subcommand("compare", "run a scenario for several algorithms and seeds; write a table");
-  cmd->add_option("scenario", compare.scenario, "scenario file (TOML)")->required();
+  add_study_options(cmd, compare, "runs/compare-<scenario>");
   cmd->add_option("--algorithms", compare.algorithms,
-                   "variants NAME[:PRESET][+KEY=VALUE]..., comma-separated, e.g. fedavg,fedskc:reference,fedskc+gpr=false")
-      ->required()
-      ->delimiter(',');
-  cmd->add_option("--seeds", compare.seeds, "seeds 1..N (default 3)")->check(CLI::Range(1, 1000));
-  cmd->add_option("--seed-list", compare.seed_list, "explicit seeds, comma-separated")->delimiter(',');
-  cmd->add_option("--set", compare.sets, "override a scenario key for every run (repeatable)");
-  cmd->add_option("--out", compare.out, "output directory (default runs/compare-<scenario>); must be new or empty");
-  cmd->add_option("--slots", compare.slots, "CPU trainer slots per run")->check(CLI::Range(1, 4096));
+                  "variants NAME[:PRESET][+KEY=VALUE]..., comma-separated, e.g. fedavg,fedskc:reference,fedskc+gpr=false")
+      ->required();
+  return cmd;
+}
+
+CLI::App* add_study(CLI::App& app, drift::cli::StudyArgs& study) {
+  auto* cmd = app.add_subcommand("study", "run a grid of scenario keys, algorithms and seeds; tables and figures");
+  add_study_options(cmd, study, "runs/study-<scenario>");
+  cmd->add_option("--grid", study.grid,
+                  "a factor KEY=V1,V2,... over a scenario key; values are TOML ([0.3,0.4] stays whole) (repeatable)");
+  cmd->add_option("--algorithms", study.algorithms, "a factor over algorithm variants, as drift compare takes them");
+  return cmd;
+}
+
+CLI::App* add_plot(CLI::App& app, std::string& directory) {
+  auto* cmd = app.add_subcommand("plot", "draw the figures of a run or study directory (gnuplot), and its index.html");
+  cmd->add_option("directory", directory, "a run directory, or a study's (drift study / compare --out)")->required();
   return cmd;
 }
 
@@ -122,13 +148,16 @@ int main(int argc, char** argv) {
   drift::cli::RunArgs run;
   drift::cli::WorkerArgs worker;
   drift::cli::ValidateArgs validate;
-  drift::cli::CompareArgs compare;
+  drift::cli::StudyArgs compare, study;
+  std::string plot_dir;
   std::string generator_dir;
   drift::cli::PretrainGeneratorArgs pretrain;
   auto* run_cmd = add_run(app, run);
   auto* worker_cmd = add_worker(app, worker);
   auto* validate_cmd = add_validate(app, validate);
   auto* compare_cmd = add_compare(app, compare);
+  auto* study_cmd = add_study(app, study);
+  auto* plot_cmd = add_plot(app, plot_dir);
   app.add_subcommand("list", "list datasets, partitions, models, algorithms and samplers");
   auto* generator_cmd = add_check_generator(app, generator_dir);
   auto* pretrain_cmd = add_pretrain_generator(app, pretrain);
@@ -143,6 +172,8 @@ int main(int argc, char** argv) {
     if (run_cmd->parsed()) return drift::cli::run_command(run);
     if (validate_cmd->parsed()) return drift::cli::validate_command(validate);
     if (compare_cmd->parsed()) return drift::cli::compare_command(compare);
+    if (study_cmd->parsed()) return drift::cli::study_command(study);
+    if (plot_cmd->parsed()) return drift::cli::plot_command(plot_dir);
     if (worker_cmd->parsed()) return drift::cli::worker_command(worker);
     if (generator_cmd->parsed()) return drift::cli::check_generator_command(generator_dir);
     if (pretrain_cmd->parsed()) return drift::cli::pretrain_generator_command(pretrain);

@@ -64,8 +64,13 @@ void ProgressDisplay::on_progress(std::uint32_t round, std::uint32_t arrived, st
 
 void ProgressDisplay::on_finish(const RunSummary& s) {
   if (live_) std::fprintf(stderr, "\n");
-  log_->info("finished {} rounds: best accuracy {:.2f}% (round {}), final {:.2f}%, mean of last 5 {:.2f}%", s.rounds,
-             100 * s.best_accuracy, s.best_round, 100 * s.final_accuracy, 100 * s.last5_mean_accuracy);
+  if (s.diverged_round) {
+    log_->error("diverged at aggregation {}: {}; its accuracies are not results", *s.diverged_round, s.divergence);
+    return;
+  }
+  log_->info("finished {} rounds in {:.0f} virtual s: best accuracy {:.2f}% (round {}), final {:.2f}%, mean of last 5 "
+             "{:.2f}%", s.rounds, s.virtual_time, 100 * s.best_accuracy, s.best_round, 100 * s.final_accuracy,
+             100 * s.last5_mean_accuracy);
 }
 
 void ProgressDisplay::on_notice(const std::string& text) {

@@ -106,6 +106,13 @@ int run_command(const RunArgs& args) {
     return 1;
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (!args.no_plots) {
+    try {
+      plot_run_directory(path);
+    } catch (const std::exception& e) {
+      log->warn("no figures: {}", e.what());  // the run itself is complete
+    }
+  }
   log->info("done in {:.1f} s; results in {}", wall, path.string());
   return 0;
 }

@@ -1,0 +1,95 @@
+#include "engine/study/gnuplot.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "engine/core/error.hpp"
+
+namespace drift {
+namespace fs = std::filesystem;
+
+std::string find_gnuplot() {
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "/usr/bin:/bin");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    const auto candidate = fs::path(dir.empty() ? "." : dir) / "gnuplot";
+    if (access(candidate.c_str(), X_OK) == 0) return candidate.string();
+  }
+  return "";
+}
+
+void write_text_file(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) throw UserError(path.string() + ": cannot write");
+}
+
+std::string data_number(double v) {
+  if (!std::isfinite(v)) return "?";
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.10g", v);
+  return buf;
+}
+
+TimeUnit time_unit_for(double max_seconds) {
+  if (max_seconds < 120) return {1.0, "s"};
+  if (max_seconds < 2 * 3600) return {60.0, "min"};
+  if (max_seconds < 3 * 86400) return {3600.0, "h"};
+  return {86400.0, "days"};
+}
+
+std::string figure_preamble() {
+  return "set datafile missing '?'\n"
+         "set grid lc rgb '#dddddd'\n"
+         "set key outside right top box opaque\n"
+         "set border lc rgb '#444444'\n";
+}
+
+std::string render_figure(const fs::path& dir, const Figure& f, const std::string& gnuplot) {
+  std::ostringstream script;
+  const auto size = std::to_string(f.width) + "," + std::to_string(f.height);
+  // The body is written once per terminal: `replot` cannot repeat a multiplot.
+  script << "# drift figure: " << f.title << "\n# Redraw both files with: gnuplot " << f.name << ".gp\n"
+         << figure_preamble() << "\n";
+  for (const char* terminal : {"pngcairo", "svg"}) {
+    const bool png = terminal == std::string("pngcairo");
+    script << "set terminal " << terminal << " size " << size << (png ? "" : " dynamic") << " font 'DejaVu Sans,10'\n"
+           << "set termoption noenhanced\n"
+           << "set output '" << f.name << (png ? ".png" : ".svg") << "'\n"
+           << f.body << "\nunset output\nreset\n" << figure_preamble() << "\n";
+  }
+  write_text_file(dir / (f.name + ".gp"), script.str());
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) return "fork failed";
+  if (pid == 0) {
+    if (chdir(dir.c_str()) != 0) _exit(126);
+    const auto log = f.name + ".log";
+    std::FILE* err = std::freopen(log.c_str(), "w", stderr);
+    (void)err;
+    const std::string name = f.name + ".gp";
+    execl(gnuplot.c_str(), "gnuplot", name.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  const auto log = dir / (f.name + ".log");
+  std::ifstream in(log);
+  std::string first_line;
+  std::getline(in, first_line);
+  const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (ok) {
+    fs::remove(log);
+    return "";
+  }
+  return f.name + ".gp: gnuplot failed" + (first_line.empty() ? "" : ": " + first_line) + " (see " + log.string() + ")";
+}
+
+}  // namespace drift

@@ -1,0 +1,129 @@
+#include "engine/study/study_figures.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <sstream>
+
+#include "engine/metrics/comparison.hpp"
+#include "engine/metrics/metrics_file.hpp"
+
+namespace drift {
+namespace fs = std::filesystem;
+
+namespace {
+
+void add_point(Band& band, double x, const std::vector<double>& values) {
+  band.x.push_back(x);
+  if (values.empty()) {
+    band.mean.push_back(std::nan(""));
+    band.std.push_back(std::nan(""));
+    return;
+  }
+  const auto ms = mean_std(values);
+  band.mean.push_back(ms.mean);
+  band.std.push_back(ms.std);
+}
+
+std::string band_data(const Band& b, double x_scale) {
+  std::ostringstream out;
+  out << "# x mean_percent std_percent\n";
+  for (std::size_t i = 0; i < b.x.size(); ++i)
+    out << data_number(b.x[i] * x_scale) << ' ' << data_number(100 * b.mean[i]) << ' ' << data_number(100 * b.std[i])
+        << '\n';
+  return out.str();
+}
+
+std::string quoted(const std::string& text) {
+  std::string out;
+  for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return "'" + out + "'";
+}
+
+Figure band_figure(const std::string& name, const std::string& x_label, const std::vector<std::string>& files,
+                   const std::vector<std::string>& titles) {
+  std::string plot = "plot ";
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const auto colour = std::to_string(i + 1);
+    plot += std::string(i ? ", \\\n     " : "") + "'" + files[i] + "' using 1:($2-$3):($2+$3) with filledcurves lc " +
+            colour + " fs transparent solid 0.15 notitle, '" + files[i] + "' using 1:2 with lines lw 2 lc " + colour +
+            " title " + quoted(titles[i]);
+  }
+  return {name, "Test accuracy, mean ± std over seeds, against " + x_label,
+          "set title 'Test accuracy (mean ± std over seeds)'\nset xlabel '" + x_label +
+              "'\nset ylabel 'accuracy (%)'\nset key below\n" + plot,
+          1100, 500};
+}
+
+}  // namespace
+
+Band band_by_round(const std::vector<std::vector<RoundFacts>>& runs) {
+  std::map<std::uint32_t, std::vector<double>> by_round;
+  for (const auto& run : runs)
+    for (const auto& f : run)
+      if (f.evaluated) by_round[f.round].push_back(f.accuracy);
+  Band band;
+  for (const auto& [round, values] : by_round) add_point(band, round, values);
+  return band;
+}
+
+Band band_by_time(const std::vector<std::vector<RoundFacts>>& runs, const std::vector<double>& grid) {
+  Band band;
+  for (double t : grid) {
+    std::vector<double> values;
+    for (const auto& run : runs) {
+      std::optional<double> at;
+      for (const auto& f : run)
+        if (f.evaluated && f.time_end <= t) at = f.accuracy;
+      if (at) values.push_back(*at);
+    }
+    add_point(band, t, values);
+  }
+  return band;
+}
+
+std::vector<Figure> study_figures(const StudyTable& table, const fs::path& study_dir, const fs::path& dir) {
+  // Runs by cell, in cell order; diverged and unfinished runs are counted, not drawn.
+  std::vector<std::pair<std::string, std::vector<std::vector<RoundFacts>>>> cells;
+  std::vector<std::size_t> diverged;
+  std::vector<std::string> current;
+  double end = 0.0;
+  for (const auto& r : table.runs) {
+    if (cells.empty() || r.levels != current) {
+      current = r.levels;
+      std::string label;
+      for (std::size_t f = 0; f < table.factors.size(); ++f)
+        label += (f ? ", " : "") + table.factors[f].name + "=" + r.levels.at(f);
+      cells.push_back({label.empty() ? "default" : label, {}});
+      diverged.push_back(0);
+    }
+    if (!r.finished()) continue;
+    if (r.diverged()) {
+      ++diverged.back();
+      continue;
+    }
+    cells.back().second.push_back(read_metrics_file(study_dir / r.path / "metrics.jsonl"));
+    end = std::max(end, r.summary.virtual_time);
+  }
+  if (cells.empty()) return {};
+  fs::create_directories(dir);
+  std::vector<double> grid;
+  for (std::size_t i = 0; i <= kTimeGridPoints; ++i)
+    grid.push_back(end * static_cast<double>(i) / static_cast<double>(kTimeGridPoints));
+  const auto unit = time_unit_for(end);
+  std::vector<std::string> round_files, time_files, titles;
+  for (std::size_t c = 0; c < cells.size(); ++c) {
+    const auto& [label, runs] = cells[c];
+    const auto stem = "cell_" + std::to_string(c + 1);
+    write_text_file(dir / (stem + "_rounds.dat"), band_data(band_by_round(runs), 1.0));
+    write_text_file(dir / (stem + "_time.dat"), band_data(band_by_time(runs, grid), 1.0 / unit.seconds));
+    round_files.push_back(stem + "_rounds.dat");
+    time_files.push_back(stem + "_time.dat");
+    titles.push_back(label + " (" + std::to_string(runs.size()) + " seeds" +
+                     (diverged[c] ? ", " + std::to_string(diverged[c]) + " diverged" : "") + ")");
+  }
+  return {band_figure("accuracy_by_round", "round", round_files, titles),
+          band_figure("accuracy_by_time", "virtual time (" + unit.label + ")", time_files, titles)};
+}
+
+}  // namespace drift

@@ -1,0 +1,204 @@
+#include "engine/study/study_results.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <sstream>
+
+#include "engine/metrics/comparison.hpp"
+#include "engine/metrics/metrics_file.hpp"
+
+namespace drift {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string number_label(double v) {  // 50 -> "50", 0.5 -> "0.5", 3600 -> "3600"
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+// A result column: its name, and its value for a run (none: not reached / undefined).
+struct Column {
+  std::string name;
+  std::function<std::optional<double>(const RunSummary&)> value;
+  int digits;
+  bool accuracy;  // withheld for diverged runs
+  bool in_markdown = true;  // study.md shows the columns a reader compares; study.csv all
+};
+
+std::optional<double> finite(double v) { return std::isfinite(v) ? std::optional<double>(v) : std::nullopt; }
+
+std::vector<Column> result_columns(const SummaryTargets& targets) {
+  std::vector<Column> c = {
+      {"rounds", [](const RunSummary& s) { return std::optional<double>(s.rounds); }, 0, false, false},
+      {"virtual_hours", [](const RunSummary& s) { return std::optional<double>(s.virtual_time / 3600.0); }, 2, false},
+      {"best_accuracy", [](const RunSummary& s) { return std::optional<double>(s.best_accuracy); }, 4, true},
+      {"last5_accuracy", [](const RunSummary& s) { return std::optional<double>(s.last5_mean_accuracy); }, 4, true},
+      {"final_accuracy", [](const RunSummary& s) { return std::optional<double>(s.final_accuracy); }, 4, true},
+  };
+  for (std::size_t i = 0; i < targets.accuracies.size(); ++i) {
+    const auto p = number_label(targets.accuracies[i] * 100.0);
+    c.push_back({"rounds_to_" + p, [i](const RunSummary& s) {
+                   const auto& r = s.rounds_to.at(i).second;
+                   return r ? std::optional<double>(*r) : std::nullopt;
+                 }, 1, true, false});
+    c.push_back({"hours_to_" + p, [i](const RunSummary& s) {
+                   const auto& t = s.time_to.at(i).second;
+                   return t ? std::optional<double>(*t / 3600.0) : std::nullopt;
+                 }, 2, true});
+  }
+  for (std::size_t i = 0; i < targets.times.size(); ++i)
+    c.push_back({"accuracy_at_" + number_label(targets.times[i]) + "s",
+                 [i](const RunSummary& s) { return s.accuracy_at.at(i).second; }, 4, true});
+  c.push_back({"mean_cohort_tv", [](const RunSummary& s) { return finite(s.mean_cohort_tv); }, 3, false});
+  c.push_back({"mean_cohort_change_tv", [](const RunSummary& s) { return finite(s.mean_change_tv); }, 3, false});
+  c.push_back({"mean_cohort_js", [](const RunSummary& s) { return finite(s.mean_cohort_js); }, 3, false, false});
+  c.push_back({"mean_cohort_change_js", [](const RunSummary& s) { return finite(s.mean_change_js); }, 3, false, false});
+  c.push_back({"failed", [](const RunSummary& s) { return std::optional<double>(s.failed); }, 0, false});
+  c.push_back({"dropped", [](const RunSummary& s) { return std::optional<double>(s.dropped); }, 0, false});
+  c.push_back({"late", [](const RunSummary& s) { return std::optional<double>(s.late); }, 0, false, false});
+  c.push_back({"wasted_compute_hours",
+               [](const RunSummary& s) { return std::optional<double>(s.wasted_compute_seconds / 3600.0); }, 3, false});
+  return c;
+}
+
+// "mean ± std", "mean ± std (k/n)" when only k runs have a value, "–" when none; diverged
+// runs are named, never averaged.
+std::string cell_text(const std::vector<const RunRecord*>& runs, const Column& col) {
+  std::vector<double> values;
+  std::size_t diverged = 0, counted = 0;
+  for (const auto* r : runs) {
+    if (!r->finished()) continue;
+    if (col.accuracy && r->diverged()) {
+      ++diverged;
+      continue;
+    }
+    ++counted;
+    if (const auto v = col.value(r->summary)) values.push_back(*v);
+  }
+  std::string text;
+  if (values.empty()) text = counted ? "–" : "";
+  else {
+    const auto ms = mean_std(values);
+    text = fixed(ms.mean, col.digits) + (values.size() > 1 ? " ± " + fixed(ms.std, col.digits) : "");
+    if (values.size() < counted) text += " (" + std::to_string(values.size()) + "/" + std::to_string(counted) + ")";
+  }
+  if (diverged) text += (text.empty() ? "" : ", ") + std::string("diverged ") + std::to_string(diverged) + "/" +
+                        std::to_string(diverged + counted);
+  return text.empty() ? "–" : text;
+}
+
+void markdown_group(std::ostringstream& out, const std::vector<std::string>& heads,
+                    const std::vector<std::pair<std::vector<std::string>, std::vector<const RunRecord*>>>& groups,
+                    const std::vector<Column>& cols) {
+  out << "|";
+  for (const auto& h : heads) out << " " << h << " |";
+  out << " runs |";
+  for (const auto& c : cols) out << " " << c.name << " |";
+  out << "\n|";
+  for (std::size_t i = 0; i < heads.size() + 1 + cols.size(); ++i) out << "---|";
+  out << "\n";
+  for (const auto& [labels, runs] : groups) {
+    std::size_t done = 0;
+    for (const auto* r : runs) done += r->finished() ? 1 : 0;
+    out << "|";
+    for (const auto& l : labels) out << " " << l << " |";
+    out << " " << done << (done < runs.size() ? "/" + std::to_string(runs.size()) : "") << " |";
+    for (const auto& c : cols) out << " " << cell_text(runs, c) << " |";
+    out << "\n";
+  }
+}
+
+}  // namespace
+
+RunRecord read_run_record(const fs::path& study_dir, const std::string& relative_path, const SummaryTargets& targets) {
+  RunRecord r;
+  r.path = relative_path;
+  const auto dir = study_dir / relative_path;
+  if (!fs::exists(dir / "metrics.jsonl")) {
+    r.status = "missing";
+    return r;
+  }
+  r.summary = summarize(read_metrics_file(dir / "metrics.jsonl"), targets);
+  std::ifstream in(dir / "summary.json");
+  const auto summary = in ? json::parse(in, nullptr, false) : json();
+  if (!summary.is_object()) {
+    r.status = "unfinished";
+    return r;
+  }
+  r.status = summary.value("status", "unfinished");
+  r.wall_seconds = summary.value("wall_seconds", 0.0);
+  return r;
+}
+
+std::string study_csv(const StudyTable& t) {
+  const auto cols = result_columns(t.targets);
+  std::ostringstream out;
+  for (const auto& f : t.factors) out << csv_field(f.name) << ",";
+  out << "seed,path,status,diverged_at";
+  for (const auto& c : cols) out << "," << c.name;
+  out << ",wall_seconds\n";
+  for (const auto& r : t.runs) {
+    for (const auto& l : r.levels) out << csv_field(l) << ",";
+    out << r.seed << "," << csv_field(r.path) << "," << r.status << ","
+        << (r.summary.diverged_round ? std::to_string(*r.summary.diverged_round) : "");
+    for (const auto& c : cols) {
+      const auto v = r.finished() && !(c.accuracy && r.diverged()) ? c.value(r.summary) : std::nullopt;
+      out << "," << (v ? fixed(*v, c.digits ? c.digits + 2 : 0) : "");
+    }
+    out << "," << fixed(r.wall_seconds, 1) << "\n";
+  }
+  return out.str();
+}
+
+std::string study_markdown(const StudyTable& t) {
+  std::vector<Column> cols;
+  for (auto& c : result_columns(t.targets))
+    if (c.in_markdown) cols.push_back(std::move(c));
+  std::ostringstream out;
+  std::vector<std::string> heads;
+  for (const auto& f : t.factors) heads.push_back(f.name);
+  // Per cell: runs that share every level.
+  std::vector<std::pair<std::vector<std::string>, std::vector<const RunRecord*>>> cells;
+  for (const auto& r : t.runs) {
+    if (cells.empty() || cells.back().first != r.levels) cells.push_back({r.levels, {}});
+    cells.back().second.push_back(&r);
+  }
+  out << "## Every cell (mean ± std over seeds)\n\nAccuracies are fractions; hours are virtual. study.csv has every "
+         "run and more columns.\n\n";
+  markdown_group(out, heads, cells, cols);
+  if (t.factors.size() < 2) return out.str();
+  for (std::size_t f = 0; f < t.factors.size(); ++f) {
+    out << "\n## By " << t.factors[f].name << " (over every other factor and seed)\n\n";
+    std::vector<std::pair<std::vector<std::string>, std::vector<const RunRecord*>>> groups;
+    for (const auto& level : t.factors[f].levels) {
+      groups.push_back({{level.label}, {}});
+      for (const auto& r : t.runs)
+        if (r.levels.at(f) == level.label) groups.back().second.push_back(&r);
+    }
+    markdown_group(out, {t.factors[f].name}, groups, cols);
+  }
+  return out.str();
+}
+
+}  // namespace drift

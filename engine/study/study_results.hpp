@@ -1,0 +1,43 @@
+#pragma once
+// A study's results, rebuilt from its run directories alone: one record per run (summary.json
+// for how it ended, metrics.jsonl for every number, so targets and budgets can change without
+// running again), study.csv with one row per run, and study.md with tables grouped by factor.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "engine/metrics/summary.hpp"
+#include "engine/study/grid.hpp"
+
+namespace drift {
+
+struct RunRecord {
+  std::vector<std::string> levels;  // per factor, the level's label
+  std::uint64_t seed = 0;
+  std::string path;    // relative to the study directory
+  std::string status;  // summary.json's, or "missing" (never ran) / "unfinished" (no summary)
+  RunSummary summary;
+  double wall_seconds = 0.0;
+  bool diverged() const { return status == "diverged" || summary.diverged_round.has_value(); }
+  bool finished() const { return status == "completed" || status == "ended" || status == "diverged"; }
+};
+
+// Reads one run directory; a run that has not finished yet reads as missing or unfinished.
+RunRecord read_run_record(const std::filesystem::path& study_dir, const std::string& relative_path,
+                          const SummaryTargets& targets);
+
+struct StudyTable {
+  std::vector<Factor> factors;
+  SummaryTargets targets;
+  std::vector<RunRecord> runs;  // in cell order, seeds within
+};
+
+// One row per run: every factor, seed, path, status and result. Diverged runs have their status
+// and the aggregation where they diverged, and no accuracy.
+std::string study_csv(const StudyTable& table);
+// Mean ± sample std over seeds per cell, then per level of each factor (over everything else);
+// diverged runs are counted, never averaged.
+std::string study_markdown(const StudyTable& table);
+
+}  // namespace drift

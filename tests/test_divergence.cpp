@@ -1,0 +1,96 @@
+// Honest failures: a run whose every update of an aggregation failed, or whose model is no
+// longer finite, ends as "diverged" (or continues, when the scenario says so); and an async run
+// cut by a virtual-time limit still evaluates its last aggregation.
+#include "catch_torch.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include "engine/sim/divergence.hpp"
+#include "sim_harness.hpp"
+
+using namespace drift;
+using namespace drift::test;
+
+namespace {
+
+const char* kFour = R"(
+seed = 7
+[federation]
+clients = 4
+rounds = 5
+[sampler]
+clients_per_round = 2
+[profile]
+speed = 10.0
+[async]
+concurrency = 2
+buffer_size = 2
+)";
+
+}  // namespace
+
+TEST_CASE("divergence: every update failed, a non-finite loss or model", "[sim][divergence]") {
+  RoundReport r;
+  r.round = 3;
+  CHECK(divergence_of(r, nullptr).empty());
+  r.failed = 2;
+  r.clients.push_back(failed_record(1, 0.0, "loss became nan"));
+  CHECK(divergence_of(r, nullptr) == "every update of aggregation 3 failed (client 1: loss became nan)");
+  r.finished = 1;  // one update came back: not diverged
+  r.num_updates = 1;
+  CHECK(divergence_of(r, nullptr).empty());
+  r.samples = 10;
+  r.train_loss = std::nan("");
+  CHECK_THAT(divergence_of(r, nullptr), Catch::Contains("training loss of aggregation 3 is not finite"));
+  r.train_loss = 1.0;
+  NamedTensors global = {{"a", torch::zeros({2})}, {"b", torch::tensor({1.0, std::numeric_limits<double>::infinity()})}};
+  CHECK(divergence_of(r, &global) == "the global model holds a non-finite value in b after aggregation 3");
+  CHECK(failed_streak_divergence(9, 10).empty());
+  CHECK_THAT(failed_streak_divergence(10, 10), Catch::Contains("10 updates failed in a row"));
+}
+
+TEST_CASE("divergence: sync, every client failing, stops at round 1 as diverged", "[sim][divergence]") {
+  Sim sim(kFour);
+  sim.host.failing = {0, 1, 2, 3};
+  sim.run();
+  REQUIRE(sim.host.finished);
+  CHECK(sim.host.status == RunStatus::diverged);
+  REQUIRE(sim.host.reports.size() == 1);
+  CHECK(sim.host.reports[0].divergence == sim.host.reason);
+  CHECK_THAT(sim.host.reason, Catch::StartsWith("every update of aggregation 1 failed"));
+  CHECK(sim.host.evaluated.size() == 1);  // the last aggregation is evaluated
+}
+
+TEST_CASE("divergence: on_divergence = continue runs every round and marks each", "[sim][divergence]") {
+  Sim sim(kFour, {{"simulation.on_divergence", "\"continue\""}});
+  sim.host.failing = {0, 1, 2, 3};
+  sim.run();
+  CHECK(sim.host.status == RunStatus::completed);
+  REQUIRE(sim.host.reports.size() == 5);
+  for (const auto& r : sim.host.reports) CHECK_FALSE(r.divergence.empty());
+}
+
+TEST_CASE("divergence: FedBuff stops after as many failures in a row as a buffer holds", "[sim][divergence][async]") {
+  Sim sim(kFour, {{"simulation.mode", "\"fedbuff\""}});
+  sim.host.failing = {0, 1, 2, 3};
+  sim.run();
+  CHECK(sim.host.status == RunStatus::diverged);
+  REQUIRE(sim.host.reports.size() == 1);
+  CHECK(sim.host.reports[0].failed == 2);
+  CHECK(sim.host.reports[0].num_updates == 0);
+}
+
+TEST_CASE("async: a run cut by max_virtual_time evaluates its last aggregation", "[sim][async]") {
+  // Evaluated every 100 aggregations only; each aggregation takes about 10 virtual seconds.
+  Sim sim(kFour, {{"simulation.mode", "\"fedbuff\""}, {"federation.rounds", "100"}, {"evaluation.every", "100"},
+                  {"simulation.max_virtual_time", "45.0"}});
+  sim.run();
+  REQUIRE(sim.host.finished);
+  CHECK(sim.host.status == RunStatus::completed);
+  REQUIRE(sim.host.reports.size() >= 2);
+  CHECK(sim.host.reports.size() < 100);
+  CHECK(sim.host.evaluated.size() == 1);
+  CHECK(sim.host.reports.back().time_end < 45.0);
+  for (std::size_t i = 0; i + 1 < sim.host.reports.size(); ++i) CHECK(sim.host.reports[i].round == i + 1);
+}

@@ -1,0 +1,168 @@
+// drift plot, and the figures at the end of run, study and compare: gnuplot figures and an
+// index.html per run directory and per study directory.
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "commands.hpp"
+#include "engine/core/error.hpp"
+#include "engine/study/html.hpp"
+#include "engine/study/run_figures.hpp"
+#include "engine/study/study_figures.hpp"
+
+namespace drift::cli {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+json read_json(const fs::path& file) {
+  std::ifstream in(file);
+  return in ? json::parse(in, nullptr, false) : json();
+}
+
+std::string read_text(const fs::path& file) {
+  std::ifstream in(file);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Renders every figure; returns a note for the page when some (or all) could not be drawn.
+std::string render_all(const fs::path& dir, std::vector<Figure>& figures) {
+  const auto gnuplot = find_gnuplot();
+  if (gnuplot.empty()) {
+    figures.clear();
+    const std::string note = "no figures: gnuplot is not installed (Debian package gnuplot-nox; make quickstart "
+                             "installs it); the data files are in " + dir.string();
+    std::fprintf(stderr, "drift: %s\n", note.c_str());
+    return note;
+  }
+  std::vector<Figure> drawn;
+  std::string note;
+  for (auto& f : figures) {
+    const auto error = render_figure(dir, f, gnuplot);
+    if (error.empty()) drawn.push_back(std::move(f));
+    else {
+      std::fprintf(stderr, "drift: warning: %s\n", error.c_str());
+      note = "some figures could not be drawn: " + error;
+    }
+  }
+  figures = std::move(drawn);
+  return note;
+}
+
+// The run's headline numbers as an HTML table, from summary.json.
+std::string summary_html(const json& s) {
+  if (!s.is_object()) return "<p class=\"warning\">No summary.json: the run has not finished.</p>\n";
+  std::ostringstream out;
+  out << "<table>\n";
+  auto row = [&](const std::string& key, const json& value) {
+    out << "<tr><td>" << html_escape(key) << "</td><td>" << html_escape(value.is_string() ? value.get<std::string>() : value.dump())
+        << "</td></tr>\n";
+  };
+  for (const char* key : {"status", "reason", "rounds", "virtual_time", "best_accuracy", "best_round", "final_accuracy",
+                          "last5_mean_accuracy", "rounds_to_accuracy", "time_to_accuracy", "accuracy_at_time",
+                          "mean_cohort_tv", "mean_cohort_change_tv", "updates", "wasted_compute_seconds", "diverged",
+                          "wall_seconds"})
+    if (s.contains(key)) row(key, s[key]);
+  out << "</table>\n<p>Files: <a href=\"metrics.jsonl\">metrics.jsonl</a>, <a href=\"clients.csv\">clients.csv</a>, "
+         "<a href=\"population.csv\">population.csv</a>, <a href=\"summary.json\">summary.json</a>, "
+         "<a href=\"scenario.toml\">scenario.toml</a>, <a href=\"log.txt\">log.txt</a></p>\n";
+  return out.str();
+}
+
+// A study directory's table and factors, rebuilt from study.json and the run directories.
+StudyTable table_from_directory(const fs::path& out) {
+  const auto definition = read_json(out / "study.json");
+  if (!definition.is_object()) throw UserError((out / "study.json").string() + ": not a study definition");
+  StudyTable table;
+  for (const auto& f : definition["factors"]) {
+    Factor factor{f["name"].get<std::string>(), {}};
+    for (const auto& l : f["levels"]) factor.levels.push_back({l.get<std::string>(), {}});
+    table.factors.push_back(std::move(factor));
+  }
+  const auto seeds = definition["seeds"].get<std::vector<std::uint64_t>>();
+  for (const auto& cell : grid_cells(table.factors))
+    for (auto seed : seeds) {
+      const auto path = cell_directory(table.factors, cell) + "/seed-" + std::to_string(seed);
+      if (table.targets.accuracies.empty()) {
+        const auto s = read_json(out / path / "summary.json");
+        // The targets and budgets the runs were made with, as their summaries spell them.
+        if (s.is_object()) {
+          const auto rounds_to = s.value("rounds_to_accuracy", json::object());
+          const auto at_time = s.value("accuracy_at_time", json::object());
+          for (const auto& [k, v] : rounds_to.items()) table.targets.accuracies.push_back(std::stod(k));
+          for (const auto& [k, v] : at_time.items()) table.targets.times.push_back(std::stod(k));
+          std::sort(table.targets.accuracies.begin(), table.targets.accuracies.end());  // keys sort as text
+          std::sort(table.targets.times.begin(), table.targets.times.end());
+        }
+      }
+      RunRecord r;
+      r.path = path;
+      r.seed = seed;
+      for (std::size_t f = 0; f < table.factors.size(); ++f) r.levels.push_back(table.factors[f].levels[cell.level[f]].label);
+      table.runs.push_back(std::move(r));
+    }
+  for (auto& r : table.runs) {
+    auto read = read_run_record(out, r.path, table.targets);
+    read.levels = std::move(r.levels);
+    read.seed = r.seed;
+    r = std::move(read);
+  }
+  return table;
+}
+
+}  // namespace
+
+void plot_run_directory(const fs::path& run) {
+  const auto dir = run / "figures";
+  auto figures = run_figures(run, dir);
+  HtmlPage page;
+  page.title = "drift run " + run.filename().string();
+  page.note = render_all(dir, figures);
+  page.figures = std::move(figures);
+  page.intro_html = summary_html(read_json(run / "summary.json"));
+  write_text_file(run / "index.html", render_html(page));
+}
+
+void plot_study_directory(const fs::path& out, const StudyTable& table) {
+  const auto dir = out / "figures";
+  auto figures = study_figures(table, out, dir);
+  HtmlPage page;
+  page.title = "drift study " + fs::absolute(out).filename().string();
+  page.note = render_all(dir, figures);
+  page.figures = std::move(figures);
+  std::string intro = markdown_tables_to_html(read_text(out / "study.md"));
+  if (fs::exists(out / "comparison.md"))
+    intro += "<h2>Comparison</h2>\n" + markdown_tables_to_html(read_text(out / "comparison.md"));
+  page.intro_html = intro + "<p>Files: <a href=\"study.csv\">study.csv</a>, <a href=\"study.md\">study.md</a>, "
+                            "<a href=\"study.json\">study.json</a></p>\n";
+  std::string runs = "<h2>Runs</h2>\n<ul>\n";
+  for (const auto& r : table.runs)
+    runs += "<li><a href=\"" + html_escape(r.path) + "/index.html\">" + html_escape(r.path) + "</a>: " +
+            html_escape(r.status) + "</li>\n";
+  page.outro_html = runs + "</ul>\n";
+  write_text_file(out / "index.html", render_html(page));
+}
+
+int plot_command(const std::string& directory) {
+  const fs::path dir(directory);
+  if (fs::exists(dir / "study.json")) {
+    const auto table = table_from_directory(dir);
+    plot_study_directory(dir, table);
+    for (const auto& r : table.runs)
+      if (fs::exists(dir / r.path / "metrics.jsonl")) plot_run_directory(dir / r.path);
+  } else if (fs::exists(dir / "metrics.jsonl")) {
+    plot_run_directory(dir);
+  } else {
+    throw UserError(directory + ": neither a run directory (metrics.jsonl) nor a study directory (study.json)");
+  }
+  std::fprintf(stderr, "figures and index.html in %s\n", directory.c_str());
+  return 0;
+}
+
+}  // namespace drift::cli

@@ -1,0 +1,178 @@
+// drift study: a grid of scenario keys, algorithm variants and seeds; one run directory per
+// cell and seed; study.csv and study.md rebuilt from them; figures. drift compare is the
+// study whose only factor is the algorithm, with its own table besides.
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "commands.hpp"
+#include "engine/compose/fingerprint.hpp"
+#include "engine/core/error.hpp"
+#include "engine/study/study_results.hpp"
+#include "study_runner.hpp"
+
+namespace drift::cli {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::vector<std::uint64_t> study_seeds(const StudyArgs& args) {
+  if (args.seeds > 0 && !args.seed_list.empty()) throw UserError("--seeds and --seed-list: give one of them");
+  if (!args.seed_list.empty()) return args.seed_list;
+  std::vector<std::uint64_t> seeds;
+  for (int s = 1; s <= (args.seeds > 0 ? args.seeds : 3); ++s) seeds.push_back(static_cast<std::uint64_t>(s));
+  return seeds;
+}
+
+std::vector<Factor> study_factors(const StudyArgs& args) {
+  std::vector<Factor> factors;
+  std::vector<std::string> variants;
+  for (const auto& a : args.algorithms)
+    for (auto& v : split_top_level(a, "--algorithms")) variants.push_back(std::move(v));
+  if (!variants.empty()) factors.push_back(algorithm_factor(variants));
+  for (const auto& g : args.grid) {
+    factors.push_back(grid_factor(g));
+    for (std::size_t f = 0; f + 1 < factors.size(); ++f)
+      if (factors[f].name == factors.back().name) throw UserError("--grid " + g + ": " + factors[f].name + " is already a factor");
+  }
+  for (const auto& s : args.sets)
+    if (s.rfind("seed=", 0) == 0)
+      throw UserError("--set " + s + ": a study sets every run's seed itself; use --seeds or --seed-list");
+  return factors;
+}
+
+// What defines the study; a directory holding a different one is refused rather than mixed.
+json study_definition(const StudyArgs& args, const std::vector<Factor>& factors, const std::vector<std::uint64_t>& seeds,
+                      const std::string& resolved_scenario) {
+  json f = json::array();
+  for (const auto& factor : factors) {
+    json levels = json::array();
+    for (const auto& l : factor.levels) levels.push_back(l.label);
+    f.push_back({{"name", factor.name}, {"levels", levels}});
+  }
+  return {{"scenario", fs::absolute(args.scenario).lexically_normal().string()},
+          {"scenario_hash", scenario_hash(resolved_scenario)},
+          {"factors", f},
+          {"seeds", seeds},
+          {"sets", args.sets}};
+}
+
+void prepare_directory(const fs::path& out, const json& definition) {
+  const auto file = out / "study.json";
+  if (fs::exists(file)) {
+    std::ifstream in(file);
+    const auto old = json::parse(in, nullptr, false);
+    if (old != definition)
+      throw UserError("--out " + out.string() + " holds a different study (its study.json differs: scenario, factors, "
+                      "seeds or --set); name a new directory");
+    return;
+  }
+  if (fs::exists(out) && !fs::is_empty(out))
+    throw UserError("--out " + out.string() + " exists, is not empty and holds no study; name a new directory");
+  fs::create_directories(out);
+  std::ofstream(file) << definition.dump(2) << "\n";
+}
+
+}  // namespace
+
+StudyPlan plan_study(const StudyArgs& args, const std::string& default_prefix) {
+  StudyPlan plan;
+  plan.factors = study_factors(args);
+  plan.seeds = study_seeds(args);
+  const auto cells = grid_cells(plan.factors);
+  // Every cell is validated before anything runs or anything is written.
+  std::string resolved;
+  for (const auto& cell : cells) {
+    auto sets = args.sets;
+    for (auto& s : cell_sets(plan.factors, cell)) sets.push_back(std::move(s));
+    sets.push_back("seed=" + std::to_string(plan.seeds.front()));
+    Scenario scenario;
+    try {
+      scenario = load_scenario(args.scenario, parse_overrides(sets));
+    } catch (const UserError& e) {
+      throw UserError(cell_label(plan.factors, cell) + ": " + e.what());
+    }
+    if (resolved.empty()) {
+      resolved = scenario.resolved_toml;
+      plan.targets = {scenario.evaluation.targets, scenario.evaluation.at_times};
+    }
+    sets.pop_back();
+    for (auto seed : plan.seeds) {
+      PlannedRun run;
+      run.label = cell_label(plan.factors, cell) + ", seed " + std::to_string(seed);
+      run.relative_path = cell_directory(plan.factors, cell) + "/seed-" + std::to_string(seed);
+      run.sets = sets;
+      run.sets.push_back("seed=" + std::to_string(seed));
+      run.rounds = scenario.rounds;
+      plan.runs.push_back(std::move(run));
+      plan.levels.push_back({});
+      for (std::size_t f = 0; f < plan.factors.size(); ++f)
+        plan.levels.back().push_back(plan.factors[f].levels[cell.level[f]].label);
+      plan.run_seeds.push_back(seed);
+    }
+  }
+  plan.out = args.out.empty() ? fs::path("runs") / (default_prefix + fs::path(args.scenario).stem().string()) : fs::path(args.out);
+  prepare_directory(plan.out, study_definition(args, plan.factors, plan.seeds, resolved));
+  return plan;
+}
+
+int execute_study(const StudyArgs& args, const StudyPlan& plan) {
+  RunnerOptions options;
+  options.scenario = args.scenario;
+  options.study_dir = plan.out;
+  options.slots = args.slots;
+  options.no_plots = args.no_plots;
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  options.jobs = args.jobs > 0 ? args.jobs : (args.slots > 0 ? std::max(1, cores / args.slots) : 1);
+  options.live = !args.no_progress && isatty(STDERR_FILENO);
+  std::size_t done = 0;
+  const auto outcome = run_planned(plan.runs, options, [&](const PlannedRun& run, int code, double wall) {
+    ++done;
+    const auto record = read_run_record(plan.out, run.relative_path, plan.targets);
+    if (code != 0)
+      std::fprintf(stderr, "%s: failed (exit %d; see %s/%s.log)\n", run.label.c_str(), code, plan.out.c_str(),
+                   run.relative_path.c_str());
+    else if (record.diverged())
+      std::fprintf(stderr, "%s: diverged at aggregation %u (%.0f s)\n", run.label.c_str(),
+                   record.summary.diverged_round.value_or(0), wall);
+    else
+      std::fprintf(stderr, "%s: best %.2f%%, final %.2f%% after %.1f virtual h (%.0f s)\n", run.label.c_str(),
+                   record.summary.best_accuracy * 100.0, record.summary.final_accuracy * 100.0,
+                   record.summary.virtual_time / 3600.0, wall);
+  });
+  if (outcome.skipped > 0)
+    std::fprintf(stderr, "%zu run(s) had finished before and were kept; %zu ran now\n", outcome.skipped, outcome.ran);
+  return outcome.failed > 0 ? 1 : 0;
+}
+
+StudyTable study_table(const StudyPlan& plan) {
+  StudyTable table{plan.factors, plan.targets, {}};
+  for (std::size_t i = 0; i < plan.runs.size(); ++i) {
+    auto record = read_run_record(plan.out, plan.runs[i].relative_path, plan.targets);
+    record.levels = plan.levels[i];
+    record.seed = plan.run_seeds[i];
+    table.runs.push_back(std::move(record));
+  }
+  return table;
+}
+
+int study_command(const StudyArgs& args) {
+  if (args.grid.empty() && args.algorithms.empty()) throw UserError("drift study: give at least one --grid or --algorithms");
+  const auto plan = plan_study(args, "study-");
+  const int status = execute_study(args, plan);
+  const auto table = study_table(plan);
+  std::ofstream(plan.out / "study.csv") << study_csv(table);
+  std::ofstream(plan.out / "study.md") << study_markdown(table);
+  std::cout << study_markdown(table);
+  if (!args.no_plots) plot_study_directory(plan.out, table);
+  std::fprintf(stderr, "tables in %s/study.md and study.csv\n", plan.out.c_str());
+  return status;
+}
+
+}  // namespace drift::cli

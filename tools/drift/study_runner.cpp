@@ -1,0 +1,182 @@
+#include "study_runner.hpp"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include "engine/core/error.hpp"
+#include "engine/metrics/metrics_file.hpp"
+
+namespace drift::cli {
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Running {
+  const PlannedRun* run;
+  Clock::time_point started;
+};
+
+// Starts `drift run` for one planned run; its stdout and stderr go to <run>.log beside it.
+pid_t start_child(const PlannedRun& run, const RunnerOptions& o) {
+  const auto dir = o.study_dir / run.relative_path;
+  fs::create_directories(dir.parent_path());
+  std::vector<std::string> args = {"drift", "run", o.scenario, "--out", dir.string(), "--no-progress", "--quiet"};
+  for (const auto& s : run.sets) {
+    args.push_back("--set");
+    args.push_back(s);
+  }
+  if (o.no_plots) args.push_back("--no-plots");
+  if (o.slots > 0) {
+    args.push_back("--slots");
+    args.push_back(std::to_string(o.slots));
+  }
+  const auto log = dir.string() + ".log";
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) throw UserError("cannot start a run: fork failed");
+  if (pid == 0) {
+    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+      dup2(fd, STDOUT_FILENO);
+      dup2(fd, STDERR_FILENO);
+      close(fd);
+    }
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv("/proc/self/exe", argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+// Aggregations written so far and updates failed, from the run's metrics.jsonl.
+std::pair<std::size_t, std::uint64_t> run_position(const fs::path& dir) {
+  if (!fs::exists(dir / "metrics.jsonl")) return {0, 0};
+  try {
+    const auto facts = read_metrics_file(dir / "metrics.jsonl");
+    std::uint64_t failed = 0;
+    for (const auto& f : facts) failed += f.failed;
+    return {facts.size(), failed};
+  } catch (const UserError&) {
+    return {0, 0};
+  }
+}
+
+std::string duration_text(double seconds) {
+  char buf[32];
+  if (seconds < 90) std::snprintf(buf, sizeof buf, "%.0f s", seconds);
+  else if (seconds < 5400) std::snprintf(buf, sizeof buf, "%.0f min", seconds / 60);
+  else std::snprintf(buf, sizeof buf, "%.1f h", seconds / 3600);
+  return buf;
+}
+
+class Progress {
+ public:
+  Progress(const RunnerOptions& o, std::size_t total, std::size_t skipped) : o_(o), total_(total), done_(skipped) {}
+
+  void finished(double wall) {
+    ++done_;
+    walls_ += wall;
+    ++timed_;
+  }
+
+  void show(const std::map<pid_t, Running>& running, bool force) {
+    const auto now = Clock::now();
+    const double every = o_.live ? 1.0 : 30.0;
+    if (!force && std::chrono::duration<double>(now - last_).count() < every) return;
+    last_ = now;
+    std::string line = "study: " + std::to_string(done_) + "/" + std::to_string(total_) + " runs done";
+    std::uint64_t failed_updates = 0;
+    for (const auto& [pid, r] : running) {
+      const auto [rounds, failed] = run_position(o_.study_dir / r.run->relative_path);
+      failed_updates += failed;
+      line += "; " + r.run->label + ": round " + std::to_string(rounds) + "/" + std::to_string(r.run->rounds);
+    }
+    if (failed_updates) line += "; " + std::to_string(failed_updates) + " failed updates";
+    if (timed_ > 0) {
+      const double per_run = walls_ / static_cast<double>(timed_);
+      const double left = per_run * static_cast<double>(total_ - done_) / static_cast<double>(std::max(1, o_.jobs));
+      line += "; ETA " + duration_text(left);
+    }
+    if (o_.live) std::fprintf(stderr, "\r\033[K%s", line.c_str());
+    else std::fprintf(stderr, "%s\n", line.c_str());
+  }
+
+  void end_line() {
+    if (o_.live) std::fprintf(stderr, "\r\033[K");
+  }
+
+ private:
+  const RunnerOptions& o_;
+  std::size_t total_, done_;
+  double walls_ = 0.0;
+  std::size_t timed_ = 0;
+  Clock::time_point last_{};
+};
+
+}  // namespace
+
+bool run_finished(const fs::path& run_dir) {
+  std::ifstream in(run_dir / "summary.json");
+  if (!in) return false;
+  const auto summary = nlohmann::json::parse(in, nullptr, false);
+  if (!summary.is_object()) return false;
+  const auto status = summary.value("status", "");
+  return status == "completed" || status == "ended" || status == "diverged";
+}
+
+RunnerOutcome run_planned(const std::vector<PlannedRun>& runs, const RunnerOptions& o,
+                          const std::function<void(const PlannedRun&, int, double)>& on_done) {
+  RunnerOutcome outcome;
+  std::vector<const PlannedRun*> queue;
+  for (const auto& r : runs) {
+    const auto dir = o.study_dir / r.relative_path;
+    if (run_finished(dir)) {
+      ++outcome.skipped;
+      continue;
+    }
+    fs::remove_all(dir);  // an interrupted run starts over (it cannot resume yet)
+    queue.push_back(&r);
+  }
+  Progress progress(o, runs.size(), outcome.skipped);
+  std::map<pid_t, Running> running;
+  std::size_t next = 0;
+  while (next < queue.size() || !running.empty()) {
+    while (next < queue.size() && static_cast<int>(running.size()) < std::max(1, o.jobs)) {
+      const auto* r = queue[next++];
+      running[start_child(*r, o)] = {r, Clock::now()};
+    }
+    int status = 0;
+    const pid_t pid = waitpid(-1, &status, WNOHANG);
+    if (pid > 0 && running.count(pid)) {
+      const auto r = running.at(pid);
+      running.erase(pid);
+      const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      const double wall = std::chrono::duration<double>(Clock::now() - r.started).count();
+      ++outcome.ran;
+      if (code != 0) ++outcome.failed;
+      progress.finished(wall);
+      progress.end_line();
+      on_done(*r.run, code, wall);
+      progress.show(running, true);
+      continue;
+    }
+    progress.show(running, false);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  progress.end_line();
+  return outcome;
+}
+
+}  // namespace drift::cli

@@ -1,0 +1,41 @@
+#pragma once
+// Runs a study's runs: each one a child `drift run` process, `jobs` at a time, skipping those
+// that already finished (a study run again resumes, it does not repeat), with a progress line.
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace drift::cli {
+
+struct PlannedRun {
+  std::string label;          // "sampler.name=uniform, seed 2"
+  std::string relative_path;  // <cell>/seed-<N>, under the study directory
+  std::vector<std::string> sets;
+  std::uint32_t rounds = 0;   // aggregations it will run, for the progress line
+};
+
+struct RunnerOptions {
+  std::string scenario;
+  std::filesystem::path study_dir;
+  int jobs = 1;
+  int slots = 0;  // CPU slots per run; 0: the scenario's devices
+  bool no_plots = false;  // children draw no figures
+  bool live = false;  // redraw one progress line (a terminal); else a line per run and every 30 s
+};
+
+struct RunnerOutcome {
+  std::size_t ran = 0, skipped = 0, failed = 0;
+};
+
+// A run whose summary.json says completed, ended or diverged is finished and skipped; any other
+// run directory left by an interrupted study is removed and run again. `on_done` hears of each
+// run that ran: its exit code and wall seconds.
+RunnerOutcome run_planned(const std::vector<PlannedRun>& runs, const RunnerOptions& options,
+                          const std::function<void(const PlannedRun&, int, double)>& on_done);
+
+// True when the run directory holds a finished run.
+bool run_finished(const std::filesystem::path& run_dir);
+
+}  // namespace drift::cli
