@@ -17,9 +17,11 @@ packages=(
   curl ca-certificates
   # make fuzz: clang's libFuzzer.
   clang libclang-rt-14-dev
+  # Figures (drift plot, and the end of run / study / compare); fonts for their text.
+  gnuplot-nox fonts-dejavu-core
+  # The test that opens a run's index.html the way a person does, in a headless browser.
+  chromium
 )
-# gnuplot is optional (drift plot); installed with --with-plot.
-[[ "${1:-}" == "--with-plot" ]] && packages+=(gnuplot-nox)
 
 missing=()
 for p in "${packages[@]}"; do

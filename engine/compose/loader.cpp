@@ -2,6 +2,8 @@
 // (scenario_validator.cpp, scenario_builder.cpp).
 #include "engine/compose/loader.hpp"
 
+#include "engine/compose/consistency.hpp"
+
 #include <toml++/toml.h>
 
 #include <filesystem>
@@ -117,7 +119,20 @@ Scenario parse_scenario(const std::string& toml_text, const std::string& source_
     root.insert("name", std::filesystem::path(source_name).stem().string());
   }
   validate_scenario_table(root, source_name, overridden);
-  return build_scenario(root, source_name);
+  Scenario scenario;
+  try {
+    scenario = build_scenario(root, source_name);
+  } catch (const UserError& e) {
+    // A combination that cannot run may come from --set: say so, not only the file.
+    const std::string prefix = source_name + ": ";
+    const std::string what = e.what();
+    if (overrides.empty() || what.rfind(prefix, 0) != 0) throw;
+    std::string keys;
+    for (const auto& o : overrides) keys += (keys.empty() ? "" : ", ") + o.key + "=" + o.value;
+    throw UserError(source_name + " with --set " + keys + ": " + what.substr(prefix.size()));
+  }
+  scenario.warnings = consistency_warnings(scenario);
+  return scenario;
 }
 
 Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides) {

@@ -25,6 +25,24 @@ void write_file(const fs::path& p, const std::string& text) {
 
 }  // namespace
 
+// population.csv: each client's group, system profile and availability model, as drawn.
+void RunDirectory::write_population(const Scenario& scenario, const Population& p) {
+  auto out = open_for_append(path_ / "population.csv");
+  out << "client,group,num_samples,speed,up_bandwidth,down_bandwidth,latency,availability,mean_online,mean_offline,"
+         "period,duty,phase,trace\n";
+  for (std::uint32_t c = 0; c < p.size(); ++c) {
+    const auto g = p.group[c];
+    const auto& a = g == kNoGroup ? scenario.availability : scenario.groups.at(g).availability;
+    const auto& s = p.system[c];
+    out << c << ',' << (g == kNoGroup ? "" : p.group_names.at(g)) << ',' << p.num_samples[c] << ','
+        << json(s.speed).dump() << ',' << json(s.up_bandwidth).dump() << ',' << json(s.down_bandwidth).dump() << ','
+        << json(s.latency).dump() << ',' << a.model << ',' << json(a.mean_online).dump() << ','
+        << json(a.mean_offline).dump() << ',' << json(a.period).dump() << ',' << json(a.duty).dump() << ','
+        << json(a.phase).dump() << ',' << (a.trace.find(',') == std::string::npos ? a.trace : "\"" + a.trace + "\"")
+        << '\n';
+  }
+}
+
 fs::path choose_run_directory(const Scenario& scenario, const std::string& requested) {
   if (!requested.empty()) {
     fs::path p(requested);
@@ -63,6 +81,7 @@ RunDirectory::RunDirectory(fs::path path, const Scenario& scenario, const Federa
   }
   partition["clients"] = std::move(clients);
   write_file(path_ / "partition.json", partition.dump(1) + "\n");
+  write_population(scenario, *data.population);
 
   metrics_ = open_for_append(path_ / "metrics.jsonl");
   clients_ = open_for_append(path_ / "clients.csv");

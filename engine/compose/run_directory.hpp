@@ -31,6 +31,7 @@ class RunDirectory {
   void write_participation();
 
  private:
+  void write_population(const Scenario& scenario, const Population& population);
   struct Counts {
     std::uint64_t selected = 0, aggregated = 0, late = 0, dropped = 0, failed = 0;
   };

@@ -148,6 +148,7 @@ struct Scenario {
   std::string runs_dir;
   bool log_eligible = true;  // write "eligible" rows to clients.csv (one per eligible client per round)
   std::string resolved_toml;  // the scenario with every default written out
+  std::vector<std::string> warnings;  // keys that do nothing here (compose/consistency)
 };
 
 // The architecture client `client` trains: model_group by assignment or cycle, else model.

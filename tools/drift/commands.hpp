@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <filesystem>
+#include <set>
 
 #include "engine/compose/loader.hpp"
 #include "engine/study/study_results.hpp"
@@ -59,6 +60,7 @@ struct StudyPlan {
   std::vector<std::vector<std::string>> levels;  // per run, its level of each factor
   std::vector<std::uint64_t> run_seeds;          // per run
   std::filesystem::path out;
+  std::set<std::string> warnings;  // said once, whichever cells share them
 };
 // Validates every cell, then creates (or reopens, for the same study) the output directory.
 StudyPlan plan_study(const StudyArgs& args, const std::string& default_prefix);

@@ -93,6 +93,7 @@ int run_command(const RunArgs& args) {
             scenario->training.local_epochs, scenario->training.batch_size, scenario->training.learning_rate,
             cluster.no_local ? std::string("workers only") : describe(devices));
   log->info("run directory: {}", path.string());
+  for (const auto& w : scenario->warnings) log->warn("{}", w);
   if (cluster.listen) {
     log->info("coordinator: {} worker(s){}", cluster.workers, cluster.no_local ? ", no local slots" : " plus local slots");
   }

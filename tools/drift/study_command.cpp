@@ -98,6 +98,8 @@ StudyPlan plan_study(const StudyArgs& args, const std::string& default_prefix) {
     } catch (const UserError& e) {
       throw UserError(cell_label(plan.factors, cell) + ": " + e.what());
     }
+    for (const auto& w : scenario.warnings)
+      if (plan.warnings.insert(w).second) std::fprintf(stderr, "drift: warning: %s\n", w.c_str());
     if (resolved.empty()) {
       resolved = scenario.resolved_toml;
       plan.targets = {scenario.evaluation.targets, scenario.evaluation.at_times};

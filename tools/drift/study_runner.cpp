@@ -12,6 +12,7 @@
 #include <map>
 #include <thread>
 
+#include "engine/core/durations.hpp"
 #include "engine/core/error.hpp"
 #include "engine/metrics/metrics_file.hpp"
 
@@ -73,14 +74,6 @@ std::pair<std::size_t, std::uint64_t> run_position(const fs::path& dir) {
   }
 }
 
-std::string duration_text(double seconds) {
-  char buf[32];
-  if (seconds < 90) std::snprintf(buf, sizeof buf, "%.0f s", seconds);
-  else if (seconds < 5400) std::snprintf(buf, sizeof buf, "%.0f min", seconds / 60);
-  else std::snprintf(buf, sizeof buf, "%.1f h", seconds / 3600);
-  return buf;
-}
-
 class Progress {
  public:
   Progress(const RunnerOptions& o, std::size_t total, std::size_t skipped) : o_(o), total_(total), done_(skipped) {}
@@ -107,7 +100,7 @@ class Progress {
     if (timed_ > 0) {
       const double per_run = walls_ / static_cast<double>(timed_);
       const double left = per_run * static_cast<double>(total_ - done_) / static_cast<double>(std::max(1, o_.jobs));
-      line += "; ETA " + duration_text(left);
+      line += "; ETA " + human_duration(left);
     }
     if (o_.live) std::fprintf(stderr, "\r\033[K%s", line.c_str());
     else std::fprintf(stderr, "%s\n", line.c_str());

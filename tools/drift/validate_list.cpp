@@ -6,7 +6,10 @@
 #include "engine/data/partition.hpp"
 #include "engine/models/model.hpp"
 #include "engine/sampling/sampler.hpp"
+#include "engine/compose/client_models.hpp"
 #include "engine/compose/federation_data.hpp"
+#include "engine/core/durations.hpp"
+#include "engine/sim/round_estimate.hpp"
 
 namespace drift::cli {
 
@@ -36,6 +39,16 @@ int validate_command(const ValidateArgs& args) {
               << scenario.sampler.name << " sampler), " << scenario.rounds << " aggregations\n";
   }
   std::cout << "  " << scenario.algorithm << " on " << scenario.model << ", " << scenario.data.dataset << "\n";
+  ClientModels model(scenario, data, torch::kCPU);
+  std::uint64_t bytes = 0;
+  for (const auto& t : state_of(model.shared_model())) bytes += t.value.numel() * t.value.element_size();
+  const auto estimate = estimate_rounds(scenario, *data.population, bytes);
+  std::cout << "  virtual time: a client's task takes " << human_duration(estimate.task_median) << " (median) to "
+            << human_duration(estimate.task_max) << "; " << (sim.mode == SimulationMode::sync ? "a round" : "an aggregation")
+            << " about " << human_duration(estimate.round) << " (" << estimate.basis << "); the run about "
+            << human_duration(estimate.run) << "\n";
+  for (const auto& w : scenario.warnings) std::cout << "  warning: " << w << "\n";
+  for (const auto& w : virtual_time_warnings(scenario, estimate)) std::cout << "  warning: " << w << "\n";
   return 0;
 }
 

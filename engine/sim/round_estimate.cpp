@@ -1,0 +1,78 @@
+#include "engine/sim/round_estimate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "engine/core/durations.hpp"
+
+namespace drift {
+namespace {
+
+double quantile(std::vector<double> sorted, double q) {
+  if (sorted.empty()) return 0.0;
+  const auto i = static_cast<std::size_t>(std::min<double>(sorted.size() - 1, std::floor(q * static_cast<double>(sorted.size()))));
+  return sorted[i];
+}
+
+}  // namespace
+
+RoundEstimate estimate_rounds(const Scenario& s, const Population& p, std::uint64_t model_bytes) {
+  std::vector<double> tasks;
+  const double bytes = static_cast<double>(model_bytes);
+  for (std::uint32_t c = 0; c < p.size(); ++c) {
+    const auto& sys = p.system[c];
+    const double samples = static_cast<double>(p.num_samples[c]) * static_cast<double>(s.training.local_epochs);
+    tasks.push_back(2 * sys.latency + bytes / sys.down_bandwidth + samples / sys.speed + bytes / sys.up_bandwidth);
+  }
+  std::sort(tasks.begin(), tasks.end());
+  RoundEstimate e;
+  if (tasks.empty()) return e;
+  e.task_median = quantile(tasks, 0.5);
+  e.task_max = tasks.back();
+  if (s.simulation.mode == SimulationMode::sync) {
+    // The slowest of k clients drawn at random sits near the k/(k+1) quantile.
+    const double k = std::ceil(s.sampler.cohort_size(s.clients) * s.simulation.over_selection);
+    const double needed = s.sampler.cohort_size(s.clients);
+    e.round = quantile(tasks, needed / (k + 1.0));
+    e.basis = "the slowest of " + std::to_string(static_cast<long long>(needed)) + " clients";
+    if (s.simulation.deadline > 0 && s.simulation.deadline < e.round) {
+      e.round = s.simulation.deadline;
+      e.basis = "the deadline";
+    }
+  } else {
+    const double per = s.simulation.mode == SimulationMode::fedbuff ? static_cast<double>(s.async.buffer_size) : 1.0;
+    const double at_work = std::min<double>(static_cast<double>(s.async.concurrency), p.size());
+    e.round = e.task_median * per / at_work;
+    e.basis = std::to_string(static_cast<long long>(per)) + " update(s) from " + std::to_string(static_cast<long long>(at_work)) +
+              " clients at work";
+  }
+  e.run = e.round * s.rounds;
+  if (s.simulation.max_virtual_time > 0) e.run = std::min(e.run, s.simulation.max_virtual_time);
+  return e;
+}
+
+std::vector<std::string> virtual_time_warnings(const Scenario& s, const RoundEstimate& e) {
+  std::vector<std::string> out;
+  // The longest cycle of any availability model in use.
+  double cycle = 0.0;
+  std::string model;
+  auto consider = [&](const AvailabilityConfig& a) {
+    const double c = a.model == "diurnal" ? a.period : a.model == "markov" ? a.mean_online + a.mean_offline : 0.0;
+    if (c > cycle) {
+      cycle = c;
+      model = a.model;
+    }
+  };
+  consider(s.availability);
+  for (const auto& g : s.groups) consider(g.availability);
+  if (cycle <= 0.0 || e.run <= 0.0 || e.run >= cycle) return out;
+  std::string text = "the run spans about " + human_duration(e.run) + " of virtual time, less than one " + model +
+                     " availability cycle (" + human_duration(cycle) + "): who is online will barely change";
+  if (s.data.max_train_samples > 0)
+    text += "; data.max_train_samples shrinks every client's task, and so virtual time";
+  out.push_back(text + ". Raise federation.rounds, or lower profile.speed to keep the same day");
+  return out;
+}
+
+}  // namespace drift
