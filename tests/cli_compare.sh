@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # drift compare end to end on a tiny scenario: two variants x two seeds, one table; a bad
-# variant is refused before anything runs.
+# variant is refused before anything runs; run again, it resumes.
 set -euo pipefail
 drift="$1"
 work=$(mktemp -d)
@@ -28,7 +28,7 @@ grep -q "did you mean 'training.lr'" "$work/err"
 
 "$drift" compare "$work/tiny.toml" --algorithms fedavg,fedskc:reference+gpr=false --seeds 2 --out "$work/cmp" \
   > "$work/table" 2> "$work/progress"
-grep -q "\[4/4\] fedskc:reference+gpr=false seed 2: best" "$work/progress"
+grep -q "^algorithm=fedskc:reference+gpr=false, seed 2: best" "$work/progress"
 grep -q "^| fedavg | 2 | " "$work/table"
 grep -q "^| fedskc:reference+gpr=false | 2 | " "$work/table"
 cmp "$work/table" "$work/cmp/comparison.md"
@@ -40,4 +40,10 @@ grep -q "^seed = 2" "$work/cmp/fedavg/seed-2/scenario.toml"
 # The same seed of the same variant is the same run as drift run gives.
 "$drift" run "$work/tiny.toml" --set seed=2 --set "evaluation.targets=[0.5, 0.7, 0.8]" --out "$work/single" --no-progress 2> /dev/null
 cmp "$work/single/metrics.jsonl" "$work/cmp/fedavg/seed-2/metrics.jsonl"
+# Run again after an interruption (one run without its summary): only that run repeats.
+rm "$work/cmp/fedavg/seed-1/summary.json"
+"$drift" compare "$work/tiny.toml" --algorithms fedavg,fedskc:reference+gpr=false --seeds 2 --out "$work/cmp" \
+  > "$work/table2" 2> "$work/progress2"
+grep -q "3 run(s) had finished before and were kept; 1 ran now" "$work/progress2"
+cmp "$work/table" "$work/table2"
 echo "cli compare: 1 passed, 0 failed"

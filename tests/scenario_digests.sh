@@ -22,7 +22,7 @@ short=(--set federation.rounds=2 --set data.max_train_samples=1200 --set data.ma
 cd "$root"
 for f in scenarios/*.toml scenarios/paper/*.toml; do
   out="$work/run-$(basename "$f" .toml)"
-  if ! "$drift" run "$f" "${short[@]}" --out "$out" 2> "$work/log"; then
+  if ! "$drift" run "$f" "${short[@]}" --out "$out" --no-plots 2> "$work/log"; then
     echo "scenario_digests: $f failed to run:"; tail -n 5 "$work/log"; exit 1
   fi
   for file in metrics.jsonl clients.csv; do

@@ -1,0 +1,102 @@
+// Studies: grid parsing, cells and their directories, the study table (with a diverged run),
+// and the mean ± std bands of the study figures, against hand-computed values.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "engine/core/error.hpp"
+#include "engine/study/grid.hpp"
+#include "engine/study/study_figures.hpp"
+#include "engine/study/study_results.hpp"
+
+using namespace drift;
+
+TEST_CASE("grid: values split at top-level commas only, so TOML lists and strings stay whole", "[study]") {
+  CHECK(split_top_level("a,b", "x") == std::vector<std::string>{"a", "b"});
+  CHECK(split_top_level("[0.3,0.4],[0.5]", "x") == std::vector<std::string>{"[0.3,0.4]", "[0.5]"});
+  CHECK(split_top_level("\"a,b\",'c,d',{x=1,y=2}", "x") == std::vector<std::string>{"\"a,b\"", "'c,d'", "{x=1,y=2}"});
+  CHECK(split_top_level("fedavg,fedskc+evaluation.targets=[0.3,0.4]", "x") ==
+        std::vector<std::string>{"fedavg", "fedskc+evaluation.targets=[0.3,0.4]"});
+  CHECK_THROWS_WITH(split_top_level("a,,b", "--grid k"), Catch::Contains("--grid k: empty item"));
+  CHECK_THROWS_WITH(split_top_level("[1,2", "--grid k"), Catch::Contains("unbalanced"));
+  const auto f = grid_factor("sampler.name=uniform,\"stratified\"");
+  CHECK(f.name == "sampler.name");
+  REQUIRE(f.levels.size() == 2);
+  CHECK(f.levels[1].label == "stratified");  // shown without its TOML quotes
+  CHECK(f.levels[1].sets == std::vector<std::string>{"sampler.name=\"stratified\""});
+  CHECK_THROWS_AS(grid_factor("seed=1,2"), UserError);
+  CHECK_THROWS_AS(grid_factor("sampler.name"), UserError);
+}
+
+TEST_CASE("grid: the Cartesian product, first factor slowest, and one directory per cell", "[study]") {
+  const std::vector<Factor> factors = {algorithm_factor({"fedavg", "fedskc:reference+gpr=false"}),
+                                       grid_factor("availability.model=always,diurnal")};
+  const auto cells = grid_cells(factors);
+  REQUIRE(cells.size() == 4);
+  CHECK(cells[1].level == std::vector<std::size_t>{0, 1});
+  CHECK(cells[2].level == std::vector<std::size_t>{1, 0});
+  CHECK(cell_sets(factors, cells[3]) == std::vector<std::string>{"algorithm.name=fedskc", "algorithm.preset=reference",
+                                                                 "algorithm.gpr=false", "availability.model=diurnal"});
+  CHECK(cell_directory(factors, cells[3]) == "algorithm=fedskc_reference_gpr=false+availability.model=diurnal");
+  CHECK(cell_label(factors, cells[3]) == "algorithm=fedskc:reference+gpr=false, availability.model=diurnal");
+  // Algorithms alone: directories named as drift compare always named them.
+  CHECK(cell_directory({factors[0]}, Cell{{1}}) == "fedskc_reference_gpr_false");
+}
+
+namespace {
+
+RunRecord record(const std::string& level, std::uint64_t seed, double best, bool diverged) {
+  RunRecord r;
+  r.levels = {level};
+  r.seed = seed;
+  r.path = level + "/seed-" + std::to_string(seed);
+  r.status = diverged ? "diverged" : "completed";
+  r.summary.rounds = 10;
+  r.summary.virtual_time = 7200;
+  r.summary.best_accuracy = best;
+  r.summary.final_accuracy = best;
+  r.summary.last5_mean_accuracy = best;
+  r.summary.rounds_to = {{0.5, std::nullopt}};
+  r.summary.time_to = {{0.5, best >= 0.5 ? std::optional<double>(3600) : std::nullopt}};
+  if (diverged) r.summary.diverged_round = 3;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("study table: mean ± std over seeds; diverged runs counted, never averaged", "[study]") {
+  StudyTable t{{grid_factor("training.lr=0.05,1e30")}, {{0.5}, {}}, {}};
+  t.runs = {record("0.05", 1, 0.6, false), record("0.05", 2, 0.8, false), record("1e30", 1, 0.1, true),
+            record("1e30", 2, 0.4, false)};
+  const auto md = study_markdown(t);
+  // 0.6, 0.8: mean 0.7, sample std 0.1414; the time to 50 % in hours.
+  CHECK_THAT(md, Catch::Contains("| 0.05 | 2 | 2.00 ± 0.00 | 0.7000 ± 0.1414 |"));
+  CHECK_THAT(md, Catch::Contains("| 1.00 ± 0.00 |"));
+  CHECK_THAT(md, Catch::Contains("| 1e30 | 2 | 2.00 ± 0.00 | 0.4000, diverged 1/2 |"));
+  const auto csv = study_csv(t);
+  CHECK_THAT(csv, Catch::StartsWith("training.lr,seed,path,status,diverged_at,rounds,virtual_hours,best_accuracy,"));
+  CHECK_THAT(csv, Catch::Contains("\n1e30,1,1e30/seed-1,diverged,3,10,2.0000,,,,,"));
+  CHECK_THAT(csv, Catch::Contains("\n0.05,2,0.05/seed-2,completed,,10,2.0000,0.800000,0.800000,0.800000,,1.0000,"));
+}
+
+TEST_CASE("study figures: bands by round and by virtual time over the seeds that have a value", "[study]") {
+  auto eval = [](std::uint32_t round, double t, double acc) {
+    RoundFacts f;
+    f.round = round;
+    f.time_end = t;
+    f.evaluated = true;
+    f.accuracy = acc;
+    return f;
+  };
+  const std::vector<std::vector<RoundFacts>> runs = {{eval(1, 10, 0.2), eval(2, 20, 0.4)},
+                                                     {eval(1, 15, 0.4), eval(2, 30, 0.6)}};
+  const auto by_round = band_by_round(runs);
+  CHECK(by_round.x == std::vector<double>{1, 2});
+  CHECK(by_round.mean[0] == Approx(0.3));
+  CHECK(by_round.std[1] == Approx(std::sqrt(0.02)));
+  const auto by_time = band_by_time(runs, {5, 12, 20, 100});
+  CHECK(std::isnan(by_time.mean[0]));    // nobody evaluated by 5 s
+  CHECK(by_time.mean[1] == Approx(0.2)); // only the first run by 12 s
+  CHECK(by_time.mean[2] == Approx(0.4)); // 0.4 and 0.4
+  CHECK(by_time.mean[3] == Approx(0.5)); // both finished: their final accuracies
+}
