@@ -20,6 +20,7 @@ namespace drift::actors {
 using msg::Buffer;
 
 using task_atom = caf::atom_constant<caf::atom("task")>;        // server -> client
+using shadow_atom = caf::atom_constant<caf::atom("shadow")>;    // server -> client: train, keep no state
 using train_atom = caf::atom_constant<caf::atom("train")>;      // client -> pool -> slot
 using eval_atom = caf::atom_constant<caf::atom("eval")>;        // server -> pool -> slot
 using report_atom = caf::atom_constant<caf::atom("report")>;    // server -> sink
@@ -55,7 +56,8 @@ using pool_actor = job_runner_actor::extend_with<worker_registry_actor>::extend<
     caf::replies_to<release_atom>::with<std::uint32_t>, caf::reacts_to<tick_atom>>;
 
 // One federated client: a task (Task buffer) -> its update (Update buffer).
-using client_actor = caf::typed_actor<caf::replies_to<task_atom, Buffer>::with<Buffer>>;
+using client_actor = caf::typed_actor<caf::replies_to<task_atom, Buffer>::with<Buffer>,
+                                      caf::replies_to<shadow_atom, Buffer>::with<Buffer>>;
 
 // The sampler: a SelectionRequest buffer -> a Selection buffer.
 using sampler_actor = caf::typed_actor<caf::replies_to<select_atom, Buffer>::with<Buffer>>;

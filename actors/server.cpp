@@ -54,8 +54,20 @@ class Host final : public JobRunner, public DriverListener {
   }
 
   void launch(std::uint64_t job, std::uint32_t client_id, const std::shared_ptr<const TrainingTask>& task) override {
+    launch_job(job, client_id, task, false);
+  }
+
+  void launch_counterfactual(std::uint64_t job, std::uint32_t client_id,
+                             const std::shared_ptr<const TrainingTask>& task) override {
+    launch_job(job, client_id, task, true);
+  }
+
+  void launch_job(std::uint64_t job, std::uint32_t client_id, const std::shared_ptr<const TrainingTask>& task,
+                  bool shadow) {
     auto self = self_;
-    self->request(client_handle(client_id), caf::infinite, task_atom::value, encoded(task))
+    auto request = shadow ? self->request(client_handle(client_id), caf::infinite, shadow_atom::value, encoded(task))
+                          : self->request(client_handle(client_id), caf::infinite, task_atom::value, encoded(task));
+    std::move(request)
         .then([this, job, client_id](Buffer& update) { deliver(job, client_id, update); },
               [this, job](caf::error& err) {
                 if (is_pool_error(err, PoolError::no_slots)) return fail(error_text(err));

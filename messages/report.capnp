@@ -69,6 +69,10 @@ struct RoundReport {
   changeTv @39 :Float64;      # distance of the cohort's label distribution from the previous one's
   changeJs @40 :Float64;
   divergence @41 :Text;       # why this aggregation counts as diverged; empty if it does not
+  updateDrift @42 :Float64;   # shadow clients: cohort vs population update, relative L2
+  updateCosine @43 :Float64;
+  shadowClients @44 :UInt32;
+  shadowSamples @45 :UInt64;
 }
 
 struct NamedValue {

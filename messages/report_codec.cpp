@@ -97,6 +97,10 @@ Buffer encode_report(const RoundReport& report) {
     root.setChangeTv(report.change_tv);
     root.setChangeJs(report.change_js);
     root.setDivergence(report.divergence);
+    root.setUpdateDrift(report.update_drift);
+    root.setUpdateCosine(report.update_cosine);
+    root.setShadowClients(report.shadow_clients);
+    root.setShadowSamples(report.shadow_samples);
     root.setCoverage(report.coverage);
     root.setWallTrainSeconds(report.wall_train_seconds);
     root.setWallEvalSeconds(report.wall_eval_seconds);
@@ -159,6 +163,10 @@ RoundReport decode_report(const Buffer& buffer, const DecodeLimits& limits) {
     r.change_tv = root.getChangeTv();
     r.change_js = root.getChangeJs();
     r.divergence = root.getDivergence().cStr();
+    r.update_drift = root.getUpdateDrift();
+    r.update_cosine = root.getUpdateCosine();
+    r.shadow_clients = root.getShadowClients();
+    r.shadow_samples = root.getShadowSamples();
     r.coverage = root.getCoverage();
     r.wall_train_seconds = root.getWallTrainSeconds();
     r.wall_eval_seconds = root.getWallEvalSeconds();

@@ -38,6 +38,11 @@ struct FakeHost : JobRunner, DriverListener {
   void launch(std::uint64_t job, std::uint32_t c, const std::shared_ptr<const TrainingTask>& t) override {
     launched.emplace_back(job, c, t);
   }
+  std::vector<std::uint32_t> counterfactual;  // clients of shadow jobs, in launch order
+  void launch_counterfactual(std::uint64_t job, std::uint32_t c, const std::shared_ptr<const TrainingTask>& t) override {
+    counterfactual.push_back(c);
+    launched.emplace_back(job, c, t);
+  }
   void on_aggregation(RoundReport r, const NamedTensors* w) override {
     reports.push_back(std::move(r));
     if (w) evaluated.push_back((*w)[0].value.item<double>());

@@ -132,7 +132,7 @@ TEST_CASE("FedBuff with fedskc: knowledge of the buffered clients is merged and 
   CHECK(a.take_applied().metrics.per_client.at("gda_weight").size() == 2);
 }
 
-TEST_CASE("FedAsync with fedavg mixes with a = alpha s(staleness); private models combine no weights",
+TEST_CASE("FedAsync with fedavg mixes with a = alpha s(staleness), private models combine no weights",
           "[async][aggregation]") {
   auto s = parse_scenario("[simulation]\nmode = \"fedasync\"\n[async]\nalpha = 0.5\nstaleness = \"polynomial\"\n"
                           "staleness_a = 1.0\n",

@@ -3,10 +3,12 @@
 // cut by a virtual-time limit still evaluates its last aggregation.
 #include "catch_torch.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "engine/sim/divergence.hpp"
+#include "engine/sim/update_drift.hpp"
 #include "sim_harness.hpp"
 
 using namespace drift;
@@ -93,4 +95,56 @@ TEST_CASE("async: a run cut by max_virtual_time evaluates its last aggregation",
   CHECK(sim.host.evaluated.size() == 1);
   CHECK(sim.host.reports.back().time_end < 45.0);
   for (std::size_t i = 0; i + 1 < sim.host.reports.size(); ++i) CHECK(sim.host.reports[i].round == i + 1);
+}
+
+TEST_CASE("update drift: cohort vs population update against hand-computed values", "[sim][drift]") {
+  const NamedTensors global = {{"w", torch::zeros({2}, torch::kFloat64)}};
+  auto update = [](double a, double b, std::uint64_t n) {
+    ClientUpdate u;
+    u.num_samples = n;
+    u.weights = {{"w", torch::tensor({a, b}, torch::kFloat64)}};
+    return u;
+  };
+  const auto k1 = update(1, 0, 1), k2 = update(0, 1, 1), k3 = update(1, 1, 2);
+  // Cohort mean (0.5, 0.5); two clients not selected, one shadow standing for both (r = 2):
+  // population (1 + 0 + 2*2*1, 0 + 1 + 2*2*1) / (1 + 1 + 2*2) = (5/6, 5/6).
+  const auto d = update_drift(global, {&k1, &k2}, {&k3}, 2);
+  CHECK(d.relative_l2 == Approx(0.4));  // |0.5 - 5/6| / (5/6)
+  CHECK(d.cosine == Approx(1.0));
+  // Orthogonal shadow: population (1/3, 1/3) + ... by hand: cohort (1, 0); shadow (0, 1), n 1, r 1.
+  const auto a = update(1, 0, 1), b = update(0, 1, 1);
+  const auto o = update_drift(global, {&a}, {&b}, 1);  // population (0.5, 0.5)
+  CHECK(o.relative_l2 == Approx(1.0));                // |(0.5, -0.5)| / |(0.5, 0.5)|
+  CHECK(o.cosine == Approx(std::sqrt(0.5)));
+  CHECK(std::isnan(update_drift(global, {&a}, {}, 3).relative_l2));
+}
+
+TEST_CASE("shadow clients: a seeded sample of the unselected, trained as counterfactuals, never aggregated",
+          "[sim][drift]") {
+  Sim sim(kFour, {{"federation.rounds", "2"}, {"simulation.shadow_clients", "1"}});
+  sim.run();
+  REQUIRE(sim.host.reports.size() == 2);
+  REQUIRE(sim.host.counterfactual.size() == 2);  // one per round
+  for (std::size_t r = 0; r < 2; ++r) {
+    const auto& report = sim.host.reports[r];
+    const auto shadow = sim.host.counterfactual[r];
+    CHECK(std::find(report.cohort.begin(), report.cohort.end(), shadow) == report.cohort.end());
+    CHECK(std::find(report.aggregated.begin(), report.aggregated.end(), shadow) == report.aggregated.end());
+    CHECK(report.shadow_clients == 1);
+    // The fake update is w + (client + 1), 100 samples each: 1-D deltas c + 1; r = 2 / 1.
+    double cohort = 0.0;
+    for (auto c : report.aggregated) cohort += c + 1.0;
+    const double population = (cohort + 2.0 * (shadow + 1.0)) / (report.aggregated.size() + 2.0);
+    cohort /= static_cast<double>(report.aggregated.size());
+    CHECK(report.update_drift == Approx(std::abs(cohort - population) / population));
+    CHECK(report.update_cosine == Approx(1.0));
+  }
+}
+
+TEST_CASE("shadow clients are refused where there is no round cohort or no shared model", "[sim][drift]") {
+  CHECK_THROWS_WITH(parse_scenario(kFour, "s.toml", {{"simulation.shadow_clients", "2"}, {"simulation.mode", "\"fedbuff\""}}),
+                    Catch::Contains("no round cohort to compare"));
+  CHECK_THROWS_WITH(parse_scenario(kFour, "s.toml", {{"simulation.shadow_clients", "2"}, {"algorithm.name", "\"fedktl\""},
+                                                     {"data.client_test_fraction", "0.25"}}),
+                    Catch::Contains("keeps private models"));
 }

@@ -117,7 +117,7 @@ TEST_CASE("algorithms with client state, extra models or clustering are byte-ide
   }
 }
 
-TEST_CASE("a failing training job fails that client; a round of nothing but failures ends the run as diverged",
+TEST_CASE("a failing training job fails that client, a round of nothing but failures ends the run as diverged",
           "[federation][divergence]") {
   // A learning rate this large sends the loss to inf/nan within the first steps.
   const auto r = run({{"training.lr", "1e12"}, {"federation.rounds", "2"}}, 2, "diverge");
@@ -232,4 +232,28 @@ TEST_CASE("every algorithm trains through the actors", "[federation][algorithms]
     CHECK(rounds[1]["test_accuracy"].get<double>() > 0.15);  // learned something beyond chance
     fs::remove_all(r.dir);
   }
+}
+
+TEST_CASE("shadow clients measure update drift without changing the run, on 1 and 2 slots", "[federation][drift]") {
+  // SCAFFOLD keeps control variates in each client's state: a shadow task must leave it as it was.
+  const std::vector<Override> base = {{"algorithm.name", "\"scaffold\""}, {"federation.rounds", "3"}};
+  auto with_shadow = base;
+  with_shadow.push_back({"simulation.shadow_clients", "3"});
+  const auto plain = run(base, 2, "shadow-off");
+  const auto one = run(with_shadow, 1, "shadow-1");
+  const auto two = run(with_shadow, 2, "shadow-2");
+  CHECK(one.metrics == two.metrics);
+  CHECK(one.clients == plain.clients);
+  auto shadowed = lines_of(one.metrics);
+  const auto unshadowed = lines_of(plain.metrics);
+  REQUIRE(shadowed.size() == unshadowed.size());
+  for (std::size_t i = 0; i < shadowed.size(); ++i) {
+    const auto drift = shadowed[i].at("update_drift");
+    CHECK(drift.at("shadow_clients") == 3);
+    CHECK(drift.at("relative_l2").get<double>() > 0.0);
+    CHECK(drift.at("cosine").get<double>() <= 1.0);
+    shadowed[i].erase("update_drift");
+    CHECK(shadowed[i] == unshadowed[i]);
+  }
+  for (const auto& r : {plain, one, two}) fs::remove_all(r.dir);
 }

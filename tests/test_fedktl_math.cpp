@@ -51,7 +51,7 @@ TEST_CASE("ArcFace: hand-computed values, and finite with finite gradients at co
   CHECK(torch::isfinite(cos.grad()).all().item<bool>());
 }
 
-TEST_CASE("median bandwidths make the MMD scale-free; the fixed ones vanish for wide latents", "[fedktl]") {
+TEST_CASE("median bandwidths make the MMD scale-free, the fixed ones vanish for wide latents", "[fedktl]") {
   torch::manual_seed(3);
   const auto x = torch::randn({20, 64}, torch::kFloat64), y = torch::randn({20, 64}, torch::kFloat64) + 0.5;
   const double base = mmd_rbf(x, y, median_bandwidths(x, y)).item<double>();

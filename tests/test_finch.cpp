@@ -37,7 +37,7 @@ TEST_CASE("FINCH labels clusters by their lowest member, whatever the input orde
   CHECK(finch(at_degrees({0, 5, 11, 90, 95})) == Labels{0, 0, 0, 1, 1});  // a chain: 11 links to 5, 5 to 0
 }
 
-TEST_CASE("FINCH on one and two points gives one cluster; bad input is refused", "[finch]") {
+TEST_CASE("FINCH on one and two points gives one cluster, bad input is refused", "[finch]") {
   CHECK(finch(at_degrees({30})) == Labels{0});
   CHECK(finch_hierarchy(at_degrees({30})).size() == 1);
   CHECK(finch(at_degrees({0, 170})) == Labels{0, 0});

@@ -107,7 +107,7 @@ TEST_CASE("model groups: assignment by cycle or list, and only for private-model
   CHECK_NOTHROW(parse_scenario(kHeterogeneous, "h.toml", {{"simulation.mode", "\"fedbuff\""}}));
 }
 
-TEST_CASE("ETF head: cosines to a simplex shared by every client; common feature width", "[heterogeneous]") {
+TEST_CASE("ETF head: cosines to a simplex shared by every client, common feature width", "[heterogeneous]") {
   ModelOptions o;
   o.head = HeadKind::etf;
   o.feature_dim = 512;
@@ -229,7 +229,7 @@ TEST_CASE("FedKTL server: prototypes in, one client-ready image and latent per c
   CHECK_THROWS_WITH(FedKtlServer(narrow, random_generator(16, 32, 1), bad), Catch::Contains("etf_dim = 2"));
 }
 
-TEST_CASE("LG-FedAvg averages heads by samples; FedGH trains its head on prototypes", "[heterogeneous]") {
+TEST_CASE("LG-FedAvg averages heads by samples, FedGH trains its head on prototypes", "[heterogeneous]") {
   const auto* lg = find_algorithm("lg-fedavg");
   REQUIRE(lg != nullptr);
   CHECK(lg->private_models);

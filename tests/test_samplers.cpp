@@ -51,7 +51,7 @@ TEST_CASE("round robin walks the eligible ids in order", "[sampler]") {
   CHECK(sampler.select(ctx) == std::vector<std::uint32_t>{2, 4, 6});
 }
 
-TEST_CASE("availability-aware picks only online clients; uniform ignores availability", "[sampler]") {
+TEST_CASE("availability-aware picks only online clients, uniform ignores availability", "[sampler]") {
   auto ctx = everyone(5);
   ctx.online = [](std::uint32_t c) { return c < 10; };
   AvailabilityAwareSampler aware(100, 1);

@@ -64,7 +64,7 @@ RunRecord record(const std::string& level, std::uint64_t seed, double best, bool
 
 }  // namespace
 
-TEST_CASE("study table: mean ± std over seeds; diverged runs counted, never averaged", "[study]") {
+TEST_CASE("study table: mean ± std over seeds, diverged runs counted, never averaged", "[study]") {
   StudyTable t{{grid_factor("training.lr=0.05,1e30")}, {{0.5}, {}}, {}};
   t.runs = {record("0.05", 1, 0.6, false), record("0.05", 2, 0.8, false), record("1e30", 1, 0.1, true),
             record("1e30", 2, 0.4, false)};

@@ -88,7 +88,7 @@ TEST_CASE("summary: the first diverged aggregation and its reason", "[summary]")
   CHECK(s.failed == 2);
 }
 
-TEST_CASE("metrics files: a last line cut short is skipped; a broken line elsewhere is an error", "[summary]") {
+TEST_CASE("metrics files: a last line cut short is skipped, a broken line elsewhere is an error", "[summary]") {
   const auto cut = write_metrics("cut", "{\"round\":1,\"time_end\":10}\n{\"round\":2,\"ti");
   CHECK(read_metrics_file(cut).size() == 1);
   const auto broken = write_metrics("broken", "{\"round\":1,\"time_end\":10}\nnot json\n{\"round\":3}\n");

@@ -2,6 +2,8 @@
 
 #include <sys/resource.h>
 
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 #include "engine/core/error.hpp"
@@ -59,7 +61,9 @@ fs::path choose_run_directory(const Scenario& scenario, const std::string& reque
 }
 
 RunDirectory::RunDirectory(fs::path path, const Scenario& scenario, const FederationData& data)
-    : path_(std::move(path)), participation_(data.partition.num_clients()) {
+    : path_(std::move(path)),
+      participation_(data.partition.num_clients()),
+      shadow_clients_(scenario.simulation.shadow_clients > 0) {
   std::error_code ec;
   fs::create_directories(path_, ec);
   if (ec) throw UserError(path_.string() + ": cannot create run directory: " + ec.message());
@@ -119,6 +123,9 @@ void RunDirectory::append(const RoundReport& r) {
   if (r.eligible >= 0) m["eligible"] = r.eligible;
   if (r.online >= 0) m["online"] = r.online;
   if (!r.divergence.empty()) m["divergence"] = r.divergence;
+  if (shadow_clients_)
+    m["update_drift"] = {{"relative_l2", r.update_drift}, {"cosine", r.update_cosine},
+                         {"shadow_clients", r.shadow_clients}, {"shadow_samples", r.shadow_samples}};
   if (r.evaluated) {
     m["test_accuracy"] = r.test_accuracy;
     m["test_loss"] = r.test_loss;

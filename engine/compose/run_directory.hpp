@@ -37,6 +37,7 @@ class RunDirectory {
   };
   std::filesystem::path path_;
   std::vector<Counts> participation_;
+  bool shadow_clients_ = false;  // metrics.jsonl carries update_drift
   std::ofstream metrics_, clients_, timings_;
 };
 

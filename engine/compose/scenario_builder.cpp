@@ -224,6 +224,7 @@ void read_simulation(Scenario& s, const toml::table& root) {
   s.simulation.drift_window = sim["drift_window"].value<std::int64_t>().value();
   s.simulation.client_state = choice_from<ClientStateStore>(sim["client_state"].value<std::string>().value());
   s.simulation.on_divergence = choice_from<DivergencePolicy>(sim["on_divergence"].value<std::string>().value());
+  s.simulation.shadow_clients = sim["shadow_clients"].value<std::int64_t>().value();
   const auto& as = *root["async"].as_table();
   s.async.concurrency = as["concurrency"].value<std::int64_t>().value();
   s.async.alpha = as["alpha"].value<double>().value();
@@ -260,6 +261,12 @@ void check_combinations(const Scenario& s, const AlgorithmInfo& algorithm, const
     throw UserError(source + ": simulation.on_divergence = \"continue\" under " + name_of(s.simulation.mode) +
                     " needs simulation.max_virtual_time: once every update fails, no aggregation ever comes, and "
                     "only a time limit ends the run");
+  if (s.simulation.shadow_clients > 0 && s.simulation.mode != SimulationMode::sync)
+    throw UserError(source + ": simulation.shadow_clients measures a sync round's cohort against the population; "
+                    "under " + name_of(s.simulation.mode) + " there is no round cohort to compare");
+  if (s.simulation.shadow_clients > 0 && algorithm.private_models)
+    throw UserError(source + ": simulation.shadow_clients compares updates of one shared model; '" + s.algorithm +
+                    "' keeps private models, which have no common update");
   if (algorithm.check) {
     FederationShape shape;
     shape.num_clients = s.clients;

@@ -94,6 +94,7 @@ struct SimulationConfig {
   std::int64_t drift_window = 10;    // aggregations in the sliding drift window
   ClientStateStore client_state = ClientStateStore::memory;
   DivergencePolicy on_divergence = DivergencePolicy::stop;
+  std::int64_t shadow_clients = 0;   // sync: unselected clients also trained to measure update drift
 };
 
 struct AsyncConfig {

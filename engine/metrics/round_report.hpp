@@ -79,6 +79,11 @@ struct RoundReport {
   std::uint32_t clients_evaluated = 0;
   AlgorithmMetrics algorithm;  // the server half's named values of this aggregation
   std::string divergence;      // why this aggregation counts as diverged; empty if it does not
+  // simulation.shadow_clients: the cohort's aggregate update against the population's
+  // estimate (NaN when not measured), and what the shadow training cost.
+  double update_drift = 0.0, update_cosine = 0.0;
+  std::uint32_t shadow_clients = 0;
+  std::uint64_t shadow_samples = 0;
   std::uint64_t bytes_down = 0;
   std::uint64_t bytes_up = 0;
   std::vector<ClientRecord> clients;

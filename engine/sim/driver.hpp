@@ -26,6 +26,13 @@ class JobRunner {
   // Starts training `client` on `task`. The host later calls Driver::on_outcome(job, ...),
   // from the same thread that calls the driver's other methods.
   virtual void launch(std::uint64_t job, std::uint32_t client, const std::shared_ptr<const TrainingTask>& task) = 0;
+  // The same training as a counterfactual: the client's persistent state is read, never
+  // written (simulation.shadow_clients). A host that keeps no client state may train it as any
+  // job, which is the default.
+  virtual void launch_counterfactual(std::uint64_t job, std::uint32_t client,
+                                     const std::shared_ptr<const TrainingTask>& task) {
+    launch(job, client, task);
+  }
   // Asks the sampler for clients. The host calls Driver::on_selection with the answer, later
   // (the sampler actor) or before this returns (a CohortSampler in the same thread).
   virtual void request_selection(const SelectionRequest& request) = 0;

@@ -15,6 +15,7 @@
 #include "engine/sim/driver_parts.hpp"
 #include "engine/sim/personal_evaluations.hpp"
 #include "engine/sim/round_rules.hpp"
+#include "engine/sim/shadow_cohort.hpp"
 #include "engine/sim/sync_driver.hpp"
 
 namespace drift {
@@ -45,19 +46,24 @@ class SyncDriver final : public Driver {
         algorithm_(std::move(setup.algorithm)),
         global_(std::move(setup.initial_weights)),
         private_models_(setup.private_models),
-        personal_(private_models_ ? parts_.population->size() : 0) {}
+        personal_(private_models_ ? parts_.population->size() : 0),
+        shadow_(parts_.scenario, parts_.population->size()) {}
 
   void start() override { begin_round(); }
   bool finished() const override { return finished_; }
 
   void on_outcome(std::uint64_t job, JobOutcome outcome) override {
+    if (shadow_.owns(job)) {
+      if (shadow_.answer(job, std::move(outcome)) && --outstanding_ == 0) close_round();
+      return;
+    }
     auto it = jobs_.find(job);
     if (it == jobs_.end() || it->second.answered) return;
     it->second.answered = true;
     it->second.outcome = std::move(outcome);
+    ++answered_;
     if (--outstanding_ == 0) return close_round();
-    parts_.listener.on_progress(round_, static_cast<std::uint32_t>(jobs_.size() - outstanding_),
-                                static_cast<std::uint32_t>(jobs_.size()));
+    parts_.listener.on_progress(round_, answered_, static_cast<std::uint32_t>(jobs_.size()));
   }
 
   void on_selection(Selection selection) override {
@@ -113,7 +119,9 @@ class SyncDriver final : public Driver {
       jobs_.emplace(p.plan.job, p);
     }
     outstanding_ = jobs_.size();
+    answered_ = 0;
     for (auto& [id, p] : jobs_) parts_.runner.launch(id, p.plan.client, task);
+    outstanding_ += shadow_.launch(round_, report_.cohort, task, parts_.runner);
     if (outstanding_ == 0) close_round();
   }
 
@@ -255,6 +263,7 @@ class SyncDriver final : public Driver {
     std::sort(report_.staleness.begin(), report_.staleness.end());
     const bool enough = !accepted.empty() && static_cast<std::int64_t>(accepted.size()) >= parts_.scenario.simulation.min_cohort;
     if (enough) {
+      shadow_.report(report_, global_, accepted, version_);
       Accounting::add_training_metrics(report_, accepted);
       algorithm_->aggregate(global_, accepted, input);
       report_.algorithm = algorithm_->metrics();
@@ -281,6 +290,7 @@ class SyncDriver final : public Driver {
   NamedTensors global_;
   bool private_models_ = false;
   PersonalEvaluations personal_;
+  ShadowCohort shadow_;
   double now_ = 0.0;
   std::uint64_t version_ = 0;
   std::uint32_t round_ = 1;
@@ -288,7 +298,8 @@ class SyncDriver final : public Driver {
   bool awaiting_selection_ = false;
   RoundReport report_;
   std::map<std::uint64_t, Pending> jobs_;  // by job id
-  std::size_t outstanding_ = 0;
+  std::size_t outstanding_ = 0;   // jobs (and shadow jobs) not answered yet
+  std::uint32_t answered_ = 0;    // the round's own jobs answered so far
   std::vector<StaleUpdate> stale_;
   bool finished_ = false;
 };
