@@ -94,6 +94,14 @@ import struct, sys
 w, h = struct.unpack(">II", open(sys.argv[1], "rb").read()[16:24])
 assert (w, h) == (1000, 600), (w, h)
 PY
+# An asynchronous run adds the staleness histogram; shadow clients add update drift to the
+# drift figure and the study table.
+"$drift" run "$work/tiny.toml" --set 'simulation.mode="fedbuff"' --set async.concurrency=4 --set async.buffer_size=2 \
+  --out "$work/async" --no-progress 2> /dev/null
+[[ $(stat -c %s "$work/async/figures/staleness.png") -gt 5000 ]] || { echo "no staleness histogram"; exit 1; }
+"$drift" run "$work/tiny.toml" --set simulation.shadow_clients=2 --out "$work/shadow" --no-progress 2> /dev/null
+grep -q "cohort vs population update" "$work/shadow/figures/drift.gp"
+grep -q '"mean_update_drift"' "$work/shadow/summary.json"
 if "$drift" plot "$work/nothing" 2> "$work/err"; then echo "plot accepted a missing directory"; exit 1; fi
 grep -q "neither a run directory" "$work/err"
 

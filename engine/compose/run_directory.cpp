@@ -218,6 +218,7 @@ void RunDirectory::write_summary(const RunSummary& s, const std::string& status,
                   {"discarded_samples", s.discarded_samples},
                   {"wasted_compute_seconds", s.wasted_compute_seconds},
                   {"wall_seconds", wall_seconds}};
+  if (std::isfinite(s.mean_update_drift)) summary["mean_update_drift"] = s.mean_update_drift;
   if (s.diverged_round) summary["diverged"] = {{"aggregation", *s.diverged_round}, {"reason", s.divergence}};
   // Measured, like wall_seconds: the process's peak resident memory so far.
   rusage usage{};

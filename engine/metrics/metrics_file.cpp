@@ -38,6 +38,7 @@ RoundFacts facts_from(const json& m) {
   f.cohort_js = number(m, "cohort_js", std::nan(""));
   f.change_tv = number(m, "change_tv", std::nan(""));
   f.change_js = number(m, "change_js", std::nan(""));
+  f.update_drift = m.contains("update_drift") ? number(m["update_drift"], "relative_l2", std::nan("")) : std::nan("");
   f.evaluated = m.contains("test_accuracy");
   if (f.evaluated) {
     f.accuracy = number(m, "test_accuracy");

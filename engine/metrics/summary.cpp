@@ -68,6 +68,7 @@ RoundFacts facts_of(const RoundReport& r) {
   f.cohort_js = r.cohort_js;
   f.change_tv = r.change_tv;
   f.change_js = r.change_js;
+  f.update_drift = r.shadow_clients > 0 ? r.update_drift : std::nan("");
   f.evaluated = r.evaluated;
   f.accuracy = r.test_accuracy;
   f.loss = r.test_loss;
@@ -82,7 +83,7 @@ RunSummary summarize(const std::vector<RoundFacts>& rounds, const SummaryTargets
     s.time_to.emplace_back(t, std::nullopt);
   }
   for (double t : targets.times) s.accuracy_at.emplace_back(t, std::nullopt);
-  FiniteMean tv, js, change_tv, change_js;
+  FiniteMean tv, js, change_tv, change_js, update_drift;
   std::vector<double> accuracies;
   for (const auto& r : rounds) {
     s.rounds = std::max(s.rounds, r.round);
@@ -92,6 +93,7 @@ RunSummary summarize(const std::vector<RoundFacts>& rounds, const SummaryTargets
     js.add(r.cohort_js);
     change_tv.add(r.change_tv);
     change_js.add(r.change_js);
+    update_drift.add(r.update_drift);
     if (!r.evaluated) continue;
     add_evaluation(s, r);
     accuracies.push_back(r.accuracy);
@@ -100,6 +102,7 @@ RunSummary summarize(const std::vector<RoundFacts>& rounds, const SummaryTargets
   s.mean_cohort_js = js.value();
   s.mean_change_tv = change_tv.value();
   s.mean_change_js = change_js.value();
+  s.mean_update_drift = update_drift.value();
   if (!accuracies.empty()) {
     const std::size_t k = std::min<std::size_t>(5, accuracies.size());
     double sum = 0.0;

@@ -36,13 +36,14 @@ std::vector<json> read_metrics_lines(const fs::path& file) {
 // evaluations.dat: round time accuracy(%) test_loss; time in `unit`.
 void write_round_data(const std::vector<json>& metrics, const fs::path& dir, const TimeUnit& unit) {
   std::ostringstream rounds, evals;
-  rounds << "# round time_" << unit.label << " train_loss cohort_tv cohort_js window_tv window_js change_tv\n";
+  rounds << "# round time_" << unit.label << " train_loss cohort_tv cohort_js window_tv window_js change_tv update_drift\n";
   evals << "# round time_" << unit.label << " accuracy_percent test_loss\n";
   for (const auto& m : metrics) {
     const double hours = number_or_nan(m, "time_end") / unit.seconds;
     rounds << m.value("round", 0) << ' ' << data_number(hours) << ' ' << data_number(number_or_nan(m, "train_loss"));
     for (const char* k : {"cohort_tv", "cohort_js", "window_tv", "window_js", "change_tv"})
       rounds << ' ' << data_number(number_or_nan(m, k));
+    rounds << ' ' << data_number(m.contains("update_drift") ? number_or_nan(m["update_drift"], "relative_l2") : std::nan(""));
     rounds << '\n';
     if (m.contains("test_accuracy"))
       evals << m.value("round", 0) << ' ' << data_number(hours) << ' '
@@ -114,7 +115,7 @@ Figure participation_figure(const std::vector<ClientRow>& rows, std::uint32_t ro
                                              : std::string(""));
   return {"participation", title,
           "set title '" + title + "'\nset xlabel 'round'\nset ylabel 'client'\nunset key\nunset grid\n"
-          "set cbrange [-0.5:8.5]\nset palette maxcolors 9\n"
+          "set rmargin at screen 0.8\nset cbrange [-0.5:8.5]\nset palette maxcolors 9\n"
           "set palette defined (0 '#ffffff', 1 '#bdbdbd', 2 '#e3ecf7', 3 '#ffd54f', 4 '#2e7d32', 5 '#fb8c00', "
           "6 '#c62828', 7 '#6a1b9a', 8 '#26a69a')\n"
           "set cbtics ('busy' 0, 'offline' 1, 'online, idle' 2, 'selected' 3, 'finished' 4, 'late' 5, "
@@ -151,7 +152,7 @@ Figure timeline_figure(const std::vector<ClientRow>& rows, std::uint32_t round, 
                             " tasks) in virtual time";
   return {name, title,
           "set title '" + title + "'\nset xlabel 'virtual time (" + unit.label + ")'\nset ylabel 'client'\nunset key\n"
-          "set cbrange [3.5:7.5]\nset palette maxcolors 4\n"
+          "set rmargin at screen 0.85\nset cbrange [3.5:7.5]\nset palette maxcolors 4\n"
           "set palette defined (4 '#2e7d32', 5 '#fb8c00', 6 '#c62828', 7 '#6a1b9a')\n"
           "set cbtics ('finished' 4, 'late' 5, 'dropped' 6, 'failed' 7)\n"
           "plot '" + name + ".dat' using 2:1:($3-$2):(0):4 with vectors nohead lw 3 lc palette",
@@ -229,7 +230,11 @@ std::vector<Figure> run_figures(const fs::path& run_dir, const fs::path& dir) {
                      "'' using 1:5 with lines lc rgb '#64b5f6' title 'cohort vs population (JS)', "
                      "'' using 1:6 with lines lw 2 lc rgb '#2e7d32' title 'window vs population (TV)', "
                      "'' using 1:7 with lines lc rgb '#81c784' title 'window vs population (JS)', "
-                     "'' using 1:8 with lines dt 2 lw 2 lc rgb '#c62828' title 'cohort vs previous cohort (TV)'",
+                     "'' using 1:8 with lines dt 2 lw 2 lc rgb '#c62828' title 'cohort vs previous cohort (TV)'" +
+                         std::string(metrics.front().contains("update_drift")
+                                         ? ", '' using 1:9 with linespoints pt 7 ps 0.5 lc rgb '#6a1b9a' title "
+                                           "'cohort vs population update (relative L2)'"
+                                         : ""),
                      1000, 500});
   const auto rows = read_client_rows(run_dir / "clients.csv");
   const auto rounds = metrics.back().value("round", 0u);

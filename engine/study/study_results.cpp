@@ -72,6 +72,7 @@ std::vector<Column> result_columns(const SummaryTargets& targets) {
                  [i](const RunSummary& s) { return s.accuracy_at.at(i).second; }, 4, true});
   c.push_back({"mean_cohort_tv", [](const RunSummary& s) { return finite(s.mean_cohort_tv); }, 3, false});
   c.push_back({"mean_cohort_change_tv", [](const RunSummary& s) { return finite(s.mean_change_tv); }, 3, false});
+  c.push_back({"mean_update_drift", [](const RunSummary& s) { return finite(s.mean_update_drift); }, 3, false});
   c.push_back({"mean_cohort_js", [](const RunSummary& s) { return finite(s.mean_cohort_js); }, 3, false, false});
   c.push_back({"mean_cohort_change_js", [](const RunSummary& s) { return finite(s.mean_change_js); }, 3, false, false});
   c.push_back({"failed", [](const RunSummary& s) { return std::optional<double>(s.failed); }, 0, false});

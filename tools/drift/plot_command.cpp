@@ -66,7 +66,7 @@ std::string summary_html(const json& s) {
   };
   for (const char* key : {"status", "reason", "rounds", "virtual_time", "best_accuracy", "best_round", "final_accuracy",
                           "last5_mean_accuracy", "rounds_to_accuracy", "time_to_accuracy", "accuracy_at_time",
-                          "mean_cohort_tv", "mean_cohort_change_tv", "updates", "wasted_compute_seconds", "diverged",
+                          "mean_cohort_tv", "mean_cohort_change_tv", "mean_update_drift", "updates", "wasted_compute_seconds", "diverged",
                           "wall_seconds"})
     if (s.contains(key)) row(key, s[key]);
   out << "</table>\n<p>Files: <a href=\"metrics.jsonl\">metrics.jsonl</a>, <a href=\"clients.csv\">clients.csv</a>, "
