@@ -83,8 +83,8 @@ grep -q "^fedavg,1e30,1,algorithm=fedavg+training.lr=1e30/seed-1,diverged,1,.*,,
 # drift plot redraws a run's figures from its files alone.
 run="$work/st/sampler.name=uniform+availability.model=diurnal/seed-1"
 rm -rf "$run/figures" "$run/index.html"
-"$drift" plot "$run" 2> /dev/null
-for f in accuracy loss drift participation partition timeline_round_1 timeline_round_3; do
+"$drift" plot "$run" --rounds 1,2,3 2> /dev/null
+for f in accuracy loss drift participation partition timeline_round_1 timeline_round_2 timeline_round_3; do
   [[ $(stat -c %s "$run/figures/$f.png") -gt 5000 ]] || { echo "$f.png missing or empty"; exit 1; }
   grep -q "<svg" "$run/figures/$f.svg" || { echo "$f.svg is not SVG"; exit 1; }
   grep -q "$f.png" "$run/index.html" || { echo "index.html does not show $f"; exit 1; }
@@ -104,6 +104,13 @@ grep -q "cohort vs population update" "$work/shadow/figures/drift.gp"
 grep -q '"mean_update_drift"' "$work/shadow/summary.json"
 if "$drift" plot "$work/nothing" 2> "$work/err"; then echo "plot accepted a missing directory"; exit 1; fi
 grep -q "neither a run directory" "$work/err"
+if "$drift" plot "$run" --rounds 9 2> "$work/err"; then echo "plot accepted a round the run does not have"; exit 1; fi
+grep -q "the run has rounds 1 to 3" "$work/err"
+# Without gnuplot the run still succeeds, says why there are no figures, and writes its page.
+PATH=/nonexistent "$drift" run "$work/tiny.toml" --out "$work/nognuplot" --no-progress 2> "$work/err"
+grep -q "gnuplot is not installed (Debian package gnuplot-nox" "$work/err"
+grep -q '"status": "completed"' "$work/nognuplot/summary.json"
+grep -q "no figures: gnuplot is not installed" "$work/nognuplot/index.html"
 
 # The pages as a browser shows them: every image loads.
 browser=$(command -v chromium || command -v chromium-browser || true)

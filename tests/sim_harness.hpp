@@ -21,6 +21,24 @@ inline std::vector<std::vector<std::int64_t>> equal_histograms(std::uint32_t cli
   return h;
 }
 
+// 4 clients with 100 samples at 10 samples/s: a task takes about 10 virtual seconds; 2 rounds
+// (or aggregations) of 2 clients.
+inline const char* kFourClients = R"(
+seed = 7
+[federation]
+clients = 4
+rounds = 2
+[sampler]
+clients_per_round = 2
+[profile]
+speed = 10.0
+[async]
+concurrency = 2
+buffer_size = 2
+[output]
+log_eligible = false
+)";
+
 // Trains instantly: the update is the received weight plus (client + 1).
 struct FakeHost : JobRunner, DriverListener {
   std::uint64_t task_size = 1000, upload_size = 500;

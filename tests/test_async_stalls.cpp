@@ -13,22 +13,7 @@ using namespace drift::test;
 
 namespace {
 
-// 4 clients with 100 samples at 10 samples/s: a task takes about 10 virtual seconds.
-const char* kFour = R"(
-seed = 7
-[federation]
-clients = 4
-rounds = 2
-[sampler]
-clients_per_round = 2
-[profile]
-speed = 10.0
-[async]
-concurrency = 2
-buffer_size = 2
-[output]
-log_eligible = false
-)";
+const char* kFour = kFourClients;
 
 double first_selection(const Sim& sim) {
   for (const auto& r : sim.host.reports)

@@ -16,19 +16,9 @@ using namespace drift::test;
 
 namespace {
 
-const char* kFour = R"(
-seed = 7
-[federation]
-clients = 4
-rounds = 5
-[sampler]
-clients_per_round = 2
-[profile]
-speed = 10.0
-[async]
-concurrency = 2
-buffer_size = 2
-)";
+// Five rounds of the harness's four clients.
+const char* kFour = kFourClients;
+const Override kFiveRounds{"federation.rounds", "5"};
 
 }  // namespace
 
@@ -53,7 +43,7 @@ TEST_CASE("divergence: every update failed, a non-finite loss or model", "[sim][
 }
 
 TEST_CASE("divergence: sync, every client failing, stops at round 1 as diverged", "[sim][divergence]") {
-  Sim sim(kFour);
+  Sim sim(kFour, {kFiveRounds});
   sim.host.failing = {0, 1, 2, 3};
   sim.run();
   REQUIRE(sim.host.finished);
@@ -65,7 +55,7 @@ TEST_CASE("divergence: sync, every client failing, stops at round 1 as diverged"
 }
 
 TEST_CASE("divergence: on_divergence = continue runs every round and marks each", "[sim][divergence]") {
-  Sim sim(kFour, {{"simulation.on_divergence", "\"continue\""}});
+  Sim sim(kFour, {kFiveRounds, {"simulation.on_divergence", "\"continue\""}});
   sim.host.failing = {0, 1, 2, 3};
   sim.run();
   CHECK(sim.host.status == RunStatus::completed);
@@ -74,7 +64,7 @@ TEST_CASE("divergence: on_divergence = continue runs every round and marks each"
 }
 
 TEST_CASE("divergence: FedBuff stops after as many failures in a row as a buffer holds", "[sim][divergence][async]") {
-  Sim sim(kFour, {{"simulation.mode", "\"fedbuff\""}});
+  Sim sim(kFour, {kFiveRounds, {"simulation.mode", "\"fedbuff\""}});
   sim.host.failing = {0, 1, 2, 3};
   sim.run();
   CHECK(sim.host.status == RunStatus::diverged);

@@ -206,7 +206,7 @@ Figure staleness_figure(const std::vector<json>& metrics, const fs::path& dir) {
 
 }  // namespace
 
-std::vector<Figure> run_figures(const fs::path& run_dir, const fs::path& dir) {
+std::vector<Figure> run_figures(const fs::path& run_dir, const fs::path& dir, std::vector<std::uint32_t> timeline_rounds) {
   const auto metrics = read_metrics_lines(run_dir / "metrics.jsonl");
   if (metrics.empty()) return {};
   fs::create_directories(dir);
@@ -242,9 +242,13 @@ std::vector<Figure> run_figures(const fs::path& run_dir, const fs::path& dir) {
   const auto partition = json::parse(partition_in, nullptr, false);
   const auto clients = partition.is_object() ? partition.value("num_clients", 0u) : 0u;
   if (clients > 0 && rounds > 0) figures.push_back(participation_figure(rows, rounds, clients, dir));
-  // The first round and the last: how the world looked at the start and at the end.
-  figures.push_back(timeline_figure(rows, 1, dir, unit));
-  if (rounds > 1) figures.push_back(timeline_figure(rows, rounds, dir, unit));
+  // By default the first round and the last: how the world looked at the start and at the end.
+  if (timeline_rounds.empty()) timeline_rounds = rounds > 1 ? std::vector<std::uint32_t>{1, rounds} : std::vector<std::uint32_t>{1};
+  for (auto round : timeline_rounds) {
+    if (round < 1 || round > rounds)
+      throw UserError("--rounds " + std::to_string(round) + ": the run has rounds 1 to " + std::to_string(rounds));
+    figures.push_back(timeline_figure(rows, round, dir, unit));
+  }
   for (auto f : {partition_figure(run_dir, dir), staleness_figure(metrics, dir)})
     if (!f.name.empty()) figures.push_back(std::move(f));
   return figures;

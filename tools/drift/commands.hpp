@@ -71,8 +71,9 @@ int study_command(const StudyArgs& args);
 
 // Figures (gnuplot) and index.html of a run directory or of a study's; without gnuplot, one
 // line says so and the run or study still succeeds.
-int plot_command(const std::string& directory);
-void plot_run_directory(const std::filesystem::path& run);
+int plot_command(const std::string& directory, const std::vector<std::uint32_t>& timeline_rounds);
+// `timeline_rounds`: the rounds whose task timeline is drawn (empty: the first and the last).
+void plot_run_directory(const std::filesystem::path& run, const std::vector<std::uint32_t>& timeline_rounds = {});
 void plot_study_directory(const std::filesystem::path& out, const StudyTable& table);
 int compare_command(const StudyArgs& args);
 

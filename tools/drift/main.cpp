@@ -112,9 +112,11 @@ CLI::App* add_study(CLI::App& app, drift::cli::StudyArgs& study) {
   return cmd;
 }
 
-CLI::App* add_plot(CLI::App& app, std::string& directory) {
+CLI::App* add_plot(CLI::App& app, std::string& directory, std::vector<std::uint32_t>& rounds) {
   auto* cmd = app.add_subcommand("plot", "draw the figures of a run or study directory (gnuplot), and its index.html");
   cmd->add_option("directory", directory, "a run directory, or a study's (drift study / compare --out)")->required();
+  cmd->add_option("--rounds", rounds, "rounds whose task timeline to draw, comma-separated (default: first and last)")
+      ->delimiter(',');
   return cmd;
 }
 
@@ -150,6 +152,7 @@ int main(int argc, char** argv) {
   drift::cli::ValidateArgs validate;
   drift::cli::StudyArgs compare, study;
   std::string plot_dir;
+  std::vector<std::uint32_t> plot_rounds;
   std::string generator_dir;
   drift::cli::PretrainGeneratorArgs pretrain;
   auto* run_cmd = add_run(app, run);
@@ -157,7 +160,7 @@ int main(int argc, char** argv) {
   auto* validate_cmd = add_validate(app, validate);
   auto* compare_cmd = add_compare(app, compare);
   auto* study_cmd = add_study(app, study);
-  auto* plot_cmd = add_plot(app, plot_dir);
+  auto* plot_cmd = add_plot(app, plot_dir, plot_rounds);
   app.add_subcommand("list", "list datasets, partitions, models, algorithms and samplers");
   auto* generator_cmd = add_check_generator(app, generator_dir);
   auto* pretrain_cmd = add_pretrain_generator(app, pretrain);
@@ -173,7 +176,7 @@ int main(int argc, char** argv) {
     if (validate_cmd->parsed()) return drift::cli::validate_command(validate);
     if (compare_cmd->parsed()) return drift::cli::compare_command(compare);
     if (study_cmd->parsed()) return drift::cli::study_command(study);
-    if (plot_cmd->parsed()) return drift::cli::plot_command(plot_dir);
+    if (plot_cmd->parsed()) return drift::cli::plot_command(plot_dir, plot_rounds);
     if (worker_cmd->parsed()) return drift::cli::worker_command(worker);
     if (generator_cmd->parsed()) return drift::cli::check_generator_command(generator_dir);
     if (pretrain_cmd->parsed()) return drift::cli::pretrain_generator_command(pretrain);

@@ -118,9 +118,9 @@ StudyTable table_from_directory(const fs::path& out) {
 
 }  // namespace
 
-void plot_run_directory(const fs::path& run) {
+void plot_run_directory(const fs::path& run, const std::vector<std::uint32_t>& timeline_rounds) {
   const auto dir = run / "figures";
-  auto figures = run_figures(run, dir);
+  auto figures = run_figures(run, dir, timeline_rounds);
   HtmlPage page;
   page.title = "drift run " + run.filename().string();
   page.note = render_all(dir, figures);
@@ -149,15 +149,15 @@ void plot_study_directory(const fs::path& out, const StudyTable& table) {
   write_text_file(out / "index.html", render_html(page));
 }
 
-int plot_command(const std::string& directory) {
+int plot_command(const std::string& directory, const std::vector<std::uint32_t>& timeline_rounds) {
   const fs::path dir(directory);
   if (fs::exists(dir / "study.json")) {
     const auto table = table_from_directory(dir);
     plot_study_directory(dir, table);
     for (const auto& r : table.runs)
-      if (fs::exists(dir / r.path / "metrics.jsonl")) plot_run_directory(dir / r.path);
+      if (fs::exists(dir / r.path / "metrics.jsonl")) plot_run_directory(dir / r.path, timeline_rounds);
   } else if (fs::exists(dir / "metrics.jsonl")) {
-    plot_run_directory(dir);
+    plot_run_directory(dir, timeline_rounds);
   } else {
     throw UserError(directory + ": neither a run directory (metrics.jsonl) nor a study directory (study.json)");
   }
