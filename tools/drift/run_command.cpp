@@ -110,6 +110,7 @@ int run_command(const RunArgs& args) {
   if (!args.no_plots) {
     try {
       plot_run_directory(path);
+      log->info("figures: {}", (path / "index.html").string());
     } catch (const std::exception& e) {
       log->warn("no figures: {}", e.what());  // the run itself is complete
     }
