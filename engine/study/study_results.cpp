@@ -44,6 +44,7 @@ struct Column {
   int digits;
   bool accuracy;  // withheld for diverged runs
   bool in_markdown = true;  // study.md shows the columns a reader compares; study.csv all
+  bool measured_only = false;  // study.md leaves it out when no run measured it
 };
 
 std::optional<double> finite(double v) { return std::isfinite(v) ? std::optional<double>(v) : std::nullopt; }
@@ -72,7 +73,7 @@ std::vector<Column> result_columns(const SummaryTargets& targets) {
                  [i](const RunSummary& s) { return s.accuracy_at.at(i).second; }, 4, true});
   c.push_back({"mean_cohort_tv", [](const RunSummary& s) { return finite(s.mean_cohort_tv); }, 3, false});
   c.push_back({"mean_cohort_change_tv", [](const RunSummary& s) { return finite(s.mean_change_tv); }, 3, false});
-  c.push_back({"mean_update_drift", [](const RunSummary& s) { return finite(s.mean_update_drift); }, 3, false});
+  c.push_back({"mean_update_drift", [](const RunSummary& s) { return finite(s.mean_update_drift); }, 3, false, true, true});
   c.push_back({"mean_cohort_js", [](const RunSummary& s) { return finite(s.mean_cohort_js); }, 3, false, false});
   c.push_back({"mean_cohort_change_js", [](const RunSummary& s) { return finite(s.mean_change_js); }, 3, false, false});
   c.push_back({"failed", [](const RunSummary& s) { return std::optional<double>(s.failed); }, 0, false});
@@ -174,8 +175,11 @@ std::string study_csv(const StudyTable& t) {
 
 std::string study_markdown(const StudyTable& t) {
   std::vector<Column> cols;
-  for (auto& c : result_columns(t.targets))
-    if (c.in_markdown) cols.push_back(std::move(c));
+  for (auto& c : result_columns(t.targets)) {
+    bool measured = !c.measured_only;
+    for (const auto& r : t.runs) measured = measured || (r.finished() && c.value(r.summary));
+    if (c.in_markdown && measured) cols.push_back(std::move(c));
+  }
   std::ostringstream out;
   std::vector<std::string> heads;
   for (const auto& f : t.factors) heads.push_back(f.name);
