@@ -54,10 +54,12 @@ void write_round_data(const std::vector<json>& metrics, const fs::path& dir, con
   write_text_file(dir / "evaluations.dat", evals.str());
 }
 
+// Two panels side by side, their keys inside at `key` ("right bottom"), so the plots keep the width.
 Figure two_panels(const std::string& name, const std::string& title, const std::string& y_label,
-                  const std::string& by_round, const std::string& by_time, const TimeUnit& unit) {
+                  const std::string& by_round, const std::string& by_time, const TimeUnit& unit, const std::string& key) {
   return {name, title,
-          "set multiplot layout 1,2 title '" + title + "'\nset ylabel '" + y_label + "'\nset xlabel 'round'\n" +
+          "set multiplot layout 1,2 title '" + title + "'\nset key inside " + key + "\nset ylabel '" + y_label +
+              "'\nset xlabel 'round'\n" +
               by_round + "\nset xlabel 'virtual time (" + unit.label + ")'\n" + by_time + "\nunset multiplot",
           1100, 450};
 }
@@ -216,13 +218,13 @@ std::vector<Figure> run_figures(const fs::path& run_dir, const fs::path& dir, st
   const std::string points = " with linespoints pt 7 ps 0.5";
   figures.push_back(two_panels("accuracy", "Test accuracy", "accuracy (%)",
                                "plot 'evaluations.dat' using 1:3" + points + " title 'test'",
-                               "plot 'evaluations.dat' using 2:3" + points + " title 'test'", unit));
+                               "plot 'evaluations.dat' using 2:3" + points + " title 'test'", unit, "right bottom"));
   figures.push_back(two_panels(
       "loss", "Loss", "loss",
       "plot 'rounds.dat' using 1:3 with lines title 'train (aggregated)', 'evaluations.dat' using 1:4" + points +
           " title 'test'",
       "plot 'rounds.dat' using 2:3 with lines title 'train (aggregated)', 'evaluations.dat' using 2:4" + points +
-          " title 'test'", unit));
+          " title 'test'", unit, "right top"));
   figures.push_back({"drift", "Sampling drift: distance of label distributions",
                      "set title 'Sampling drift'\nset xlabel 'round'\nset ylabel 'distance'\nset yrange [0:*]\n"
                      "set key below\n"

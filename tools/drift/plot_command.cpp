@@ -122,7 +122,8 @@ void plot_run_directory(const fs::path& run, const std::vector<std::uint32_t>& t
   const auto dir = run / "figures";
   auto figures = run_figures(run, dir, timeline_rounds);
   HtmlPage page;
-  page.title = "drift run " + run.filename().string();
+  // The parent names the run within a study (its cell) or the runs directory.
+  page.title = "drift run " + (fs::absolute(run).lexically_normal().parent_path().filename() / run.filename()).string();
   page.note = render_all(dir, figures);
   page.figures = std::move(figures);
   page.intro_html = summary_html(read_json(run / "summary.json"));
@@ -150,7 +151,8 @@ void plot_study_directory(const fs::path& out, const StudyTable& table) {
 }
 
 int plot_command(const std::string& directory, const std::vector<std::uint32_t>& timeline_rounds) {
-  const fs::path dir(directory);
+  fs::path dir = fs::path(directory).lexically_normal();
+  if (!dir.has_filename()) dir = dir.parent_path();  // runs/quickstart/ names runs/quickstart
   if (fs::exists(dir / "study.json")) {
     const auto table = table_from_directory(dir);
     plot_study_directory(dir, table);
