@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "actors/wire.hpp"
+#include "engine/core/error.hpp"
 #include "messages/codec.hpp"
 
 namespace drift::actors {
@@ -27,24 +28,41 @@ caf::behavior metrics_sink(caf::event_based_actor* self, std::shared_ptr<RunDire
     return summary;
   };
   return {
-      [=](report_atom, const Buffer& buffer) {
+      // A report that cannot be written (a full disk) is an error to the server, which stops
+      // the run: nothing that follows could be recorded.
+      [=](report_atom, const Buffer& buffer) -> caf::result<void> {
         auto report = msg::decode_report(buffer);
         // The driver cannot see the test loss; a model that evaluates to a non-finite loss has
         // diverged as surely as one holding a NaN.
         if (report.evaluated && !std::isfinite(report.test_loss) && report.divergence.empty())
           report.divergence = "the test loss of aggregation " + std::to_string(report.round) + " is not finite";
-        directory->append(report);
+        try {
+          directory->append(report);
+        } catch (const WriteError& e) {
+          return caf::make_error(caf::sec::runtime_error, std::string(e.what()));
+        }
         state->rounds.push_back(facts_of(report));
         observer->on_round(report);
+        return caf::unit;
       },
       // How the driver ended the run (a RunStatus name), and why when it did not complete.
-      [=](finish_atom, const std::string& status, const std::string& reason) -> double {
+      [=](finish_atom, const std::string& status, const std::string& reason) -> caf::result<double> {
         if (!reason.empty()) observer->on_warning("the run " + status + ": " + reason);
-        const auto summary = write_summary(status, reason);
-        observer->on_finish(summary);
-        return summary.best_accuracy;
+        try {
+          const auto summary = write_summary(status, reason);
+          observer->on_finish(summary);
+          return summary.best_accuracy;
+        } catch (const WriteError& e) {
+          return caf::make_error(caf::sec::runtime_error, std::string(e.what()));
+        }
       },
-      [=](stop_atom, const std::string& reason) { write_summary(name_of(RunStatus::stopped), reason); },
+      [=](stop_atom, const std::string& reason) {
+        try {
+          write_summary(name_of(RunStatus::stopped), reason);
+        } catch (const WriteError&) {
+          // The run is failing already, with its own reason; the disk may be why.
+        }
+      },
   };
 }
 

@@ -216,7 +216,8 @@ class Host final : public JobRunner, public DriverListener {
   // Reports leave strictly in aggregation order, whatever order evaluations finish in.
   void flush() {
     while (!reports_.empty() && reports_.begin()->second.ready) {
-      self_->send(peers_.sink, report_atom::value, msg::encode_report(reports_.begin()->second.report));
+      self_->request(peers_.sink, caf::infinite, report_atom::value, msg::encode_report(reports_.begin()->second.report))
+          .then([] {}, [this](caf::error& err) { fail(error_text(err)); });
       reports_.erase(reports_.begin());
     }
     if (driver_finished_ && reports_.empty() && !finishing_) {

@@ -2,6 +2,9 @@
 
 #include <sys/resource.h>
 
+#include <cerrno>
+#include <cstring>
+
 #include <cmath>
 
 #include <nlohmann/json.hpp>
@@ -14,15 +17,43 @@ using nlohmann::json;
 
 namespace {
 
+[[noreturn]] void write_failed(const fs::path& p) {
+  throw WriteError(p.string() + ": cannot write: " + std::strerror(errno));
+}
+
 std::ofstream open_for_append(const fs::path& p) {
+  errno = 0;
   std::ofstream out(p, std::ios::out | std::ios::trunc);
-  if (!out) throw UserError(p.string() + ": cannot write");
+  if (!out) write_failed(p);
   return out;
 }
 
+// Every write is flushed and checked: a full disk ends the run with the file's name, never
+// with a line cut short and a run reported as done.
+void flush_checked(std::ofstream& out, const fs::path& p) {
+  out.flush();
+  if (!out) write_failed(p);
+}
+
+// Whole files go to a temporary name and are renamed into place, so a reader (or a run that
+// fails half way) sees the old file or the new one, never a part.
 void write_file(const fs::path& p, const std::string& text) {
-  auto out = open_for_append(p);
-  out << text;
+  const fs::path temporary = p.string() + ".partial";
+  try {
+    auto out = open_for_append(temporary);
+    out << text;
+    flush_checked(out, temporary);
+    out.close();
+    if (!out) write_failed(temporary);
+  } catch (const WriteError&) {
+    const int cause = errno == 0 ? EIO : errno;
+    std::error_code ignored;
+    fs::remove(temporary, ignored);
+    throw WriteError(p.string() + ": cannot write: " + std::strerror(cause));
+  }
+  std::error_code ec;
+  fs::rename(temporary, p, ec);
+  if (ec) throw WriteError(p.string() + ": cannot write: " + ec.message());
 }
 
 }  // namespace
@@ -43,6 +74,7 @@ void RunDirectory::write_population(const Scenario& scenario, const Population& 
         << json(a.phase).dump() << ',' << (a.trace.find(',') == std::string::npos ? a.trace : "\"" + a.trace + "\"")
         << '\n';
   }
+  flush_checked(out, path_ / "population.csv");
 }
 
 fs::path choose_run_directory(const Scenario& scenario, const std::string& requested) {
@@ -66,7 +98,7 @@ RunDirectory::RunDirectory(fs::path path, const Scenario& scenario, const Federa
       shadow_clients_(scenario.simulation.shadow_clients > 0) {
   std::error_code ec;
   fs::create_directories(path_, ec);
-  if (ec) throw UserError(path_.string() + ": cannot create run directory: " + ec.message());
+  if (ec) throw WriteError(path_.string() + ": cannot create run directory: " + ec.message());
   write_file(path_ / "scenario.toml", scenario.resolved_toml);
 
   json partition;
@@ -91,6 +123,7 @@ RunDirectory::RunDirectory(fs::path path, const Scenario& scenario, const Federa
   clients_ = open_for_append(path_ / "clients.csv");
   timings_ = open_for_append(path_ / "timings.jsonl");
   clients_ << "round,client,event,time,num_samples,train_loss,bytes_down,bytes_up,staleness,detail\n";
+  flush_checked(clients_, path_ / "clients.csv");
 }
 
 void RunDirectory::append(const RoundReport& r) {
@@ -148,7 +181,7 @@ void RunDirectory::append(const RoundReport& r) {
     for (const auto& [name, values] : r.algorithm.per_client) a[name] = values;
   }
   metrics_ << m.dump() << "\n";
-  metrics_.flush();
+  flush_checked(metrics_, path_ / "metrics.jsonl");
 
   for (auto c : r.aggregated)
     if (c < participation_.size()) ++participation_[c].aggregated;
@@ -167,11 +200,11 @@ void RunDirectory::append(const RoundReport& r) {
              << ',' << json(c.train_loss).dump() << ',' << c.bytes_down << ',' << c.bytes_up << ',' << c.staleness << ','
              << detail << '\n';
   }
-  clients_.flush();
+  flush_checked(clients_, path_ / "clients.csv");
 
   timings_ << json{{"round", r.round}, {"train_seconds", r.wall_train_seconds}, {"eval_seconds", r.wall_eval_seconds}}.dump()
            << "\n";
-  timings_.flush();
+  flush_checked(timings_, path_ / "timings.jsonl");
 }
 
 void RunDirectory::write_participation() {
@@ -181,6 +214,7 @@ void RunDirectory::write_participation() {
     const auto& p = participation_[c];
     out << c << ',' << p.selected << ',' << p.aggregated << ',' << p.late << ',' << p.dropped << ',' << p.failed << '\n';
   }
+  flush_checked(out, path_ / "participation.csv");
 }
 
 namespace {

@@ -1,5 +1,5 @@
 #pragma once
-// The two kinds of failure drift distinguishes at its edges.
+// The kinds of failure drift distinguishes at its edges.
 #include <stdexcept>
 #include <string>
 
@@ -8,6 +8,13 @@ namespace drift {
 // Bad input from a person: scenario file, CLI flag, missing dataset. The CLI prints the
 // message as one line and exits with code 2, before anything is written to disk.
 class UserError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A file drift writes could not be written (a full disk, a directory made read-only). Not the
+// user's input and not a bug: the CLI prints one line and exits with code 1.
+class WriteError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };

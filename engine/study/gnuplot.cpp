@@ -28,7 +28,7 @@ void write_text_file(const fs::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::trunc);
   out << text;
   out.close();
-  if (!out) throw UserError(path.string() + ": cannot write");
+  if (!out) throw WriteError(path.string() + ": cannot write");
 }
 
 std::string data_number(double v) {

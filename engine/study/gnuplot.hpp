@@ -21,7 +21,7 @@ std::string find_gnuplot();
 // Writes NAME.gp into `dir` and runs gnuplot there; "" on success, else what went wrong.
 std::string render_figure(const std::filesystem::path& dir, const Figure& figure, const std::string& gnuplot);
 
-// Writes `text` to `path`; a UserError names the file when it cannot.
+// Writes `text` to `path`; a WriteError names the file when it cannot.
 void write_text_file(const std::filesystem::path& path, const std::string& text);
 
 // A number for a data file: "?" (gnuplot's missing value here) for NaN and infinities.

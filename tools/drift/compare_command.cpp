@@ -9,6 +9,7 @@
 
 #include "commands.hpp"
 #include "engine/core/error.hpp"
+#include "engine/study/gnuplot.hpp"
 #include "engine/metrics/comparison.hpp"
 #include "engine/metrics/metrics_file.hpp"
 
@@ -72,8 +73,8 @@ int compare_command(const StudyArgs& args) {
   const int status = execute_study(with_targets, plan);
 
   const auto table = study_table(plan);
-  std::ofstream(plan.out / "study.csv") << study_csv(table);
-  std::ofstream(plan.out / "study.md") << study_markdown(table);
+  write_text_file(plan.out / "study.csv", study_csv(table));
+  write_text_file(plan.out / "study.md", study_markdown(table));
   std::vector<ComparisonRow> rows;
   std::vector<std::string> domains;
   for (const auto& record : table.runs) {
@@ -82,8 +83,8 @@ int compare_command(const StudyArgs& args) {
     rows.back().seeds.push_back(seed_result(plan.out, record));
     if (domains.empty()) domains = domain_names(plan.out / record.path);
   }
-  std::ofstream(plan.out / "comparison.md") << comparison_markdown(rows, kTargets, domains);
-  std::ofstream(plan.out / "comparison.csv") << comparison_csv(rows, kTargets, domains);
+  write_text_file(plan.out / "comparison.md", comparison_markdown(rows, kTargets, domains));
+  write_text_file(plan.out / "comparison.csv", comparison_csv(rows, kTargets, domains));
   std::cout << comparison_markdown(rows, kTargets, domains);
   if (!args.no_plots) plot_study_directory(plan.out, table);
   std::fprintf(stderr, "tables in %s/comparison.md, comparison.csv and study.csv\n", plan.out.c_str());

@@ -181,6 +181,9 @@ int main(int argc, char** argv) {
     if (generator_cmd->parsed()) return drift::cli::check_generator_command(generator_dir);
     if (pretrain_cmd->parsed()) return drift::cli::pretrain_generator_command(pretrain);
     return drift::cli::list_command();
+  } catch (const drift::WriteError& e) {
+    std::fprintf(stderr, "drift: error: %s\n", e.what());
+    return 1;
   } catch (const drift::UserError& e) {
     std::fprintf(stderr, "drift: error: %s\n", e.what());
     return 2;

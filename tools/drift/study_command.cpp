@@ -13,6 +13,7 @@
 #include "commands.hpp"
 #include "engine/compose/fingerprint.hpp"
 #include "engine/core/error.hpp"
+#include "engine/study/gnuplot.hpp"
 #include "engine/study/study_results.hpp"
 #include "study_runner.hpp"
 
@@ -76,7 +77,7 @@ void prepare_directory(const fs::path& out, const json& definition) {
   if (fs::exists(out) && !fs::is_empty(out))
     throw UserError("--out " + out.string() + " exists, is not empty and holds no study; name a new directory");
   fs::create_directories(out);
-  std::ofstream(file) << definition.dump(2) << "\n";
+  write_text_file(file, definition.dump(2) + "\n");
 }
 
 }  // namespace
@@ -169,8 +170,8 @@ int study_command(const StudyArgs& args) {
   const auto plan = plan_study(args, "study-");
   const int status = execute_study(args, plan);
   const auto table = study_table(plan);
-  std::ofstream(plan.out / "study.csv") << study_csv(table);
-  std::ofstream(plan.out / "study.md") << study_markdown(table);
+  write_text_file(plan.out / "study.csv", study_csv(table));
+  write_text_file(plan.out / "study.md", study_markdown(table));
   std::cout << study_markdown(table);
   if (!args.no_plots) plot_study_directory(plan.out, table);
   std::fprintf(stderr, "tables in %s/study.md and study.csv\n", plan.out.c_str());
