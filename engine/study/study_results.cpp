@@ -153,6 +153,24 @@ RunRecord read_run_record(const fs::path& study_dir, const std::string& relative
   return r;
 }
 
+std::string study_run_path(const std::vector<Factor>& factors, const Cell& cell, std::uint64_t seed) {
+  return cell_directory(factors, cell) + "/seed-" + std::to_string(seed);
+}
+
+StudyTable read_study_table(const fs::path& study_dir, std::vector<Factor> factors,
+                            const std::vector<std::uint64_t>& seeds, SummaryTargets targets) {
+  StudyTable table{std::move(factors), std::move(targets), {}};
+  for (const auto& cell : grid_cells(table.factors))
+    for (auto seed : seeds) {
+      auto record = read_run_record(study_dir, study_run_path(table.factors, cell, seed), table.targets);
+      for (std::size_t f = 0; f < table.factors.size(); ++f)
+        record.levels.push_back(table.factors[f].levels.at(cell.level[f]).label);
+      record.seed = seed;
+      table.runs.push_back(std::move(record));
+    }
+  return table;
+}
+
 std::string study_csv(const StudyTable& t) {
   const auto cols = result_columns(t.targets);
   std::ostringstream out;

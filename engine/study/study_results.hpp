@@ -33,6 +33,13 @@ struct StudyTable {
   std::vector<RunRecord> runs;  // in cell order, seeds within
 };
 
+// Where the run of `cell` and `seed` lives, under the study directory: <cell>/seed-<N>.
+std::string study_run_path(const std::vector<Factor>& factors, const Cell& cell, std::uint64_t seed);
+
+// Every run of the grid (cells in order, seeds within), read from its directory.
+StudyTable read_study_table(const std::filesystem::path& study_dir, std::vector<Factor> factors,
+                            const std::vector<std::uint64_t>& seeds, SummaryTargets targets);
+
 // One row per run: every factor, seed, path, status and result. Diverged runs have their status
 // and the aggregation where they diverged, and no accuracy.
 std::string study_csv(const StudyTable& table);

@@ -56,9 +56,7 @@ struct StudyPlan {
   std::vector<Factor> factors;
   std::vector<std::uint64_t> seeds;
   SummaryTargets targets;
-  std::vector<PlannedRun> runs;
-  std::vector<std::vector<std::string>> levels;  // per run, its level of each factor
-  std::vector<std::uint64_t> run_seeds;          // per run
+  std::vector<PlannedRun> runs;  // cells in order, seeds within
   std::filesystem::path out;
   std::set<std::string> warnings;  // said once, whichever cells share them
 };

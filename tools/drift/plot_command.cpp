@@ -85,35 +85,21 @@ StudyTable table_from_directory(const fs::path& out) {
     for (const auto& l : f["levels"]) factor.levels.push_back({l.get<std::string>(), {}});
     table.factors.push_back(std::move(factor));
   }
-  const auto seeds = definition["seeds"].get<std::vector<std::uint64_t>>();
-  for (const auto& cell : grid_cells(table.factors))
-    for (auto seed : seeds) {
-      const auto path = cell_directory(table.factors, cell) + "/seed-" + std::to_string(seed);
-      if (table.targets.accuracies.empty()) {
-        const auto s = read_json(out / path / "summary.json");
-        // The targets and budgets the runs were made with, as their summaries spell them.
-        if (s.is_object()) {
-          const auto rounds_to = s.value("rounds_to_accuracy", json::object());
-          const auto at_time = s.value("accuracy_at_time", json::object());
-          for (const auto& [k, v] : rounds_to.items()) table.targets.accuracies.push_back(std::stod(k));
-          for (const auto& [k, v] : at_time.items()) table.targets.times.push_back(std::stod(k));
-          std::sort(table.targets.accuracies.begin(), table.targets.accuracies.end());  // keys sort as text
-          std::sort(table.targets.times.begin(), table.targets.times.end());
-        }
-      }
-      RunRecord r;
-      r.path = path;
-      r.seed = seed;
-      for (std::size_t f = 0; f < table.factors.size(); ++f) r.levels.push_back(table.factors[f].levels[cell.level[f]].label);
-      table.runs.push_back(std::move(r));
-    }
-  for (auto& r : table.runs) {
-    auto read = read_run_record(out, r.path, table.targets);
-    read.levels = std::move(r.levels);
-    read.seed = r.seed;
-    r = std::move(read);
+  const auto seeds = definition.value("seeds", std::vector<std::uint64_t>{});
+  if (seeds.empty()) throw UserError((out / "study.json").string() + ": names no seeds");
+  // The targets and budgets the runs were made with, as the first finished run's summary spells them.
+  for (const auto& cell : grid_cells(table.factors)) {
+    const auto s = read_json(out / study_run_path(table.factors, cell, seeds.front()) / "summary.json");
+    if (!s.is_object()) continue;
+    const auto rounds_to = s.value("rounds_to_accuracy", json::object());
+    const auto at_time = s.value("accuracy_at_time", json::object());
+    for (const auto& [k, v] : rounds_to.items()) table.targets.accuracies.push_back(std::stod(k));
+    for (const auto& [k, v] : at_time.items()) table.targets.times.push_back(std::stod(k));
+    std::sort(table.targets.accuracies.begin(), table.targets.accuracies.end());  // keys sort as text
+    std::sort(table.targets.times.begin(), table.targets.times.end());
+    break;
   }
-  return table;
+  return read_study_table(out, std::move(table.factors), seeds, std::move(table.targets));
 }
 
 }  // namespace

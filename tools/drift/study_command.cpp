@@ -109,15 +109,11 @@ StudyPlan plan_study(const StudyArgs& args, const std::string& default_prefix) {
     for (auto seed : plan.seeds) {
       PlannedRun run;
       run.label = cell_label(plan.factors, cell) + ", seed " + std::to_string(seed);
-      run.relative_path = cell_directory(plan.factors, cell) + "/seed-" + std::to_string(seed);
+      run.relative_path = study_run_path(plan.factors, cell, seed);
       run.sets = sets;
       run.sets.push_back("seed=" + std::to_string(seed));
       run.rounds = scenario.rounds;
       plan.runs.push_back(std::move(run));
-      plan.levels.push_back({});
-      for (std::size_t f = 0; f < plan.factors.size(); ++f)
-        plan.levels.back().push_back(plan.factors[f].levels[cell.level[f]].label);
-      plan.run_seeds.push_back(seed);
     }
   }
   plan.out = args.out.empty() ? fs::path("runs") / (default_prefix + fs::path(args.scenario).stem().string()) : fs::path(args.out);
@@ -155,14 +151,7 @@ int execute_study(const StudyArgs& args, const StudyPlan& plan) {
 }
 
 StudyTable study_table(const StudyPlan& plan) {
-  StudyTable table{plan.factors, plan.targets, {}};
-  for (std::size_t i = 0; i < plan.runs.size(); ++i) {
-    auto record = read_run_record(plan.out, plan.runs[i].relative_path, plan.targets);
-    record.levels = plan.levels[i];
-    record.seed = plan.run_seeds[i];
-    table.runs.push_back(std::move(record));
-  }
-  return table;
+  return read_study_table(plan.out, plan.factors, plan.seeds, plan.targets);
 }
 
 int study_command(const StudyArgs& args) {
