@@ -6,6 +6,7 @@
 #include "actors/server.hpp"
 #include "actors/wire.hpp"
 #include "engine/compose/fingerprint.hpp"
+#include "engine/metrics/metrics_file.hpp"
 
 namespace drift::actors {
 namespace {
@@ -44,12 +45,21 @@ std::string gather_workers(caf::actor_system& system, caf::scoped_actor& self, c
 
 }  // namespace
 
-double run_federation(std::shared_ptr<const Scenario> scenario, std::shared_ptr<const FederationData> data,
-                      std::shared_ptr<RunDirectory> directory, std::shared_ptr<RunObserver> observer,
-                      const FederationOptions& options) {
+RunResult run_federation(std::shared_ptr<const Scenario> scenario, std::shared_ptr<const FederationData> data,
+                         std::shared_ptr<RunDirectory> directory, std::shared_ptr<RunObserver> observer,
+                         const FederationOptions& options) {
   const auto& cluster = options.cluster;
+  const auto& control = options.control;
   // Before any actor exists: a directory that cannot be made stops nothing half-started.
   const auto client_states = msg::make_state_store(scenario->simulation.client_state, directory->path() / "client_state");
+  SinkOptions sink_options{SummaryTargets{scenario->evaluation.targets, scenario->evaluation.at_times}, {}, 0.0,
+                           control.resume_command};
+  if (control.resume_from) {
+    client_states->restore_from(control.resume_from->directory / "client_state");
+    sink_options.earlier = read_metrics_file(directory->path() / "metrics.jsonl");
+    sink_options.wall_before = control.resume_from->checkpoint.wall_seconds;
+  }
+  auto interrupt = control.interrupt ? control.interrupt : std::make_shared<RunInterrupt>();
   caf::actor_system_config cfg;
   add_message_types(cfg);
   if (cluster.listen) configure_network(cfg, cluster.tls);
@@ -62,8 +72,7 @@ double run_federation(std::shared_ptr<const Scenario> scenario, std::shared_ptr<
   if (devices.empty()) devices.push_back(DeviceSlots{torch::kCPU, std::max(1u, options.cpu_slots)});
   if (cluster.no_local) devices.clear();
   auto pool = system.spawn(device_pool, devices, ctx, observer, cluster.watch);
-  auto sink = system.spawn(metrics_sink, directory, observer,
-                           SummaryTargets{scenario->evaluation.targets, scenario->evaluation.at_times});
+  auto sink = system.spawn(metrics_sink, directory, observer, sink_options);
 
   double best = 0.0;
   std::string failure;
@@ -86,7 +95,9 @@ double run_federation(std::shared_ptr<const Scenario> scenario, std::shared_ptr<
       server_options.log_eligible = scenario->log_eligible;
       server_options.client_states = client_states;
       server_options.observer = observer;
-      sampler_handle = system.spawn(sampler, scenario, data->population);
+      server_options.checkpoint = CheckpointOptions{directory, control.resume_from, interrupt, control.stop_after};
+      sampler_handle = system.spawn(sampler, scenario, data->population,
+                                    control.resume_from ? control.resume_from->checkpoint.sampler : std::string());
       server_actor = system.spawn(server, ctx, ServerPeers{pool, sink, sampler_handle}, server_options);
       self->request(server_actor, caf::infinite, run_atom::value)
           .receive([&](double b) { best = b; }, [&](caf::error& err) { failure = error_text(err); });
@@ -98,7 +109,7 @@ double run_federation(std::shared_ptr<const Scenario> scenario, std::shared_ptr<
       if (a) self->send_exit(a, caf::exit_reason::user_shutdown);
   }
   if (!failure.empty()) throw std::runtime_error(failure);
-  return best;
+  return RunResult{best, interrupt->stopped.load()};
 }
 
 }  // namespace drift::actors

@@ -4,6 +4,7 @@
 
 #include <optional>
 
+#include "actors/checkpointer.hpp"
 #include "actors/device_pool.hpp"
 #include "actors/metrics_sink.hpp"
 #include "actors/network.hpp"
@@ -26,15 +27,29 @@ struct ClusterOptions {
   WorkerWatch watch;               // when an unresponsive worker is let go
 };
 
+// Checkpoints and interrupts (docs/checkpoints.md).
+struct RunControl {
+  std::shared_ptr<const StoredCheckpoint> resume_from;  // continue from it (the directory is reopened)
+  std::shared_ptr<RunInterrupt> interrupt;              // set by a signal; may be null
+  std::uint32_t stop_after = 0;  // > 0: stop as if interrupted after this aggregation (tests)
+  std::string resume_command;    // what summary.json tells a person to run when interrupted
+};
+
 struct FederationOptions {
   std::uint32_t cpu_slots = 1;  // CPU trainer slots when `devices` is empty; results do not depend on it
   std::vector<DeviceSlots> devices;  // the device pool; empty: cpu x cpu_slots
   ClusterOptions cluster;
+  RunControl control;
 };
 
-// Returns the best test accuracy. Throws std::runtime_error if the run cannot finish (then
-// summary.json says "stopped" and why, beside everything reported so far).
-double run_federation(std::shared_ptr<const Scenario> scenario, std::shared_ptr<const FederationData> data,
+struct RunResult {
+  double best_accuracy = 0.0;
+  bool interrupted = false;  // stopped at a checkpoint by an interrupt; summary.json says how to resume
+};
+
+// Throws std::runtime_error if the run cannot finish (then summary.json says "stopped" and
+// why, beside everything reported so far).
+RunResult run_federation(std::shared_ptr<const Scenario> scenario, std::shared_ptr<const FederationData> data,
                       std::shared_ptr<RunDirectory> directory, std::shared_ptr<RunObserver> observer,
                       const FederationOptions& options);
 

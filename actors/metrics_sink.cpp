@@ -18,12 +18,17 @@ struct SinkState {
 }  // namespace
 
 caf::behavior metrics_sink(caf::event_based_actor* self, std::shared_ptr<RunDirectory> directory,
-                           std::shared_ptr<RunObserver> observer, SummaryTargets targets) {
+                           std::shared_ptr<RunObserver> observer, SinkOptions options) {
   auto state = std::make_shared<SinkState>();
+  state->rounds = std::move(options.earlier);
+  const auto targets = options.targets;
+  const auto wall_before = options.wall_before;
+  const auto resume = options.resume_command;
   auto write_summary = [=](const std::string& status, const std::string& reason) {
     const auto summary = summarize(state->rounds, targets);
     const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - state->started;
-    directory->write_summary(summary, status, wall.count(), reason);
+    const bool interrupted = status == name_of(RunStatus::interrupted);
+    directory->write_summary(summary, status, wall_before + wall.count(), reason, interrupted ? resume : "");
     directory->write_participation();
     return summary;
   };

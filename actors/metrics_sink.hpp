@@ -2,6 +2,8 @@
 #include <caf/fwd.hpp>
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "engine/metrics/round_report.hpp"
 #include "engine/compose/run_directory.hpp"
@@ -19,6 +21,14 @@ class RunObserver {
   virtual void on_warning(const std::string& text) {}  // e.g. a worker was lost
   // Within round `round`: `arrived` of `needed` updates are in (the server's thread).
   virtual void on_progress(std::uint32_t round, std::uint32_t arrived, std::uint32_t needed) {}
+  virtual void on_checkpoint(const std::string& text) {}  // a checkpoint was written, and its cost
+};
+
+struct SinkOptions {
+  SummaryTargets targets;
+  std::vector<RoundFacts> earlier;  // a resumed run: the aggregations reported before the checkpoint
+  double wall_before = 0.0;         // a resumed run: wall seconds spent before this process
+  std::string resume_command;       // written into summary.json when the run is interrupted
 };
 
 // Writes every round report into the run directory and tells the observer; on finish,
@@ -27,6 +37,6 @@ class RunObserver {
 // writes summary.json with status "stopped" and the reason, so that the run directory stays
 // complete up to the last reported round.
 caf::behavior metrics_sink(caf::event_based_actor* self, std::shared_ptr<RunDirectory> directory,
-                           std::shared_ptr<RunObserver> observer, SummaryTargets targets);
+                           std::shared_ptr<RunObserver> observer, SinkOptions options);
 
 }  // namespace drift::actors

@@ -35,6 +35,7 @@ using release_atom = caf::atom_constant<caf::atom("release")>;  // runner -> poo
 using select_atom = caf::atom_constant<caf::atom("select")>;    // server -> sampler
 using ping_atom = caf::atom_constant<caf::atom("ping")>;        // pool -> worker agent: still there?
 using tick_atom = caf::atom_constant<caf::atom("tick")>;        // pool -> itself: look at the workers
+using checkpoint_atom = caf::atom_constant<caf::atom("ckpt")>;  // server -> sampler: its state
 
 // Anything that runs jobs: a trainer slot, a worker's stand-in for one, and the device pool.
 //   train: client state, task -> update, new client state
@@ -59,7 +60,9 @@ using pool_actor = job_runner_actor::extend_with<worker_registry_actor>::extend<
 using client_actor = caf::typed_actor<caf::replies_to<task_atom, Buffer>::with<Buffer>,
                                       caf::replies_to<shadow_atom, Buffer>::with<Buffer>>;
 
-// The sampler: a SelectionRequest buffer -> a Selection buffer.
-using sampler_actor = caf::typed_actor<caf::replies_to<select_atom, Buffer>::with<Buffer>>;
+// The sampler: a SelectionRequest buffer -> a Selection buffer; checkpoint -> its state
+// (a StateArchive's bytes).
+using sampler_actor = caf::typed_actor<caf::replies_to<select_atom, Buffer>::with<Buffer>,
+                                       caf::replies_to<checkpoint_atom>::with<Buffer>>;
 
 }  // namespace drift::actors

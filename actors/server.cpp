@@ -3,6 +3,8 @@
 #include <chrono>
 #include <deque>
 #include <map>
+#include <optional>
+#include <utility>
 
 #include "actors/client.hpp"
 #include "actors/wire.hpp"
@@ -40,12 +42,19 @@ class Host final : public JobRunner, public DriverListener {
     observer_ = options.observer;
     reference_ = clone(setup.initial_weights);
     driver_ = make_driver(std::move(setup), *this, *this);
+    checkpointer_ = std::make_unique<Checkpointer>(s, options.checkpoint, client_states_);
+    if (const auto& from = options.checkpoint.resume_from) {
+      auto ar = StateArchive::reader(from->checkpoint.driver, (from->directory / "state.bin").string());
+      driver_->archive(ar);
+      ar.expect_end();
+    }
   }
 
   void run(caf::response_promise done) {
     done_ = std::move(done);
     phase_start_ = Clock::now();
-    driver_->start();
+    if (checkpointer_->options().resume_from) driver_->resume();
+    else driver_->start();
   }
 
   // JobRunner
@@ -95,6 +104,7 @@ class Host final : public JobRunner, public DriverListener {
 
   // DriverListener
   void on_aggregation(RoundReport report, const NamedTensors* evaluate) override {
+    last_time_ = report.time_end;
     report.wall_train_seconds = seconds_since(phase_start_);
     phase_start_ = Clock::now();
     const std::uint64_t id = next_report_++;
@@ -108,8 +118,41 @@ class Host final : public JobRunner, public DriverListener {
     start_evaluation(id, *evaluate);
   }
 
+  // Once the driver holds and every report before the hold is written: the sampler's state,
+  // then the checkpoint; then the run goes on, or stops if an interrupt asked for it.
+  void try_checkpoint() {
+    if (!checkpoint_round_ || asking_sampler_ || !reports_.empty() || written_ != sent_ || failing_) return;
+    asking_sampler_ = true;
+    self_->request(peers_.sampler, caf::infinite, checkpoint_atom::value)
+        .then([this](Buffer& sampler) { save_checkpoint(std::string(sampler.data(), sampler.size())); },
+              [this](caf::error& err) { fail("checkpoint: the sampler's state: " + error_text(err)); });
+  }
+
+  void save_checkpoint(std::string sampler) {
+    asking_sampler_ = false;
+    const auto round = *std::exchange(checkpoint_round_, std::nullopt);
+    try {
+      auto ar = StateArchive::writer();
+      driver_->archive(ar);
+      const auto line = checkpointer_->write(round, last_time_, ar.take(), std::move(sampler));
+      if (observer_) observer_->on_checkpoint(line);
+    } catch (const std::exception& e) {
+      return fail(e.what());
+    }
+    if (!checkpointer_->stopping()) return driver_->resume();
+    checkpointer_->options().interrupt->stopped = true;
+    on_finished({RunStatus::interrupted, "interrupted after aggregation " + std::to_string(round)});
+  }
+
   void on_progress(std::uint32_t round, std::uint32_t arrived, std::uint32_t needed) override {
     if (observer_) observer_->on_progress(round, arrived, needed);
+  }
+
+  bool wants_checkpoint(std::uint32_t round, bool last) override { return checkpointer_->due(round, last); }
+
+  void on_checkpoint_ready(std::uint32_t round) override {
+    checkpoint_round_ = round;
+    try_checkpoint();
   }
 
   void on_finished(const RunEnd& end) override {
@@ -216,8 +259,14 @@ class Host final : public JobRunner, public DriverListener {
   // Reports leave strictly in aggregation order, whatever order evaluations finish in.
   void flush() {
     while (!reports_.empty() && reports_.begin()->second.ready) {
+      ++sent_;
       self_->request(peers_.sink, caf::infinite, report_atom::value, msg::encode_report(reports_.begin()->second.report))
-          .then([] {}, [this](caf::error& err) { fail(error_text(err)); });
+          .then(
+              [this] {
+                ++written_;
+                try_checkpoint();
+              },
+              [this](caf::error& err) { fail(error_text(err)); });
       reports_.erase(reports_.begin());
     }
     if (driver_finished_ && reports_.empty() && !finishing_) {
@@ -249,6 +298,11 @@ class Host final : public JobRunner, public DriverListener {
   std::shared_ptr<msg::StateStore> client_states_;
   std::shared_ptr<RunObserver> observer_;
   std::unique_ptr<Driver> driver_;
+  std::unique_ptr<Checkpointer> checkpointer_;
+  std::optional<std::uint32_t> checkpoint_round_;  // the driver holds after this aggregation
+  bool asking_sampler_ = false;
+  std::uint64_t sent_ = 0, written_ = 0;  // reports sent to the sink, and written by it
+  double last_time_ = 0.0;                // virtual time at the end of the last aggregation
   std::map<std::uint32_t, client_actor> clients_;  // spawned lazily
   std::shared_ptr<const TrainingTask> last_task_;
   Buffer last_buffer_;

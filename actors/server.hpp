@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "actors/checkpointer.hpp"
 #include "actors/metrics_sink.hpp"
 #include "actors/protocols.hpp"
 #include "actors/trainer_slot.hpp"
@@ -21,12 +22,14 @@ struct ServerOptions {
   bool log_eligible = true;
   std::shared_ptr<msg::StateStore> client_states;  // null: in memory
   std::shared_ptr<RunObserver> observer;           // shown progress within a round; may be null
+  CheckpointOptions checkpoint;                    // where and when to checkpoint, what to resume
 };
 
 // Hosts the scenario's round driver (engine/sim): turns its training jobs into requests to
 // client actors and its selection requests into requests to the sampler, feeds the answers back, evaluates aggregations on the device pool and
-// sends the reports to the sink in aggregation order. Replies to `run` when the last
-// report is written.
+// sends the reports to the sink in aggregation order. Checkpoints when the Checkpointer says
+// so, once every report before it is written. Replies to `run` when the last report is
+// written (and the summary, "interrupted" when an interrupt stopped the run at a checkpoint).
 caf::behavior server(caf::event_based_actor* self, SlotContext ctx, ServerPeers peers, ServerOptions options);
 
 }  // namespace drift::actors

@@ -21,6 +21,11 @@ class StateStore {
   // The state kept for `client`, or nothing before its first round.
   virtual std::optional<Buffer> load(std::uint32_t client) = 0;
   virtual void save(std::uint32_t client, const Buffer& state) = 0;
+  // Checkpoints (docs/checkpoints.md): copies every state into `directory`, which exists and
+  // is empty; restore replaces every state with the copies found there. Throw
+  // std::runtime_error naming the file on an I/O failure.
+  virtual void save_to(const std::filesystem::path& directory) = 0;
+  virtual void restore_from(const std::filesystem::path& directory) = 0;
 };
 
 // Thread-safe: client actors run on several scheduler threads.
@@ -28,6 +33,9 @@ class MemoryStateStore final : public StateStore {
  public:
   std::optional<Buffer> load(std::uint32_t client) override;
   void save(std::uint32_t client, const Buffer& state) override;
+  // One file, clients.bin.
+  void save_to(const std::filesystem::path& directory) override;
+  void restore_from(const std::filesystem::path& directory) override;
 
  private:
   std::mutex mutex_;
@@ -41,6 +49,10 @@ class DiskStateStore final : public StateStore {
   explicit DiskStateStore(std::filesystem::path directory);
   std::optional<Buffer> load(std::uint32_t client) override;
   void save(std::uint32_t client, const Buffer& state) override;
+  // Hard links (copies where links cannot be made): a state saved later is written to a new
+  // file and renamed over the old name, so the checkpoint's link keeps the old bytes.
+  void save_to(const std::filesystem::path& directory) override;
+  void restore_from(const std::filesystem::path& directory) override;
 
  private:
   std::filesystem::path file_of(std::uint32_t client) const;

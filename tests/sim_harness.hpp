@@ -75,7 +75,20 @@ struct FakeHost : JobRunner, DriverListener {
     status = end.status;
   }
   RunStatus status = RunStatus::completed;
-  void request_selection(const SelectionRequest& r) override { driver->on_selection(sampler->answer(r)); }
+  std::uint32_t checkpoint_at = 0;  // hold the driver for a checkpoint after this aggregation
+  bool held = false;                // it holds, every job answered
+  bool wants_checkpoint(std::uint32_t round, bool) override { return round == checkpoint_at; }
+  void on_checkpoint_ready(std::uint32_t) override { held = true; }
+  std::vector<std::string> requests;  // every selection request and its answer, as text
+  void request_selection(const SelectionRequest& r) override {
+    auto answer = sampler->answer(r);
+    std::string line = std::to_string(r.round) + " t=" + std::to_string(r.time) + " slots=" + std::to_string(r.slots) + " busy";
+    for (auto c : r.busy) line += " " + std::to_string(c);
+    line += " -> ";
+    for (auto c : answer.clients) line += " " + std::to_string(c);
+    requests.push_back(line);
+    driver->on_selection(std::move(answer));
+  }
 
   // Completes every launched job, newest first if `reverse`, until nothing is pending.
   void pump(bool reverse = false) {

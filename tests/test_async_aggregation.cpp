@@ -59,6 +59,7 @@ class Spy final : public ServerAlgorithm {
     input = in;
     global = updates.front().weights;
   }
+  void archive(StateArchive&) override {}
   Payload broadcast(std::uint32_t round) override {
     Payload p;
     p.tensors["round"] = torch::full({1}, static_cast<double>(round));

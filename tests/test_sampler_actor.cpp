@@ -23,7 +23,7 @@ TEST_CASE("the sampler actor answers as the engine's sampler does, request after
   caf::actor_system_config cfg;
   add_message_types(cfg);
   caf::actor_system system{cfg};
-  auto actor = system.spawn(sampler, scenario, population);
+  auto actor = system.spawn(sampler, scenario, population, std::string());
   caf::scoped_actor self{system};
   for (std::uint32_t round = 1; round <= 4; ++round) {
     SelectionRequest r;

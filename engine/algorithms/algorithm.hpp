@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/state_archive.hpp"
 #include "engine/metrics/algorithm_metrics.hpp"
 #include "engine/tensors/federated_types.hpp"
 #include "engine/data/dataset.hpp"
@@ -85,6 +86,10 @@ class ServerAlgorithm {
                                const AggregationInput& input);
   // What the last aggregation reports; empty by default.
   virtual AlgorithmMetrics metrics() const { return {}; }
+  // Saves or restores everything a later aggregation or broadcast depends on (momentum,
+  // control variates, prototypes, a generator's stream): docs/checkpoints.md. Every server half
+  // says what it keeps, even when that is nothing.
+  virtual void archive(StateArchive& ar) = 0;
 };
 
 // What a server half may need to know about the federation it serves.

@@ -19,6 +19,7 @@ class FedAvgServer final : public ServerAlgorithm {
                        const AggregationInput&) override {
     global = std::move(mean);
   }
+  void archive(StateArchive&) override {}  // keeps nothing between aggregations
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
 // FedAvgM (Hsu et al. 2019): FedAvg with server momentum over the mean client change:
 //   delta = sum_k a_k (w_k - w), u = beta u + delta, w = w + eta u.
+#include "engine/tensors/tensor_archive.hpp"
 #include "engine/algorithms/aggregation.hpp"
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/algorithms/builtin.hpp"
@@ -27,6 +28,7 @@ class FedAvgMServer final : public ServerAlgorithm {
       w = (w.to(torch::kFloat64) + eta_ * momentum_[i]).to(w.scalar_type());
     }
   }
+  void archive(StateArchive& ar) override { archive_tensors(ar, momentum_); }
 
  private:
   double eta_, beta_;

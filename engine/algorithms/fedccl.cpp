@@ -9,6 +9,7 @@
 //  - Server: per class, all clients' signals (in client order) form the local bank; FINCH on
 //    them gives centres G_j^k, and the global signal is their unweighted mean (the de-biasing
 //    step). Weights: FedAvg by |D_i|. A class nobody held this round keeps its signals.
+#include "engine/tensors/tensor_archive.hpp"
 #include "engine/algorithms/fedccl.hpp"
 
 #include <set>
@@ -121,6 +122,11 @@ AlgorithmInfo fedccl_info() {
             return std::make_unique<FedCCLClient>(o);
           },
           [](const ParamSet&, const FederationShape&) { return std::make_unique<FedCCLServer>(); }};
+}
+
+void FedCCLServer::archive(StateArchive& ar) {
+  archive_tensor_map(ar, local_signals_);
+  archive_tensor_map(ar, global_signals_);
 }
 
 }  // namespace drift

@@ -32,6 +32,7 @@ class FedCCLServer final : public ServerAlgorithm {
  public:
   Payload broadcast(std::uint32_t round) override;
   void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, const AggregationInput& input) override;
+  void archive(StateArchive& ar) override;
 
  private:
   std::map<std::uint32_t, torch::Tensor> local_signals_;   // class -> [n, d], all clients' clusters

@@ -5,6 +5,7 @@
 //  - Server: trains the head, Linear(d, C), with CE on the round's (prototype, class) pairs,
 //    SGD for server_epochs full-batch steps; the head persists across rounds and is
 //    initialised from the scenario seed.
+#include "engine/tensors/tensor_archive.hpp"
 #include "engine/algorithms/aggregation.hpp"
 #include "engine/algorithms/builtin.hpp"
 #include "engine/algorithms/class_means.hpp"
@@ -57,6 +58,17 @@ class FedGhServer final : public ServerAlgorithm {
       torch::nn::functional::cross_entropy(head_->forward(x), y).backward();
       optimizer.step();
     }
+  }
+
+  // The global head, once the first prototypes made it.
+  void archive(StateArchive& ar) override {
+    bool has = static_cast<bool>(head_);
+    ar.value(has);
+    std::int64_t width = has && !ar.loading() ? head_->weight.size(1) : 0;
+    ar.value(width);
+    if (!has) return;
+    if (ar.loading()) head_ = torch::nn::Linear(width, shape_.num_classes);
+    archive_module(ar, *head_);
   }
 
  private:

@@ -7,6 +7,7 @@
 //    centroids, converted to the clients' input, broadcast with the centroids; classes nobody
 //    has uploaded yet are left out unless unseen_classes = "keep" (docs/algorithms.md#fedktl).
 //  - No weights are ever aggregated: the algorithm declares private models.
+#include "engine/tensors/tensor_archive.hpp"
 #include "engine/algorithms/fedktl.hpp"
 
 #include <cmath>
@@ -179,6 +180,16 @@ AlgorithmInfo fedktl_info() {
   };
   info.private_models = true;
   return info;
+}
+
+// The generator is fixed (pretrained or seeded); what the rounds changed is kept.
+void FedKtlServer::archive(StateArchive& ar) {
+  archive_module(ar, *transformer_);
+  archive_tensor(ar, centroids_);
+  ar.values(seen_);
+  archive_tensor(ar, images_);
+  archive_tensor(ar, latents_);
+  rng_.archive(ar);
 }
 
 }  // namespace drift

@@ -49,6 +49,7 @@ class FedKtlServer final : public ServerAlgorithm {
   void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, const AggregationInput& input) override;
 
   const torch::Tensor& centroids() const { return centroids_; }
+  void archive(StateArchive& ar) override;
 
  private:
   FedKtlServerOptions options_;

@@ -14,6 +14,7 @@ class FedNHServer final : public ServerAlgorithm {
  public:
   FedNHServer(double rho, double server_lr) : rho_(rho), server_lr_(server_lr) {}
   void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, const AggregationInput& input) override;
+  void archive(StateArchive&) override {}  // the prototypes live in the global model
 
  private:
   double rho_, server_lr_;

@@ -5,6 +5,7 @@
 //   w = w + eta m / (sqrt(v) + tau), with m0 = 0, v0 = tau^2 and no bias correction (the paper's form).
 #include <cmath>
 
+#include "engine/tensors/tensor_archive.hpp"
 #include "engine/algorithms/aggregation.hpp"
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/algorithms/builtin.hpp"
@@ -75,6 +76,11 @@ AlgorithmInfo fedyogi_info() {
 }
 AlgorithmInfo fedadagrad_info() {
   return fedopt_info("fedadagrad", FedOptServer::Rule::adagrad, "FedAdagrad: Adagrad on the server over the mean client change");
+}
+
+void FedOptServer::archive(StateArchive& ar) {
+  archive_tensors(ar, m_);
+  archive_tensors(ar, v_);
 }
 
 }  // namespace drift

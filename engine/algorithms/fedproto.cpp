@@ -9,6 +9,7 @@
 //    uploaded as class vectors "prototypes" (one [1, d] row per class held).
 //  - Server: P^c = unweighted mean of the uploaded prototypes of class c (PFLlib, FPL); a
 //    class nobody uploaded keeps its last prototype.
+#include "engine/tensors/tensor_archive.hpp"
 #include "engine/algorithms/fedproto.hpp"
 
 #include "engine/algorithms/aggregation.hpp"
@@ -108,5 +109,7 @@ AlgorithmInfo feddistill_info() {
   info.private_models = true;
   return info;
 }
+
+void FedProtoServer::archive(StateArchive& ar) { archive_tensor_map(ar, prototypes_); }
 
 }  // namespace drift

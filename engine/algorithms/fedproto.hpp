@@ -36,6 +36,7 @@ class FedProtoServer final : public ServerAlgorithm {
   Payload broadcast(std::uint32_t round) override;
   void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, const AggregationInput& input) override;
   const std::map<std::uint32_t, torch::Tensor>& prototypes() const { return prototypes_; }
+  void archive(StateArchive& ar) override;
 
  private:
   bool average_weights_;

@@ -2,6 +2,7 @@
 // the `reference` preset follows what the released code computes: raw client
 // prototypes instead of relational ones, CPDR inactive, the sample itself as the RPCL
 // positive and negatives pooled over the batch, prototypes from the last local epoch.
+#include "engine/tensors/tensor_archive.hpp"
 #include "engine/algorithms/fedsc.hpp"
 
 #include <algorithm>
@@ -185,6 +186,11 @@ void Server::aggregate(NamedTensors& global, const std::vector<ClientUpdate>& up
     relational_[c] = relational;
     consistent_[c] = cc;
   }
+}
+
+void Server::archive(StateArchive& ar) {
+  archive_tensor_map(ar, relational_);
+  archive_tensor_map(ar, consistent_);
 }
 
 }  // namespace drift::fedsc

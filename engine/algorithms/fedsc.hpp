@@ -73,6 +73,7 @@ class Server final : public ServerAlgorithm {
   const std::map<std::uint32_t, torch::Tensor>& consistent() const { return consistent_; }
   AlgorithmMetrics metrics() const override { return {{}, {{"consistency_weight", last_weights_}}}; }
   const std::map<std::uint32_t, torch::Tensor>& relational() const { return relational_; }
+  void archive(StateArchive& ar) override;
 
  private:
   ServerOptions o_;

@@ -1,6 +1,7 @@
 // FedSKC (docs/algorithms.md#fedskc). Two presets: `paper` (the formulas as written, with
 // drift's decisions where the paper is silent) and `reference` (what the authors' released
 // code computes). Every module and each discrepancy is a parameter of its own.
+#include "engine/tensors/tensor_archive.hpp"
 #include "engine/algorithms/fedskc.hpp"
 
 #include <algorithm>
@@ -226,6 +227,12 @@ AlgorithmMetrics Server::metrics() const {
   m.scalars["gpr_rho_applied"] = last_applied_rho_;
   m.per_client[o_.gda ? "gda_weight" : "fedavg_weight"] = last_weights_;
   return m;
+}
+
+void Server::archive(StateArchive& ar) {
+  archive_tensor_map(ar, knowledge_);
+  archive_tensor_map(ar, previous_);
+  ar.value(has_previous_);
 }
 
 }  // namespace drift::fedskc

@@ -100,6 +100,7 @@ class Server final : public ServerAlgorithm {
   double last_applied_rho() const { return last_applied_rho_; }  // after gpr_rho_limit
   AlgorithmMetrics metrics() const override;               // rho and the aggregation weights
   const std::vector<double>& last_weights() const { return last_weights_; }
+  void archive(StateArchive& ar) override;
 
  private:
   ServerOptions o_;

@@ -4,6 +4,7 @@
 //  - Client: starts from the global head when there is one, trains everything with CE,
 //    uploads its head.
 //  - Server: head = sum_k (n_k / n) head_k over the round's updates.
+#include "engine/tensors/tensor_archive.hpp"
 #include "engine/algorithms/aggregation.hpp"
 #include "engine/algorithms/builtin.hpp"
 #include "engine/algorithms/head_exchange.hpp"
@@ -36,6 +37,7 @@ class LgFedAvgServer final : public ServerAlgorithm {
       }
     for (auto& [name, sum] : sums) head_[name] = sum.to(torch::kFloat32);
   }
+  void archive(StateArchive& ar) override { archive_tensor_map(ar, head_); }
 
  private:
   std::map<std::string, torch::Tensor> head_;

@@ -7,6 +7,7 @@
 //  - After T local steps: c_i+ = c_i - c + (x - y) / (T lr); upload delta_c = c_i+ - c_i as
 //    "c_delta:<parameter>".
 //  - Server: x <- x + (eta_g / |S|) sum (y_k - x); c <- c + (1 / K) sum delta_c_k, K = all clients.
+#include "engine/tensors/tensor_archive.hpp"
 #include "engine/algorithms/aggregation.hpp"
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/algorithms/builtin.hpp"
@@ -91,5 +92,7 @@ AlgorithmInfo scaffold_info() {
             return std::make_unique<ScaffoldServer>(p.number("server_lr"), std::max<std::uint32_t>(1, shape.num_clients));
           }};
 }
+
+void ScaffoldServer::archive(StateArchive& ar) { archive_tensor_map(ar, c_); }
 
 }  // namespace drift

@@ -27,6 +27,7 @@ class ScaffoldServer final : public ServerAlgorithm {
   Payload broadcast(std::uint32_t round) override;
   void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, const AggregationInput& input) override;
   const std::map<std::string, torch::Tensor>& control() const { return c_; }
+  void archive(StateArchive& ar) override;
 
  private:
   double eta_;

@@ -6,10 +6,13 @@
 #include <cstring>
 
 #include <cmath>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "engine/compose/atomic_file.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/state_archive.hpp"
 
 namespace drift {
 namespace fs = std::filesystem;
@@ -35,25 +38,19 @@ void flush_checked(std::ofstream& out, const fs::path& p) {
   if (!out) write_failed(p);
 }
 
-// Whole files go to a temporary name and are renamed into place, so a reader (or a run that
-// fails half way) sees the old file or the new one, never a part.
-void write_file(const fs::path& p, const std::string& text) {
-  const fs::path temporary = p.string() + ".partial";
-  try {
-    auto out = open_for_append(temporary);
-    out << text;
-    flush_checked(out, temporary);
-    out.close();
-    if (!out) write_failed(temporary);
-  } catch (const WriteError&) {
-    const int cause = errno == 0 ? EIO : errno;
-    std::error_code ignored;
-    fs::remove(temporary, ignored);
-    throw WriteError(p.string() + ": cannot write: " + std::strerror(cause));
-  }
+// An appended file cut back to `size` bytes (what it held at a checkpoint), open for appending.
+std::ofstream reopen_at(const fs::path& p, std::uint64_t size) {
   std::error_code ec;
-  fs::rename(temporary, p, ec);
-  if (ec) throw WriteError(p.string() + ": cannot write: " + ec.message());
+  const auto now = fs::file_size(p, ec);
+  if (ec) throw UserError(p.string() + ": cannot resume: " + ec.message());
+  if (now < size) throw UserError(p.string() + " is shorter (" + std::to_string(now) + " bytes) than at the checkpoint (" +
+                                  std::to_string(size) + "): the run directory was changed since");
+  fs::resize_file(p, size, ec);
+  if (ec) throw WriteError(p.string() + ": cannot cut back to the checkpoint: " + ec.message());
+  errno = 0;
+  std::ofstream out(p, std::ios::out | std::ios::app);
+  if (!out) write_failed(p);
+  return out;
 }
 
 }  // namespace
@@ -99,7 +96,7 @@ RunDirectory::RunDirectory(fs::path path, const Scenario& scenario, const Federa
   std::error_code ec;
   fs::create_directories(path_, ec);
   if (ec) throw WriteError(path_.string() + ": cannot create run directory: " + ec.message());
-  write_file(path_ / "scenario.toml", scenario.resolved_toml);
+  write_file_atomically(path_ / "scenario.toml", scenario.resolved_toml);
 
   json partition;
   partition["scheme"] = scenario.partition.scheme;
@@ -116,14 +113,16 @@ RunDirectory::RunDirectory(fs::path path, const Scenario& scenario, const Federa
     clients.push_back(std::move(client));
   }
   partition["clients"] = std::move(clients);
-  write_file(path_ / "partition.json", partition.dump(1) + "\n");
+  write_file_atomically(path_ / "partition.json", partition.dump(1) + "\n");
   write_population(scenario, *data.population);
 
   metrics_ = open_for_append(path_ / "metrics.jsonl");
   clients_ = open_for_append(path_ / "clients.csv");
   timings_ = open_for_append(path_ / "timings.jsonl");
-  clients_ << "round,client,event,time,num_samples,train_loss,bytes_down,bytes_up,staleness,detail\n";
+  const std::string header = "round,client,event,time,num_samples,train_loss,bytes_down,bytes_up,staleness,detail\n";
+  clients_ << header;
   flush_checked(clients_, path_ / "clients.csv");
+  clients_size_ = header.size();
 }
 
 void RunDirectory::append(const RoundReport& r) {
@@ -180,11 +179,14 @@ void RunDirectory::append(const RoundReport& r) {
     for (const auto& [name, value] : r.algorithm.scalars) a[name] = value;
     for (const auto& [name, values] : r.algorithm.per_client) a[name] = values;
   }
-  metrics_ << m.dump() << "\n";
+  const auto line = m.dump() + "\n";
+  metrics_ << line;
   flush_checked(metrics_, path_ / "metrics.jsonl");
+  metrics_size_ += line.size();
 
   for (auto c : r.aggregated)
     if (c < participation_.size()) ++participation_[c].aggregated;
+  std::ostringstream rows;
   for (const auto& c : r.clients) {
     if (c.client_id < participation_.size()) {
       auto& p = participation_[c.client_id];
@@ -196,15 +198,55 @@ void RunDirectory::append(const RoundReport& r) {
     std::string detail = c.detail;
     for (auto& ch : detail)
       if (ch == ',' || ch == '\n' || ch == '"') ch = ' ';
-    clients_ << r.round << ',' << c.client_id << ',' << name_of(c.event) << ',' << json(c.time).dump() << ',' << c.num_samples
+    rows << r.round << ',' << c.client_id << ',' << name_of(c.event) << ',' << json(c.time).dump() << ',' << c.num_samples
              << ',' << json(c.train_loss).dump() << ',' << c.bytes_down << ',' << c.bytes_up << ',' << c.staleness << ','
              << detail << '\n';
   }
+  const auto text = rows.str();
+  clients_ << text;
   flush_checked(clients_, path_ / "clients.csv");
+  clients_size_ += text.size();
 
-  timings_ << json{{"round", r.round}, {"train_seconds", r.wall_train_seconds}, {"eval_seconds", r.wall_eval_seconds}}.dump()
-           << "\n";
+  const auto timing =
+      json{{"round", r.round}, {"train_seconds", r.wall_train_seconds}, {"eval_seconds", r.wall_eval_seconds}}.dump() + "\n";
+  timings_ << timing;
   flush_checked(timings_, path_ / "timings.jsonl");
+  timings_size_ += timing.size();
+}
+
+std::string RunDirectory::marks() const {
+  auto ar = StateArchive::writer();
+  auto self = const_cast<RunDirectory*>(this);  // the archive's one code path both reads and writes
+  self->archive_marks(ar);
+  return ar.take();
+}
+
+void RunDirectory::archive_marks(StateArchive& ar) {
+  ar.section("run directory");
+  ar.value(metrics_size_);
+  ar.value(clients_size_);
+  ar.value(timings_size_);
+  const auto clients = participation_.size();
+  ar.vector(participation_, [&](Counts& c) {
+    for (auto* n : {&c.selected, &c.aggregated, &c.late, &c.dropped, &c.failed}) {
+      auto small = static_cast<std::uint32_t>(*n);
+      ar.value(small);
+      *n = small;
+    }
+  });
+  if (participation_.size() != clients) throw DecodeError("the checkpoint is for a run with another population");
+}
+
+RunDirectory::RunDirectory(fs::path path, const Scenario& scenario, const std::string& marks)
+    : path_(std::move(path)), shadow_clients_(scenario.simulation.shadow_clients > 0) {
+  participation_.resize(static_cast<std::size_t>(scenario.clients));
+  auto ar = StateArchive::reader(marks, (path_ / "checkpoint").string());
+  archive_marks(ar);
+  ar.expect_end();
+  write_file_atomically(path_ / "scenario.toml", scenario.resolved_toml);
+  metrics_ = reopen_at(path_ / "metrics.jsonl", metrics_size_);
+  clients_ = reopen_at(path_ / "clients.csv", clients_size_);
+  timings_ = reopen_at(path_ / "timings.jsonl", timings_size_);
 }
 
 void RunDirectory::write_participation() {
@@ -230,7 +272,7 @@ json keyed_by_number(const std::vector<std::pair<double, std::optional<T>>>& val
 }  // namespace
 
 void RunDirectory::write_summary(const RunSummary& s, const std::string& status, double wall_seconds,
-                                 const std::string& reason) {
+                                 const std::string& reason, const std::string& resume) {
   json summary = {{"status", status},
                   {"rounds", s.rounds},
                   {"evaluations", s.evaluations},
@@ -258,7 +300,8 @@ void RunDirectory::write_summary(const RunSummary& s, const std::string& status,
   rusage usage{};
   if (getrusage(RUSAGE_SELF, &usage) == 0) summary["peak_memory_mb"] = static_cast<double>(usage.ru_maxrss) / 1024.0;
   if (!reason.empty()) summary["reason"] = reason;
-  write_file(path_ / "summary.json", summary.dump(2) + "\n");
+  if (!resume.empty()) summary["resume"] = resume;
+  write_file_atomically(path_ / "summary.json", summary.dump(2) + "\n");
 }
 
 }  // namespace drift

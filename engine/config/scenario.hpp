@@ -118,6 +118,13 @@ struct TimelineEntry {
   std::size_t index = 0;             // position in the file, for messages
 };
 
+// When a run saves a checkpoint (docs/checkpoints.md); a run also saves one when it ends and
+// when it is interrupted.
+struct CheckpointConfig {
+  std::int64_t every = 0;  // aggregations between checkpoints; 0: by wall time only
+  double minutes = 5.0;    // wall-clock minutes between checkpoints; 0: by count only
+};
+
 struct Scenario {
   std::string name;
   std::uint64_t seed = 0;
@@ -146,6 +153,7 @@ struct Scenario {
   std::vector<TimelineEntry> timeline;  // sorted by (round or time, file order)
   std::int64_t cpu_slots = 0;  // trainer slots on the CPU; 0 = one per core
   std::string device_pool;     // "cpu:2,cuda:0x4"; empty = cpu x cpu_slots
+  CheckpointConfig checkpoint;
   std::string runs_dir;
   bool log_eligible = true;  // write "eligible" rows to clients.csv (one per eligible client per round)
   std::string resolved_toml;  // the scenario with every default written out

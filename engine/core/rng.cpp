@@ -121,4 +121,10 @@ std::vector<double> dirichlet_draw(Rng& rng, double alpha, std::size_t k) {
   return logs;
 }
 
+void Rng::archive(StateArchive& ar) {
+  for (auto& s : s_) ar.value(s);
+  ar.value(has_spare_normal_);
+  ar.value(spare_normal_);
+}
+
 }  // namespace drift

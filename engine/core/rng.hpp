@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "engine/core/state_archive.hpp"
+
 namespace drift {
 
 // Stable 64-bit seed for a stream: FNV-1a over the purpose, then SplitMix64 over each id.
@@ -29,6 +31,9 @@ class Rng {
   // log of a Gamma(alpha, 1) draw. Working in log space keeps tiny alphas (1e-4) from
   // underflowing to zero, which is what makes Dirichlet sampling safe for any alpha > 0.
   double log_gamma_draw(double alpha);
+
+  // The stream's position, for a checkpoint.
+  void archive(StateArchive& ar);
 
   template <class T>
   void shuffle(std::vector<T>& v) {

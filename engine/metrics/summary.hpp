@@ -19,12 +19,13 @@ namespace drift {
 
 // How a run ended. `completed`: every round ran; `ended`: the driver saw that no progress was
 // possible (nobody can come online again); `diverged`: a round in which every update failed,
-// or a non-finite model; `stopped`: the run could not go on (a worker protocol error, ...).
-enum class RunStatus { completed, ended, diverged, stopped };
+// or a non-finite model; `stopped`: the run could not go on (a worker protocol error, ...);
+// `interrupted`: a signal stopped it at a checkpoint, from which `drift resume` continues.
+enum class RunStatus { completed, ended, diverged, stopped, interrupted };
 
 template <>
 struct ChoiceNames<RunStatus> {
-  static constexpr std::array<std::string_view, 4> names{"completed", "ended", "diverged", "stopped"};
+  static constexpr std::array<std::string_view, 5> names{"completed", "ended", "diverged", "stopped", "interrupted"};
 };
 
 struct RunEnd {

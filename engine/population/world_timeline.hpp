@@ -27,8 +27,11 @@ class WorldTimeline {
   std::vector<std::size_t> take_due(std::uint32_t round, double t);
   // Virtual time of the next fixed-time entry not applied yet, or kNever.
   double next_timed_entry() const;
+  // Marks entry `index` applied without applying it (a restored checkpoint replays it).
+  void mark_applied(std::size_t index) { applied_.at(index) = 1; }
 
   const TimelineEntry& entry(std::size_t index) const { return entries_.at(index); }
+  std::size_t size() const { return entries_.size(); }
   // The group entry `index` names, or kNoGroup.
   std::uint32_t group_of(std::size_t index) const;
   // Applies entry `index`'s effect on availability and registration, from time t.

@@ -13,4 +13,6 @@ std::vector<std::uint32_t> AvailabilityAwareSampler::select(const SelectionConte
   return chosen;
 }
 
+void AvailabilityAwareSampler::archive(StateArchive& ar) { ar.value(calls_); }
+
 }  // namespace drift

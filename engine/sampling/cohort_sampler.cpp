@@ -17,6 +17,7 @@ CohortSampler::CohortSampler(const Scenario& scenario, std::shared_ptr<const Pop
       last_loss_(population_->size(), std::nan("")) {}
 
 void CohortSampler::apply(const TimelineStep& step) {
+  applied_.push_back(step);
   timeline_.apply_to_world(step.index, step.time, availability_, presence_);
   const auto& e = timeline_.entry(step.index);
   if (e.action == TimelineAction::sampler) sampler_ = make_sampler(e.sampler, scenario_, *population_);
@@ -80,6 +81,26 @@ Selection CohortSampler::answer(const SelectionRequest& request) {
   s.eligible = presence_.present_count(request.time) - busy_present;
   s.clients = draw(request, s.cohort_size, busy);
   return s;
+}
+
+// The timeline's effects are replayed from the steps applied so far (they rebuild the world's
+// replica and the current sampler exactly); then the sampler's counters and the losses.
+void CohortSampler::archive(StateArchive& ar) {
+  ar.section("sampler");
+  std::vector<TimelineStep> steps = applied_;
+  ar.vector(steps, [&](TimelineStep& s) {
+    ar.value(s.index);
+    ar.value(s.time);
+  });
+  if (ar.loading()) {
+    for (const auto& s : steps)
+      if (s.index >= scenario_.timeline.size()) throw DecodeError("a checkpoint names an unknown timeline entry");
+    if (!applied_.empty()) throw std::logic_error("CohortSampler: restore into a sampler that has answered");
+    for (const auto& s : steps) apply(s);
+  }
+  sampler_->archive(ar);
+  ar.values(last_loss_);
+  if (last_loss_.size() != population_->size()) throw DecodeError("a checkpoint's sampler is for another population");
 }
 
 }  // namespace drift

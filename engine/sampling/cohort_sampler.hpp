@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "engine/core/state_archive.hpp"
 #include "engine/population/availability.hpp"
 #include "engine/population/presence.hpp"
 #include "engine/population/world_timeline.hpp"
@@ -50,6 +51,9 @@ class CohortSampler {
   CohortSampler(const Scenario& scenario, std::shared_ptr<const Population> population);
 
   Selection answer(const SelectionRequest& request);
+  // Saves or restores what later answers depend on (docs/checkpoints.md). Restore into a
+  // sampler that has not answered yet.
+  void archive(StateArchive& ar);
 
  private:
   void apply(const TimelineStep& step);
@@ -65,6 +69,7 @@ class CohortSampler {
   std::unique_ptr<Sampler> sampler_;
   double fraction_override_ = 0.0;  // > 0 once the timeline sets it
   std::vector<double> last_loss_;   // per client, NaN before its first report
+  std::vector<TimelineStep> applied_;  // every timeline step applied, in order
 };
 
 }  // namespace drift

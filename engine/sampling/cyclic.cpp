@@ -19,4 +19,6 @@ std::vector<std::uint32_t> CyclicSampler::select(const SelectionContext& ctx) {
   return chosen;
 }
 
+void CyclicSampler::archive(StateArchive& ar) { ar.value(calls_); }
+
 }  // namespace drift

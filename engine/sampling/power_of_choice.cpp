@@ -31,4 +31,6 @@ std::vector<std::uint32_t> PowerOfChoiceSampler::select(const SelectionContext& 
   return pool;
 }
 
+void PowerOfChoiceSampler::archive(StateArchive& ar) { ar.value(calls_); }
+
 }  // namespace drift

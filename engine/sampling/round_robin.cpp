@@ -15,4 +15,6 @@ std::vector<std::uint32_t> RoundRobinSampler::select(const SelectionContext& ctx
   return chosen;
 }
 
+void RoundRobinSampler::archive(StateArchive& ar) { ar.value(cursor_); }
+
 }  // namespace drift

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/config/scenario.hpp"
+#include "engine/core/state_archive.hpp"
 
 namespace drift {
 
@@ -30,6 +31,8 @@ class Sampler {
   virtual ~Sampler() = default;
   // Up to ctx.count distinct eligible clients, ascending. Fewer only when fewer are eligible.
   virtual std::vector<std::uint32_t> select(const SelectionContext& ctx) = 0;
+  // What a later call depends on (its call counter, a cursor), for checkpoints.
+  virtual void archive(StateArchive& ar) = 0;
 };
 
 struct SamplerInfo {

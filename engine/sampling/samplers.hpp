@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "engine/core/rng.hpp"
+#include "engine/core/state_archive.hpp"
 #include "engine/sampling/sampler.hpp"
 #include "engine/sampling/selection.hpp"
 
@@ -19,6 +20,7 @@ class UniformSampler final : public Sampler {
  public:
   UniformSampler(std::uint32_t population, std::uint64_t seed) : population_(population), seed_(seed) {}
   std::vector<std::uint32_t> select(const SelectionContext& ctx) override;
+  void archive(StateArchive& ar) override;
 
  private:
   std::uint32_t population_;
@@ -30,6 +32,7 @@ class AvailabilityAwareSampler final : public Sampler {
  public:
   AvailabilityAwareSampler(std::uint32_t population, std::uint64_t seed) : population_(population), seed_(seed) {}
   std::vector<std::uint32_t> select(const SelectionContext& ctx) override;
+  void archive(StateArchive& ar) override;
 
  private:
   std::uint32_t population_;
@@ -41,6 +44,7 @@ class SizeWeightedSampler final : public Sampler {
  public:
   SizeWeightedSampler(const Population& population, std::uint64_t seed);
   std::vector<std::uint32_t> select(const SelectionContext& ctx) override;
+  void archive(StateArchive& ar) override;
 
  private:
   std::uint32_t population_;
@@ -53,6 +57,7 @@ class RoundRobinSampler final : public Sampler {
  public:
   explicit RoundRobinSampler(std::uint32_t population) : population_(population) {}
   std::vector<std::uint32_t> select(const SelectionContext& ctx) override;
+  void archive(StateArchive& ar) override;
 
  private:
   std::uint32_t population_;
@@ -63,6 +68,7 @@ class PowerOfChoiceSampler final : public Sampler {
  public:
   PowerOfChoiceSampler(const Population& population, std::uint64_t seed, double candidates);
   std::vector<std::uint32_t> select(const SelectionContext& ctx) override;
+  void archive(StateArchive& ar) override;
 
  private:
   std::uint32_t population_;
@@ -76,6 +82,7 @@ class CyclicSampler final : public Sampler {
  public:
   CyclicSampler(const Population& population, std::uint64_t seed, const std::string& strata = "auto");
   std::vector<std::uint32_t> select(const SelectionContext& ctx) override;
+  void archive(StateArchive& ar) override;
 
  private:
   std::vector<std::vector<std::uint32_t>> strata_;
@@ -87,6 +94,7 @@ class StratifiedSampler final : public Sampler {
  public:
   StratifiedSampler(const Population& population, std::uint64_t seed);
   std::vector<std::uint32_t> select(const SelectionContext& ctx) override;
+  void archive(StateArchive& ar) override;
 
  private:
   std::vector<std::vector<std::uint32_t>> strata_;

@@ -17,4 +17,6 @@ std::vector<std::uint32_t> SizeWeightedSampler::select(const SelectionContext& c
   return chosen;
 }
 
+void SizeWeightedSampler::archive(StateArchive& ar) { ar.value(calls_); }
+
 }  // namespace drift

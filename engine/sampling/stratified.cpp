@@ -43,4 +43,6 @@ std::vector<std::uint32_t> StratifiedSampler::select(const SelectionContext& ctx
   return chosen;
 }
 
+void StratifiedSampler::archive(StateArchive& ar) { ar.value(calls_); }
+
 }  // namespace drift

@@ -14,4 +14,6 @@ std::vector<std::uint32_t> UniformSampler::select(const SelectionContext& ctx) {
   return chosen;
 }
 
+void UniformSampler::archive(StateArchive& ar) { ar.value(calls_); }
+
 }  // namespace drift

@@ -73,4 +73,13 @@ void Accounting::add_training_metrics(RoundReport& r, const std::vector<ClientUp
   }
 }
 
+void Accounting::archive(StateArchive& ar) {
+  ar.section("accounting");
+  ar.values(participation_);
+  ar.value(participants_);
+  window_.archive(ar);
+  ar.values(previous_cohort_);
+  if (participation_.size() != population_.size()) throw DecodeError("a checkpoint's accounting is for another population");
+}
+
 }  // namespace drift

@@ -26,6 +26,7 @@ class Accounting {
   void record_online(RoundReport& report, double t, Roster& roster) const;
   // Sample count and sample-weighted training loss and accuracy of the aggregated updates.
   static void add_training_metrics(RoundReport& report, const std::vector<ClientUpdate>& updates);
+  void archive(StateArchive& ar);
 
  private:
   const Population& population_;

@@ -6,6 +6,8 @@
 #include <numeric>
 #include <utility>
 
+#include "engine/tensors/tensor_archive.hpp"
+
 namespace drift {
 
 AsyncAggregation::AsyncAggregation(const Scenario& scenario, NamedTensors initial,
@@ -103,6 +105,20 @@ void AsyncAggregation::aggregate(NamedTensors mean, std::uint32_t round) {
   applied_ = std::exchange(pending_, {});
   global_ = std::move(next);
   ++version_;
+}
+
+void AsyncAggregation::archive(StateArchive& ar) {
+  ar.section("aggregation");
+  auto global = *global_;
+  archive_named(ar, global);
+  if (ar.loading()) global_ = std::make_shared<NamedTensors>(std::move(global));
+  ar.value(version_);
+  archive_tensors(ar, delta_sum_);
+  ar.vector(pending_.updates, [&](ClientUpdate& u) { archive_update(ar, u); });
+  ar.values(pending_.staleness);
+  if (!applied_.updates.empty()) throw std::logic_error("AsyncAggregation: archived before the last aggregation was taken");
+  ar.section("server half");
+  algorithm_->archive(ar);
 }
 
 }  // namespace drift

@@ -43,6 +43,8 @@ class AsyncAggregation {
   };
   // The updates that made the latest global model (taken once).
   Applied take_applied();
+  // The global model, its version, the buffer and the server half's state.
+  void archive(StateArchive& ar);
 
  private:
   NamedTensors mix(const ClientUpdate& update, double a) const;

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "engine/sim/async_aggregation.hpp"
+#include "engine/sim/async_jobs.hpp"
 #include "engine/sim/async_reports.hpp"
 #include "engine/sim/divergence.hpp"
 #include "engine/sim/driver_parts.hpp"
@@ -29,14 +30,6 @@ constexpr int kMaxIdleRetries = 100000;
 // Clients dropped at the moment they were dispatched, at one virtual time, before the driver
 // concludes the sampler keeps choosing clients that cannot train (per slot of concurrency).
 constexpr std::uint64_t kMaxInstantDropsPerSlot = 1000;
-
-struct InFlight {
-  TaskPlan plan;
-  bool launched = false;
-  bool answered = false;
-  JobOutcome outcome;
-  std::shared_ptr<const NamedTensors> pulled;  // FedBuff: the model the client started from
-};
 
 std::string seconds_text(double t) {
   std::ostringstream out;
@@ -79,8 +72,24 @@ class AsyncDriver final : public Driver {
     if (it == inflight_.end() || it->second.answered) return;
     it->second.answered = true;
     it->second.outcome = std::move(outcome);
+    if (holding_) return ready_if_quiet();
     if (!awaiting_selection_ && !advancing_) advance();
   }
+
+  // The rest of advance()'s step after the aggregation it held at: as there, the sampler's
+  // answer only dispatches (advancing_ is set), and the loop then applies events.
+  void resume() override {
+    holding_ = false;
+    {
+      FlagGuard guard(advancing_);
+      if (stopping()) return finish();
+      parts_.timeline.apply_due(aggregations_ + 1, now_);
+      if (!request_fill()) return;
+    }
+    advance();
+  }
+
+  void archive(StateArchive& ar) override;
 
   void on_selection(Selection selection) override {
     if (finished_ || !awaiting_selection_ || selection.round != aggregations_ + 1) return;
@@ -90,51 +99,16 @@ class AsyncDriver final : public Driver {
   }
 
  private:
-  // The time at which a job's outcome takes effect, once it is known.
-  double event_time(const InFlight& f) {
-    const auto& p = f.plan;
-    if (!f.launched) return std::min(p.drop_time, parts_.roster.offline_between(p.client, p.start, p.earliest_finish));
-    return outcome_time(p, f.outcome, parts_.roster);
-  }
-
-  // The known event that comes first: (job, time, client), or none.
-  bool earliest_event(std::uint64_t& job, double& time, std::uint32_t& client) {
-    bool found = false;
-    for (auto& [id, f] : inflight_) {
-      if (f.launched && !f.answered) continue;
-      const double t = event_time(f);
-      if (!found || t < time || (t == time && f.plan.client < client)) {
-        found = true;
-        job = id;
-        time = t;
-        client = f.plan.client;
-      }
-    }
-    return found;
-  }
-
-  // The earliest moment a running job could still take effect, and its client.
-  double running_bound(std::uint32_t& client) const {
-    double bound = kNever;
-    for (const auto& [id, f] : inflight_) {
-      if (!f.launched || f.answered) continue;
-      const double t = std::min(f.plan.earliest_finish, f.plan.drop_time);
-      if (t < bound || (t == bound && f.plan.client < client)) {
-        bound = t;
-        client = f.plan.client;
-      }
-    }
-    return bound;
-  }
-
   void advance() {
     FlagGuard guard(advancing_);
     while (!finished_) {
-      std::uint64_t best_job = 0;
-      double best_time = kNever;
-      std::uint32_t best_client = 0, bound_client = 0;
-      const bool found = earliest_event(best_job, best_time, best_client);
-      const double bound = running_bound(bound_client);
+      const auto next = earliest_event(inflight_, parts_.roster);
+      const bool found = next.found;
+      const std::uint64_t best_job = next.job;
+      const double best_time = next.time;
+      const std::uint32_t best_client = next.client;
+      std::uint32_t bound_client = 0;
+      const double bound = running_bound(inflight_, parts_.roster, bound_client);
       // Timeline entries at a fixed time go first when nothing can precede them.
       const double timed = parts_.timeline.next_timed_entry();
       if (timed < kNever && (!found || timed <= best_time) && timed < bound) {
@@ -158,6 +132,7 @@ class AsyncDriver final : public Driver {
       now_ = std::max(now_, best_time);
       handle(node.mapped(), best_time);
       if (finished_) return;
+      if (hold_requested_) return hold();
       if (stopping()) return finish();
       if (instant_drop && !note_instant_drop()) return;
       parts_.timeline.apply_due(aggregations_ + 1, now_);
@@ -223,7 +198,23 @@ class AsyncDriver final : public Driver {
     const RunEnd end{RunStatus::diverged, report_.divergence};
     reports_.aggregated(std::move(report_), global(), diverged || stopping());
     open_report();
-    if (diverged) finish(end);
+    if (diverged) return finish(end);
+    // Only at an aggregation that went out evaluated: no report is held back then.
+    hold_requested_ = !reports_.holding() && parts_.listener.wants_checkpoint(aggregations_, stopping());
+  }
+
+  // Stops applying events until every launched job has answered, for a checkpoint.
+  void hold() {
+    hold_requested_ = false;
+    holding_ = true;
+    ready_signalled_ = false;
+    ready_if_quiet();
+  }
+
+  void ready_if_quiet() {
+    if (ready_signalled_ || !all_answered(inflight_)) return;
+    ready_signalled_ = true;
+    parts_.listener.on_checkpoint_ready(aggregations_);
   }
 
   // As many updates failed in a row as an aggregation needs: the model has diverged. The
@@ -354,7 +345,7 @@ class AsyncDriver final : public Driver {
   std::uint32_t failed_in_a_row_ = 0;  // updates failed since the last one that finished
   double now_ = 0.0;
   std::uint32_t aggregations_ = 0;
-  std::map<std::uint64_t, InFlight> inflight_;
+  InFlightJobs inflight_;
   std::shared_ptr<const TrainingTask> task_;
   std::uint64_t task_bytes_ = 0;
   RoundReport report_;
@@ -364,7 +355,28 @@ class AsyncDriver final : public Driver {
   bool awaiting_selection_ = false;
   bool advancing_ = false;
   bool finished_ = false;
+  bool hold_requested_ = false;  // the aggregation just made is to be checkpointed
+  bool holding_ = false;
+  bool ready_signalled_ = false;
 };
+
+// Held after an aggregation: the report in progress was just opened (it is opened again from
+// the restored roster), every launched job has its outcome, and the buffer holds only what
+// FedBuff collected since. Models the jobs pulled are stored once per version.
+void AsyncDriver::archive(StateArchive& ar) {
+  ar.section("async driver");
+  ar.value(now_);
+  ar.value(aggregations_);
+  ar.value(failed_in_a_row_);
+  ar.value(idle_retries_);
+  ar.value(instant_drops_);
+  ar.value(stalled_at_);
+  parts_.archive(ar);
+  aggregation_.archive(ar);
+  personal_.archive(ar);
+  archive_jobs(ar, inflight_);
+  if (ar.loading()) open_report();
+}
 
 }  // namespace
 

@@ -22,6 +22,8 @@ class AsyncReports {
   void aggregated(RoundReport report, const NamedTensors* global, bool last);
   // The run is over: the held report, if any, goes out evaluated, then the end.
   void finish(const RunEnd& end, const NamedTensors* global);
+  // An aggregation waits to learn whether it is the last.
+  bool holding() const { return held_.has_value(); }
 
  private:
   void emit(RoundReport report, bool evaluate, const NamedTensors* global);

@@ -43,4 +43,10 @@ std::vector<double> DriftWindow::sum() const {
   return total;
 }
 
+void DriftWindow::archive(StateArchive& ar) {
+  std::vector<std::vector<double>> entries(entries_.begin(), entries_.end());
+  ar.vector(entries, [&](std::vector<double>& e) { ar.values(e); });
+  if (ar.loading()) entries_.assign(entries.begin(), entries.end());
+}
+
 }  // namespace drift

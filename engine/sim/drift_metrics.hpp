@@ -4,6 +4,8 @@
 #include <deque>
 #include <vector>
 
+#include "engine/core/state_archive.hpp"
+
 namespace drift {
 
 // 0.5 * sum |p - q|, in [0, 1].
@@ -19,6 +21,7 @@ class DriftWindow {
   explicit DriftWindow(std::size_t window) : window_(window) {}
   void push(std::vector<double> counts);
   std::vector<double> sum() const;
+  void archive(StateArchive& ar);
 
  private:
   std::size_t window_;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "engine/algorithms/algorithm.hpp"
+#include "engine/core/state_archive.hpp"
 #include "engine/config/scenario.hpp"
 #include "engine/metrics/round_report.hpp"
 #include "engine/metrics/summary.hpp"
@@ -58,6 +59,13 @@ class DriverListener {
   // Within an aggregation: `arrived` of the `needed` updates are in (FedBuff's buffer, a sync
   // round's outcomes), so a person can see a long wait move. Default: ignored.
   virtual void on_progress(std::uint32_t round, std::uint32_t arrived, std::uint32_t needed) {}
+  // Checkpoints (docs/checkpoints.md). Asked after each aggregation (async: each whose report
+  // went out evaluated; `last` when the run ends with it): true makes the driver hold there (no
+  // new event is applied, no job launched) until every job it launched has answered; then it
+  // calls on_checkpoint_ready, and the host saves the driver (Driver::archive) and continues it
+  // (Driver::resume). Default: never.
+  virtual bool wants_checkpoint(std::uint32_t round, bool last) { return false; }
+  virtual void on_checkpoint_ready(std::uint32_t round) {}
 };
 
 class Driver {
@@ -67,6 +75,14 @@ class Driver {
   virtual void on_outcome(std::uint64_t job, JobOutcome outcome) = 0;
   virtual void on_selection(Selection selection) = 0;
   virtual bool finished() const = 0;
+  // Saves the driver's whole state while it holds for a checkpoint, or restores it into a
+  // driver that has not started: the simulated world, the global model and the server
+  // half, jobs in flight with their outcomes. Throws DecodeError for a checkpoint that does
+  // not fit.
+  virtual void archive(StateArchive& ar) = 0;
+  // Continues from the hold point: after a checkpoint was saved, or instead of start() after
+  // a restore. A scenario whose rounds or time limit were raised since goes on past them.
+  virtual void resume() = 0;
 };
 
 struct DriverSetup {

@@ -24,4 +24,15 @@ SelectionRequest DriverParts::selection_request(std::uint32_t round, double t) {
   return request;
 }
 
+void DriverParts::archive(StateArchive& ar) {
+  timeline.archive(ar);  // first: its replay rebuilds availability, registration and speeds
+  roster.archive(ar);
+  planner.archive(ar);
+  accounting.archive(ar);
+  ar.vector(losses, [&](ClientLoss& l) {
+    ar.value(l.client);
+    ar.value(l.loss);
+  });
+}
+
 }  // namespace drift

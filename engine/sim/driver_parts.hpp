@@ -21,6 +21,8 @@ struct DriverParts {
   // A request for the sampler at virtual time t, with what it has not heard yet: who is busy,
   // the losses reported and the timeline entries applied since the last request.
   SelectionRequest selection_request(std::uint32_t round, double t);
+  // The world's replica, the job counter, the accounting and the unsent losses.
+  void archive(StateArchive& ar);
 
   const Scenario& scenario;
   std::shared_ptr<const Population> population;

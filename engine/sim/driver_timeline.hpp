@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/core/state_archive.hpp"
 #include "engine/population/world_timeline.hpp"
 #include "engine/sampling/cohort_sampler.hpp"
 #include "engine/sim/roster.hpp"
@@ -23,13 +24,17 @@ class DriverTimeline {
   double deadline() const { return deadline_; }  // sync: virtual seconds per round; 0 = none
   // The entries applied since the last call, for the next SelectionRequest.
   std::vector<TimelineStep> take_steps();
+  // Saves the steps applied so far, or restores them by applying each again in order.
+  void archive(StateArchive& ar);
 
  private:
   Roster& roster_;
   TaskPlanner& planner_;
   WorldTimeline world_;
   double deadline_;
-  std::vector<TimelineStep> steps_;
+  void apply(std::size_t index, double t);
+  std::vector<TimelineStep> steps_;    // not yet sent to the sampler
+  std::vector<TimelineStep> applied_;  // every step so far, in order
 };
 
 }  // namespace drift

@@ -1,5 +1,7 @@
 #include "engine/sim/personal_evaluations.hpp"
 
+#include "engine/tensors/tensor_archive.hpp"
+
 #include <cmath>
 
 namespace drift {
@@ -25,6 +27,13 @@ void PersonalEvaluations::report(RoundReport& r) const {
   r.test_accuracy = summary.accuracy;
   r.test_loss = summary.loss;
   r.per_class_accuracy = summary.per_class_accuracy;
+}
+
+void PersonalEvaluations::archive(StateArchive& ar) {
+  ar.section("personal");
+  const auto clients = latest_.size();
+  ar.vector(latest_, [&](std::optional<EvalResult>& r) { ar.optional(r, [&](EvalResult& e) { archive_eval_result(ar, e); }); });
+  if (latest_.size() != clients) throw DecodeError("a checkpoint's evaluations are for another population");
 }
 
 }  // namespace drift

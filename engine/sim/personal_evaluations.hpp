@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "engine/core/state_archive.hpp"
 #include "engine/metrics/evaluation.hpp"
 #include "engine/metrics/round_report.hpp"
 
@@ -22,6 +23,7 @@ class PersonalEvaluations {
   // sample-weighted accuracy over the clients evaluated so far (PFLlib's figure once every
   // client has trained).
   void report(RoundReport& r) const;
+  void archive(StateArchive& ar);
 
  private:
   std::vector<std::optional<EvalResult>> latest_;

@@ -62,4 +62,14 @@ std::vector<std::uint32_t> Roster::not_idle(double t) {
   return out;
 }
 
+void Roster::archive(StateArchive& ar) {
+  ar.section("roster");
+  ar.values(busy_);
+  ar.set(busy_set_);
+  ar.values(busy_until_);
+  ar.map(working_until_, [&](double& t) { ar.value(t); });
+  if (busy_.size() != population_.size() || busy_until_.size() != population_.size())
+    throw DecodeError("a checkpoint's roster is for another population");
+}
+
 }  // namespace drift

@@ -6,6 +6,7 @@
 #include <set>
 #include <vector>
 
+#include "engine/core/state_archive.hpp"
 #include "engine/population/availability.hpp"
 #include "engine/population/presence.hpp"
 
@@ -32,6 +33,8 @@ class Roster {
   void work_until(std::uint32_t client, double t);
   // Ascending: the clients not idle at t (busy, or still working).
   std::vector<std::uint32_t> not_idle(double t);
+  // Who is busy and until when; availability and registration come back with the timeline.
+  void archive(StateArchive& ar);
 
  private:
   const Population& population_;

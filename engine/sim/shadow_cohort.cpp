@@ -1,5 +1,7 @@
 #include "engine/sim/shadow_cohort.hpp"
 
+#include "engine/sim/sim_archive.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -59,6 +61,17 @@ void ShadowCohort::report(RoundReport& r, const NamedTensors& global, const std:
   r.update_drift = d.relative_l2;
   r.update_cosine = d.cosine;
   jobs_.clear();
+}
+
+void ShadowCohort::archive(StateArchive& ar) {
+  ar.section("shadow");
+  ar.value(not_selected_);
+  ar.value(next_job_);
+  ar.map(jobs_, [&](Job& j) {
+    ar.value(j.client);
+    ar.value(j.answered);
+    archive_outcome(ar, j.outcome);
+  });
 }
 
 }  // namespace drift

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/config/scenario.hpp"
+#include "engine/core/state_archive.hpp"
 #include "engine/metrics/round_report.hpp"
 #include "engine/sim/driver.hpp"
 
@@ -30,6 +31,7 @@ class ShadowCohort {
   // the round's shadow jobs.
   void report(RoundReport& report, const NamedTensors& global, const std::vector<ClientUpdate>& aggregated,
               std::uint64_t version);
+  void archive(StateArchive& ar);
 
  private:
   struct Job {

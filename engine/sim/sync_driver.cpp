@@ -17,6 +17,7 @@
 #include "engine/sim/round_rules.hpp"
 #include "engine/sim/shadow_cohort.hpp"
 #include "engine/sim/sync_driver.hpp"
+#include "engine/tensors/tensor_archive.hpp"
 
 namespace drift {
 namespace {
@@ -51,6 +52,27 @@ class SyncDriver final : public Driver {
 
   void start() override { begin_round(); }
   bool finished() const override { return finished_; }
+  void resume() override { next_round(); }
+
+  // At a round's end nothing is in flight: the world, the model, the server half, the
+  // evaluations of private models, shadow jobs and stale updates waiting for a later round.
+  void archive(StateArchive& ar) override {
+    ar.section("sync driver");
+    ar.value(now_);
+    ar.value(version_);
+    ar.value(round_);
+    parts_.archive(ar);
+    archive_named(ar, global_);
+    personal_.archive(ar);
+    shadow_.archive(ar);
+    ar.vector(stale_, [&](StaleUpdate& s) {
+      ar.value(s.arrival);
+      archive_update(ar, s.update);
+      ar.value(s.bytes);
+    });
+    ar.section("server half");
+    algorithm_->archive(ar);
+  }
 
   void on_outcome(std::uint64_t job, JobOutcome outcome) override {
     if (shadow_.owns(job)) {
@@ -238,13 +260,21 @@ class SyncDriver final : public Driver {
     } else {
       parts_.listener.on_aggregation(std::move(report_), evaluate ? &global_ : nullptr);
     }
-    if (last) {
-      finished_ = true;
-      parts_.listener.on_finished(run_end);
-      return;
-    }
+    if (diverged) return end_run(run_end);
+    if (parts_.listener.wants_checkpoint(round_, last)) return parts_.listener.on_checkpoint_ready(round_);
+    next_round();
+  }
+
+  // After a round (and its checkpoint, if one was taken): the next round, or the end.
+  void next_round() {
+    if (stop_reached(parts_.scenario, round_, now_)) return end_run({});
     ++round_;
     begin_round();
+  }
+
+  void end_run(const RunEnd& end) {
+    finished_ = true;
+    parts_.listener.on_finished(end);
   }
 
   // The accepted updates in client-id order, if there are at least min_cohort of them.

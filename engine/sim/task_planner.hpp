@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/core/state_archive.hpp"
 #include "engine/population/availability.hpp"
 #include "engine/population/population.hpp"
 
@@ -35,6 +36,8 @@ class TaskPlanner {
   TaskPlan plan(std::uint32_t client, double start, std::uint64_t down_bytes, std::uint64_t model_version);
   // A timeline `speed` entry: the group computes `factor` times as fast from now on.
   void set_speed_factor(std::uint32_t group, double factor) { speed_factor_[group] = factor; }
+  // The job counter; speed factors come back with the timeline.
+  void archive(StateArchive& ar) { ar.value(next_job_); }
 
  private:
   const Scenario& scenario_;

@@ -2,13 +2,17 @@
 // The drift CLI's subcommands. Each returns the process exit code; UserError escapes to
 // main(), which prints it as one line and exits with 2.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <filesystem>
 #include <set>
 
+#include "engine/compose/checkpoint.hpp"
+#include "engine/compose/federation_data.hpp"
 #include "engine/compose/loader.hpp"
+#include "engine/compose/run_directory.hpp"
 #include "engine/study/study_results.hpp"
 #include "study_runner.hpp"
 
@@ -33,8 +37,25 @@ struct RunArgs {
   double join_timeout = 600;
   double heartbeat_timeout = 10;  // seconds a worker may leave a ping unanswered
   double deadline_factor = 10;    // a job may run this many times its worker's mean job
+  int stop_after = 0;             // tests: stop as if interrupted after this aggregation
 };
 int run_command(const RunArgs& args);
+// drift resume: `args.scenario` is the run directory; --set takes only keys that cannot
+// change what was already computed (docs/checkpoints.md#resume).
+int resume_command(const RunArgs& args);
+
+// A run ready to start: a new one, or one reopened at its checkpoint.
+struct PreparedRun {
+  std::shared_ptr<const Scenario> scenario;
+  std::shared_ptr<const FederationData> data;
+  std::shared_ptr<RunDirectory> directory;
+  std::shared_ptr<const StoredCheckpoint> resume_from;  // null: a new run
+};
+// Logs, runs (stopping cleanly on SIGINT/SIGTERM), draws the figures. The exit code: 0, 1 when
+// the run failed, 128 + the signal when it was interrupted.
+int execute_run(const RunArgs& args, PreparedRun run);
+// --slots and --devices replace the scenario's devices.
+void apply_device_flags(const RunArgs& args, Scenario& scenario);
 
 // drift study and drift compare (a study over algorithm variants alone).
 struct StudyArgs {

@@ -21,17 +21,24 @@ void add_trust_options(CLI::App* cmd, std::string& token_file, bool& tls, std::s
   cmd->add_option("--ca", ca, "TLS: the CA certificate that signed every peer (PEM)")->group(group);
 }
 
-CLI::App* add_run(CLI::App& app, drift::cli::RunArgs& run) {
-  auto* cmd = app.add_subcommand("run", "run a scenario and write a run directory");
-  cmd->add_option("scenario", run.scenario, "scenario file (TOML)")->required();
+// `drift run`, and `drift resume`, which takes the same options but a run directory.
+CLI::App* add_run(CLI::App& app, drift::cli::RunArgs& run, bool resume = false) {
+  auto* cmd = resume ? app.add_subcommand("resume", "continue a run from its last checkpoint (after an interrupt, a "
+                                                    "crash or a full disk), or extend a finished one with --set "
+                                                    "federation.rounds=N")
+                     : app.add_subcommand("run", "run a scenario and write a run directory");
+  cmd->add_option(resume ? "run_dir" : "scenario", run.scenario, resume ? "the run directory" : "scenario file (TOML)")
+      ->required();
   cmd->add_option("--set", run.sets, "override a scenario key, e.g. --set federation.rounds=5 (repeatable)");
-  cmd->add_option("--out", run.out, "run directory (default: <output.runs_dir>/<name>[-N])");
+  if (!resume) cmd->add_option("--out", run.out, "run directory (default: <output.runs_dir>/<name>[-N])");
   auto* slots_opt = cmd->add_option("--slots", run.slots, "CPU trainer slots (same as --devices cpu:N)")->check(CLI::Range(1, 4096));
   cmd->add_option("--devices", run.devices, "device pool, e.g. cpu:2,cuda:0x4 (overrides [devices])")->excludes(slots_opt);
   cmd->add_flag("--no-progress", run.no_progress, "plain log lines even on a terminal");
   cmd->add_flag("--no-plots", run.no_plots, "write no figures at the end");
   // Studies run each run as a child process that logs to its run directory only.
   cmd->add_flag("--quiet", run.quiet)->group("");
+  // Tests: stop as if interrupted after this aggregation.
+  cmd->add_option("--stop-after", run.stop_after)->check(CLI::Range(1, 1 << 30))->group("");
   auto* listen = cmd->add_option("--listen", run.listen, "coordinate workers: listen on HOST:PORT (port 0: any free port)")
                      ->group("Multi-node");
   cmd->add_option("--workers", run.workers, "wait for N workers before the first round")
@@ -156,6 +163,8 @@ int main(int argc, char** argv) {
   std::string generator_dir;
   drift::cli::PretrainGeneratorArgs pretrain;
   auto* run_cmd = add_run(app, run);
+  drift::cli::RunArgs resume;
+  auto* resume_cmd = add_run(app, resume, true);
   auto* worker_cmd = add_worker(app, worker);
   auto* validate_cmd = add_validate(app, validate);
   auto* compare_cmd = add_compare(app, compare);
@@ -173,6 +182,7 @@ int main(int argc, char** argv) {
 
   try {
     if (run_cmd->parsed()) return drift::cli::run_command(run);
+    if (resume_cmd->parsed()) return drift::cli::resume_command(resume);
     if (validate_cmd->parsed()) return drift::cli::validate_command(validate);
     if (compare_cmd->parsed()) return drift::cli::compare_command(compare);
     if (study_cmd->parsed()) return drift::cli::study_command(study);

@@ -7,6 +7,7 @@
 
 #include "actors/federation.hpp"
 #include "commands.hpp"
+#include "interrupts.hpp"
 #include "engine/cluster/join.hpp"
 #include "engine/core/error.hpp"
 #include "progress.hpp"
@@ -20,6 +21,28 @@ std::vector<Override> parse_overrides(const std::vector<std::string>& sets) {
 }
 
 namespace {
+
+void describe_run(spdlog::logger& log, const Scenario& scenario, const FederationData& data,
+                  const actors::ClusterOptions& cluster, const std::vector<DeviceSlots>& devices,
+                  const std::filesystem::path& path) {
+  const auto& train = *data.data.train;
+  log.info("scenario {} ({}), seed {}", scenario.name, scenario.source, scenario.seed);
+  log.info("{}: {} training / {} test samples, {} clients ({} partition)", scenario.data.dataset, train.size(),
+           data.data.test->size(), scenario.clients, scenario.partition.scheme);
+  if (scenario.simulation.mode == SimulationMode::sync)
+    log.info("sync rounds: {} clients per round ({} sampler), {} rounds", scenario.sampler.cohort_size(scenario.clients),
+             scenario.sampler.name, scenario.rounds);
+  else
+    log.info("{}: {} clients training at once ({} sampler), {} aggregations", name_of(scenario.simulation.mode),
+             scenario.async.concurrency, scenario.sampler.name, scenario.rounds);
+  log.info("{} on {}, {} local epoch(s), batch {}, lr {}; devices: {}", scenario.algorithm, scenario.model,
+           scenario.training.local_epochs, scenario.training.batch_size, scenario.training.learning_rate,
+           cluster.no_local ? std::string("workers only") : describe(devices));
+  log.info("run directory: {}", path.string());
+  for (const auto& w : scenario.warnings) log.warn("{}", w);
+  if (cluster.listen)
+    log.info("coordinator: {} worker(s){}", cluster.workers, cluster.no_local ? ", no local slots" : " plus local slots");
+}
 
 bool is_loopback(const std::string& host) {
   return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
@@ -52,25 +75,40 @@ actors::ClusterOptions cluster_options(const RunArgs& args) {
   return c;
 }
 
-
 }  // namespace
 
-int run_command(const RunArgs& args) {
-  const auto started = std::chrono::steady_clock::now();
-  auto scenario = std::make_shared<Scenario>(load_scenario(args.scenario, parse_overrides(args.sets)));
+// Devices given on the command line replace the scenario's (they do not change results).
+void apply_device_flags(const RunArgs& args, Scenario& scenario) {
   if (args.slots > 0 || !args.devices.empty()) {
-    scenario->cpu_slots = 0;
-    scenario->device_pool = args.slots > 0 ? "cpu:" + std::to_string(args.slots) : args.devices;
+    scenario.cpu_slots = 0;
+    scenario.device_pool = args.slots > 0 ? "cpu:" + std::to_string(args.slots) : args.devices;
   }
+}
+
+int run_command(const RunArgs& args) {
+  PreparedRun run;
+  auto scenario = std::make_shared<Scenario>(load_scenario(args.scenario, parse_overrides(args.sets)));
+  apply_device_flags(args, *scenario);
+  run.scenario = scenario;
+  // Everything that can be wrong with the input is found before the run directory exists.
+  run.data = std::make_shared<const FederationData>(prepare_federation_data(*scenario));
+  const auto path = choose_run_directory(*scenario, args.out);
+  run.directory = std::make_shared<RunDirectory>(path, *scenario, *run.data);
+  return execute_run(args, std::move(run));
+}
+
+int execute_run(const RunArgs& args, PreparedRun run) {
+  const auto started = std::chrono::steady_clock::now();
+  const auto& scenario = run.scenario;
+  const auto& data = run.data;
   const auto devices = scenario_devices(*scenario);
   const auto cluster = cluster_options(args);
-  // Everything that can be wrong with the input is found before the run directory exists.
-  auto data = std::make_shared<const FederationData>(prepare_federation_data(*scenario));
-  const auto path = choose_run_directory(*scenario, args.out);
-  auto directory = std::make_shared<RunDirectory>(path, *scenario, *data);
+  const auto path = run.directory->path();
+  const bool resuming = run.resume_from != nullptr;
 
   auto console = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
-  auto file = std::make_shared<spdlog::sinks::basic_file_sink_mt>((path / "log.txt").string(), true);
+  // A resumed run's log goes on after the first process's.
+  auto file = std::make_shared<spdlog::sinks::basic_file_sink_mt>((path / "log.txt").string(), !resuming);
   auto log = args.quiet ? std::make_shared<spdlog::logger>("drift", file)
                         : std::make_shared<spdlog::logger>("drift", spdlog::sinks_init_list{console, file});
   auto file_only = std::make_shared<spdlog::logger>("drift", file);
@@ -78,33 +116,31 @@ int run_command(const RunArgs& args) {
     l->set_pattern("[%Y-%m-%d %H:%M:%S.%e] [%^%l%$] %v");
     l->flush_on(spdlog::level::info);
   }
-
-  const auto& train = *data->data.train;
-  log->info("scenario {} ({}), seed {}", scenario->name, scenario->source, scenario->seed);
-  log->info("{}: {} training / {} test samples, {} clients ({} partition)", scenario->data.dataset, train.size(),
-            data->data.test->size(), scenario->clients, scenario->partition.scheme);
-  if (scenario->simulation.mode == SimulationMode::sync)
-    log->info("sync rounds: {} clients per round ({} sampler), {} rounds", scenario->sampler.cohort_size(scenario->clients),
-              scenario->sampler.name, scenario->rounds);
-  else
-    log->info("{}: {} clients training at once ({} sampler), {} aggregations", name_of(scenario->simulation.mode),
-              scenario->async.concurrency, scenario->sampler.name, scenario->rounds);
-  log->info("{} on {}, {} local epoch(s), batch {}, lr {}; devices: {}", scenario->algorithm, scenario->model,
-            scenario->training.local_epochs, scenario->training.batch_size, scenario->training.learning_rate,
-            cluster.no_local ? std::string("workers only") : describe(devices));
-  log->info("run directory: {}", path.string());
-  for (const auto& w : scenario->warnings) log->warn("{}", w);
-  if (cluster.listen) {
-    log->info("coordinator: {} worker(s){}", cluster.workers, cluster.no_local ? ", no local slots" : " plus local slots");
-  }
+  if (resuming)
+    log->info("resuming {} from its checkpoint after aggregation {} (virtual time {:.1f} s)", path.string(),
+              run.resume_from->checkpoint.round, run.resume_from->checkpoint.virtual_time);
+  describe_run(*log, *scenario, *data, cluster, devices, path);
 
   const bool live = !args.no_progress && !args.quiet && isatty(STDERR_FILENO);
   auto observer = std::make_shared<ProgressDisplay>(log, file_only, live);
+  actors::FederationOptions options{1, devices, cluster, {}};
+  options.control.resume_from = run.resume_from;
+  options.control.interrupt = std::make_shared<actors::RunInterrupt>();
+  options.control.stop_after = static_cast<std::uint32_t>(args.stop_after);
+  options.control.resume_command = "drift resume " + path.string();
+  actors::RunResult result;
+  int interrupted_code = 0;
   try {
-    actors::run_federation(scenario, data, directory, observer, actors::FederationOptions{1, devices, cluster});
+    InterruptWatch watch(options.control.interrupt, [observer](const std::string& text) { observer->on_warning(text); });
+    result = actors::run_federation(scenario, data, run.directory, observer, options);
+    if (result.interrupted) interrupted_code = watch.exit_code();
   } catch (const std::exception& e) {
     log->error("run failed: {}", e.what());
     return 1;
+  }
+  if (result.interrupted) {
+    log->warn("interrupted; continue with: drift resume {}", path.string());
+    return interrupted_code;
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (!args.no_plots) {

@@ -134,7 +134,9 @@ int execute_study(const StudyArgs& args, const StudyPlan& plan) {
   const auto outcome = run_planned(plan.runs, options, [&](const PlannedRun& run, int code, double wall) {
     ++done;
     const auto record = read_run_record(plan.out, run.relative_path, plan.targets);
-    if (code != 0)
+    if (code >= 128)
+      std::fprintf(stderr, "%s: interrupted at a checkpoint (resumes when the study runs again)\n", run.label.c_str());
+    else if (code != 0)
       std::fprintf(stderr, "%s: failed (exit %d; see %s/%s.log)\n", run.label.c_str(), code, plan.out.c_str(),
                    run.relative_path.c_str());
     else if (record.diverged())
@@ -145,8 +147,13 @@ int execute_study(const StudyArgs& args, const StudyPlan& plan) {
                    record.summary.best_accuracy * 100.0, record.summary.final_accuracy * 100.0,
                    record.summary.virtual_time / 3600.0, wall);
   });
-  if (outcome.skipped > 0)
-    std::fprintf(stderr, "%zu run(s) had finished before and were kept; %zu ran now\n", outcome.skipped, outcome.ran);
+  if (outcome.skipped > 0 || outcome.resumed > 0)
+    std::fprintf(stderr, "%zu run(s) had finished before and were kept, %zu resumed from a checkpoint; %zu ran now\n",
+                 outcome.skipped, outcome.resumed, outcome.ran);
+  if (outcome.interrupted_code != 0) {
+    std::fprintf(stderr, "interrupted: run the same command again to resume the unfinished runs\n");
+    return outcome.interrupted_code;
+  }
   return outcome.failed > 0 ? 1 : 0;
 }
 

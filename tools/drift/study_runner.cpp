@@ -1,6 +1,7 @@
 #include "study_runner.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,7 +15,9 @@
 
 #include "engine/core/durations.hpp"
 #include "engine/core/error.hpp"
+#include "engine/compose/checkpoint.hpp"
 #include "engine/metrics/metrics_file.hpp"
+#include "interrupts.hpp"
 
 namespace drift::cli {
 namespace fs = std::filesystem;
@@ -27,12 +30,16 @@ struct Running {
   Clock::time_point started;
 };
 
-// Starts `drift run` for one planned run; its stdout and stderr go to <run>.log beside it.
-pid_t start_child(const PlannedRun& run, const RunnerOptions& o) {
+// Starts `drift run` for one planned run, or `drift resume` for one interrupted at a
+// checkpoint; its stdout and stderr go to <run>.log beside it. The child has its own process
+// group: a terminal's Ctrl-C reaches the study alone, which passes it on once.
+pid_t start_child(const PlannedRun& run, const RunnerOptions& o, bool resume) {
   const auto dir = o.study_dir / run.relative_path;
   fs::create_directories(dir.parent_path());
-  std::vector<std::string> args = {"drift", "run", o.scenario, "--out", dir.string(), "--no-progress", "--quiet"};
-  for (const auto& s : run.sets) {
+  std::vector<std::string> args = {"drift", resume ? "resume" : "run"};
+  if (!resume) args.insert(args.end(), {o.scenario, "--out"});
+  args.insert(args.end(), {dir.string(), "--no-progress", "--quiet"});
+  for (const auto& s : resume ? std::vector<std::string>{} : run.sets) {
     args.push_back("--set");
     args.push_back(s);
   }
@@ -46,7 +53,11 @@ pid_t start_child(const PlannedRun& run, const RunnerOptions& o) {
   const pid_t pid = fork();
   if (pid < 0) throw UserError("cannot start a run: fork failed");
   if (pid == 0) {
-    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    setpgid(0, 0);
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_UNBLOCK, &all, nullptr);  // the study's watcher blocked them
+    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | (resume ? O_APPEND : O_TRUNC), 0644);
     if (fd >= 0) {
       dup2(fd, STDOUT_FILENO);
       dup2(fd, STDERR_FILENO);
@@ -129,26 +140,50 @@ bool run_finished(const fs::path& run_dir) {
   return status == "completed" || status == "ended" || status == "diverged";
 }
 
+bool has_checkpoint(const fs::path& run_dir) {
+  try {
+    return read_checkpoint(run_dir).has_value();
+  } catch (const std::exception&) {
+    return false;  // unreadable: the run starts over
+  }
+}
+
 RunnerOutcome run_planned(const std::vector<PlannedRun>& runs, const RunnerOptions& o,
                           const std::function<void(const PlannedRun&, int, double)>& on_done) {
   RunnerOutcome outcome;
-  std::vector<const PlannedRun*> queue;
+  std::vector<std::pair<const PlannedRun*, bool>> queue;  // and whether it resumes
   for (const auto& r : runs) {
     const auto dir = o.study_dir / r.relative_path;
     if (run_finished(dir)) {
       ++outcome.skipped;
       continue;
     }
-    fs::remove_all(dir);  // an interrupted run starts over (it cannot resume yet)
-    queue.push_back(&r);
+    const bool resume = has_checkpoint(dir);
+    if (resume) ++outcome.resumed;
+    else fs::remove_all(dir);  // without a checkpoint, an unfinished run starts over
+    queue.emplace_back(&r, resume);
   }
   Progress progress(o, runs.size(), outcome.skipped);
   std::map<pid_t, Running> running;
+  auto interrupt = std::make_shared<actors::RunInterrupt>();
+  InterruptWatch watch(interrupt, [&](const std::string&) {}, false);
+  int forwarded = 0;
   std::size_t next = 0;
   while (next < queue.size() || !running.empty()) {
+    // Each signal goes on to every running run once; after the first, nothing new starts.
+    for (; forwarded < interrupt->received.load(); ++forwarded) {
+      progress.end_line();
+      std::fprintf(stderr, forwarded == 0 ? "interrupted: the running runs stop at a checkpoint (again to stop them at once)\n"
+                                          : "interrupted again: stopping the running runs now\n");
+      for (const auto& [pid, r] : running) kill(pid, interrupt->signal.load());
+    }
+    if (interrupt->received.load() > 0) {
+      outcome.interrupted_code = watch.exit_code();
+      next = queue.size();
+    }
     while (next < queue.size() && static_cast<int>(running.size()) < std::max(1, o.jobs)) {
-      const auto* r = queue[next++];
-      running[start_child(*r, o)] = {r, Clock::now()};
+      const auto [r, resume] = queue[next++];
+      running[start_child(*r, o, resume)] = {r, Clock::now()};
     }
     int status = 0;
     const pid_t pid = waitpid(-1, &status, WNOHANG);
@@ -158,7 +193,7 @@ RunnerOutcome run_planned(const std::vector<PlannedRun>& runs, const RunnerOptio
       const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
       const double wall = std::chrono::duration<double>(Clock::now() - r.started).count();
       ++outcome.ran;
-      if (code != 0) ++outcome.failed;
+      if (code != 0 && code < 128) ++outcome.failed;
       progress.finished(wall);
       progress.end_line();
       on_done(*r.run, code, wall);

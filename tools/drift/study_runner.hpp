@@ -26,12 +26,14 @@ struct RunnerOptions {
 };
 
 struct RunnerOutcome {
-  std::size_t ran = 0, skipped = 0, failed = 0;
+  std::size_t ran = 0, skipped = 0, failed = 0, resumed = 0;
+  int interrupted_code = 0;  // 128 + the signal when an interrupt stopped the study; else 0
 };
 
-// A run whose summary.json says completed, ended or diverged is finished and skipped; any other
-// run directory left by an interrupted study is removed and run again. `on_done` hears of each
-// run that ran: its exit code and wall seconds.
+// A run whose summary.json says completed, ended or diverged is finished and skipped; an
+// unfinished one with a checkpoint is resumed (drift resume); any other is removed and run
+// again. SIGINT/SIGTERM stop the study: each running run stops at a checkpoint, and the same
+// command resumes them. `on_done` hears of each run that ran: its exit code and wall seconds.
 RunnerOutcome run_planned(const std::vector<PlannedRun>& runs, const RunnerOptions& options,
                           const std::function<void(const PlannedRun&, int, double)>& on_done);
 

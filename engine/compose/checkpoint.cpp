@@ -1,0 +1,126 @@
+#include "engine/compose/checkpoint.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+
+#include "engine/compose/atomic_file.hpp"
+#include "engine/core/error.hpp"
+#include "engine/core/state_archive.hpp"
+#include "engine/core/version.hpp"
+
+namespace drift {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kFormat = "drift checkpoint 1";
+
+void archive_checkpoint(StateArchive& ar, Checkpoint& c) {
+  ar.section(kFormat);
+  ar.value(c.round);
+  ar.value(c.virtual_time);
+  ar.value(c.wall_seconds);
+  ar.text(c.driver);
+  ar.text(c.sampler);
+  ar.text(c.files);
+}
+
+// Flushes the files a writer left in `directory` (not its subdirectories) to the disk.
+void sync_files(const fs::path& directory) {
+  for (const auto& e : fs::directory_iterator(directory)) {
+    if (!e.is_regular_file()) continue;
+    const int fd = ::open(e.path().c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    const int rc = ::fsync(fd);
+    ::close(fd);
+    if (rc != 0 && errno != EINVAL) throw WriteError(e.path().string() + ": cannot write: " + std::strerror(errno));
+  }
+}
+
+std::uint64_t bytes_under(const fs::path& directory) {
+  std::uint64_t total = 0;
+  for (const auto& e : fs::recursive_directory_iterator(directory))
+    if (e.is_regular_file()) total += e.file_size();
+  return total;
+}
+
+void remove_all_or_throw(const fs::path& p) {
+  std::error_code ec;
+  fs::remove_all(p, ec);
+  if (ec) throw WriteError(p.string() + ": cannot remove: " + ec.message());
+}
+
+std::string read_whole(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw DecodeError(p.string() + ": cannot be read");
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+std::uint64_t write_checkpoint(const fs::path& run, const Checkpoint& checkpoint, const std::string& scenario_toml,
+                               const std::function<void(const fs::path&)>& save_client_states) {
+  const auto partial = run / "checkpoint.partial";
+  const auto current = run / "checkpoint";
+  const auto previous = run / "checkpoint.previous";
+  remove_all_or_throw(partial);
+  std::error_code ec;
+  fs::create_directories(partial / "client_state", ec);
+  if (ec) throw WriteError(partial.string() + ": cannot create: " + ec.message());
+
+  auto ar = StateArchive::writer();
+  auto copy = checkpoint;
+  archive_checkpoint(ar, copy);
+  write_file_atomically(partial / "state.bin", ar.bytes());
+  write_file_atomically(partial / "scenario.toml", scenario_toml);
+  try {
+    save_client_states(partial);
+  } catch (const WriteError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw WriteError(std::string("checkpoint: ") + e.what());
+  }
+  const auto bytes = bytes_under(partial);
+  const nlohmann::json about = {{"aggregation", checkpoint.round},
+                                {"virtual_time", checkpoint.virtual_time},
+                                {"wall_seconds", checkpoint.wall_seconds},
+                                {"bytes", bytes},
+                                {"drift", drift_version()}};
+  write_file_atomically(partial / "checkpoint.json", about.dump(2) + "\n");
+  sync_files(partial);
+  sync_directory(partial);
+
+  // Swap: the old checkpoint stays complete under another name until the new one is in place.
+  remove_all_or_throw(previous);
+  if (fs::exists(current)) {
+    fs::rename(current, previous, ec);
+    if (ec) throw WriteError(current.string() + ": cannot rename: " + ec.message());
+  }
+  fs::rename(partial, current, ec);
+  if (ec) throw WriteError(partial.string() + ": cannot rename: " + ec.message());
+  sync_directory(run);
+  remove_all_or_throw(previous);
+  return bytes;
+}
+
+std::optional<StoredCheckpoint> read_checkpoint(const fs::path& run) {
+  // A crash between the two renames leaves only the previous one complete.
+  fs::path directory = run / "checkpoint";
+  if (!fs::exists(directory / "checkpoint.json")) directory = run / "checkpoint.previous";
+  if (!fs::exists(directory / "checkpoint.json")) return std::nullopt;
+  StoredCheckpoint stored;
+  stored.directory = directory;
+  auto ar = StateArchive::reader(read_whole(directory / "state.bin"), (directory / "state.bin").string());
+  archive_checkpoint(ar, stored.checkpoint);
+  ar.expect_end();
+  stored.scenario_toml = read_whole(directory / "scenario.toml");
+  return stored;
+}
+
+}  // namespace drift

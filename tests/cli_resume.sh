@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Checkpoints and drift resume (docs/checkpoints.md): a run stopped at aggregation k (as if
+# interrupted, by SIGINT, or killed with SIGKILL between checkpoints) and resumed writes
+# metrics.jsonl, clients.csv and participation.csv byte-identical to the uninterrupted run,
+# for sync, FedBuff and a private-model algorithm, resumed on another slot count; a finished
+# run extends to more rounds exactly as a longer run; keys that would change the past are
+# refused; an interrupted compare resumes without repeating a finished run.
+set -euo pipefail
+drift="$1"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0
+cat > "$work/tiny.toml" <<TOML
+seed = 4
+[data]
+max_train_samples = 1200
+max_test_samples = 400
+client_test_fraction = 0.25
+[federation]
+clients = 6
+rounds = 5
+[sampler]
+clients_per_round = 3
+[evaluation]
+chunk_size = 100
+[simulation]
+dropout = 0.1
+[async]
+concurrency = 3
+buffer_size = 2
+TOML
+run() { "$drift" run "$work/tiny.toml" --no-progress --no-plots "$@"; }
+same() {  # same DIR_A DIR_B: the deterministic files match byte for byte
+  for f in metrics.jsonl clients.csv participation.csv; do
+    cmp "$1/$f" "$2/$f" || { echo "$f differs between $1 and $2"; exit 1; }
+  done
+}
+expect_code() {  # expect_code CODE COMMAND...
+  local want=$1 code=0
+  shift
+  "$@" 2> "$work/last.err" || code=$?
+  [[ $code -eq $want ]] || { echo "expected exit $want, got $code from: $*"; cat "$work/last.err"; exit 1; }
+}
+
+# Stopped after aggregation 2 and resumed on the other slot count.
+for variant in "sync:fedavg" "fedbuff:fedavg" "sync:lg-fedavg"; do
+  mode=${variant%%:*} algorithm=${variant##*:}
+  for slots in 1 2; do
+    name="$mode-$algorithm-$slots"
+    sets=(--set simulation.mode=$mode --set algorithm.name=$algorithm --slots $slots)
+    run "${sets[@]}" --out "$work/$name-full" 2> /dev/null
+    expect_code 130 run "${sets[@]}" --out "$work/$name" --stop-after 2
+    grep -q '"status": "interrupted"' "$work/$name/summary.json"
+    grep -q "\"resume\": \"drift resume $work/$name\"" "$work/$name/summary.json"
+    "$drift" resume "$work/$name" --no-progress --no-plots --slots $((3 - slots)) 2> "$work/$name.resume.log"
+    grep -q "resuming .* from its checkpoint after aggregation 2" "$work/$name.resume.log"
+    grep -q '"status": "completed"' "$work/$name/summary.json"
+    same "$work/$name-full" "$work/$name"
+  done
+done
+passed=$((passed + 1))
+
+# SIGINT: the run stops at the next aggregation with a checkpoint, says so, exits 130.
+run --set federation.rounds=40 --slots 1 --out "$work/long-full" 2> /dev/null
+run --set federation.rounds=40 --slots 1 --out "$work/long" 2> "$work/long.log" &
+pid=$!
+for _ in $(seq 1 600); do
+  [[ $(wc -l < "$work/long/metrics.jsonl" 2> /dev/null || echo 0) -ge 2 ]] && break
+  sleep 0.1
+done
+kill -INT $pid
+code=0
+wait $pid || code=$?
+[[ $code -eq 130 ]] || { echo "SIGINT: exit $code"; cat "$work/long.log"; exit 1; }
+grep -q "SIGINT: stopping at the next aggregation with a checkpoint" "$work/long.log"
+grep -q '"status": "interrupted"' "$work/long/summary.json"
+"$drift" resume "$work/long" --no-progress --no-plots 2> /dev/null
+same "$work/long-full" "$work/long"
+passed=$((passed + 1))
+
+# SIGKILL between checkpoints (every 3): resume cuts the files back to the checkpoint.
+run --set federation.rounds=40 --set checkpoint.every=3 --slots 1 --out "$work/killed" 2> /dev/null &
+pid=$!
+for _ in $(seq 1 600); do
+  [[ $(wc -l < "$work/killed/metrics.jsonl" 2> /dev/null || echo 0) -ge 5 ]] && break
+  sleep 0.1
+done
+kill -KILL $pid
+wait $pid || true
+[[ -d "$work/killed/checkpoint" ]] || { echo "no checkpoint after SIGKILL"; exit 1; }
+"$drift" resume "$work/killed" --no-progress --no-plots 2> /dev/null
+same "$work/long-full" "$work/killed"
+passed=$((passed + 1))
+
+# A finished run extends to more rounds, exactly as the longer run; nothing to do without --set.
+run --set federation.rounds=8 --slots 1 --out "$work/eight" 2> /dev/null
+"$drift" resume "$work/sync-fedavg-1-full" --no-progress | grep -q "is complete (5 aggregations)"
+"$drift" resume "$work/sync-fedavg-1-full" --set federation.rounds=8 --no-progress --no-plots 2> /dev/null
+same "$work/eight" "$work/sync-fedavg-1-full"
+passed=$((passed + 1))
+
+# What would change the past is refused, naming the key; so is a directory without a checkpoint.
+expect_code 2 "$drift" resume "$work/eight" --set simulation.dropout=0.3
+grep -q "simulation.dropout: a resumed run cannot change it" "$work/last.err"
+expect_code 2 "$drift" resume "$work/eight" --set federation.rounds=3
+grep -q "federation.rounds=3 is below the 8 aggregations" "$work/last.err"
+mkdir "$work/empty"
+expect_code 2 "$drift" resume "$work/empty"
+grep -q "holds no checkpoint" "$work/last.err"
+passed=$((passed + 1))
+
+# An interrupted compare: the same command resumes; no finished run is repeated.
+compare=("$drift" compare "$work/tiny.toml" --algorithms fedavg,fedprox --seeds 2 --jobs 1 --no-plots --no-progress
+         --set federation.rounds=30 --out "$work/cmp")
+"${compare[@]}" 2> "$work/cmp1.log" &
+pid=$!
+for _ in $(seq 1 900); do
+  [[ -e "$work/cmp/algorithm.name=fedavg/seed-1/summary.json" &&
+     $(wc -l < "$work/cmp/algorithm.name=fedavg/seed-2/metrics.jsonl" 2> /dev/null || echo 0) -ge 2 ]] && break
+  sleep 0.1
+done
+kill -INT $pid
+code=0
+wait $pid || code=$?
+[[ $code -eq 130 ]] || { echo "compare: exit $code"; cat "$work/cmp1.log"; exit 1; }
+grep -q '"status": "interrupted"' "$work/cmp/algorithm.name=fedavg/seed-2/summary.json"
+first=$(stat -c %Y.%s "$work/cmp/algorithm.name=fedavg/seed-1/metrics.jsonl")
+"${compare[@]}" 2> "$work/cmp2.log"
+grep -q "1 run(s) had finished before and were kept, 1 resumed from a checkpoint; 3 ran now" "$work/cmp2.log"
+[[ $(stat -c %Y.%s "$work/cmp/algorithm.name=fedavg/seed-1/metrics.jsonl") == "$first" ]]
+grep -q "resuming" "$work/cmp/algorithm.name=fedavg/seed-2/log.txt"
+run --set federation.rounds=30 --set seed=2 --out "$work/seed2" 2> /dev/null
+same "$work/seed2" "$work/cmp/algorithm.name=fedavg/seed-2"
+grep -q "fedprox" "$work/cmp/comparison.md"
+passed=$((passed + 1))
+echo "cli resume: $passed passed, 0 failed"

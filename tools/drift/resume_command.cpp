@@ -1,0 +1,87 @@
+// drift resume RUN_DIR: continue a run from its last checkpoint (docs/checkpoints.md#resume).
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string_view>
+
+#include "commands.hpp"
+#include "engine/core/error.hpp"
+#include "engine/sim/round_rules.hpp"
+
+namespace drift::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Keys a resumed run may change: they decide what happens from now on (how long it runs, when
+// it checkpoints, where it trains) or only how the summary reads the results, never what was
+// already computed.
+constexpr std::array<std::string_view, 8> kResumableKeys{
+    "federation.rounds",  "simulation.max_virtual_time", "checkpoint.every", "checkpoint.minutes",
+    "evaluation.targets", "evaluation.at_times",         "devices.cpu_slots", "devices.pool"};
+
+void check_overrides(const std::vector<Override>& overrides) {
+  for (const auto& o : overrides) {
+    if (std::find(kResumableKeys.begin(), kResumableKeys.end(), o.key) != kResumableKeys.end()) continue;
+    std::string allowed;
+    for (auto k : kResumableKeys) allowed += (allowed.empty() ? "" : ", ") + std::string(k);
+    throw UserError("--set " + o.key + ": a resumed run cannot change it, since the aggregations before the "
+                    "checkpoint were computed with its old value (run the scenario again instead); resume "
+                    "may change: " + allowed);
+  }
+}
+
+std::string summary_status(const fs::path& run) {
+  std::ifstream in(run / "summary.json");
+  if (!in) return "";
+  const auto summary = nlohmann::json::parse(in, nullptr, false);
+  return summary.is_object() ? summary.value("status", "") : "";
+}
+
+}  // namespace
+
+int resume_command(const RunArgs& args) {
+  const fs::path path = args.scenario;
+  if (!fs::is_directory(path)) throw UserError(path.string() + " is not a run directory");
+  std::optional<StoredCheckpoint> stored;
+  try {
+    stored = read_checkpoint(path);
+  } catch (const DecodeError& e) {
+    throw UserError(e.what());
+  }
+  if (!stored)
+    throw UserError(path.string() + " holds no checkpoint (a run writes its first at checkpoint.every or "
+                    "checkpoint.minutes, at its end or when interrupted): start it again with drift run");
+  const auto overrides = parse_overrides(args.sets);
+  check_overrides(overrides);
+  auto scenario = std::make_shared<Scenario>(
+      parse_scenario(stored->scenario_toml, (stored->directory / "scenario.toml").string(), overrides));
+  apply_device_flags(args, *scenario);
+  const auto& c = stored->checkpoint;
+  if (scenario->rounds < static_cast<std::int64_t>(c.round))
+    throw UserError("--set federation.rounds=" + std::to_string(scenario->rounds) + " is below the " +
+                    std::to_string(c.round) + " aggregations the checkpoint holds");
+
+  const auto status = summary_status(path);
+  if (status == "diverged" || status == "ended") {
+    std::printf("%s %s after its last checkpoint (aggregation %u); resuming would repeat that. summary.json "
+                "has the reason.\n", path.string().c_str(), status.c_str(), c.round);
+    return 0;
+  }
+  if (status == "completed" && stop_reached(*scenario, c.round, c.virtual_time)) {
+    std::printf("%s is complete (%u aggregations); extend it with --set federation.rounds=N\n", path.string().c_str(),
+                c.round);
+    return 0;
+  }
+
+  PreparedRun run;
+  run.scenario = scenario;
+  run.data = std::make_shared<const FederationData>(prepare_federation_data(*scenario));
+  run.directory = std::make_shared<RunDirectory>(path, *scenario, c.files);
+  run.resume_from = std::make_shared<const StoredCheckpoint>(std::move(*stored));
+  return execute_run(args, std::move(run));
+}
+
+}  // namespace drift::cli
