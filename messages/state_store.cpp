@@ -1,5 +1,7 @@
 #include "messages/state_store.hpp"
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <stdexcept>
 #include <string>
@@ -70,7 +72,7 @@ void MemoryStateStore::save_to(const std::filesystem::path& directory) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(ar.bytes().data(), static_cast<std::streamsize>(ar.bytes().size()));
   out.flush();
-  if (!out) throw std::runtime_error("cannot write " + path.string());
+  if (!out) throw std::runtime_error(path.string() + ": cannot write: " + std::strerror(errno));
 }
 
 void MemoryStateStore::restore_from(const std::filesystem::path& directory) {

@@ -40,10 +40,11 @@ grep -q "^seed = 2" "$work/cmp/fedavg/seed-2/scenario.toml"
 # The same seed of the same variant is the same run as drift run gives.
 "$drift" run "$work/tiny.toml" --set seed=2 --set "evaluation.targets=[0.5, 0.7, 0.8]" --out "$work/single" --no-progress 2> /dev/null
 cmp "$work/single/metrics.jsonl" "$work/cmp/fedavg/seed-2/metrics.jsonl"
-# Run again after an interruption (one run without its summary): only that run repeats.
-rm "$work/cmp/fedavg/seed-1/summary.json"
+# Run again after a crash before any checkpoint (one run without its summary or checkpoint):
+# only that run repeats, from the start.
+rm -r "$work/cmp/fedavg/seed-1/summary.json" "$work/cmp/fedavg/seed-1/checkpoint"
 "$drift" compare "$work/tiny.toml" --algorithms fedavg,fedskc:reference+gpr=false --seeds 2 --out "$work/cmp" \
   > "$work/table2" 2> "$work/progress2"
-grep -q "3 run(s) had finished before and were kept; 1 ran now" "$work/progress2"
+grep -q "3 run(s) had finished before and were kept, 0 resumed from a checkpoint; 1 ran now" "$work/progress2"
 cmp "$work/table" "$work/table2"
 echo "cli compare: 1 passed, 0 failed"

@@ -62,7 +62,10 @@ passed=$((passed + 1))
 
 # SIGINT: the run stops at the next aggregation with a checkpoint, says so, exits 130.
 run --set federation.rounds=40 --slots 1 --out "$work/long-full" 2> /dev/null
-run --set federation.rounds=40 --slots 1 --out "$work/long" 2> "$work/long.log" &
+# Job control: a background job keeps SIGINT (without it, a script's background jobs ignore it).
+set -m
+"$drift" run "$work/tiny.toml" --no-progress --no-plots --set federation.rounds=40 --slots 1 --out "$work/long" \
+  2> "$work/long.log" &
 pid=$!
 for _ in $(seq 1 600); do
   [[ $(wc -l < "$work/long/metrics.jsonl" 2> /dev/null || echo 0) -ge 2 ]] && break
@@ -79,7 +82,8 @@ same "$work/long-full" "$work/long"
 passed=$((passed + 1))
 
 # SIGKILL between checkpoints (every 3): resume cuts the files back to the checkpoint.
-run --set federation.rounds=40 --set checkpoint.every=3 --slots 1 --out "$work/killed" 2> /dev/null &
+"$drift" run "$work/tiny.toml" --no-progress --no-plots --set federation.rounds=40 --set checkpoint.every=3 --slots 1 \
+  --out "$work/killed" 2> /dev/null &
 pid=$!
 for _ in $(seq 1 600); do
   [[ $(wc -l < "$work/killed/metrics.jsonl" 2> /dev/null || echo 0) -ge 5 ]] && break
@@ -115,22 +119,22 @@ compare=("$drift" compare "$work/tiny.toml" --algorithms fedavg,fedprox --seeds 
 "${compare[@]}" 2> "$work/cmp1.log" &
 pid=$!
 for _ in $(seq 1 900); do
-  [[ -e "$work/cmp/algorithm.name=fedavg/seed-1/summary.json" &&
-     $(wc -l < "$work/cmp/algorithm.name=fedavg/seed-2/metrics.jsonl" 2> /dev/null || echo 0) -ge 2 ]] && break
+  [[ -e "$work/cmp/fedavg/seed-1/summary.json" &&
+     $(wc -l < "$work/cmp/fedavg/seed-2/metrics.jsonl" 2> /dev/null || echo 0) -ge 2 ]] && break
   sleep 0.1
 done
 kill -INT $pid
 code=0
 wait $pid || code=$?
 [[ $code -eq 130 ]] || { echo "compare: exit $code"; cat "$work/cmp1.log"; exit 1; }
-grep -q '"status": "interrupted"' "$work/cmp/algorithm.name=fedavg/seed-2/summary.json"
-first=$(stat -c %Y.%s "$work/cmp/algorithm.name=fedavg/seed-1/metrics.jsonl")
+grep -q '"status": "interrupted"' "$work/cmp/fedavg/seed-2/summary.json"
+first=$(stat -c %Y.%s "$work/cmp/fedavg/seed-1/metrics.jsonl")
 "${compare[@]}" 2> "$work/cmp2.log"
 grep -q "1 run(s) had finished before and were kept, 1 resumed from a checkpoint; 3 ran now" "$work/cmp2.log"
-[[ $(stat -c %Y.%s "$work/cmp/algorithm.name=fedavg/seed-1/metrics.jsonl") == "$first" ]]
-grep -q "resuming" "$work/cmp/algorithm.name=fedavg/seed-2/log.txt"
+[[ $(stat -c %Y.%s "$work/cmp/fedavg/seed-1/metrics.jsonl") == "$first" ]]
+grep -q "resuming" "$work/cmp/fedavg/seed-2/log.txt"
 run --set federation.rounds=30 --set seed=2 --out "$work/seed2" 2> /dev/null
-same "$work/seed2" "$work/cmp/algorithm.name=fedavg/seed-2"
+same "$work/seed2" "$work/cmp/fedavg/seed-2"
 grep -q "fedprox" "$work/cmp/comparison.md"
 passed=$((passed + 1))
 echo "cli resume: $passed passed, 0 failed"

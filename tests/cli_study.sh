@@ -61,13 +61,13 @@ done
 # Run again: nothing repeats, the table is the same.
 before=$(stat -c %Y "$work/st/sampler.name=uniform+availability.model=always/seed-1/metrics.jsonl")
 "$drift" "${study[@]}" > "$work/table2" 2> "$work/progress2"
-grep -q "8 run(s) had finished before and were kept; 0 ran now" "$work/progress2"
+grep -q "8 run(s) had finished before and were kept, 0 resumed from a checkpoint; 0 ran now" "$work/progress2"
 [[ $(stat -c %Y "$work/st/sampler.name=uniform+availability.model=always/seed-1/metrics.jsonl") == "$before" ]]
 cmp "$work/table" "$work/table2"
-# An interrupted run (no summary) runs again; a different study in the same place is refused.
+# An interrupted run (no summary, a checkpoint) resumes; a different study in the same place is refused.
 rm "$work/st/sampler.name=round_robin+availability.model=always/seed-2/summary.json"
 "$drift" "${study[@]}" > /dev/null 2> "$work/progress3"
-grep -q "7 run(s) had finished before and were kept; 1 ran now" "$work/progress3"
+grep -q "7 run(s) had finished before and were kept, 1 resumed from a checkpoint; 1 ran now" "$work/progress3"
 if "$drift" study "$work/tiny.toml" --grid sampler.name=uniform --seeds 2 --out "$work/st" 2> "$work/err"; then
   echo "a different study was mixed into $work/st"; exit 1
 fi

@@ -42,23 +42,36 @@ reference() {
 }
 
 # start_coordinator NAME ARGS...: runs `drift run` with --listen 127.0.0.1:0 in the background;
-# sets coordinator_pid and port (read from its log).
+# sets coordinator_pid and port (read from its log, $work/NAME.log).
 start_coordinator() {
   local name=$1
   shift
-  timeout 300 "$drift" run "$work/tiny.toml" --out "$work/$name" --no-progress --listen 127.0.0.1:0 --join-timeout 120 \
-    "$@" 2> "$work/$name.log" &
+  launch_coordinator "$name" "$work/$name.log" run "$work/tiny.toml" --out "$work/$name" "$@"
+}
+
+# resume_coordinator NAME ARGS...: `drift resume` of the run directory NAME, listening the
+# same way; its log is $work/NAME-resume.log.
+resume_coordinator() {
+  local name=$1
+  shift
+  launch_coordinator "$name" "$work/$name-resume.log" resume "$work/$name" "$@"
+}
+
+launch_coordinator() {
+  local name=$1 log=$2
+  shift 2
+  timeout 300 "$drift" "$@" --no-progress --listen 127.0.0.1:0 --join-timeout 120 2> "$log" &
   coordinator_pid=$!
   pids+=("$coordinator_pid")
   port=""
   for _ in $(seq 1 600); do
-    port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$work/$name.log" | head -n 1)
+    port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$log" | head -n 1)
     [[ -n "$port" ]] && return 0
     kill -0 "$coordinator_pid" 2>/dev/null || break
     sleep 0.1
   done
   echo "coordinator $name did not start listening:"
-  cat "$work/$name.log"
+  cat "$log"
   exit 1
 }
 

@@ -62,18 +62,9 @@ std::string read_whole(const fs::path& p) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-}  // namespace
-
-std::uint64_t write_checkpoint(const fs::path& run, const Checkpoint& checkpoint, const std::string& scenario_toml,
-                               const std::function<void(const fs::path&)>& save_client_states) {
-  const auto partial = run / "checkpoint.partial";
-  const auto current = run / "checkpoint";
-  const auto previous = run / "checkpoint.previous";
-  remove_all_or_throw(partial);
-  std::error_code ec;
-  fs::create_directories(partial / "client_state", ec);
-  if (ec) throw WriteError(partial.string() + ": cannot create: " + ec.message());
-
+// Everything but the swap, into `partial`.
+std::uint64_t write_parts(const fs::path& partial, const Checkpoint& checkpoint, const std::string& scenario_toml,
+                          const std::function<void(const fs::path&)>& save_client_states) {
   auto ar = StateArchive::writer();
   auto copy = checkpoint;
   archive_checkpoint(ar, copy);
@@ -95,6 +86,28 @@ std::uint64_t write_checkpoint(const fs::path& run, const Checkpoint& checkpoint
   write_file_atomically(partial / "checkpoint.json", about.dump(2) + "\n");
   sync_files(partial);
   sync_directory(partial);
+  return bytes;
+}
+
+}  // namespace
+
+std::uint64_t write_checkpoint(const fs::path& run, const Checkpoint& checkpoint, const std::string& scenario_toml,
+                               const std::function<void(const fs::path&)>& save_client_states) {
+  const auto partial = run / "checkpoint.partial";
+  const auto current = run / "checkpoint";
+  const auto previous = run / "checkpoint.previous";
+  remove_all_or_throw(partial);
+  std::error_code ec;
+  fs::create_directories(partial / "client_state", ec);
+  if (ec) throw WriteError(partial.string() + ": cannot create: " + ec.message());
+
+  std::uint64_t bytes = 0;
+  try {
+    bytes = write_parts(partial, checkpoint, scenario_toml, save_client_states);
+  } catch (...) {
+    fs::remove_all(partial, ec);  // a full disk: the space goes back, the last checkpoint stays
+    throw;
+  }
 
   // Swap: the old checkpoint stays complete under another name until the new one is in place.
   remove_all_or_throw(previous);

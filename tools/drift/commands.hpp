@@ -54,6 +54,8 @@ struct PreparedRun {
 // Logs, runs (stopping cleanly on SIGINT/SIGTERM), draws the figures. The exit code: 0, 1 when
 // the run failed, 128 + the signal when it was interrupted.
 int execute_run(const RunArgs& args, PreparedRun run);
+// Refuses (UserError) devices and cluster flags that cannot work, before anything is written.
+void check_run_flags(const RunArgs& args, const Scenario& scenario);
 // --slots and --devices replace the scenario's devices.
 void apply_device_flags(const RunArgs& args, Scenario& scenario);
 

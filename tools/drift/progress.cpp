@@ -78,6 +78,8 @@ void ProgressDisplay::on_notice(const std::string& text) {
   log_->info("{}", text);
 }
 
+void ProgressDisplay::on_checkpoint(const std::string& text) { file_only_->info("{}", text); }
+
 void ProgressDisplay::on_warning(const std::string& text) {
   if (live_) std::fprintf(stderr, "\r\033[K");
   log_->warn("{}", text);

@@ -19,6 +19,7 @@ class ProgressDisplay final : public actors::RunObserver {
   void on_notice(const std::string& text) override;
   void on_warning(const std::string& text) override;
   void on_progress(std::uint32_t round, std::uint32_t arrived, std::uint32_t needed) override;
+  void on_checkpoint(const std::string& text) override;  // to log.txt only: it comes every few minutes
 
  private:
   std::shared_ptr<spdlog::logger> log_, file_only_;

@@ -59,6 +59,7 @@ int resume_command(const RunArgs& args) {
   auto scenario = std::make_shared<Scenario>(
       parse_scenario(stored->scenario_toml, (stored->directory / "scenario.toml").string(), overrides));
   apply_device_flags(args, *scenario);
+  check_run_flags(args, *scenario);
   const auto& c = stored->checkpoint;
   if (scenario->rounds < static_cast<std::int64_t>(c.round))
     throw UserError("--set federation.rounds=" + std::to_string(scenario->rounds) + " is below the " +

@@ -77,6 +77,11 @@ actors::ClusterOptions cluster_options(const RunArgs& args) {
 
 }  // namespace
 
+void check_run_flags(const RunArgs& args, const Scenario& scenario) {
+  scenario_devices(scenario);
+  cluster_options(args);
+}
+
 // Devices given on the command line replace the scenario's (they do not change results).
 void apply_device_flags(const RunArgs& args, Scenario& scenario) {
   if (args.slots > 0 || !args.devices.empty()) {
@@ -91,6 +96,7 @@ int run_command(const RunArgs& args) {
   apply_device_flags(args, *scenario);
   run.scenario = scenario;
   // Everything that can be wrong with the input is found before the run directory exists.
+  check_run_flags(args, *scenario);
   run.data = std::make_shared<const FederationData>(prepare_federation_data(*scenario));
   const auto path = choose_run_directory(*scenario, args.out);
   run.directory = std::make_shared<RunDirectory>(path, *scenario, *run.data);
