@@ -68,12 +68,12 @@ set -m
   2> "$work/long.log" &
 pid=$!
 for _ in $(seq 1 600); do
-  [[ $(wc -l < "$work/long/metrics.jsonl" 2> /dev/null || echo 0) -ge 2 ]] && break
+  [[ $(wc -l 2> /dev/null < "$work/long/metrics.jsonl" || echo 0) -ge 2 ]] && break
   sleep 0.1
 done
 kill -INT $pid
 code=0
-wait $pid || code=$?
+wait $pid 2> /dev/null || code=$?
 [[ $code -eq 130 ]] || { echo "SIGINT: exit $code"; cat "$work/long.log"; exit 1; }
 grep -q "SIGINT: stopping at the next aggregation with a checkpoint" "$work/long.log"
 grep -q '"status": "interrupted"' "$work/long/summary.json"
@@ -81,19 +81,27 @@ grep -q '"status": "interrupted"' "$work/long/summary.json"
 same "$work/long-full" "$work/long"
 passed=$((passed + 1))
 
-# SIGKILL between checkpoints (every 3): resume cuts the files back to the checkpoint.
-"$drift" run "$work/tiny.toml" --no-progress --no-plots --set federation.rounds=40 --set checkpoint.every=3 --slots 1 \
-  --out "$work/killed" 2> /dev/null &
-pid=$!
-for _ in $(seq 1 600); do
-  [[ $(wc -l < "$work/killed/metrics.jsonl" 2> /dev/null || echo 0) -ge 5 ]] && break
-  sleep 0.1
+# SIGKILL between checkpoints (every 3), sync on 1 slot and FedBuff on 2: resume (on the other
+# slot count) cuts the files back to the checkpoint.
+for variant in "sync:1" "fedbuff:2"; do
+  mode=${variant%%:*} slots=${variant##*:}
+  sets=(--set federation.rounds=40 --set simulation.mode=$mode)
+  [[ $mode == sync ]] || run "${sets[@]}" --slots $slots --out "$work/$mode-40" 2> /dev/null
+  reference="$work/long-full"
+  [[ $mode == sync ]] || reference="$work/$mode-40"
+  "$drift" run "$work/tiny.toml" --no-progress --no-plots "${sets[@]}" --set checkpoint.every=3 --slots $slots \
+    --out "$work/killed-$mode" 2> /dev/null &
+  pid=$!
+  for _ in $(seq 1 600); do
+    [[ $(wc -l 2> /dev/null < "$work/killed-$mode/metrics.jsonl" || echo 0) -ge 5 ]] && break
+    sleep 0.1
+  done
+  kill -KILL $pid
+  wait $pid 2> /dev/null || true
+  [[ -d "$work/killed-$mode/checkpoint" ]] || { echo "no checkpoint after SIGKILL"; exit 1; }
+  "$drift" resume "$work/killed-$mode" --no-progress --no-plots --slots $((3 - slots)) 2> /dev/null
+  same "$reference" "$work/killed-$mode"
 done
-kill -KILL $pid
-wait $pid || true
-[[ -d "$work/killed/checkpoint" ]] || { echo "no checkpoint after SIGKILL"; exit 1; }
-"$drift" resume "$work/killed" --no-progress --no-plots 2> /dev/null
-same "$work/long-full" "$work/killed"
 passed=$((passed + 1))
 
 # A finished run extends to more rounds, exactly as the longer run; nothing to do without --set.
@@ -116,11 +124,11 @@ passed=$((passed + 1))
 # An interrupted compare: the same command resumes; no finished run is repeated.
 compare=("$drift" compare "$work/tiny.toml" --algorithms fedavg,fedprox --seeds 2 --jobs 1 --no-plots --no-progress
          --set federation.rounds=30 --out "$work/cmp")
-"${compare[@]}" 2> "$work/cmp1.log" &
+"${compare[@]}" > /dev/null 2> "$work/cmp1.log" &
 pid=$!
 for _ in $(seq 1 900); do
   [[ -e "$work/cmp/fedavg/seed-1/summary.json" &&
-     $(wc -l < "$work/cmp/fedavg/seed-2/metrics.jsonl" 2> /dev/null || echo 0) -ge 2 ]] && break
+     $(wc -l 2> /dev/null < "$work/cmp/fedavg/seed-2/metrics.jsonl" || echo 0) -ge 2 ]] && break
   sleep 0.1
 done
 kill -INT $pid
@@ -129,7 +137,7 @@ wait $pid || code=$?
 [[ $code -eq 130 ]] || { echo "compare: exit $code"; cat "$work/cmp1.log"; exit 1; }
 grep -q '"status": "interrupted"' "$work/cmp/fedavg/seed-2/summary.json"
 first=$(stat -c %Y.%s "$work/cmp/fedavg/seed-1/metrics.jsonl")
-"${compare[@]}" 2> "$work/cmp2.log"
+"${compare[@]}" > /dev/null 2> "$work/cmp2.log"
 grep -q "1 run(s) had finished before and were kept, 1 resumed from a checkpoint; 3 ran now" "$work/cmp2.log"
 [[ $(stat -c %Y.%s "$work/cmp/fedavg/seed-1/metrics.jsonl") == "$first" ]]
 grep -q "resuming" "$work/cmp/fedavg/seed-2/log.txt"
