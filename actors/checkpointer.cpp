@@ -12,7 +12,9 @@ Checkpointer::Checkpointer(const Scenario& scenario, CheckpointOptions options, 
 bool Checkpointer::due(std::uint32_t round, bool last) {
   if (!enabled()) return false;
   const auto& interrupt = options_.interrupt;
-  stopping_ = (interrupt && interrupt->signal.load() != 0) || (options_.stop_after > 0 && round >= options_.stop_after);
+  // An interrupt at the last aggregation changes nothing: the run ends anyway.
+  stopping_ = !last && ((interrupt && interrupt->signal.load() != 0) ||
+                        (options_.stop_after > 0 && round >= options_.stop_after));
   if (stopping_ || last) return true;
   const auto& c = scenario_.checkpoint;
   if (c.every > 0 && round % static_cast<std::uint64_t>(c.every) == 0) return true;

@@ -1,5 +1,6 @@
 #include "actors/server.hpp"
 
+#include <csignal>
 #include <chrono>
 #include <deque>
 #include <map>
@@ -140,8 +141,11 @@ class Host final : public JobRunner, public DriverListener {
       return fail(e.what());
     }
     if (!checkpointer_->stopping()) return driver_->resume();
-    checkpointer_->options().interrupt->stopped = true;
-    on_finished({RunStatus::interrupted, "interrupted after aggregation " + std::to_string(round)});
+    const auto& interrupt = checkpointer_->options().interrupt;
+    const int signal = interrupt ? interrupt->signal.load() : 0;
+    if (interrupt) interrupt->stopped = true;
+    on_finished({RunStatus::interrupted, "stopped at a checkpoint after aggregation " + std::to_string(round) +
+                                             (signal == SIGINT ? " (SIGINT)" : signal == SIGTERM ? " (SIGTERM)" : "")});
   }
 
   void on_progress(std::uint32_t round, std::uint32_t arrived, std::uint32_t needed) override {

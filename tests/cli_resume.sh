@@ -35,6 +35,12 @@ same() {  # same DIR_A DIR_B: the deterministic files match byte for byte
     cmp "$1/$f" "$2/$f" || { echo "$f differs between $1 and $2"; exit 1; }
   done
 }
+wait_for_lines() {  # wait_for_lines FILE N: until FILE has N lines (up to 90 s)
+  for _ in $(seq 1 900); do
+    [[ $(wc -l 2> /dev/null < "$1" || echo 0) -ge $2 ]] && return 0
+    sleep 0.1
+  done
+}
 expect_code() {  # expect_code CODE COMMAND...
   local want=$1 code=0
   shift
@@ -67,10 +73,7 @@ set -m
 "$drift" run "$work/tiny.toml" --no-progress --no-plots --set federation.rounds=40 --slots 1 --out "$work/long" \
   2> "$work/long.log" &
 pid=$!
-for _ in $(seq 1 600); do
-  [[ $(wc -l 2> /dev/null < "$work/long/metrics.jsonl" || echo 0) -ge 2 ]] && break
-  sleep 0.1
-done
+wait_for_lines "$work/long/metrics.jsonl" 2
 kill -INT $pid
 code=0
 wait $pid 2> /dev/null || code=$?
@@ -92,10 +95,7 @@ for variant in "sync:1" "fedbuff:2"; do
   "$drift" run "$work/tiny.toml" --no-progress --no-plots "${sets[@]}" --set checkpoint.every=3 --slots $slots \
     --out "$work/killed-$mode" 2> /dev/null &
   pid=$!
-  for _ in $(seq 1 600); do
-    [[ $(wc -l 2> /dev/null < "$work/killed-$mode/metrics.jsonl" || echo 0) -ge 5 ]] && break
-    sleep 0.1
-  done
+  wait_for_lines "$work/killed-$mode/metrics.jsonl" 5
   kill -KILL $pid
   wait $pid 2> /dev/null || true
   [[ -d "$work/killed-$mode/checkpoint" ]] || { echo "no checkpoint after SIGKILL"; exit 1; }
@@ -126,11 +126,7 @@ compare=("$drift" compare "$work/tiny.toml" --algorithms fedavg,fedprox --seeds 
          --set federation.rounds=30 --out "$work/cmp")
 "${compare[@]}" > /dev/null 2> "$work/cmp1.log" &
 pid=$!
-for _ in $(seq 1 900); do
-  [[ -e "$work/cmp/fedavg/seed-1/summary.json" &&
-     $(wc -l 2> /dev/null < "$work/cmp/fedavg/seed-2/metrics.jsonl" || echo 0) -ge 2 ]] && break
-  sleep 0.1
-done
+wait_for_lines "$work/cmp/fedavg/seed-2/metrics.jsonl" 2  # seed 1 has finished then (--jobs 1)
 kill -INT $pid
 code=0
 wait $pid || code=$?

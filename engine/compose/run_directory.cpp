@@ -214,10 +214,9 @@ void RunDirectory::append(const RoundReport& r) {
   timings_size_ += timing.size();
 }
 
-std::string RunDirectory::marks() const {
+std::string RunDirectory::marks() {
   auto ar = StateArchive::writer();
-  auto self = const_cast<RunDirectory*>(this);  // the archive's one code path both reads and writes
-  self->archive_marks(ar);
+  archive_marks(ar);
   return ar.take();
 }
 

@@ -31,7 +31,7 @@ class RunDirectory {
 
   const std::filesystem::path& path() const { return path_; }
   // What a checkpoint records of the files: how long each appended file is, and the counts.
-  std::string marks() const;
+  std::string marks();
   void append(const RoundReport& report);  // metrics.jsonl, clients.csv, timings.jsonl
   // `resume`: the command that continues an interrupted run.
   void write_summary(const RunSummary& summary, const std::string& status, double wall_seconds,
