@@ -15,7 +15,8 @@ namespace {
 // text, or "" once they are.
 std::string gather_workers(caf::actor_system& system, caf::scoped_actor& self, const pool_actor& pool,
                            caf::actor& gate, const Scenario& scenario, const FederationData& data,
-                           std::shared_ptr<RunObserver> observer, const ClusterOptions& cluster) {
+                           std::shared_ptr<RunObserver> observer, const ClusterOptions& cluster,
+                           const RunInterrupt& interrupt) {
   GatekeeperSetup setup;
   setup.policy = JoinPolicy{cluster.token, scenario_hash(scenario.resolved_toml)};
   setup.scenario_toml = scenario.resolved_toml;
@@ -28,19 +29,21 @@ std::string gather_workers(caf::actor_system& system, caf::scoped_actor& self, c
   observer->on_notice("listening on " + at.text() + (cluster.tls.enabled ? " (TLS)" : "") + ", scenario hash " +
                      setup.policy.scenario_hash + "; waiting for " + std::to_string(cluster.workers) + " worker(s)");
   if (cluster.workers == 0) return "";
-  std::string failure;
-  const auto timeout = cluster.join_timeout_s > 0 ? caf::duration(std::chrono::milliseconds(
-                                                        static_cast<std::int64_t>(cluster.join_timeout_s * 1000)))
-                                                  : caf::infinite;
-  self->request(pool, timeout, await_atom::value, cluster.workers)
-      .receive([](std::uint32_t) {},
-               [&](caf::error& err) {
-                 failure = err == caf::sec::request_timeout
-                               ? "not all " + std::to_string(cluster.workers) + " worker(s) were ready within " +
-                                     std::to_string(static_cast<int>(cluster.join_timeout_s)) + " s (--join-timeout)"
-                               : error_text(err);
-               });
-  return failure;
+  // Asked again every second, so that an interrupt ends the wait (nothing ran: no checkpoint).
+  const auto started = std::chrono::steady_clock::now();
+  for (;;) {
+    bool ready = false;
+    caf::error error;
+    self->request(pool, std::chrono::seconds(1), await_atom::value, cluster.workers)
+        .receive([&](std::uint32_t) { ready = true; }, [&](caf::error& err) { error = std::move(err); });
+    if (ready) return "";
+    if (error != caf::sec::request_timeout) return error_text(error);
+    if (interrupt.signal.load() != 0) return "interrupted while waiting for the workers; nothing ran";
+    const std::chrono::duration<double> waited = std::chrono::steady_clock::now() - started;
+    if (cluster.join_timeout_s > 0 && waited.count() >= cluster.join_timeout_s)
+      return "not all " + std::to_string(cluster.workers) + " worker(s) were ready within " +
+             std::to_string(static_cast<int>(cluster.join_timeout_s)) + " s (--join-timeout)";
+  }
 }
 
 }  // namespace
@@ -81,7 +84,7 @@ RunResult run_federation(std::shared_ptr<const Scenario> scenario, std::shared_p
     caf::actor gate;  // admits workers for the whole run (rejoins too)
     if (cluster.listen) {
       try {
-        failure = gather_workers(system, self, pool, gate, *scenario, *data, observer, cluster);
+        failure = gather_workers(system, self, pool, gate, *scenario, *data, observer, cluster, *interrupt);
       } catch (const std::exception& e) {
         failure = e.what();  // the actors below must still be stopped, or the system never ends
       }

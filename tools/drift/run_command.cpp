@@ -142,7 +142,9 @@ int execute_run(const RunArgs& args, PreparedRun run) {
     if (result.interrupted) interrupted_code = watch.exit_code();
   } catch (const std::exception& e) {
     log->error("run failed: {}", e.what());
-    return 1;
+    // Interrupted before anything could be saved (waiting for workers): still an interrupt.
+    const int signal = options.control.interrupt->signal.load();
+    return signal != 0 ? 128 + signal : 1;
   }
   if (result.interrupted) {
     log->warn("interrupted; continue with: drift resume {}", path.string());
