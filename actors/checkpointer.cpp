@@ -15,7 +15,8 @@ bool Checkpointer::due(std::uint32_t round, bool last) {
   // An interrupt at the last aggregation changes nothing: the run ends anyway.
   stopping_ = !last && ((interrupt && interrupt->signal.load() != 0) ||
                         (options_.stop_after > 0 && round >= options_.stop_after));
-  if (stopping_ || last) return true;
+  if (last) return scenario_.checkpoint.at_end;
+  if (stopping_) return true;
   const auto& c = scenario_.checkpoint;
   if (c.every > 0 && round % static_cast<std::uint64_t>(c.every) == 0) return true;
   const double minutes = std::chrono::duration<double>(Clock::now() - last_).count() / 60.0;

@@ -289,6 +289,7 @@ void read_devices_and_output(Scenario& s, const toml::table& root, const std::st
   }
   s.checkpoint.every = get<std::int64_t>(root, "checkpoint", "every");
   s.checkpoint.minutes = get<double>(root, "checkpoint", "minutes");
+  s.checkpoint.at_end = get<bool>(root, "checkpoint", "at_end");
   s.runs_dir = get<std::string>(root, "output", "runs_dir");
   s.log_eligible = get<bool>(root, "output", "log_eligible");
 }

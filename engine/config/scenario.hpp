@@ -123,6 +123,7 @@ struct TimelineEntry {
 struct CheckpointConfig {
   std::int64_t every = 0;  // aggregations between checkpoints; 0: by wall time only
   double minutes = 5.0;    // wall-clock minutes between checkpoints; 0: by count only
+  bool at_end = true;      // also after the last aggregation (a finished run can be extended)
 };
 
 struct Scenario {

@@ -18,9 +18,10 @@ namespace {
 // Keys a resumed run may change: they decide what happens from now on (how long it runs, when
 // it checkpoints, where it trains) or only how the summary reads the results, never what was
 // already computed.
-constexpr std::array<std::string_view, 8> kResumableKeys{
-    "federation.rounds",  "simulation.max_virtual_time", "checkpoint.every", "checkpoint.minutes",
-    "evaluation.targets", "evaluation.at_times",         "devices.cpu_slots", "devices.pool"};
+constexpr std::array<std::string_view, 9> kResumableKeys{
+    "federation.rounds",  "simulation.max_virtual_time", "checkpoint.every",  "checkpoint.minutes",
+    "checkpoint.at_end",  "evaluation.targets",          "evaluation.at_times", "devices.cpu_slots",
+    "devices.pool"};
 
 void check_overrides(const std::vector<Override>& overrides) {
   for (const auto& o : overrides) {
