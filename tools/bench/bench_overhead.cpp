@@ -2,7 +2,8 @@
 // initial model, same evaluation) run (a) through drift's actors and Cap'n Proto messages and
 // (b) as a bare LibTorch loop in one thread. Both use one training thread, so the ratio
 // (a)/(b) is what actors, messages and bookkeeping cost. The bare loop must reproduce drift's
-// accuracies exactly, or the comparison is void and the benchmark fails.
+// accuracies (exactly on one machine; within a stated tolerance across CPU kernels), or the
+// comparison is void and the benchmark fails.
 #include <ATen/Parallel.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 
 #include "actors/federation.hpp"
 #include "engine/core/rng.hpp"
+#include "engine/metrics/evaluation.hpp"
 #include "engine/models/model.hpp"
 #include "engine/sampling/samplers.hpp"
 #include "engine/compose/loader.hpp"
@@ -87,10 +89,15 @@ std::vector<double> bare_fedavg(const Scenario& s, const FederationData& fed) {
       for (std::size_t i = 0; i < params.size(); ++i) params[i].copy_(global[i]);
     }
     model->eval();
+    // Batches as drift's evaluation cuts them: fixed chunks of the test set, batches within
+    // each, so both sides run the same kernels on the same inputs.
     std::int64_t correct = 0;
-    for (std::int64_t b = 0; b < test.size(); b += s.evaluation.batch_size) {
-      const auto e = std::min<std::int64_t>(test.size(), b + s.evaluation.batch_size);
-      correct += model->forward(test.images.slice(0, b, e)).logits.argmax(1).eq(test.labels.slice(0, b, e)).sum().item<std::int64_t>();
+    for (const auto& [begin, end] : evaluation_chunks(static_cast<std::uint64_t>(test.size()),
+                                                      static_cast<std::uint64_t>(s.evaluation.chunk_size), {})) {
+      for (auto b = static_cast<std::int64_t>(begin); b < static_cast<std::int64_t>(end); b += s.evaluation.batch_size) {
+        const auto e = std::min<std::int64_t>(static_cast<std::int64_t>(end), b + s.evaluation.batch_size);
+        correct += model->forward(test.images.slice(0, b, e)).logits.argmax(1).eq(test.labels.slice(0, b, e)).sum().item<std::int64_t>();
+      }
     }
     accuracies.push_back(static_cast<double>(correct) / static_cast<double>(test.size()));
   }
@@ -133,12 +140,20 @@ int main(int argc, char** argv) {
     drift_fedavg(scenario, fed, 2);
     two = std::min(two, seconds_since(t));
   }
-  if (bare_acc != drift_acc) {
-    std::fprintf(stderr, "the bare loop and drift disagree (final accuracy %.4f vs %.4f): not identical training\n",
-                 bare_acc.back(), drift_acc.back());
+  // The same training gives the same accuracies to the bit on one machine; across CPU kernels
+  // (AVX2 against AVX-512, say) a sum may round differently and flip a test sample's argmax.
+  // Up to kTolerance per round is that, not different training; more voids the comparison.
+  constexpr double kTolerance = 0.001;  // 10 of the 10,000 Fashion-MNIST test images
+  double largest = 0.0;
+  for (std::size_t i = 0; i < std::min(bare_acc.size(), drift_acc.size()); ++i)
+    largest = std::max(largest, std::abs(bare_acc[i] - drift_acc[i]));
+  if (bare_acc.size() != drift_acc.size() || largest > kTolerance) {
+    std::fprintf(stderr, "the bare loop and drift disagree (final accuracy %.4f vs %.4f, largest gap %.4f > %.4f): "
+                 "not the same training\n", bare_acc.back(), drift_acc.back(), largest, kTolerance);
     return 1;
   }
-  std::printf("  identical training: both reach %.2f%% after %u rounds\n", 100 * drift_acc.back(), scenario->rounds);
+  std::printf("  same training: both reach %.2f%% after %u rounds (largest gap per round %.4f, tolerance %.4f)\n",
+              100 * drift_acc.back(), scenario->rounds, largest, kTolerance);
   std::printf("  %-34s %8.2f s   ratio 1.000 (baseline)\n", "bare LibTorch loop, 1 thread", bare);
   std::printf("  %-34s %8.2f s   ratio %.3f (target <= 1.10)\n", "drift actors + messages, 1 slot", one, one / bare);
   std::printf("  %-34s %8.2f s   ratio %.3f\n", "drift actors + messages, 2 slots", two, two / bare);
