@@ -68,22 +68,29 @@ for variant in "sync:fedavg" "fedbuff:fedavg" "sync:lg-fedavg"; do
 done
 passed=$((passed + 1))
 
-# SIGINT: the run stops at the next aggregation with a checkpoint, says so, exits 130.
-run --set federation.rounds=40 --slots 1 --out "$work/long-full" 2> /dev/null
+# SIGINT: the run stops at the next aggregation with a checkpoint, says so, exits 130; sync
+# FedAvg on 1 slot, and private models (states on disk) on 2, resumed on the other count.
 # Job control: a background job keeps SIGINT (without it, a script's background jobs ignore it).
 set -m
-"$drift" run "$work/tiny.toml" --no-progress --no-plots --set federation.rounds=40 --slots 1 --out "$work/long" \
-  2> "$work/long.log" &
-pid=$!
-wait_for_lines "$work/long/metrics.jsonl" 2
-kill -INT $pid
-code=0
-wait $pid 2> /dev/null || code=$?
-[[ $code -eq 130 ]] || { echo "SIGINT: exit $code"; cat "$work/long.log"; exit 1; }
-grep -q "SIGINT: stopping at the next aggregation with a checkpoint" "$work/long.log"
-grep -q '"status": "interrupted"' "$work/long/summary.json"
-"$drift" resume "$work/long" --no-progress --no-plots 2> /dev/null
-same "$work/long-full" "$work/long"
+run --set federation.rounds=40 --slots 1 --out "$work/long-full" 2> /dev/null
+for variant in "fedavg:1" "lg-fedavg:2"; do
+  algorithm=${variant%%:*} slots=${variant##*:}
+  sets=(--set federation.rounds=40 --set algorithm.name=$algorithm --set simulation.client_state=disk)
+  reference="$work/long-full"
+  [[ $algorithm == fedavg ]] || { reference="$work/long-$algorithm"; run "${sets[@]}" --out "$reference" 2> /dev/null; }
+  "$drift" run "$work/tiny.toml" --no-progress --no-plots "${sets[@]}" --slots $slots --out "$work/int-$algorithm" \
+    2> "$work/int-$algorithm.log" &
+  pid=$!
+  wait_for_lines "$work/int-$algorithm/metrics.jsonl" 2
+  kill -INT $pid
+  code=0
+  wait $pid 2> /dev/null || code=$?
+  [[ $code -eq 130 ]] || { echo "SIGINT: exit $code"; cat "$work/int-$algorithm.log"; exit 1; }
+  grep -q "SIGINT: stopping at the next aggregation with a checkpoint" "$work/int-$algorithm.log"
+  grep -q '"status": "interrupted"' "$work/int-$algorithm/summary.json"
+  "$drift" resume "$work/int-$algorithm" --no-progress --no-plots --slots $((3 - slots)) 2> /dev/null
+  same "$reference" "$work/int-$algorithm"
+done
 passed=$((passed + 1))
 
 # SIGKILL between checkpoints (every 3), sync on 1 slot and FedBuff on 2: resume (on the other
