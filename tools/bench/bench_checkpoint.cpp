@@ -17,6 +17,7 @@
 #include "engine/sampling/cohort_sampler.hpp"
 #include "engine/sim/driver.hpp"
 #include "messages/state_store.hpp"
+#include "noop_outcome.hpp"
 
 using namespace drift;
 namespace fs = std::filesystem;
@@ -79,14 +80,7 @@ struct Host : JobRunner, DriverListener {
       pending.clear();
       for (auto& [job, c, task] : batch) {
         states.save(c, msg::Buffer(std::vector<char>(state_bytes, 'x')));
-        JobOutcome o;
-        o.ok = true;
-        o.upload_bytes = 400000;
-        o.update.client_id = c;
-        o.update.model_version = task->model_version;
-        o.update.num_samples = 100;
-        o.update.weights = task->weights;
-        driver->on_outcome(job, std::move(o));
+        driver->on_outcome(job, bench::noop_outcome(c, *task, 400000));
       }
     }
   }

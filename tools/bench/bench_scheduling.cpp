@@ -15,12 +15,13 @@
 #include "engine/sampling/cohort_sampler.hpp"
 #include "engine/sim/driver.hpp"
 #include "messages/selection_codec.hpp"
+#include "noop_outcome.hpp"
 
 using namespace drift;
 
 namespace {
 
-// Trains nothing: the update is the received model itself (the tensors are shared, not copied).
+// Trains nothing (noop_outcome).
 struct NoOpHost : JobRunner, DriverListener {
   std::vector<std::tuple<std::uint64_t, std::uint32_t, std::shared_ptr<const TrainingTask>>> pending;
   Driver* driver = nullptr;
@@ -45,16 +46,7 @@ struct NoOpHost : JobRunner, DriverListener {
     while (!pending.empty()) {
       auto batch = std::move(pending);
       pending.clear();
-      for (auto& [job, c, task] : batch) {
-        JobOutcome o;
-        o.ok = true;
-        o.upload_bytes = 4096;
-        o.update.client_id = c;
-        o.update.model_version = task->model_version;
-        o.update.num_samples = 100;
-        o.update.weights = task->weights;
-        driver->on_outcome(job, std::move(o));
-      }
+      for (auto& [job, c, task] : batch) driver->on_outcome(job, bench::noop_outcome(c, *task, 4096));
     }
   }
 };
