@@ -48,23 +48,22 @@ expect_code() {  # expect_code CODE COMMAND...
   [[ $code -eq $want ]] || { echo "expected exit $want, got $code from: $*"; cat "$work/last.err"; exit 1; }
 }
 
-# Stopped after aggregation 2 and resumed on the other slot count.
-for variant in "sync:fedavg" "fedbuff:fedavg" "sync:lg-fedavg"; do
-  mode=${variant%%:*} algorithm=${variant##*:}
-  for slots in 1 2; do
-    name="$mode-$algorithm-$slots"
-    sets=(--set simulation.mode=$mode --set algorithm.name=$algorithm --slots $slots)
-    # Private models on 2 slots keep their states on disk: the checkpoint links them.
-    [[ $algorithm == lg-fedavg && $slots == 2 ]] && sets+=(--set simulation.client_state=disk)
-    run "${sets[@]}" --out "$work/$name-full" 2> /dev/null
-    expect_code 130 run "${sets[@]}" --out "$work/$name" --stop-after 2
-    grep -q '"status": "interrupted"' "$work/$name/summary.json"
-    grep -q "\"resume\": \"drift resume $work/$name\"" "$work/$name/summary.json"
-    "$drift" resume "$work/$name" --no-progress --no-plots --slots $((3 - slots)) 2> "$work/$name.resume.log"
-    grep -q "resuming .* from its checkpoint after aggregation 2" "$work/$name.resume.log"
-    grep -q '"status": "completed"' "$work/$name/summary.json"
-    same "$work/$name-full" "$work/$name"
-  done
+# Stopped after aggregation 2 and resumed on the other slot count (each variant starts on one
+# count and finishes on the other, so every run sees both): sync FedAvg, FedBuff FedAvg, and
+# private models (lg-fedavg, states on disk: the checkpoint links them).
+for variant in "sync:fedavg:1" "fedbuff:fedavg:2" "sync:lg-fedavg:2"; do
+  IFS=: read -r mode algorithm slots <<< "$variant"
+  name="$mode-$algorithm-$slots"
+  sets=(--set simulation.mode=$mode --set algorithm.name=$algorithm --slots $slots)
+  [[ $algorithm == lg-fedavg ]] && sets+=(--set simulation.client_state=disk)
+  run "${sets[@]}" --out "$work/$name-full" 2> /dev/null
+  expect_code 130 run "${sets[@]}" --out "$work/$name" --stop-after 2
+  grep -q '"status": "interrupted"' "$work/$name/summary.json"
+  grep -q "\"resume\": \"drift resume $work/$name\"" "$work/$name/summary.json"
+  "$drift" resume "$work/$name" --no-progress --no-plots --slots $((3 - slots)) 2> "$work/$name.resume.log"
+  grep -q "resuming .* from its checkpoint after aggregation 2" "$work/$name.resume.log"
+  grep -q '"status": "completed"' "$work/$name/summary.json"
+  same "$work/$name-full" "$work/$name"
 done
 passed=$((passed + 1))
 
@@ -72,10 +71,10 @@ passed=$((passed + 1))
 # FedAvg on 1 slot, and private models (states on disk) on 2, resumed on the other count.
 # Job control: a background job keeps SIGINT (without it, a script's background jobs ignore it).
 set -m
-run --set federation.rounds=40 --slots 1 --out "$work/long-full" 2> /dev/null
+run --set federation.rounds=20 --slots 1 --out "$work/long-full" 2> /dev/null
 for variant in "fedavg:1" "lg-fedavg:2"; do
   algorithm=${variant%%:*} slots=${variant##*:}
-  sets=(--set federation.rounds=40 --set algorithm.name=$algorithm --set simulation.client_state=disk)
+  sets=(--set federation.rounds=20 --set algorithm.name=$algorithm --set simulation.client_state=disk)
   reference="$work/long-full"
   [[ $algorithm == fedavg ]] || { reference="$work/long-$algorithm"; run "${sets[@]}" --out "$reference" 2> /dev/null; }
   "$drift" run "$work/tiny.toml" --no-progress --no-plots "${sets[@]}" --slots $slots --out "$work/int-$algorithm" \
@@ -97,7 +96,7 @@ passed=$((passed + 1))
 # slot count) cuts the files back to the checkpoint.
 for variant in "sync:1" "fedbuff:2"; do
   mode=${variant%%:*} slots=${variant##*:}
-  sets=(--set federation.rounds=40 --set simulation.mode=$mode)
+  sets=(--set federation.rounds=20 --set simulation.mode=$mode)
   [[ $mode == sync ]] || run "${sets[@]}" --slots $slots --out "$work/$mode-40" 2> /dev/null
   reference="$work/long-full"
   [[ $mode == sync ]] || reference="$work/$mode-40"
@@ -132,7 +131,7 @@ passed=$((passed + 1))
 
 # An interrupted compare: the same command resumes; no finished run is repeated.
 compare=("$drift" compare "$work/tiny.toml" --algorithms fedavg,fedprox --seeds 2 --jobs 1 --no-plots --no-progress
-         --set federation.rounds=30 --out "$work/cmp")
+         --set federation.rounds=16 --out "$work/cmp")
 "${compare[@]}" > /dev/null 2> "$work/cmp1.log" &
 pid=$!
 wait_for_lines "$work/cmp/fedavg/seed-2/metrics.jsonl" 2  # seed 1 has finished then (--jobs 1)
@@ -146,7 +145,7 @@ first=$(stat -c %Y.%s "$work/cmp/fedavg/seed-1/metrics.jsonl")
 grep -q "1 run(s) had finished before and were kept, 1 resumed from a checkpoint; 3 ran now" "$work/cmp2.log"
 [[ $(stat -c %Y.%s "$work/cmp/fedavg/seed-1/metrics.jsonl") == "$first" ]]
 grep -q "resuming" "$work/cmp/fedavg/seed-2/log.txt"
-run --set federation.rounds=30 --set seed=2 --out "$work/seed2" 2> /dev/null
+run --set federation.rounds=16 --set seed=2 --out "$work/seed2" 2> /dev/null
 same "$work/seed2" "$work/cmp/fedavg/seed-2"
 grep -q "fedprox" "$work/cmp/comparison.md"
 passed=$((passed + 1))
