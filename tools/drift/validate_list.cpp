@@ -58,7 +58,9 @@ int list_command() {
     std::cout << "  " << name << std::string(name.size() < 14 ? 14 - name.size() : 1, ' ') << text << "\n";
   };
   section("datasets");
-  for (const auto& d : dataset_catalog()) row(d.name, d.description + " [from " + d.debian_package + "]");
+  for (const auto& d : dataset_catalog())
+    row(d.name, d.description + (d.debian_package.empty() ? " [download it yourself; set data.path]"
+                                                          : " [from " + d.debian_package + "]"));
   section("partitions");
   for (const auto& p : partition_schemes()) row(p.name, p.description);
   section("models");

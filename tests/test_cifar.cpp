@@ -1,0 +1,104 @@
+// The CIFAR readers on files the test writes in the distributed binary format: records of
+// label byte(s) then three 1024-byte colour planes.
+#include <filesystem>
+#include <fstream>
+
+#include "catch_torch.hpp"
+#include "engine/core/error.hpp"
+#include "engine/data/dataset.hpp"
+
+using namespace drift;
+namespace fs = std::filesystem;
+
+namespace {
+
+// One record: `labels` then red, green and blue planes filled with r, g, b.
+std::string record(const std::vector<std::uint8_t>& labels, std::uint8_t r, std::uint8_t g, std::uint8_t b) {
+  std::string out(labels.begin(), labels.end());
+  out += std::string(1024, static_cast<char>(r)) + std::string(1024, static_cast<char>(g)) +
+         std::string(1024, static_cast<char>(b));
+  return out;
+}
+
+void write(const fs::path& p, const std::string& bytes) { std::ofstream(p, std::ios::binary) << bytes; }
+
+fs::path cifar10_folder(const std::string& tag) {
+  const auto dir = fs::temp_directory_path() / ("drift-cifar-" + tag + "-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (int i = 1; i <= 5; ++i)  // batch i holds labels i-1 and i+4, pixels 10 * i
+    write(dir / ("data_batch_" + std::to_string(i) + ".bin"),
+          record({static_cast<std::uint8_t>(i - 1)}, 10 * i, 20, 30) + record({static_cast<std::uint8_t>(i + 4)}, 0, 0, 255));
+  write(dir / "test_batch.bin", record({9}, 255, 0, 0));
+  return dir;
+}
+
+DataConfig config(const std::string& dataset, const fs::path& dir) {
+  DataConfig c;
+  c.dataset = dataset;
+  c.path = dir.string();
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("CIFAR-10's binary batches read as 3x32x32 images with their labels, normalised", "[data][cifar]") {
+  const auto dir = cifar10_folder("ok");
+  const auto splits = load_dataset(config("cifar10", dir));
+  const auto& train = *splits.train;
+  REQUIRE(train.size() == 10);
+  CHECK(splits.test->size() == 1);
+  CHECK(train.input_shape() == std::vector<std::int64_t>{3, 32, 32});
+  CHECK(train.num_classes == 10);
+  CHECK(train.class_names.at(9) == "truck");
+  const std::vector<std::int64_t> labels(train.labels.data_ptr<std::int64_t>(), train.labels.data_ptr<std::int64_t>() + 10);
+  CHECK(labels == std::vector<std::int64_t>{0, 5, 1, 6, 2, 7, 3, 8, 4, 9});
+  // Record 2 is batch 2's first: red 20, green 20, blue 30, each plane whole.
+  auto pixel = [&](std::int64_t n, std::int64_t c, std::int64_t y, std::int64_t x) {
+    return train.images[n][c][y][x].item<double>() * train.pixel_std + train.pixel_mean;
+  };
+  CHECK(pixel(2, 0, 0, 0) == Approx(20.0 / 255).margin(1e-6));
+  CHECK(pixel(2, 0, 31, 31) == Approx(20.0 / 255).margin(1e-6));
+  CHECK(pixel(2, 2, 17, 3) == Approx(30.0 / 255).margin(1e-6));
+  CHECK(pixel(1, 2, 0, 0) == Approx(1.0).margin(1e-6));
+  CHECK(splits.test->labels[0].item<std::int64_t>() == 9);
+
+  auto limited = config("cifar10", dir);
+  limited.max_train_samples = 3;
+  CHECK(load_dataset(limited).train->size() == 3);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a truncated, mislabelled or missing CIFAR file is refused naming it", "[data][cifar]") {
+  const auto dir = cifar10_folder("bad");
+  const auto batch = dir / "data_batch_3.bin";
+  write(batch, record({2}, 1, 2, 3).substr(0, 3000));
+  CHECK_THROWS_WITH(load_dataset(config("cifar10", dir)),
+                    Catch::Contains(batch.string() + ": 3000 bytes is not a whole number of 3073-byte CIFAR-10 records") &&
+                        Catch::Contains("kriz/cifar.html"));
+  write(batch, record({12}, 1, 2, 3));
+  CHECK_THROWS_WITH(load_dataset(config("cifar10", dir)),
+                    Catch::Contains(batch.string() + ": record 0 has label 12; CIFAR-10 has 10 classes"));
+  fs::remove(batch);
+  CHECK_THROWS_WITH(load_dataset(config("cifar10", dir)),
+                    Catch::Contains("dataset 'cifar10' is missing " + batch.string()) && Catch::Contains("check data.path"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("CIFAR-100 reads fine labels, or the 20 coarse ones", "[data][cifar]") {
+  const auto dir = fs::temp_directory_path() / ("drift-cifar100-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  write(dir / "train.bin", record({3, 77}, 1, 1, 1) + record({19, 99}, 2, 2, 2));
+  write(dir / "test.bin", record({0, 5}, 3, 3, 3));
+  const auto fine = load_dataset(config("cifar100", dir));
+  CHECK(fine.train->num_classes == 100);
+  CHECK(fine.train->labels[1].item<std::int64_t>() == 99);
+  const auto coarse = load_dataset(config("cifar100-coarse", dir));
+  CHECK(coarse.train->num_classes == 20);
+  CHECK(coarse.train->labels[0].item<std::int64_t>() == 3);
+  CHECK(coarse.test->labels[0].item<std::int64_t>() == 0);
+  // Three-byte records: a CIFAR-10 file read as CIFAR-100 is not a whole number of them.
+  write(dir / "train.bin", record({1}, 0, 0, 0) + record({2}, 0, 0, 0));
+  CHECK_THROWS_WITH(load_dataset(config("cifar100", dir)), Catch::Contains("3074-byte CIFAR-100 records"));
+  fs::remove_all(dir);
+}
