@@ -40,7 +40,8 @@ expect alpha-zero "partition.alpha must be > 0, got 0" run "$(scenario alpha $'[
 expect fraction-above-one "sampler.fraction must be <= 1, got 1.5" run "$(scenario fraction $'[sampler]\nfraction = 1.5')"
 expect zero-rounds "federation.rounds must be >= 1, got 0" run "$(scenario rounds $'[federation]\nrounds = 0')"
 expect unknown-algorithm "unknown algorithm 'fedsgd'" run "$(scenario algorithm $'[algorithm]\nname = "fedsgd"')"
-expect unknown-dataset "unknown dataset 'cifar10'" run "$(scenario dataset $'[data]\ndataset = "cifar10"')"
+expect unknown-dataset "unknown dataset 'imagenet'" run "$(scenario dataset $'[data]\ndataset = "imagenet"')"
+expect cifar-without-files "download the binary version from https://www.cs.toronto.edu/~kriz/cifar.html" run "$(scenario cifar $'[data]\ndataset = "cifar10"\npath = "/nonexistent/cifar"')"
 expect missing-dataset-file "dataset-fashion-mnist" run "$(scenario missing $'[data]\npath = "/nonexistent/fmnist"')"
 expect infeasible-partition "min_client_samples" run "$(scenario infeasible $'[data]\nmax_train_samples = 100\n[partition]\nmin_client_samples = 50')"
 expect bad-set "--set federation.rounds: federation.rounds must be >= 1" run "$(scenario set '')" --set federation.rounds=0
