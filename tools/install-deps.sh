@@ -21,6 +21,8 @@ packages=(
   gnuplot-nox fonts-dejavu-core
   # The test that opens a run's index.html the way a person does, in a headless browser.
   chromium
+  # tools/traces/fedscale_traces.py (standard library only) and the benchmarks' summaries.
+  python3
 )
 
 missing=()
