@@ -62,12 +62,19 @@ std::string read_whole(const fs::path& p) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
+// The complete checkpoint's directory: `checkpoint/`, or `checkpoint.previous/` after a crash
+// between the two renames of a swap; empty when there is none.
+fs::path complete_checkpoint(const fs::path& run) {
+  for (const char* name : {"checkpoint", "checkpoint.previous"})
+    if (fs::exists(run / name / "checkpoint.json")) return run / name;
+  return {};
+}
+
 // Everything but the swap, into `partial`.
-std::uint64_t write_parts(const fs::path& partial, const Checkpoint& checkpoint, const std::string& scenario_toml,
+std::uint64_t write_parts(const fs::path& partial, Checkpoint& checkpoint, const std::string& scenario_toml,
                           const std::function<void(const fs::path&)>& save_client_states) {
   auto ar = StateArchive::writer();
-  auto copy = checkpoint;
-  archive_checkpoint(ar, copy);
+  archive_checkpoint(ar, checkpoint);
   write_file_atomically(partial / "state.bin", ar.bytes());
   write_file_atomically(partial / "scenario.toml", scenario_toml);
   try {
@@ -91,7 +98,7 @@ std::uint64_t write_parts(const fs::path& partial, const Checkpoint& checkpoint,
 
 }  // namespace
 
-std::uint64_t write_checkpoint(const fs::path& run, const Checkpoint& checkpoint, const std::string& scenario_toml,
+std::uint64_t write_checkpoint(const fs::path& run, Checkpoint checkpoint, const std::string& scenario_toml,
                                const std::function<void(const fs::path&)>& save_client_states) {
   const auto partial = run / "checkpoint.partial";
   const auto current = run / "checkpoint";
@@ -123,10 +130,8 @@ std::uint64_t write_checkpoint(const fs::path& run, const Checkpoint& checkpoint
 }
 
 std::optional<StoredCheckpoint> read_checkpoint(const fs::path& run) {
-  // A crash between the two renames leaves only the previous one complete.
-  fs::path directory = run / "checkpoint";
-  if (!fs::exists(directory / "checkpoint.json")) directory = run / "checkpoint.previous";
-  if (!fs::exists(directory / "checkpoint.json")) return std::nullopt;
+  const auto directory = complete_checkpoint(run);
+  if (directory.empty()) return std::nullopt;
   StoredCheckpoint stored;
   stored.directory = directory;
   auto ar = StateArchive::reader(read_whole(directory / "state.bin"), (directory / "state.bin").string());
@@ -135,5 +140,7 @@ std::optional<StoredCheckpoint> read_checkpoint(const fs::path& run) {
   stored.scenario_toml = read_whole(directory / "scenario.toml");
   return stored;
 }
+
+bool has_checkpoint(const fs::path& run) { return !complete_checkpoint(run).empty(); }
 
 }  // namespace drift

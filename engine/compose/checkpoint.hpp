@@ -25,7 +25,7 @@ struct Checkpoint {
 
 // Writes `checkpoint` into `run`; `save_client_states` copies the client states into the
 // directory it is given. Returns the bytes written. Throws WriteError naming the file.
-std::uint64_t write_checkpoint(const std::filesystem::path& run, const Checkpoint& checkpoint,
+std::uint64_t write_checkpoint(const std::filesystem::path& run, Checkpoint checkpoint,
                                const std::string& scenario_toml,
                                const std::function<void(const std::filesystem::path&)>& save_client_states);
 
@@ -38,5 +38,7 @@ struct StoredCheckpoint {
 // The run's last complete checkpoint, or nothing if it has none. Throws DecodeError for one
 // that cannot be read.
 std::optional<StoredCheckpoint> read_checkpoint(const std::filesystem::path& run);
+// Whether the run has a complete checkpoint, without reading it.
+bool has_checkpoint(const std::filesystem::path& run);
 
 }  // namespace drift

@@ -60,7 +60,7 @@ struct Host : JobRunner, DriverListener {
     sampler->archive(s);
     c.sampler = s.take();
     c.files = std::string(files_bytes, '\0');
-    const auto bytes = write_checkpoint(run, c, "", [&](const fs::path& dir) { states.save_to(dir / "client_state"); });
+    const auto bytes = write_checkpoint(run, std::move(c), "", [&](const fs::path& dir) { states.save_to(dir / "client_state"); });
     checkpoint_ms += ms_since(start);
     checkpoint_mb += static_cast<double>(bytes) / 1e6;
     ++checkpoints;

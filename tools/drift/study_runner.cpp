@@ -140,14 +140,6 @@ bool run_finished(const fs::path& run_dir) {
   return status == "completed" || status == "ended" || status == "diverged";
 }
 
-bool has_checkpoint(const fs::path& run_dir) {
-  try {
-    return read_checkpoint(run_dir).has_value();
-  } catch (const std::exception&) {
-    return false;  // unreadable: the run starts over
-  }
-}
-
 RunnerOutcome run_planned(const std::vector<PlannedRun>& runs, const RunnerOptions& o,
                           const std::function<void(const PlannedRun&, int, double)>& on_done) {
   RunnerOutcome outcome;
@@ -158,7 +150,7 @@ RunnerOutcome run_planned(const std::vector<PlannedRun>& runs, const RunnerOptio
       ++outcome.skipped;
       continue;
     }
-    const bool resume = has_checkpoint(dir);
+    const bool resume = has_checkpoint(dir);  // one that cannot be read: drift resume says why
     if (resume) ++outcome.resumed;
     else fs::remove_all(dir);  // without a checkpoint, an unfinished run starts over
     queue.emplace_back(&r, resume);
