@@ -139,6 +139,8 @@ struct AlgorithmInfo {
   // aggregated, architectures may differ between clients ([model] group), and accuracy is
   // each client's own model on its held-out test split (data.client_test_fraction).
   bool private_models = false;
+  // The server makes images of its own (FedKTL's generator): the data must be images.
+  bool needs_images = false;
 };
 
 // The parameters of `info` with defaults taken from `preset` (empty: the default preset),

@@ -179,6 +179,7 @@ AlgorithmInfo fedktl_info() {
     return "";
   };
   info.private_models = true;
+  info.needs_images = true;
   return info;
 }
 

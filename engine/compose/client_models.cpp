@@ -59,7 +59,7 @@ ClientUpdate ClientModels::train(ClientAlgorithm& algorithm, const TrainingTask&
     restore_private(model, state, entry.initial);
   }
   auto update = train_locally(model, algorithm, *data_.data.train, data_.partition.indices[client], task, client, state,
-                              scenario_.seed, device_);
+                              scenario_.seed, device_, scenario_.data.augment);
   if (!private_models_) return update;
   for (auto& t : update.weights) state.tensors[private_weight_key(t.name)] = std::move(t.value);
   update.weights.clear();

@@ -27,8 +27,11 @@ FederationData prepare_federation_data(const Scenario& scenario) {
                                    labels_tensor.data_ptr<std::int64_t>() + labels_tensor.numel());
   std::vector<std::int64_t> domains;
   if (const auto& d = fed.data.train->domains; d.defined()) domains.assign(d.data_ptr<std::int64_t>(), d.data_ptr<std::int64_t>() + d.numel());
-  fed.partition =
-      make_partition(scenario.partition, labels, fed.data.train->num_classes, scenario.clients, scenario.seed, domains);
+  if (scenario.partition.scheme == "natural")
+    fed.client_test_sizes = take_natural_clients(fed.data, fed.partition, scenario.clients, scenario.seed);
+  else
+    fed.partition =
+        make_partition(scenario.partition, labels, fed.data.train->num_classes, scenario.clients, scenario.seed, domains);
   if (held_out > 0.0) fed.client_test_sizes = hold_out_client_tests(fed.data, fed.partition, held_out, scenario.seed);
   if (scenario.training.drop_last) {
     std::size_t largest = 0;
@@ -76,6 +79,43 @@ std::vector<std::int64_t> hold_out_client_tests(DatasetSplits& data, Partition& 
   // Held-out parts are in client order, not domain order: per-domain figures do not apply.
   test->domains = torch::Tensor();
   test->domain_names.clear();
+  data.test = test;
+  return sizes;
+}
+
+std::vector<std::int64_t> take_natural_clients(DatasetSplits& data, Partition& partition, std::uint32_t clients,
+                                              std::uint64_t seed) {
+  const auto& train = *data.train;
+  if (!train.owners.defined())
+    throw UserError("partition.scheme = \"natural\" needs a dataset whose samples name their writers (femnist, shakespeare)");
+  auto as_vector = [](const torch::Tensor& t) {
+    return std::vector<std::int64_t>(t.data_ptr<std::int64_t>(), t.data_ptr<std::int64_t>() + t.numel());
+  };
+  Rng rng = make_stream(seed, "natural-writers");
+  auto natural = partition_natural(as_vector(train.owners), static_cast<std::int64_t>(train.owner_names.size()), clients, rng);
+  for (std::size_t k = 0; k < natural.writers.size(); ++k)
+    if (natural.partition.indices[k].empty())
+      throw UserError("writer '" + train.owner_names[static_cast<std::size_t>(natural.writers[k])] +
+                      "' has no training samples, so its client could not train");
+  partition = std::move(natural.partition);
+  // Each chosen writer's own test samples, in client order; none at all means LEAF split by
+  // writer, and the whole test split stays the (global) test set.
+  std::vector<std::vector<std::int64_t>> tests_of(train.owner_names.size());
+  const auto test_owners = as_vector(data.test->owners);
+  for (std::size_t i = 0; i < test_owners.size(); ++i)
+    if (test_owners[i] >= 0) tests_of[static_cast<std::size_t>(test_owners[i])].push_back(static_cast<std::int64_t>(i));
+  std::vector<std::int64_t> test_indices, sizes;
+  for (const auto writer : natural.writers) {
+    const auto& own = tests_of[static_cast<std::size_t>(writer)];
+    test_indices.insert(test_indices.end(), own.begin(), own.end());
+    sizes.push_back(static_cast<std::int64_t>(own.size()));
+  }
+  if (test_indices.empty()) return {};
+  auto test = std::make_shared<Dataset>(*data.test);
+  const auto index = torch::tensor(test_indices, torch::kInt64);
+  test->images = data.test->images.index_select(0, index);
+  test->labels = data.test->labels.index_select(0, index);
+  test->owners = data.test->owners.index_select(0, index);
   data.test = test;
   return sizes;
 }

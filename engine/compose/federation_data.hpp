@@ -17,7 +17,7 @@ struct FederationData {
   DatasetSplits data;
   Partition partition;
   std::vector<std::vector<std::int64_t>> histograms;  // [client][class], training part
-  std::vector<std::int64_t> client_test_sizes;        // held-out samples per client (family B); else empty
+  std::vector<std::int64_t> client_test_sizes;        // each client's own test samples (family B, natural); else empty
   std::shared_ptr<const Population> population;       // groups and system profiles
 };
 
@@ -32,6 +32,13 @@ FederationData prepare_federation_data(const Scenario& scenario);
 // training samples.
 std::vector<std::int64_t> hold_out_client_tests(DatasetSplits& data, Partition& partition, double fraction,
                                                 std::uint64_t seed);
+
+// partition.scheme = "natural" (LEAF): one client per writer (all of them, or a sample drawn from
+// the "natural-writers" stream), and `test` reduced to those writers' own test samples in
+// client order. Returns the test samples per client, or nothing when the test split's writers
+// are not training writers (LEAF's split by writer: the test set stays whole and global).
+std::vector<std::int64_t> take_natural_clients(DatasetSplits& data, Partition& partition, std::uint32_t clients,
+                                              std::uint64_t seed);
 
 // The scenario's device pool: devices.pool, or cpu x devices.cpu_slots (0: one per core).
 std::vector<DeviceSlots> scenario_devices(const Scenario& scenario);

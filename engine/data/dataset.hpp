@@ -13,7 +13,8 @@
 namespace drift {
 
 struct Dataset {
-  torch::Tensor images;  // float32 [N, C, H, W], normalised
+  // float32 [N, C, H, W] images, normalised; text datasets hold token indices, [N, L].
+  torch::Tensor images;
   torch::Tensor labels;  // int64 [N]
   std::int64_t num_classes = 0;
   std::vector<std::string> class_names;
@@ -22,9 +23,17 @@ struct Dataset {
   // domain contiguous and in domain order; undefined for a single domain.
   torch::Tensor domains;
   std::vector<std::string> domain_names;
+  // Datasets of natural clients (LEAF): the writer or speaker of every sample, int64 [N], as an
+  // index into owner_names (the training split's writers; -1 for a test writer who never
+  // trains), samples of one writer contiguous; undefined otherwise.
+  torch::Tensor owners;
+  std::vector<std::string> owner_names;
 
   std::int64_t size() const { return labels.size(0); }
-  std::vector<std::int64_t> input_shape() const;  // {C, H, W}
+  std::vector<std::int64_t> input_shape() const;  // one sample's shape: {C, H, W}, or {L} for text
+  bool is_text() const { return images.dim() == 2; }
+  // The value a black pixel (0 before normalisation) has in `images`: what padding adds.
+  double black() const { return -pixel_mean / pixel_std; }
 };
 
 struct DatasetSplits {
@@ -37,10 +46,13 @@ struct DatasetInfo {
   std::string description;
   std::string default_path;
   std::string debian_package;
-  std::vector<std::string> files;  // required file names inside the directory
+  std::vector<std::string> files;  // required files inside the directory ("name/": a folder of .json files)
+  bool natural_clients = false;     // every sample names its writer (partition.scheme = "natural")
+  bool text = false;                // samples are token sequences, not images (models say which they read)
 };
 
 const std::vector<DatasetInfo>& dataset_catalog();
+const DatasetInfo* find_dataset(const std::string& name);
 std::vector<std::string> dataset_names();
 
 // Throws UserError naming the first missing file and the package that provides it.

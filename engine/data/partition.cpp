@@ -41,6 +41,7 @@ const std::vector<PartitionSchemeInfo>& partition_schemes() {
       {"file", "per-client index lists read from partition.file (JSON), to replicate another framework's split"},
       {"domains", "multi-domain datasets: client k holds domain k mod D, each domain dealt evenly among its clients"},
       {"domains_dirichlet", "as domains, each domain first keeping a Dirichlet(alpha) share of its samples (FedCCL's imbalanced setting)"},
+      {"natural", "LEAF datasets: one client per writer or speaker with their own train/test split (a seeded sample of writers when there are fewer clients)"},
   };
   return schemes;
 }
@@ -239,10 +240,38 @@ Partition partition_domains(const std::vector<std::int64_t>& domains, std::int64
   return p;
 }
 
+NaturalPartition partition_natural(const std::vector<std::int64_t>& owners, std::int64_t num_writers,
+                                   std::uint32_t clients, Rng& rng) {
+  if (static_cast<std::int64_t>(clients) > num_writers)
+    throw UserError("federation.clients = " + std::to_string(clients) + " natural clients, but the dataset has " +
+                    std::to_string(num_writers) + " writers with training data");
+  NaturalPartition out;
+  std::vector<std::int64_t> writers(static_cast<std::size_t>(num_writers));
+  for (std::int64_t w = 0; w < num_writers; ++w) writers[static_cast<std::size_t>(w)] = w;
+  if (static_cast<std::int64_t>(clients) < num_writers) {
+    rng.shuffle(writers);
+    writers.resize(clients);
+    std::sort(writers.begin(), writers.end());
+  }
+  std::vector<std::int64_t> client_of(static_cast<std::size_t>(num_writers), -1);
+  for (std::size_t k = 0; k < writers.size(); ++k) client_of[static_cast<std::size_t>(writers[k])] = static_cast<std::int64_t>(k);
+  out.partition.indices.resize(clients);
+  for (std::size_t i = 0; i < owners.size(); ++i) {
+    const auto owner = owners[i];
+    if (owner < 0 || owner >= num_writers) continue;
+    if (const auto k = client_of[static_cast<std::size_t>(owner)]; k >= 0)
+      out.partition.indices[static_cast<std::size_t>(k)].push_back(static_cast<std::int64_t>(i));
+  }
+  out.writers = std::move(writers);
+  return out;
+}
+
 Partition make_partition(const PartitionConfig& config, const std::vector<std::int64_t>& labels,
                          std::int64_t num_classes, std::uint32_t clients, std::uint64_t seed,
                          const std::vector<std::int64_t>& domains) {
   if (config.scheme == "file") return partition_from_file(config.file, static_cast<std::int64_t>(labels.size()), clients);
+  if (config.scheme == "natural")
+    throw UserError("partition.scheme = \"natural\" needs a dataset whose samples name their writers (femnist, shakespeare)");
   if (config.scheme == "domains" || config.scheme == "domains_dirichlet") {
     if (domains.empty()) throw UserError("partition.scheme = \"" + config.scheme + "\" needs a multi-domain dataset (digit5)");
     if (config.long_tail > 1.0) throw UserError("partition.long_tail does not combine with the domain partition");

@@ -63,6 +63,17 @@ Partition partition_from_file(const std::string& path, std::int64_t num_samples,
 Partition partition_domains(const std::vector<std::int64_t>& domains, std::int64_t num_domains, std::uint32_t clients,
                             bool skewed, double alpha, std::int64_t min_size, Rng& rng);
 
+// LEAF's natural clients: client k holds every training sample of one writer (`owners` gives
+// each sample's writer, 0 .. num_writers-1). With as many clients as writers, client k is writer
+// k; with fewer, a sample of writers drawn from `rng`, kept in writer order. `writers[k]` is
+// client k's writer. Throws UserError for more clients than writers.
+struct NaturalPartition {
+  Partition partition;
+  std::vector<std::int64_t> writers;
+};
+NaturalPartition partition_natural(const std::vector<std::int64_t>& owners, std::int64_t num_writers,
+                                   std::uint32_t clients, Rng& rng);
+
 // Dispatches on config.scheme, after the long-tail transform when config.long_tail > 1.
 // `domains` (one per sample) is needed by the domain schemes only. Streams: ("long-tail")
 // and ("partition") of the scenario seed.

@@ -86,7 +86,9 @@ class Model : public torch::nn::Module {
 struct ModelInfo {
   std::string name;
   std::string description;
+  bool text = false;  // reads token sequences [L] instead of images [C, H, W]
 };
+const ModelInfo* find_model(const std::string& name);
 const std::vector<ModelInfo>& model_catalog();
 std::vector<std::string> model_names();
 

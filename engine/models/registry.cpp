@@ -4,6 +4,7 @@
 
 #include "engine/core/error.hpp"
 #include "engine/core/rng.hpp"
+#include "engine/models/char_lstm.hpp"
 #include "engine/models/cnn_models.hpp"
 #include "engine/models/model.hpp"
 #include "engine/models/resnet.hpp"
@@ -32,6 +33,12 @@ void init_orthogonal_rows(torch::Tensor& weight, at::Generator& gen) {
   weight.copy_(torch::nn::functional::normalize(w, torch::nn::functional::NormalizeFuncOptions().dim(1)));
 }
 
+// PyTorch's LSTM default: every weight and bias U(-1/sqrt(hidden), 1/sqrt(hidden)).
+void init_recurrent(torch::nn::LSTMImpl& lstm, at::Generator& gen) {
+  const double bound = 1.0 / std::sqrt(static_cast<double>(lstm.options.hidden_size()));
+  for (auto& p : lstm.parameters(/*recurse=*/false)) p.uniform_(-bound, bound, gen);
+}
+
 }  // namespace
 
 void init_parameters(torch::nn::Module& model, std::uint64_t seed) {
@@ -41,6 +48,8 @@ void init_parameters(torch::nn::Module& model, std::uint64_t seed) {
     if (auto* conv = m->as<torch::nn::Conv2dImpl>()) init_uniform_fan_in(conv->weight, conv->bias, gen);
     else if (auto* linear = m->as<torch::nn::LinearImpl>()) init_uniform_fan_in(linear->weight, linear->bias, gen);
     else if (m->name() == "CosineHead") init_orthogonal_rows(m->named_parameters(false)["weight"], gen);
+    else if (auto* lstm = m->as<torch::nn::LSTMImpl>()) init_recurrent(*lstm, gen);
+    else if (auto* embedding = m->as<torch::nn::EmbeddingImpl>()) embedding->weight.normal_(0.0, 1.0, gen);
   }
 }
 
@@ -57,8 +66,16 @@ const std::vector<ModelInfo>& model_catalog() {
       {"resnet34", "ResNet-34 layout: 3x3 stem + 3, 4, 6, 3 BasicBlocks (w .. 8w), w = [model] width (64)"},
       {"mobilenetv2", "MobileNetV2 with a stride-1 stem; channels x width/32 ([model] width, default 32)"},
       {"googlenet", "GoogLeNet-style: stem, inception 3a, 3b, pool, 4a; channels x width/64 (default 64)"},
+      {"char-lstm", "LEAF's Shakespeare model: 8-dim character embedding, 2-layer LSTM of 256 units, the last "
+                    "step's output as features (text datasets)", true},
   };
   return catalog;
+}
+
+const ModelInfo* find_model(const std::string& name) {
+  for (const auto& m : model_catalog())
+    if (m.name == name) return &m;
+  return nullptr;
 }
 
 std::vector<std::string> model_names() {
@@ -81,6 +98,7 @@ std::shared_ptr<Model> make_model(const std::string& name, const std::vector<std
   else if (name == "resnet18") model = std::make_shared<ResNet>(std::vector<std::int64_t>{2, 2, 2, 2}, width, input_shape, num_classes, options);
   else if (name == "resnet34") model = std::make_shared<ResNet>(std::vector<std::int64_t>{3, 4, 6, 3}, width, input_shape, num_classes, options);
   else if (name == "mobilenetv2") model = std::make_shared<MobileNetV2>(options.width > 0 ? options.width : 32, input_shape, num_classes, options);
+  else if (name == "char-lstm") model = std::make_shared<CharLstm>(input_shape, num_classes, options);
   else if (name == "googlenet") model = std::make_shared<GoogLeNetStyle>(width, input_shape, num_classes, options);
   else throw UserError("unknown model '" + name + "'");
   init_parameters(*model, seed);

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "engine/core/rng.hpp"
+#include "engine/data/augment.hpp"
 
 namespace drift {
 
@@ -19,7 +20,7 @@ Payload payload_on(const Payload& payload, const torch::Device& device) {
 ClientUpdate train_locally(Model& model, ClientAlgorithm& algorithm, const Dataset& data,
                            const std::vector<std::int64_t>& indices, const TrainingTask& task_on_cpu,
                            std::uint32_t client_id, Payload& state_on_cpu, std::uint64_t seed,
-                           const torch::Device& device) {
+                           const torch::Device& device, const AugmentConfig& augment) {
   // Off the CPU, the algorithm sees its payload and state where the model is.
   const bool moved = !device.is_cpu();
   TrainingTask task_copy;
@@ -64,6 +65,10 @@ ClientUpdate train_locally(Model& model, ClientAlgorithm& algorithm, const Datas
       auto idx = torch::from_blob(order.data() + start, {size}, torch::kInt64);
       auto x = data.images.index_select(0, idx).to(device);
       auto y = data.labels.index_select(0, idx).to(device);
+      if (augment.enabled()) {
+        Rng draws = make_stream(seed, "augment", {client_id, task.round, epoch, static_cast<std::uint64_t>(start / batch)});
+        x = augment_batch(x, augment, data.black(), draws);
+      }
 
       optimizer.zero_grad();
       ctx.inputs = &x;

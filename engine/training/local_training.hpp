@@ -22,11 +22,12 @@ class TrainingError : public std::runtime_error {
 // order drawn from ("batch-order", client, round, epoch), and returns the update. `state`
 // is the client's private algorithm state, updated in place. `model` lives on `device`; the
 // batches, the task's payload and the state follow it there, and the update comes back on
-// the CPU.
+// the CPU. With `augment` enabled, every batch is augmented on the device from the ("augment",
+// client, round, epoch, batch) stream before the algorithm sees it.
 ClientUpdate train_locally(Model& model, ClientAlgorithm& algorithm, const Dataset& data,
                            const std::vector<std::int64_t>& indices, const TrainingTask& task,
                            std::uint32_t client_id, Payload& state, std::uint64_t seed,
-                           const torch::Device& device = torch::kCPU);
+                           const torch::Device& device = torch::kCPU, const AugmentConfig& augment = {});
 
 // Evaluates `model` on test samples [begin, end) in batches; sums are in float64 and in
 // sample order, so a range always gives the same bits.

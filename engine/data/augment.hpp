@@ -1,0 +1,34 @@
+#pragma once
+// Training-time augmentation of image batches ([data.augment], docs/datasets.md): a random
+// crop after black padding and a horizontal flip, drawn per sample from a keyed stream so that
+// runs stay byte-identical, and applied with two gathers on whatever device holds the batch.
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/config/scenario.hpp"
+#include "engine/core/rng.hpp"
+
+namespace drift {
+
+// One sample's draw: the crop's top-left corner in the padded image and whether to mirror it.
+struct CropFlip {
+  std::int64_t top = 0, left = 0;
+  bool flip = false;
+};
+
+// `count` draws from `rng`, in sample order, each (top, left, flip) in that order; a part that
+// is off draws nothing (top = left = 0 without padding, flip = false without flipping).
+std::vector<CropFlip> draw_crop_flips(std::int64_t count, const AugmentConfig& config, Rng& rng);
+
+// images [B, C, H, W] padded by `padding` on every side with `fill`, sample b cropped to H x W
+// at draws[b] and mirrored if asked. The result is a new tensor on the images' device.
+torch::Tensor crop_and_flip(const torch::Tensor& images, std::int64_t padding, double fill,
+                            const std::vector<CropFlip>& draws);
+
+// Both together: the batch as the step trains on it. `fill` is black in the data's
+// normalisation (Dataset::black()).
+torch::Tensor augment_batch(const torch::Tensor& images, const AugmentConfig& config, double fill, Rng& rng);
+
+}  // namespace drift
