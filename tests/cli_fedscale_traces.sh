@@ -60,6 +60,41 @@ grep -q '"status": "completed"' "$work/run/summary.json"
 if grep -q "^[0-9]*,$never,finished," "$work/run/clients.csv"; then echo "client $never trained while offline"; exit 1; fi
 grep -q ",finished," "$work/run/clients.csv"
 
+# drift-side mapping: 5 clients drawn from the trace's 8 by the scenario seed, device and
+# availability rows paired (both traces hold the same ids); the same seed draws the same.
+seeded() {  # seeded NAME SEED
+  "$drift" run "$work/traced.toml" --out "$work/$1" --no-progress --no-plots --set seed="$2" --set federation.clients=5 \
+    --set sampler.clients_per_round=2 --set federation.rounds=2 --set availability.trace_clients=seeded \
+    --set profile.trace_clients=seeded 2> "$work/$1.log" || { cat "$work/$1.log"; exit 1; }
+}
+seeded seeded_a 1
+seeded seeded_b 1
+seeded seeded_c 2
+cmp "$work/seeded_a/population.csv" "$work/seeded_b/population.csv"
+if cmp -s "$work/seeded_a/population.csv" "$work/seeded_c/population.csv"; then echo "another seed drew the same trace clients"; exit 1; fi
+python3 - "$work/seeded_a/population.csv" "$work/devices.csv" <<'PY'
+import csv, sys
+drawn = [float(r["speed"]) for r in csv.DictReader(open(sys.argv[1]))]
+trace = sorted(float(r["speed"]) for r in csv.DictReader(open(sys.argv[2])))
+assert len(drawn) == 5 and len(set(drawn)) == 5 and all(s in trace for s in drawn), (drawn, trace)
+PY
+# With ids, a trace client past the population is refused, pointing at the seeded mapping.
+if "$drift" validate "$work/traced.toml" --set federation.clients=5 --set sampler.clients_per_round=2 2> "$work/ids.err"; then
+  echo "a trace naming client 7 of 5 was accepted"; exit 1
+fi
+grep -q 'is not a client id below 5 (trace_clients = "seeded" draws the clients from a larger trace)' "$work/ids.err"
+
+# drift trace-info says what each trace holds.
+"$drift" trace-info "$work/availability.csv" > "$work/info.txt"
+grep -q "clients    7 (ids 0 to 7), 42 intervals, 6.0 per client" "$work/info.txt"
+grep -q "span       0 s to 2800 s" "$work/info.txt"
+grep -q "online     64.3 % of client-time over the span; at most 7 clients at once" "$work/info.txt"
+grep -q "00:00  64.3 %" "$work/info.txt"
+grep -q "01:00   -" "$work/info.txt"
+"$drift" trace-info "$work/devices.csv" | grep -q "clients    8 (ids 0 to 7)"
+if "$drift" trace-info "$work/traced.toml" 2> "$work/info.err"; then echo "trace-info read a scenario as a trace"; exit 1; fi
+grep -q "neither an availability trace" "$work/info.err"
+
 # A pickle that would run code is refused, and nothing ran.
 if python3 "$convert" availability "$work/evil" "$work/evil.csv" 2> "$work/evil.err"; then
   echo "the converter accepted a pickle that runs code"; exit 1

@@ -44,6 +44,7 @@ ProfileConfig read_profile(const toml::table& t, ProfileConfig p, const std::fil
   if (auto v = t["down_bandwidth"].value<double>()) p.down_bandwidth = *v;
   if (auto v = t["latency"].value<double>()) p.latency = *v;
   if (auto v = t["trace"].value<std::string>()) p.trace = resolve_path(*v, base_dir);
+  if (auto v = t["trace_clients"].value<std::string>()) p.trace_clients = *v;
   return p;
 }
 
@@ -55,6 +56,7 @@ AvailabilityConfig read_availability(const toml::table& t, AvailabilityConfig a,
   if (auto v = t["duty"].value<double>()) a.duty = *v;
   if (auto v = t["phase"].value<double>()) a.phase = *v;
   if (auto v = t["trace"].value<std::string>()) a.trace = resolve_path(*v, base_dir);
+  if (auto v = t["trace_clients"].value<std::string>()) a.trace_clients = *v;
   return a;
 }
 

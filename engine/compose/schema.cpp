@@ -29,6 +29,7 @@ ParamSpec named(ParamSpec s, std::function<std::vector<std::string>()> choices) 
 
 using K = ParamKind;
 
+std::vector<std::string> trace_mappings() { return {"ids", "seeded"}; }
 std::vector<std::string> augment_presets() { return {"none", "cifar"}; }
 std::vector<std::string> cyclic_strata() { return {"auto", "groups", "labels"}; }
 std::vector<std::string> availability_models() { return {"always", "markov", "diurnal", "trace"}; }
@@ -126,7 +127,8 @@ const std::vector<SectionSpec>& scenario_schema() {
         ranged(key("up_bandwidth", K::number, 1.25e6, "upload bytes per second"), 0.0, std::nullopt, true),
         ranged(key("down_bandwidth", K::number, 1.25e7, "download bytes per second"), 0.0, std::nullopt, true),
         ranged(key("latency", K::number, 0.05, "seconds each way"), 0.0, std::nullopt),
-        key("trace", K::string, std::string(""), "CSV client,speed,up_bandwidth,down_bandwidth,latency")}},
+        key("trace", K::string, std::string(""), "CSV client,speed,up_bandwidth,down_bandwidth,latency"),
+        named(key("trace_clients", K::string, std::string("ids"), "ids: trace client k is client k | seeded: a seeded draw of the trace's clients, one per client"), trace_mappings)}},
       {"availability", "when clients are online (groups may override)",
        {named(key("model", K::string, std::string("always"), "always | markov | diurnal | trace"), availability_models),
         ranged(key("mean_online", K::number, 3600.0, "markov: mean online period, seconds"), 0.0, std::nullopt, true),
@@ -134,7 +136,8 @@ const std::vector<SectionSpec>& scenario_schema() {
         ranged(key("period", K::number, 86400.0, "diurnal: cycle length, seconds"), 0.0, std::nullopt, true),
         ranged(key("duty", K::number, 0.5, "diurnal: online fraction of each cycle"), 0.0, 1.0),
         key("phase", K::number, 0.0, "diurnal: seconds by which the cycle is advanced"),
-        key("trace", K::string, std::string(""), "trace: CSV client,start,end online intervals")}},
+        key("trace", K::string, std::string(""), "trace: CSV client,start,end online intervals"),
+        named(key("trace_clients", K::string, std::string("ids"), "ids: trace client k is client k | seeded: a seeded draw of the trace's clients, one per client"), trace_mappings)}},
       {"simulation", "virtual time: round driver, deadlines, dropouts",
        {named(key("mode", K::string, std::string("sync"), "sync | fedasync | fedbuff"), simulation_modes),
         ranged(key("deadline", K::number, 0.0, "sync: virtual seconds per round; 0 = none"), 0.0, std::nullopt),

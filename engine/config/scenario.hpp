@@ -70,6 +70,7 @@ struct ProfileConfig {
   double down_bandwidth = 1.25e7;
   double latency = 0.05;          // seconds, each way
   std::string trace;              // CSV client,speed,up_bandwidth,down_bandwidth,latency
+  std::string trace_clients = "ids";  // ids: trace client k is client k | seeded (docs/traces.md)
 };
 
 struct AvailabilityConfig {
@@ -80,6 +81,7 @@ struct AvailabilityConfig {
   double duty = 0.5;              //   starting at -phase
   double phase = 0.0;
   std::string trace;              // CSV client,start,end online intervals
+  std::string trace_clients = "ids";  // ids: trace client k is client k | seeded (docs/traces.md)
 };
 
 // A named set of clients chosen by rule; profile and availability attach to groups.

@@ -94,21 +94,21 @@ class Markov final : public AvailabilityModel {
 // Online intervals per client from a CSV file; clients the file does not name are offline.
 class Trace final : public AvailabilityModel {
  public:
-  Trace(const std::string& path, std::uint32_t clients) {
+  Trace(const std::string& path, std::uint32_t clients, const std::string& mapping, std::uint64_t seed) {
     const auto t = read_csv(path, {"client", "start", "end"}, "availability trace");
-    const auto c = column_index(t, "client"), s = column_index(t, "start"), e = column_index(t, "end");
+    const auto s = column_index(t, "start"), e = column_index(t, "end");
+    const auto client_of = trace_rows_to_clients(t, clients, mapping, seed);
     for (std::size_t i = 0; i < t.rows.size(); ++i) {
       const auto& r = t.rows[i];
       const auto where = path + ":" + std::to_string(t.lines[i]) + ": ";
-      if (r[c] < 0 || r[c] >= clients || r[c] != std::floor(r[c]))
-        throw UserError(where + "client " + std::to_string(r[c]) + " is not a client id below " + std::to_string(clients));
       if (r[s] < 0) throw UserError(where + "negative start time " + std::to_string(r[s]));
       if (r[e] <= r[s]) throw UserError(where + "interval ends at or before it starts");
-      auto& list = intervals_[static_cast<std::uint32_t>(r[c])];
-      if (!list.empty() && r[s] < list.back().second) {
-        throw UserError(where + (r[s] < list.back().first ? "intervals of client " + std::to_string(static_cast<long>(r[c])) + " are not sorted by start"
-                                                          : "interval overlaps the previous one of client " + std::to_string(static_cast<long>(r[c]))));
-      }
+      if (client_of[i] < 0) continue;  // a trace client the seeded draw left out
+      auto& list = intervals_[static_cast<std::uint32_t>(client_of[i])];
+      const auto named = " of trace client " + std::to_string(static_cast<long>(r[column_index(t, "client")]));
+      if (!list.empty() && r[s] < list.back().second)
+        throw UserError(where + (r[s] < list.back().first ? "intervals" + named + " are not sorted by start"
+                                                          : "interval overlaps the previous one" + named));
       list.emplace_back(r[s], r[e]);
     }
   }
@@ -151,7 +151,7 @@ std::unique_ptr<AvailabilityModel> make_availability_model(const AvailabilityCon
   if (c.model == "markov") return std::make_unique<Markov>(c.mean_online, c.mean_offline, seed, group_tag);
   if (c.model == "trace") {
     if (c.trace.empty()) throw UserError("availability.model = \"trace\" needs availability.trace (a CSV file)");
-    return std::make_unique<Trace>(c.trace, clients);
+    return std::make_unique<Trace>(c.trace, clients, c.trace_clients, seed);
   }
   throw UserError("unknown availability model '" + c.model + "'");
 }

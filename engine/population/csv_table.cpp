@@ -4,8 +4,10 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <unordered_map>
 
 #include "engine/core/error.hpp"
+#include "engine/core/rng.hpp"
 
 namespace drift {
 namespace {
@@ -61,6 +63,38 @@ CsvTable read_csv(const std::string& path, const std::vector<std::string>& requi
 
 std::size_t column_index(const CsvTable& table, const std::string& name) {
   return static_cast<std::size_t>(std::find(table.columns.begin(), table.columns.end(), name) - table.columns.begin());
+}
+
+std::vector<long> trace_rows_to_clients(const CsvTable& table, std::uint32_t clients, const std::string& mapping,
+                                        std::uint64_t seed) {
+  const auto c = column_index(table, "client");
+  std::vector<long> out;
+  for (std::size_t i = 0; i < table.rows.size(); ++i) {
+    const double id = table.rows[i][c];
+    if (id < 0 || id != std::floor(id) || id > 4e9)
+      throw UserError(table.path + ":" + std::to_string(table.lines[i]) + ": client " + std::to_string(id) + " is not an id");
+    if (mapping == "ids" && id >= clients)
+      throw UserError(table.path + ":" + std::to_string(table.lines[i]) + ": client " + std::to_string(static_cast<long>(id)) +
+                      " is not a client id below " + std::to_string(clients) +
+                      " (trace_clients = \"seeded\" draws the clients from a larger trace)");
+    out.push_back(static_cast<long>(id));
+  }
+  if (mapping == "ids") return out;
+  std::vector<long> ids = out;
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  if (ids.size() < clients)
+    throw UserError(table.path + ": the trace names " + std::to_string(ids.size()) + " clients, fewer than the " +
+                    std::to_string(clients) + " that trace_clients = \"seeded\" gives one each");
+  Rng rng = make_stream(seed, "trace-clients");
+  rng.shuffle(ids);
+  std::unordered_map<long, long> client_of;
+  for (std::uint32_t k = 0; k < clients; ++k) client_of.emplace(ids[k], static_cast<long>(k));
+  for (auto& row : out) {
+    const auto it = client_of.find(row);
+    row = it == client_of.end() ? -1 : it->second;
+  }
+  return out;
 }
 
 }  // namespace drift

@@ -1,5 +1,6 @@
 #pragma once
 // A small, strict CSV reader for trace files: a header naming the columns, then numbers.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -17,5 +18,13 @@ struct CsvTable {
 CsvTable read_csv(const std::string& path, const std::vector<std::string>& required, const std::string& what);
 
 std::size_t column_index(const CsvTable& table, const std::string& name);
+
+// Which client each row of a trace is about (column "client"): the row's own id with
+// mapping "ids" (an id at or past `clients` is a UserError naming the line), or with
+// "seeded" a draw from the ("trace-clients", seed) stream: the trace's distinct ids, sorted and
+// shuffled, the k-th becoming client k, the rest unused. Unused rows get -1. Traces that hold
+// the same ids map alike, so an availability and a device trace of one source stay paired.
+std::vector<long> trace_rows_to_clients(const CsvTable& table, std::uint32_t clients, const std::string& mapping,
+                                        std::uint64_t seed);
 
 }  // namespace drift

@@ -46,24 +46,24 @@ ClientSystem draw_system(const ProfileConfig& p, std::uint32_t client, std::uint
 }
 
 // Rows of a profile trace replace the drawn profile of the clients they name.
-void apply_profile_trace(const std::string& path, Population& pop) {
+void apply_profile_trace(const std::string& path, const std::string& mapping, std::uint64_t seed, Population& pop) {
   const auto t = read_csv(path, {"client", "speed", "up_bandwidth", "down_bandwidth", "latency"}, "profile trace");
   const auto c = column_index(t, "client"), sp = column_index(t, "speed"), up = column_index(t, "up_bandwidth"),
              down = column_index(t, "down_bandwidth"), lat = column_index(t, "latency");
+  const auto client_of = trace_rows_to_clients(t, pop.size(), mapping, seed);
   std::vector<std::size_t> first_line(pop.size(), 0);  // where each client's row is, 0: none yet
   for (std::size_t i = 0; i < t.rows.size(); ++i) {
     const auto& r = t.rows[i];
     const auto where = path + ":" + std::to_string(t.lines[i]);
-    if (r[c] < 0 || r[c] >= pop.size() || r[c] != std::floor(r[c]))
-      throw UserError(where + ": client " + std::to_string(r[c]) + " is not a client id below " + std::to_string(pop.size()));
     if (!(r[sp] > 0 && r[up] > 0 && r[down] > 0 && r[lat] >= 0) || !std::isfinite(r[sp] + r[up] + r[down] + r[lat]))
       throw UserError(where + ": speed and bandwidths must be finite and > 0, latency finite and >= 0");
-    auto& seen = first_line[static_cast<std::size_t>(r[c])];
+    if (client_of[i] < 0) continue;  // a trace client the seeded draw left out
+    auto& seen = first_line[static_cast<std::size_t>(client_of[i])];
     if (seen != 0)
-      throw UserError(where + ": client " + std::to_string(static_cast<long>(r[c])) + " already has a row (line " +
+      throw UserError(where + ": trace client " + std::to_string(static_cast<long>(r[c])) + " already has a row (line " +
                       std::to_string(seen) + ")");
     seen = t.lines[i];
-    pop.system[static_cast<std::size_t>(r[c])] = {r[sp], r[up], r[down], r[lat]};
+    pop.system[static_cast<std::size_t>(client_of[i])] = {r[sp], r[up], r[down], r[lat]};
   }
 }
 
@@ -84,9 +84,9 @@ void assign_groups_and_profiles(const Scenario& s, Population& pop) {
     const auto& profile = pop.group[c] == kNoGroup ? s.profile : s.groups[pop.group[c]].profile;
     pop.system[c] = draw_system(profile, c, s.seed);
   }
-  if (!s.profile.trace.empty()) apply_profile_trace(s.profile.trace, pop);
+  if (!s.profile.trace.empty()) apply_profile_trace(s.profile.trace, s.profile.trace_clients, s.seed, pop);
   for (const auto& g : s.groups)
-    if (!g.profile.trace.empty() && g.profile.trace != s.profile.trace) apply_profile_trace(g.profile.trace, pop);
+    if (!g.profile.trace.empty() && g.profile.trace != s.profile.trace) apply_profile_trace(g.profile.trace, g.profile.trace_clients, s.seed, pop);
 }
 
 }  // namespace

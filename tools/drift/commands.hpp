@@ -137,6 +137,9 @@ struct PretrainGeneratorArgs {
 // Trains drift's own small generator (a VAE decoder) and exports it in the generator convention.
 int pretrain_generator_command(const PretrainGeneratorArgs& args);
 
+// Prints what an availability or profile trace holds (clients, span, online share by hour).
+int trace_info_command(const std::string& path);
+
 std::vector<Override> parse_overrides(const std::vector<std::string>& sets);
 
 }  // namespace drift::cli

@@ -173,6 +173,9 @@ int main(int argc, char** argv) {
   app.add_subcommand("list", "list datasets, partitions, models, algorithms and samplers");
   auto* generator_cmd = add_check_generator(app, generator_dir);
   auto* pretrain_cmd = add_pretrain_generator(app, pretrain);
+  std::string trace_file;
+  auto* trace_cmd = app.add_subcommand("trace-info", "say what an availability or profile trace (CSV) holds");
+  trace_cmd->add_option("file", trace_file, "a trace in drift's CSV format (docs/traces.md)")->required();
 
   try {
     app.parse(argc, argv);
@@ -190,6 +193,7 @@ int main(int argc, char** argv) {
     if (worker_cmd->parsed()) return drift::cli::worker_command(worker);
     if (generator_cmd->parsed()) return drift::cli::check_generator_command(generator_dir);
     if (pretrain_cmd->parsed()) return drift::cli::pretrain_generator_command(pretrain);
+    if (trace_cmd->parsed()) return drift::cli::trace_info_command(trace_file);
     return drift::cli::list_command();
   } catch (const drift::WriteError& e) {
     std::fprintf(stderr, "drift: error: %s\n", e.what());
