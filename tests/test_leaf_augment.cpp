@@ -217,6 +217,10 @@ TEST_CASE("crop and flip move pixels as drawn, padding with black", "[data][augm
   Rng same = make_stream(3, "augment", {0, 1, 0, 0});
   const auto x = torch::randn({500, 3, 8, 8});
   CHECK(torch::equal(augment_batch(x, cifar, -1.0, same), crop_and_flip(x, 4, -1.0, draws)));
+  cifar.per_batch = true;
+  Rng batch_rng = make_stream(3, "augment", {0, 1, 0, 0});
+  const auto shared = draw_crop_flips(4, cifar, batch_rng);
+  for (const auto& d : shared) CHECK((d.top == draws[0].top && d.left == draws[0].left && d.flip == draws[0].flip));
   AugmentConfig off;
   Rng unused = make_stream(3, "augment");
   CHECK(torch::equal(augment_batch(x, off, 0.0, unused), x));

@@ -171,12 +171,15 @@ void read_data(Scenario& s, const toml::table& root, const std::string& source) 
 void read_augment(Scenario& s, toml::table& root, const std::string& source) {
   auto& a = s.data.augment;
   a.preset = get<std::string>(root, "data.augment", "preset");
-  if (a.preset == "cifar") a.crop_padding = 4, a.flip = true;
+  if (a.preset == "cifar" || a.preset == "cifar-batch") a.crop_padding = 4, a.flip = true;
+  a.per_batch = a.preset == "cifar-batch";
   if (auto v = root.at_path("data.augment.crop_padding").value<std::int64_t>()) a.crop_padding = *v;
   if (auto v = root.at_path("data.augment.flip").value<bool>()) a.flip = *v;
+  if (auto v = root.at_path("data.augment.scope").value<std::string>()) a.per_batch = *v == "batch";
   auto& table = *root.at_path("data.augment").as_table();
   table.insert_or_assign("crop_padding", a.crop_padding);
   table.insert_or_assign("flip", a.flip);
+  table.insert_or_assign("scope", a.per_batch ? "batch" : "sample");
   if (a.enabled() && find_dataset(s.data.dataset)->text)
     throw UserError(source + ": data.augment crops and flips images, but dataset '" + s.data.dataset + "' holds text");
 }

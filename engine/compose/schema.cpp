@@ -30,7 +30,8 @@ ParamSpec named(ParamSpec s, std::function<std::vector<std::string>()> choices) 
 using K = ParamKind;
 
 std::vector<std::string> trace_mappings() { return {"ids", "seeded"}; }
-std::vector<std::string> augment_presets() { return {"none", "cifar"}; }
+std::vector<std::string> augment_presets() { return {"none", "cifar", "cifar-batch"}; }
+std::vector<std::string> augment_scopes() { return {"sample", "batch"}; }
 std::vector<std::string> cyclic_strata() { return {"auto", "groups", "labels"}; }
 std::vector<std::string> availability_models() { return {"always", "markov", "diurnal", "trace"}; }
 std::vector<std::string> simulation_modes() { return choice_names<SimulationMode>(); }
@@ -78,9 +79,10 @@ const std::vector<SectionSpec>& scenario_schema() {
         ranged(key("max_test_samples", K::integer, std::int64_t{0}, "use only the first N test samples; 0 = all"), 0.0, std::nullopt),
         ranged(key("client_test_fraction", K::number, 0.0, "> 0: merge train and test, hold out this share of every client as its test split (PFLlib: 0.25)"), 0.0, 0.9)}},
       {"data.augment", "training-time augmentation of images, per sample and seeded; never applied to the test set",
-       {named(key("preset", K::string, std::string("none"), "none | cifar (random crop with padding 4 + horizontal flip, as the seed papers' code)"), augment_presets),
+       {named(key("preset", K::string, std::string("none"), "none | cifar (random crop with padding 4 + horizontal flip, per sample) | cifar-batch (the same, one draw per batch, as FedSKC's and FedSC's code)"), augment_presets),
         ranged(key("crop_padding", K::integer, std::nullopt, "pad each side with this many black pixels, then crop back to the image's size at a random offset; 0 = off (default: the preset's)"), 0.0, 64.0),
-        key("flip", K::boolean, std::nullopt, "mirror each image left-right with probability 1/2 (default: the preset's)")}},
+        key("flip", K::boolean, std::nullopt, "mirror each image left-right with probability 1/2 (default: the preset's)"),
+        named(key("scope", K::string, std::nullopt, "sample: every image draws its own crop and flip | batch: one draw for the whole batch (default: the preset's)"), augment_scopes)}},
       {"partition", "how training data is split across clients",
        {named(key("scheme", K::string, std::string("dirichlet"), "iid | dirichlet | dirichlet_creff | shards | file | domains | domains_dirichlet | natural (LEAF writers)"), partition_scheme_names),
         ranged(key("alpha", K::number, 0.5, "Dirichlet concentration; small = more skewed"), 0.0, std::nullopt, true),

@@ -16,9 +16,10 @@ namespace drift {
 // ("augment", client, round, epoch, batch) stream, applied on the training device, never to
 // the test set.
 struct AugmentConfig {
-  std::string preset = "none";     // none | cifar (crop_padding 4 and flip, as the seed papers' code)
+  std::string preset = "none";     // none | cifar | cifar-batch (crop_padding 4 and flip; see the schema)
   std::int64_t crop_padding = 0;   // pad each side with black, crop back to the image's size at random
   bool flip = false;               // mirror left-right with probability 1/2
+  bool per_batch = false;          // one draw for the whole batch (FedSKC's and FedSC's code), not per sample
   bool enabled() const { return crop_padding > 0 || flip; }
 };
 

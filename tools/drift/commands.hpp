@@ -102,6 +102,7 @@ struct ValidateArgs {
   std::string scenario;
   std::vector<std::string> sets;
   bool print = false;
+  bool no_data = false;  // check the scenario alone, not its dataset (one the user has not downloaded yet)
 };
 int validate_command(const ValidateArgs& args);
 

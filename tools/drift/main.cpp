@@ -84,6 +84,7 @@ CLI::App* add_validate(CLI::App& app, drift::cli::ValidateArgs& validate) {
   cmd->add_option("scenario", validate.scenario, "scenario file (TOML)")->required();
   cmd->add_option("--set", validate.sets, "override a scenario key (repeatable)");
   cmd->add_flag("--print", validate.print, "print the resolved scenario with every default");
+  cmd->add_flag("--no-data", validate.no_data, "check the scenario without reading its dataset");
   return cmd;
 }
 

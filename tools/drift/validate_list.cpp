@@ -15,6 +15,15 @@ namespace drift::cli {
 
 int validate_command(const ValidateArgs& args) {
   const auto scenario = load_scenario(args.scenario, parse_overrides(args.sets));
+  if (args.print && args.no_data) {
+    std::cout << scenario.resolved_toml;
+    return 0;
+  }
+  if (args.no_data) {
+    std::cout << args.scenario << ": ok (the scenario; its data was not read)\n";
+    for (const auto& w : scenario.warnings) std::cout << "  warning: " << w << "\n";
+    return 0;
+  }
   const auto data = prepare_federation_data(scenario);
   if (args.print) {
     std::cout << scenario.resolved_toml;
