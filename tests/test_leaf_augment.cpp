@@ -185,6 +185,12 @@ TEST_CASE("char-lstm reads token sequences and is a function of the seed", "[mod
   CHECK(torch::equal(out.logits, b->forward(tokens).logits));
   CHECK_FALSE(torch::equal(out.logits, make_model("char-lstm", {80}, 80, 8)->forward(tokens).logits));
   CHECK_THROWS_AS(make_model("char-lstm", {1, 28, 28}, 10, 7), UserError);
+  ModelOptions levels;
+  levels.feature_levels = true;
+  const auto staged = make_model("char-lstm", {80}, 80, 7, levels)->forward(tokens);
+  REQUIRE(staged.levels.size() == 2);  // each LSTM layer's last hidden state
+  CHECK(staged.levels[1].sizes() == torch::IntArrayRef{2, 256});
+  CHECK(torch::allclose(staged.levels[1], staged.features));
 }
 
 TEST_CASE("crop and flip move pixels as drawn, padding with black", "[data][augment]") {

@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -153,11 +155,11 @@ class LeafSax {
   bool number(double v) {
     switch (child_slot()) {
       case Slot::count:
-        if (v < 0 || v != static_cast<double>(static_cast<std::int64_t>(v)))
-          fail("num_samples holds " + std::to_string(v) + ", expected a count");
+        if (v < 0 || v > 1e15 || v != std::floor(v)) fail("num_samples holds " + std::to_string(v) + ", expected a count");
         counts_.push_back(static_cast<std::int64_t>(v));
         return true;
       case Slot::x_number:
+        if (std::abs(v) > std::numeric_limits<float>::max()) fail(where() + ": x holds " + std::to_string(v) + ", beyond a float");
         current().x_values.push_back(static_cast<float>(v));
         ++row_length_;
         return true;
