@@ -43,7 +43,7 @@ quickstart: build
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 600
 
-BENCHES := drift_bench_codec drift_bench_overhead drift_bench_scheduling drift_bench_roundtrip drift_bench_checkpoint
+BENCHES := drift_bench_codec drift_bench_overhead drift_bench_scheduling drift_bench_roundtrip drift_bench_checkpoint drift_bench_packing
 
 bench: build
 	cmake --build $(BUILD_DIR) -j $(JOBS) --target $(BENCHES)
@@ -52,6 +52,7 @@ bench: build
 	$(BUILD_DIR)/tools/bench/drift_bench_scheduling
 	$(BUILD_DIR)/tools/bench/drift_bench_roundtrip
 	$(BUILD_DIR)/tools/bench/drift_bench_checkpoint
+	$(BUILD_DIR)/tools/bench/drift_bench_packing
 	tools/bench/bench_checkpoint.sh $(BUILD_DIR)/tools/drift
 	tools/bench/bench_cluster.sh $(BUILD_DIR)/tools/drift
 	tools/bench/bench_private_memory.sh $(BUILD_DIR)/tools/drift
