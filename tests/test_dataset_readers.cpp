@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "catch_torch.hpp"
+#include "data_files.hpp"
 #include "engine/core/error.hpp"
 #include "engine/data/dataset.hpp"
 
@@ -23,12 +24,12 @@ std::string record(const std::vector<std::uint8_t>& labels, std::uint8_t r, std:
   return out;
 }
 
-void write(const fs::path& p, const std::string& bytes) { std::ofstream(p, std::ios::binary) << bytes; }
+using test::data_config;
+
+void write(const fs::path& p, const std::string& bytes) { test::write_file(p, bytes); }
 
 fs::path cifar10_folder(const std::string& tag) {
-  const auto dir = fs::temp_directory_path() / ("drift-cifar-" + tag + "-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const auto dir = test::fresh_folder("cifar-" + tag);
   for (int i = 1; i <= 5; ++i)  // batch i holds labels i-1 and i+4, pixels 10 * i
     write(dir / ("data_batch_" + std::to_string(i) + ".bin"),
           record({static_cast<std::uint8_t>(i - 1)}, 10 * i, 20, 30) + record({static_cast<std::uint8_t>(i + 4)}, 0, 0, 255));
@@ -36,18 +37,11 @@ fs::path cifar10_folder(const std::string& tag) {
   return dir;
 }
 
-DataConfig config(const std::string& dataset, const fs::path& dir) {
-  DataConfig c;
-  c.dataset = dataset;
-  c.path = dir.string();
-  return c;
-}
-
 }  // namespace
 
 TEST_CASE("CIFAR-10's binary batches read as 3x32x32 images with their labels, normalised", "[data][cifar]") {
   const auto dir = cifar10_folder("ok");
-  const auto splits = load_dataset(config("cifar10", dir));
+  const auto splits = load_dataset(data_config("cifar10", dir));
   const auto& train = *splits.train;
   REQUIRE(train.size() == 10);
   CHECK(splits.test->size() == 1);
@@ -66,7 +60,7 @@ TEST_CASE("CIFAR-10's binary batches read as 3x32x32 images with their labels, n
   CHECK(pixel(1, 2, 0, 0) == Approx(1.0).margin(1e-6));
   CHECK(splits.test->labels[0].item<std::int64_t>() == 9);
 
-  auto limited = config("cifar10", dir);
+  auto limited = data_config("cifar10", dir);
   limited.max_train_samples = 3;
   CHECK(load_dataset(limited).train->size() == 3);
   fs::remove_all(dir);
@@ -76,14 +70,14 @@ TEST_CASE("a truncated, mislabelled or missing CIFAR file is refused naming it",
   const auto dir = cifar10_folder("bad");
   const auto batch = dir / "data_batch_3.bin";
   write(batch, record({2}, 1, 2, 3).substr(0, 3000));
-  CHECK_THROWS_WITH(load_dataset(config("cifar10", dir)),
+  CHECK_THROWS_WITH(load_dataset(data_config("cifar10", dir)),
                     Catch::Contains(batch.string() + ": 3000 bytes is not a whole number of 3073-byte CIFAR-10 records") &&
                         Catch::Contains("kriz/cifar.html"));
   write(batch, record({12}, 1, 2, 3));
-  CHECK_THROWS_WITH(load_dataset(config("cifar10", dir)),
+  CHECK_THROWS_WITH(load_dataset(data_config("cifar10", dir)),
                     Catch::Contains(batch.string() + ": record 0 has label 12; CIFAR-10 has 10 classes"));
   fs::remove(batch);
-  CHECK_THROWS_WITH(load_dataset(config("cifar10", dir)),
+  CHECK_THROWS_WITH(load_dataset(data_config("cifar10", dir)),
                     Catch::Contains("dataset 'cifar10' is missing " + batch.string()) && Catch::Contains("check data.path"));
   fs::remove_all(dir);
 }
@@ -93,16 +87,16 @@ TEST_CASE("CIFAR-100 reads fine labels, or the 20 coarse ones", "[data][cifar]")
   fs::create_directories(dir);
   write(dir / "train.bin", record({3, 77}, 1, 1, 1) + record({19, 99}, 2, 2, 2));
   write(dir / "test.bin", record({0, 5}, 3, 3, 3));
-  const auto fine = load_dataset(config("cifar100", dir));
+  const auto fine = load_dataset(data_config("cifar100", dir));
   CHECK(fine.train->num_classes == 100);
   CHECK(fine.train->labels[1].item<std::int64_t>() == 99);
-  const auto coarse = load_dataset(config("cifar100-coarse", dir));
+  const auto coarse = load_dataset(data_config("cifar100-coarse", dir));
   CHECK(coarse.train->num_classes == 20);
   CHECK(coarse.train->labels[0].item<std::int64_t>() == 3);
   CHECK(coarse.test->labels[0].item<std::int64_t>() == 0);
   // Three-byte records: a CIFAR-10 file read as CIFAR-100 is not a whole number of them.
   write(dir / "train.bin", record({1}, 0, 0, 0) + record({2}, 0, 0, 0));
-  CHECK_THROWS_WITH(load_dataset(config("cifar100", dir)), Catch::Contains("3074-byte CIFAR-100 records"));
+  CHECK_THROWS_WITH(load_dataset(data_config("cifar100", dir)), Catch::Contains("3074-byte CIFAR-100 records"));
   fs::remove_all(dir);
 }
 
@@ -139,7 +133,7 @@ TEST_CASE("EMNIST's gzip IDX files read upright, with each split's classes", "[d
   const auto dir = fs::temp_directory_path() / ("drift-emnist-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   write_emnist(dir, "balanced", {3, 46});
-  const auto balanced = load_dataset(config("emnist-balanced", dir));
+  const auto balanced = load_dataset(data_config("emnist-balanced", dir));
   CHECK(balanced.train->num_classes == 47);
   CHECK(balanced.train->labels[1].item<std::int64_t>() == 46);
   // EMNIST stores images transposed: the pixel stored at (2, 5) is at row 5, column 2.
@@ -149,15 +143,15 @@ TEST_CASE("EMNIST's gzip IDX files read upright, with each split's classes", "[d
   CHECK(x[1][0][6][2].item<double>() > x[1][0][2][6].item<double>());
 
   write_emnist(dir, "letters", {1, 26});  // letters count from 1
-  const auto letters = load_dataset(config("emnist-letters", dir));
+  const auto letters = load_dataset(data_config("emnist-letters", dir));
   CHECK(letters.train->num_classes == 26);
   CHECK(letters.train->labels[0].item<std::int64_t>() == 0);
   CHECK(letters.train->labels[1].item<std::int64_t>() == 25);
   write_emnist(dir, "letters", {0, 5});
-  CHECK_THROWS_WITH(load_dataset(config("emnist-letters", dir)), Catch::Contains("label 0 out of range: expected 1 to 26"));
+  CHECK_THROWS_WITH(load_dataset(data_config("emnist-letters", dir)), Catch::Contains("label 0 out of range: expected 1 to 26"));
   write_emnist(dir, "digits", {9, 10});
-  CHECK_THROWS_WITH(load_dataset(config("emnist-digits", dir)), Catch::Contains("label 10 out of range: expected 0 to 9"));
-  CHECK_THROWS_WITH(load_dataset(config("emnist-byclass", dir)),
+  CHECK_THROWS_WITH(load_dataset(data_config("emnist-digits", dir)), Catch::Contains("label 10 out of range: expected 0 to 9"));
+  CHECK_THROWS_WITH(load_dataset(data_config("emnist-byclass", dir)),
                     Catch::Contains("emnist-byclass-train-images-idx3-ubyte.gz") && Catch::Contains("nist.gov"));
   fs::remove_all(dir);
 }

@@ -1,9 +1,9 @@
 // LEAF's JSON (FEMNIST, Shakespeare) on files the test writes, natural clients, the
 // character LSTM, and the crop-and-flip augmentation against hand-made tensors.
 #include <filesystem>
-#include <fstream>
 
 #include "catch_torch.hpp"
+#include "data_files.hpp"
 #include "engine/compose/federation_data.hpp"
 #include "engine/core/error.hpp"
 #include "engine/data/augment.hpp"
@@ -17,15 +17,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using test::data_config;
+
+// An empty LEAF data folder: train/ and test/.
 fs::path fresh_dir(const std::string& tag) {
-  const auto dir = fs::temp_directory_path() / ("drift-leaf-" + tag + "-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
+  const auto dir = test::fresh_folder("leaf-" + tag);
   fs::create_directories(dir / "train");
   fs::create_directories(dir / "test");
   return dir;
 }
 
-void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
+void write(const fs::path& p, const std::string& text) { test::write_file(p, text); }
 
 // A FEMNIST user: n samples, sample i all pixels (i + 1) / 10, label 10 * i + offset.
 std::string femnist_user(int n, int offset) {
@@ -50,13 +52,6 @@ fs::path femnist_folder(const std::string& tag) {
   return dir;
 }
 
-DataConfig config(const std::string& dataset, const fs::path& dir) {
-  DataConfig c;
-  c.dataset = dataset;
-  c.path = dir.string();
-  return c;
-}
-
 std::vector<std::int64_t> values(const torch::Tensor& t) {
   const auto c = t.contiguous();
   return {c.data_ptr<std::int64_t>(), c.data_ptr<std::int64_t>() + c.numel()};
@@ -75,7 +70,7 @@ std::string error_of(const DataConfig& c) {
 
 TEST_CASE("LEAF FEMNIST reads users in file then list order, each sample tagged with its writer", "[data][leaf]") {
   const auto dir = femnist_folder("ok");
-  const auto splits = load_dataset(config("femnist", dir));
+  const auto splits = load_dataset(data_config("femnist", dir));
   const auto& train = *splits.train;
   REQUIRE(train.size() == 6);
   CHECK(train.input_shape() == std::vector<std::int64_t>{1, 28, 28});
@@ -97,7 +92,7 @@ TEST_CASE("LEAF files with inconsistent counts, rows or JSON are refused, naming
   const auto part = dir / "train" / "part_1.json";
   auto refuses = [&](const std::string& text, const std::string& expected) {
     write(part, text);
-    const auto message = error_of(config("femnist", dir));
+    const auto message = error_of(data_config("femnist", dir));
     INFO(message);
     CHECK(message.find(part.string()) != std::string::npos);
     CHECK(message.find(expected) != std::string::npos);
@@ -119,7 +114,7 @@ TEST_CASE("LEAF files with inconsistent counts, rows or JSON are refused, naming
   refuses("{\"users\": [\"a\"], \"num_samples\": [1], \"user_data\": {\"a\": " + femnist_user(1, 5) + "}}",
           "user 'a' is also in");
   fs::remove_all(dir / "test");
-  CHECK(error_of(config("femnist", dir)).find("test/") != std::string::npos);
+  CHECK(error_of(data_config("femnist", dir)).find("test/") != std::string::npos);
 }
 
 TEST_CASE("LEAF Shakespeare maps characters to LEAF's 80-symbol vocabulary", "[data][leaf]") {
@@ -130,7 +125,7 @@ TEST_CASE("LEAF Shakespeare maps characters to LEAF's 80-symbol vocabulary", "[d
                                   "{\"x\": [\"" + window + "\", \"" + x2 + "\"], \"y\": [\"b\", \"}\"]}}}");
   write(dir / "test" / "t.json", "{\"users\": [\"HAMLET\"], \"num_samples\": [1], \"user_data\": {\"HAMLET\": "
                                  "{\"x\": [\"" + window + "\"], \"y\": [\"\\n\"]}}}");
-  const auto splits = load_dataset(config("shakespeare", dir));
+  const auto splits = load_dataset(data_config("shakespeare", dir));
   const auto& vocabulary = shakespeare_vocabulary();
   REQUIRE(vocabulary.size() == 80);
   CHECK(splits.train->input_shape() == std::vector<std::int64_t>{80});
@@ -142,10 +137,10 @@ TEST_CASE("LEAF Shakespeare maps characters to LEAF's 80-symbol vocabulary", "[d
 
   write(dir / "test" / "t.json", "{\"users\": [\"HAMLET\"], \"num_samples\": [1], \"user_data\": {\"HAMLET\": "
                                  "{\"x\": [\"" + std::string(79, 'a') + "~\"], \"y\": [\"a\"]}}}");
-  CHECK(error_of(config("shakespeare", dir)).find("holds the byte 126, which is not in LEAF's") != std::string::npos);
+  CHECK(error_of(data_config("shakespeare", dir)).find("holds the byte 126, which is not in LEAF's") != std::string::npos);
   write(dir / "test" / "t.json", "{\"users\": [\"HAMLET\"], \"num_samples\": [1], \"user_data\": {\"HAMLET\": "
                                  "{\"x\": [\"short\"], \"y\": [\"a\"]}}}");
-  CHECK(error_of(config("shakespeare", dir)).find("has 5 characters in x and 1 in y, expected 80 and 1") != std::string::npos);
+  CHECK(error_of(data_config("shakespeare", dir)).find("has 5 characters in x and 1 in y, expected 80 and 1") != std::string::npos);
 }
 
 TEST_CASE("natural clients are whole writers, a seeded sample of them when there are fewer clients", "[data][leaf]") {
@@ -167,7 +162,7 @@ TEST_CASE("natural clients are whole writers, a seeded sample of them when there
 
   // Through the federation: the test set becomes the chosen writers' own samples, in client order.
   const auto dir = femnist_folder("natural");
-  auto data = load_dataset(config("femnist", dir));
+  auto data = load_dataset(data_config("femnist", dir));
   Partition partition;
   const auto sizes = take_natural_clients(data, partition, 3, 1);
   CHECK(sizes == std::vector<std::int64_t>{0, 1, 2});  // b has no test samples, a one, c two
