@@ -76,6 +76,18 @@ run private1 --set algorithm.name=lg-fedavg --set devices.cpu_slots=1
 run private2 --set algorithm.name=lg-fedavg --set devices.cpu_slots=2
 same private1 private2
 
+# LEAF split by writer: the test writers never train, so the whole test split is a global test
+# set; a private-model algorithm, which needs each writer's own test data, is refused.
+python3 "$here/leaf_data.py" femnist "$work/by_writer_data" --writers 6 --split-by-writer
+run by_writer --set data.path="$work/by_writer_data" --set federation.clients=6 --set sampler.clients_per_round=3
+python3 -c "import json, sys; p = json.load(open(sys.argv[1])); assert all('test_samples' not in c for c in p['clients'])" \
+  "$work/by_writer/partition.json"
+if "$drift" run "$work/femnist.toml" --set data.path="$work/by_writer_data" --set federation.clients=6 \
+    --set algorithm.name=lg-fedavg --out "$work/by_writer_private" --no-progress --no-plots 2> "$work/by_writer.log"; then
+  echo "a private-model algorithm ran without per-writer test data"; exit 1
+fi
+grep -q "LEAF split it by writer" "$work/by_writer.log"
+
 # Shakespeare: the character LSTM trains for two rounds.
 cat > "$work/shakespeare.toml" <<TOML
 [data]

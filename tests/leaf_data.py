@@ -8,6 +8,8 @@ spread over two files as LEAF's preprocessing spreads them.
                                             its own row, writers with their own share of classes
   leaf_data.py shakespeare DIR --writers N  80-character windows of a speaker's lines and the
                                             character that follows
+  --split-by-writer                         the test writers are others than the training
+                                            writers (LEAF's --t user)
 """
 import argparse
 import json
@@ -48,6 +50,7 @@ def main():
     parser.add_argument("directory")
     parser.add_argument("--writers", type=int, default=8)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--split-by-writer", action="store_true")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     for split in ("train", "test"):
@@ -56,6 +59,8 @@ def main():
             users, counts, data = [], [], {}
             for writer in range(part, args.writers, 2):
                 name = f"f{writer:04d}_{writer * 7 % 13:02d}" if args.kind == "femnist" else f"THE_PLAY_ROLE{writer}"
+                if split == "test" and args.split_by_writer:
+                    name += "_unseen"
                 count = (12 + 4 * writer) if split == "train" else 4
                 xs, ys = writer_samples(args.kind, rng, writer, count)
                 users.append(name)

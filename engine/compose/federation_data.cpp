@@ -27,11 +27,16 @@ FederationData prepare_federation_data(const Scenario& scenario) {
                                    labels_tensor.data_ptr<std::int64_t>() + labels_tensor.numel());
   std::vector<std::int64_t> domains;
   if (const auto& d = fed.data.train->domains; d.defined()) domains.assign(d.data_ptr<std::int64_t>(), d.data_ptr<std::int64_t>() + d.numel());
-  if (scenario.partition.scheme == "natural")
+  if (scenario.partition.scheme == "natural") {
     fed.client_test_sizes = take_natural_clients(fed.data, fed.partition, scenario.clients, scenario.seed);
-  else
+    if (fed.client_test_sizes.empty() && find_algorithm(scenario.algorithm)->private_models)
+      throw UserError("algorithm '" + scenario.algorithm + "' evaluates every client's own model on its own test "
+                      "data, but no test sample of '" + scenario.data.dataset + "' belongs to a training writer "
+                      "(LEAF split it by writer): regenerate it split by sample (preprocess.sh --t sample)");
+  } else {
     fed.partition =
         make_partition(scenario.partition, labels, fed.data.train->num_classes, scenario.clients, scenario.seed, domains);
+  }
   if (held_out > 0.0) fed.client_test_sizes = hold_out_client_tests(fed.data, fed.partition, held_out, scenario.seed);
   if (scenario.training.drop_last) {
     std::size_t largest = 0;
