@@ -65,6 +65,11 @@ same aug2 aug2_again
 if cmp -s "$work/aug1/metrics.jsonl" "$work/natural1/metrics.jsonl"; then echo "augmentation changed nothing"; exit 1; fi
 grep -qE "^ *crop_padding = 4$" "$work/aug1/scenario.toml"
 grep -qE "^ *flip = true$" "$work/aug1/scenario.toml"
+# Per-channel normalisation (one channel here) changes what is trained, and stays deterministic.
+run norm1 --set "data.augment.mean=[0.9]" --set "data.augment.std=[0.3]" --set devices.cpu_slots=1
+run norm2 --set "data.augment.mean=[0.9]" --set "data.augment.std=[0.3]" --set devices.cpu_slots=2
+same norm1 norm2
+if cmp -s "$work/norm1/metrics.jsonl" "$work/natural1/metrics.jsonl"; then echo "normalisation changed nothing"; exit 1; fi
 
 # FedBuff with augmentation, and a private-model algorithm on the writers' own test data.
 run buff1 --set simulation.mode=fedbuff --set async.buffer_size=3 --set async.concurrency=4 \
@@ -125,8 +130,11 @@ refused "would cut writers in half" "$work/femnist.toml" --set data.max_train_sa
 refused "but the dataset has 12 writers" "$work/femnist.toml" --set federation.clients=13
 refused "model 'char-lstm' reads token sequences" "$work/femnist.toml" --set model.name=char-lstm
 refused "holds text: use char-lstm" "$work/shakespeare.toml" --set model.name=small-cnn
-refused "data.augment crops and flips images, but dataset 'shakespeare' holds text" "$work/shakespeare.toml" \
+refused "data.augment crops, flips and normalises images, but dataset 'shakespeare' holds text" "$work/shakespeare.toml" \
   --set data.augment.flip=true
 refused "LEAF's preprocess.sh" "$work/femnist.toml" --set data.path="$work/nowhere"
 refused "unknown key 'data.augment.crop'" "$work/femnist.toml" --set data.augment.crop=4
+refused "one value per image channel (1), got 3 and 3" "$work/femnist.toml" --set "data.augment.mean=[0.5,0.5,0.5]" \
+  --set "data.augment.std=[0.5,0.5,0.5]"
+refused "data.augment.mean and data.augment.std go together" "$work/femnist.toml" --set "data.augment.mean=[0.5]"
 echo "cli_leaf: all checks passed"

@@ -1,5 +1,6 @@
 // LEAF's JSON (FEMNIST, Shakespeare) on files the test writes, natural clients, the
 // character LSTM, and the crop-and-flip augmentation against hand-made tensors.
+#include <algorithm>
 #include <filesystem>
 
 #include "catch_torch.hpp"
@@ -192,12 +193,12 @@ TEST_CASE("crop and flip move pixels as drawn, padding with black", "[data][augm
   // Two 1x2x3 images: 1..6 and 7..12.
   const auto images = torch::arange(1, 13, torch::kFloat32).view({2, 1, 2, 3});
   // Sample 0: one row down, no shift sideways (of padding 1), mirrored. Sample 1: untouched.
-  const auto out = crop_and_flip(images, 1, -9.0, {{2, 1, true}, {1, 1, false}});
+  const auto out = crop_and_flip(images, 1, torch::full({1}, -9.0), {{2, 1, true}, {1, 1, false}});
   const auto expected0 = torch::tensor({6.0f, 5.0f, 4.0f, -9.0f, -9.0f, -9.0f}).view({1, 2, 3});
   CHECK(torch::equal(out[0], expected0));
   CHECK(torch::equal(out[1], images[1]));
   // Top-left corner: the first row and column are padding.
-  const auto corner = crop_and_flip(images, 1, 0.0, {{0, 0, false}, {0, 0, false}});
+  const auto corner = crop_and_flip(images, 1, torch::zeros({1}), {{0, 0, false}, {0, 0, false}});
   CHECK(torch::equal(corner[0], torch::tensor({0.0f, 0.0f, 0.0f, 0.0f, 1.0f, 2.0f}).view({1, 2, 3})));
 
   AugmentConfig cifar;
@@ -217,12 +218,39 @@ TEST_CASE("crop and flip move pixels as drawn, padding with black", "[data][augm
   CHECK(flips < 300);
   Rng same = make_stream(3, "augment", {0, 1, 0, 0});
   const auto x = torch::randn({500, 3, 8, 8});
-  CHECK(torch::equal(augment_batch(x, cifar, -1.0, same), crop_and_flip(x, 4, -1.0, draws)));
+  const auto fill = torch::tensor({-1.0f, -2.0f, -3.0f});
+  const auto out3 = augment_batch(x, cifar, fill, same);
+  CHECK(torch::equal(out3, crop_and_flip(x, 4, fill, draws)));
+  // Every channel pads with its own black: a sample cropped at the corner starts with it.
+  const auto first = std::find_if(draws.begin(), draws.end(), [](const CropFlip& d) { return d.top == 0 && d.left == 0; });
+  REQUIRE(first != draws.end());
+  const auto at = first - draws.begin();
+  for (std::int64_t c = 0; c < 3; ++c) CHECK(out3[at][c][0][0].item<float>() == fill[c].item<float>());
   cifar.per_batch = true;
   Rng batch_rng = make_stream(3, "augment", {0, 1, 0, 0});
   const auto shared = draw_crop_flips(4, cifar, batch_rng);
   for (const auto& d : shared) CHECK((d.top == draws[0].top && d.left == draws[0].left && d.flip == draws[0].flip));
   AugmentConfig off;
   Rng unused = make_stream(3, "augment");
-  CHECK(torch::equal(augment_batch(x, off, 0.0, unused), x));
+  CHECK(torch::equal(augment_batch(x, off, fill, unused), x));
+}
+
+TEST_CASE("per-channel normalisation maps pixels through each channel's own mean and std", "[data][augment]") {
+  auto train = std::make_shared<Dataset>();
+  // Pixels 0.5 in every channel, stored with the scalar normalisation (p - 0.5) / 0.25.
+  train->images = torch::zeros({2, 3, 2, 2});
+  train->labels = torch::zeros({2}, torch::kInt64);
+  train->pixel_mean = 0.5;
+  train->pixel_std = 0.25;
+  DatasetSplits splits{train, train};
+  normalise_channels(splits, {0.5, 0.25, 1.0}, {0.5, 0.25, 2.0});
+  const auto& images = splits.train->images;
+  CHECK(images[1][0][1][1].item<float>() == 0.0f);          // (0.5 - 0.5) / 0.5
+  CHECK(images[1][1][1][1].item<float>() == 1.0f);          // (0.5 - 0.25) / 0.25
+  CHECK(images[1][2][1][1].item<float>() == -0.25f);        // (0.5 - 1) / 2
+  CHECK(splits.test->images[0][1][0][0].item<float>() == 1.0f);
+  CHECK(torch::equal(splits.train->black(), torch::tensor({-1.0f, -1.0f, -0.5f})));
+  CHECK(train->images[0][0][0][0].item<float>() == 0.0f);  // the loaded dataset itself is untouched
+  CHECK_THROWS_WITH(normalise_channels(splits, {0.5}, {0.5}), Catch::Contains("one value per image channel (3)"));
+  CHECK_THROWS_WITH(normalise_channels(splits, {0.5, 0.5, 0.5}, {0.5, 0.0, 0.5}), Catch::Contains("must be > 0"));
 }

@@ -99,6 +99,7 @@ struct FederationShape {
   std::uint32_t cohort = 0;        // clients aggregated per round (sync) or buffer size (async)
   std::vector<std::int64_t> input_shape;  // {C, H, W} of the clients' data
   double pixel_mean = 0.0, pixel_std = 1.0;  // the data's normalisation: x = (p - mean) / std, p in [0, 1]
+  std::vector<double> channel_mean, channel_std;  // per channel instead, when set (data.augment.mean, std)
   std::uint64_t seed = 0;          // the scenario seed (server-made state shared with clients)
 };
 

@@ -114,8 +114,10 @@ void FedKtlServer::aggregate(NamedTensors&, const std::vector<ClientUpdate>& upd
   for (std::size_t c = 0; c < seen_.size(); ++c)
     if (seen_[c] || options_.keep_unseen) sent.push_back(static_cast<std::int64_t>(c));
   latents_ = centroids_.detach().index_select(0, torch::tensor(sent, torch::kInt64));
+  const bool per_channel = !shape_.channel_mean.empty();
   images_ = images_for_clients(generator_->synthesize(latents_), generator_->spec(), shape_.input_shape,
-                               shape_.pixel_mean, shape_.pixel_std);
+                               per_channel ? shape_.channel_mean : std::vector<double>{shape_.pixel_mean},
+                               per_channel ? shape_.channel_std : std::vector<double>{shape_.pixel_std});
 }
 
 AlgorithmInfo fedktl_info() {

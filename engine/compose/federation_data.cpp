@@ -13,6 +13,7 @@ namespace drift {
 FederationData prepare_federation_data(const Scenario& scenario) {
   FederationData fed;
   fed.data = load_dataset(scenario.data);
+  if (const auto& a = scenario.data.augment; !a.mean.empty()) normalise_channels(fed.data, a.mean, a.std);
   const double held_out = scenario.data.client_test_fraction;
   if (held_out > 0.0) {
     // One pool, as PFLlib merges the official splits before partitioning.
@@ -165,6 +166,8 @@ FederationShape federation_shape(const Scenario& scenario, const FederationData&
   shape.input_shape = train.input_shape();
   shape.pixel_mean = train.pixel_mean;
   shape.pixel_std = train.pixel_std;
+  shape.channel_mean = train.channel_mean;
+  shape.channel_std = train.channel_std;
   shape.seed = scenario.seed;
   return shape;
 }

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "engine/algorithms/algorithm.hpp"
+#include "engine/compose/data_keys.hpp"
 #include "engine/compose/scenario_table.hpp"
 #include "engine/config/suggest.hpp"
 #include "engine/core/error.hpp"
@@ -78,29 +79,6 @@ void absolutise_traces(toml::table& root, const std::filesystem::path& base_dir)
     }
 }
 
-// Partition keys that are each valid but do not fit together; empty when they do.
-std::string partition_conflict(const PartitionConfig& p, const DataConfig& data, std::uint32_t clients) {
-  if (p.scheme == "natural") {
-    if (!find_dataset(data.dataset)->natural_clients)
-      return "partition.scheme = \"natural\" needs a dataset whose samples name their writers (femnist, "
-             "shakespeare); '" + data.dataset + "' has none";
-    if (data.client_test_fraction > 0.0)
-      return "partition.scheme = \"natural\" keeps every writer's own test split: leave data.client_test_fraction at 0";
-    if (p.long_tail != 1.0) return "partition.long_tail does not apply to natural clients (their data is their own)";
-    if (data.max_train_samples > 0 || data.max_test_samples > 0)
-      return "data.max_train_samples and max_test_samples would cut writers in half under natural clients: take "
-             "fewer writers with federation.clients instead";
-  }
-  if (p.scheme == "file" && p.file.empty())
-    return "partition.scheme = \"file\" needs partition.file (a JSON list of per-client index lists)";
-  if (p.scheme != "file" && !p.file.empty()) return "partition.file is only read with partition.scheme = \"file\"";
-  if (p.scheme == "file" && p.long_tail != 1.0)
-    return "partition.long_tail does not apply to scheme = \"file\" (the file fixes every index)";
-  if (p.scheme == "dirichlet_creff" && clients < 10)
-    return "partition.scheme = \"dirichlet_creff\" splits among 10 workers per chunk and needs federation.clients >= 10";
-  return "";
-}
-
 // [model] group and assignment: which architecture each client trains. Only algorithms whose
 // clients keep private models can mix architectures: weights of different shapes cannot be
 // averaged.
@@ -164,24 +142,6 @@ void read_data(Scenario& s, const toml::table& root, const std::string& source) 
   if (root["sampler"]["fraction"]) s.sampler.fraction = get<double>(root, "sampler", "fraction");
   s.sampler.candidates = get<double>(root, "sampler", "candidates");
   s.sampler.strata = get<std::string>(root, "sampler", "strata");
-}
-
-// [data.augment]: the preset's values, then the keys the file sets.
-// The effective values are written back, so the resolved scenario spells them out.
-void read_augment(Scenario& s, toml::table& root, const std::string& source) {
-  auto& a = s.data.augment;
-  a.preset = get<std::string>(root, "data.augment", "preset");
-  if (a.preset == "cifar" || a.preset == "cifar-batch") a.crop_padding = 4, a.flip = true;
-  a.per_batch = a.preset == "cifar-batch";
-  if (auto v = root.at_path("data.augment.crop_padding").value<std::int64_t>()) a.crop_padding = *v;
-  if (auto v = root.at_path("data.augment.flip").value<bool>()) a.flip = *v;
-  if (auto v = root.at_path("data.augment.scope").value<std::string>()) a.per_batch = *v == "batch";
-  auto& table = *root.at_path("data.augment").as_table();
-  table.insert_or_assign("crop_padding", a.crop_padding);
-  table.insert_or_assign("flip", a.flip);
-  table.insert_or_assign("scope", a.per_batch ? "batch" : "sample");
-  if (a.enabled() && find_dataset(s.data.dataset)->text)
-    throw UserError(source + ": data.augment crops and flips images, but dataset '" + s.data.dataset + "' holds text");
 }
 
 void read_algorithm_params(Scenario& s, const toml::table& root, const AlgorithmInfo& algorithm) {

@@ -20,6 +20,9 @@ struct AugmentConfig {
   std::int64_t crop_padding = 0;   // pad each side with black, crop back to the image's size at random
   bool flip = false;               // mirror left-right with probability 1/2
   bool per_batch = false;          // one draw for the whole batch (FedSKC's and FedSC's code), not per sample
+  // Per-channel normalisation of pixels in [0, 1], train and test alike (it is not random), as
+  // torchvision's Normalize; empty: the dataset's own scalar normalisation.
+  std::vector<double> mean, std;
   bool enabled() const { return crop_padding > 0 || flip; }
 };
 

@@ -23,13 +23,14 @@ struct CropFlip {
 // config.per_batch, the first draw serves every sample.
 std::vector<CropFlip> draw_crop_flips(std::int64_t count, const AugmentConfig& config, Rng& rng);
 
-// images [B, C, H, W] padded by `padding` on every side with `fill`, sample b cropped to H x W
-// at draws[b] and mirrored if asked. The result is a new tensor on the images' device.
-torch::Tensor crop_and_flip(const torch::Tensor& images, std::int64_t padding, double fill,
+// images [B, C, H, W] padded by `padding` on every side with `fill` (one value per channel,
+// [C]), sample b cropped to H x W at draws[b] and mirrored if asked. The result is a new tensor
+// on the images' device; the pixels it keeps are the images' own bits.
+torch::Tensor crop_and_flip(const torch::Tensor& images, std::int64_t padding, const torch::Tensor& fill,
                             const std::vector<CropFlip>& draws);
 
 // Both together: the batch as the step trains on it. `fill` is black in the data's
 // normalisation (Dataset::black()).
-torch::Tensor augment_batch(const torch::Tensor& images, const AugmentConfig& config, double fill, Rng& rng);
+torch::Tensor augment_batch(const torch::Tensor& images, const AugmentConfig& config, const torch::Tensor& fill, Rng& rng);
 
 }  // namespace drift

@@ -19,6 +19,8 @@ struct Dataset {
   std::int64_t num_classes = 0;
   std::vector<std::string> class_names;
   double pixel_mean = 0.0, pixel_std = 1.0;  // images = (pixels in [0, 1] - mean) / std
+  // Set by normalise_channels: each channel's own mean and std, replacing the two above.
+  std::vector<double> channel_mean, channel_std;
   // Multi-domain datasets (digit5): the domain of every sample, int64 [N], samples of one
   // domain contiguous and in domain order; undefined for a single domain.
   torch::Tensor domains;
@@ -32,8 +34,8 @@ struct Dataset {
   std::int64_t size() const { return labels.size(0); }
   std::vector<std::int64_t> input_shape() const;  // one sample's shape: {C, H, W}, or {L} for text
   bool is_text() const { return images.dim() == 2; }
-  // The value a black pixel (0 before normalisation) has in `images`: what padding adds.
-  double black() const { return -pixel_mean / pixel_std; }
+  // What a black pixel (0 before normalisation) is in `images`, per channel [C]: what padding adds.
+  torch::Tensor black() const;
 };
 
 struct DatasetSplits {
@@ -54,6 +56,11 @@ struct DatasetInfo {
 const std::vector<DatasetInfo>& dataset_catalog();
 const DatasetInfo* find_dataset(const std::string& name);
 std::vector<std::string> dataset_names();
+
+// Renormalises train and test images per channel: (pixel - mean[c]) / std[c], pixels in
+// [0, 1] as the dataset's scalar normalisation gives them back. Throws UserError when the lists
+// do not have one value per channel or a std is not positive.
+void normalise_channels(DatasetSplits& splits, const std::vector<double>& mean, const std::vector<double>& std);
 
 // Throws UserError naming the first missing file and the package that provides it.
 void check_dataset_files(const DataConfig& config);

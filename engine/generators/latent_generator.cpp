@@ -169,7 +169,8 @@ std::unique_ptr<LatentGenerator> random_generator(std::int64_t latent_dim, std::
 }
 
 torch::Tensor images_for_clients(const torch::Tensor& images, const GeneratorSpec& spec,
-                                 const std::vector<std::int64_t>& input_shape, double pixel_mean, double pixel_std) {
+                                 const std::vector<std::int64_t>& input_shape, const std::vector<double>& pixel_mean,
+                                 const std::vector<double>& pixel_std) {
   if (input_shape.size() != 3 || (input_shape[0] != 1 && input_shape[0] != 3))
     throw std::invalid_argument("generated images can feed grey or RGB inputs only");
   auto unit = spec.unit_range ? images : (images + 1.0) / 2.0;
@@ -179,7 +180,15 @@ torch::Tensor images_for_clients(const torch::Tensor& images, const GeneratorSpe
                                                .size(std::vector<std::int64_t>{input_shape[1], input_shape[2]})
                                                .mode(torch::kBilinear)
                                                .align_corners(false));
-  return ((resized.clamp(0.0, 1.0) - pixel_mean) / pixel_std).contiguous();
+  const auto unit_pixels = resized.clamp(0.0, 1.0);
+  if (pixel_mean.size() == 1 && pixel_std.size() == 1) return ((unit_pixels - pixel_mean[0]) / pixel_std[0]).contiguous();
+  // One value per channel.
+  const auto per_channel = [&](const std::vector<double>& v) {
+    if (v.size() != 1 && static_cast<std::int64_t>(v.size()) != input_shape[0])
+      throw std::invalid_argument("normalisation needs one value or one per channel");
+    return torch::tensor(v, torch::kFloat64).to(torch::kFloat32).view({1, -1, 1, 1});
+  };
+  return ((unit_pixels - per_channel(pixel_mean)) / per_channel(pixel_std)).contiguous();
 }
 
 torch::Tensor gaussian_matrix(std::int64_t n, std::int64_t d, Rng& rng) {

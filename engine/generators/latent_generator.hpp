@@ -48,7 +48,8 @@ std::unique_ptr<LatentGenerator> random_generator(std::int64_t latent_dim, std::
 // scaled to [0, 1], averaged to grey when the data has one channel, resized (bilinear) and
 // normalised as the dataset is, (p - mean) / std.
 torch::Tensor images_for_clients(const torch::Tensor& images, const GeneratorSpec& spec,
-                                 const std::vector<std::int64_t>& input_shape, double pixel_mean, double pixel_std);
+                                 const std::vector<std::int64_t>& input_shape, const std::vector<double>& pixel_mean,
+                                 const std::vector<double>& pixel_std);
 
 // `n` x `d` standard normal draws from `rng`, float32.
 torch::Tensor gaussian_matrix(std::int64_t n, std::int64_t d, Rng& rng);

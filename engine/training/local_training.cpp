@@ -54,6 +54,7 @@ ClientUpdate train_locally(Model& model, ClientAlgorithm& algorithm, const Datas
   std::uint32_t steps = 0;
 
   std::vector<std::int64_t> order = indices;
+  const auto black = augment.enabled() ? data.black() : torch::Tensor();
   for (std::uint32_t epoch = 0; epoch < hp.local_epochs; ++epoch) {
     ctx.epoch = epoch;
     order = indices;
@@ -67,7 +68,7 @@ ClientUpdate train_locally(Model& model, ClientAlgorithm& algorithm, const Datas
       auto y = data.labels.index_select(0, idx).to(device);
       if (augment.enabled()) {
         Rng draws = make_stream(seed, "augment", {client_id, task.round, epoch, static_cast<std::uint64_t>(start / batch)});
-        x = augment_batch(x, augment, data.black(), draws);
+        x = augment_batch(x, augment, black, draws);
       }
 
       optimizer.zero_grad();

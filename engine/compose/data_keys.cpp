@@ -1,0 +1,53 @@
+// The [data] keys whose checks span sections: partitions that need a kind of dataset, and
+// [data.augment] with its presets.
+#include "engine/compose/data_keys.hpp"
+
+#include "engine/core/error.hpp"
+#include "engine/data/dataset.hpp"
+
+namespace drift {
+
+std::string partition_conflict(const PartitionConfig& p, const DataConfig& data, std::uint32_t clients) {
+  if (p.scheme == "natural") {
+    if (!find_dataset(data.dataset)->natural_clients)
+      return "partition.scheme = \"natural\" needs a dataset whose samples name their writers (femnist, "
+             "shakespeare); '" + data.dataset + "' has none";
+    if (data.client_test_fraction > 0.0)
+      return "partition.scheme = \"natural\" keeps every writer's own test split: leave data.client_test_fraction at 0";
+    if (p.long_tail != 1.0) return "partition.long_tail does not apply to natural clients (their data is their own)";
+    if (data.max_train_samples > 0 || data.max_test_samples > 0)
+      return "data.max_train_samples and max_test_samples would cut writers in half under natural clients: take "
+             "fewer writers with federation.clients instead";
+  }
+  if (p.scheme == "file" && p.file.empty())
+    return "partition.scheme = \"file\" needs partition.file (a JSON list of per-client index lists)";
+  if (p.scheme != "file" && !p.file.empty()) return "partition.file is only read with partition.scheme = \"file\"";
+  if (p.scheme == "file" && p.long_tail != 1.0)
+    return "partition.long_tail does not apply to scheme = \"file\" (the file fixes every index)";
+  if (p.scheme == "dirichlet_creff" && clients < 10)
+    return "partition.scheme = \"dirichlet_creff\" splits among 10 workers per chunk and needs federation.clients >= 10";
+  return "";
+}
+
+void read_augment(Scenario& s, toml::table& root, const std::string& source) {
+  auto& a = s.data.augment;
+  a.preset = root.at_path("data.augment.preset").value<std::string>().value();
+  if (a.preset == "cifar" || a.preset == "cifar-batch") a.crop_padding = 4, a.flip = true;
+  a.per_batch = a.preset == "cifar-batch";
+  if (auto v = root.at_path("data.augment.crop_padding").value<std::int64_t>()) a.crop_padding = *v;
+  if (auto v = root.at_path("data.augment.flip").value<bool>()) a.flip = *v;
+  if (auto v = root.at_path("data.augment.scope").value<std::string>()) a.per_batch = *v == "batch";
+  auto& table = *root.at_path("data.augment").as_table();
+  table.insert_or_assign("crop_padding", a.crop_padding);
+  table.insert_or_assign("flip", a.flip);
+  table.insert_or_assign("scope", a.per_batch ? "batch" : "sample");
+  for (auto [list, name] : {std::pair{&a.mean, "mean"}, std::pair{&a.std, "std"}})
+    if (const auto* values = root.at_path(std::string("data.augment.") + name).as_array())
+      for (const auto& v : *values) list->push_back(v.value<double>().value());
+  if (a.mean.size() != a.std.size())
+    throw UserError(source + ": data.augment.mean and data.augment.std go together, one value per channel each");
+  if ((a.enabled() || !a.mean.empty()) && find_dataset(s.data.dataset)->text)
+    throw UserError(source + ": data.augment crops, flips and normalises images, but dataset '" + s.data.dataset + "' holds text");
+}
+
+}  // namespace drift
