@@ -1,39 +1,33 @@
 // Does training K clients in lockstep pay on this machine (issue 17's packed clients)? For
-// drift's two-conv CNNs it times one SGD step of K clients (batch 64 each, one thread, as a
-// trainer slot runs) two ways and reports samples per second and achieved GFLOP/s:
+// drift's small-cnn, cnn4 and resnet8 (width 16) it times one SGD step of K clients (batch 64
+// each, 1x28x28 inputs, one thread, as a trainer slot runs) and reports samples per second and
+// achieved GFLOP/s:
 //   unpacked  K drift models, one after the other: forward, cross-entropy, backward, SGD step
 //   grouped   one module holding the K clients: convolutions grouped over the clients' stacked
-//             channels, the fully connected layers as batched matmuls, one SGD step
-//   im2col    the same, each convolution as one batched matmul over unfolded patches
-// against the single-thread GEMM rate measured in the same run (the roofline). It also checks
+//             channels, BatchNorm over K x C channels (so per client), the linear layers as
+//             batched matmuls, one SGD step
+//   im2col    the CNNs again, each convolution as one batched matmul over unfolded patches
+// against the single-thread GEMM rate measured in the same run (the roofline). It first checks
 // that a packed step updates every client's weights as its own step does (max |difference|).
-// The packing itself lives here for now: the engine and the device pool do not pack yet.
+// The packing lives here for now: the engine and the device pool do not pack yet.
 #include <torch/torch.h>
 
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "engine/models/model.hpp"
 
 using namespace drift;
 using Clock = std::chrono::steady_clock;
+namespace F = torch::nn::functional;
 
 namespace {
 
 constexpr std::int64_t kBatch = 64, kClasses = 10, kSide = 28;
-
-struct Shape {
-  const char* name;
-  std::int64_t c1, c2, features;
-};
-
-// Forward multiply-adds x 2 of one 1x28x28 sample; training costs about three times that.
-double forward_flops(const Shape& s) {
-  const double a = 24 * 24, b = 8 * 8;  // output sides after the valid 5x5 convolutions
-  return 2 * (s.c1 * 25 * a + s.c2 * s.c1 * 25 * b + s.c2 * 16.0 * s.features + s.features * kClasses);
-}
 
 double seconds_of(const std::function<void()>& step, int repeats) {
   step();  // warm-up: allocator, kernels chosen
@@ -48,124 +42,176 @@ double gemm_gflops() {
   return 2.0 * 1024 * 1024 * 1024 / s / 1e9;
 }
 
-// K clients' weights stacked: convolution weights along the output channels (grouped
-// convolution), linear weights as [K, in, out] for baddbmm.
-struct Packed {
-  torch::Tensor w1, b1, w2, b2, f, fb, h, hb;
-  std::int64_t k;
-  std::vector<torch::Tensor> params() const { return {w1, b1, w2, b2, f, fb, h, hb}; }
+bool is_linear(const std::string& name) { return name.rfind("fc.", 0) == 0 || name.rfind("head.", 0) == 0; }
 
-  Packed(const std::vector<std::shared_ptr<Model>>& models) : k(static_cast<std::int64_t>(models.size())) {
-    std::vector<torch::Tensor> parts[8];
-    for (const auto& m : models) {
-      auto p = m->named_parameters();
-      parts[0].push_back(p["conv1.weight"]), parts[1].push_back(p["conv1.bias"]);
-      parts[2].push_back(p["conv2.weight"]), parts[3].push_back(p["conv2.bias"]);
-      parts[4].push_back(p["fc.weight"].t()), parts[5].push_back(p["fc.bias"].unsqueeze(0));
-      parts[6].push_back(p["head.weight"].t()), parts[7].push_back(p["head.bias"].unsqueeze(0));
+// K clients' tensors stacked by name: convolution and BatchNorm tensors along their first
+// dimension (channels), linear weights as [K, in, out] and biases as [K, 1, out] for baddbmm.
+struct Packed {
+  std::int64_t k;
+  std::map<std::string, torch::Tensor> w, stats;  // trained parameters; BatchNorm running stats
+
+  explicit Packed(const std::vector<std::shared_ptr<Model>>& models) : k(static_cast<std::int64_t>(models.size())) {
+    for (const auto& item : models.front()->named_parameters()) {
+      std::vector<torch::Tensor> parts;
+      for (const auto& m : models) {
+        const auto p = m->named_parameters()[item.key()];
+        parts.push_back(!is_linear(item.key()) ? p : p.dim() == 2 ? p.t() : p.unsqueeze(0));
+      }
+      w[item.key()] = (is_linear(item.key()) ? torch::stack(parts) : torch::cat(parts)).detach().clone().set_requires_grad(true);
     }
-    torch::Tensor* out[8] = {&w1, &b1, &w2, &b2, &f, &fb, &h, &hb};
-    for (int i = 0; i < 8; ++i)
-      *out[i] = (i < 4 ? torch::cat(parts[i]) : torch::stack(parts[i])).detach().clone().set_requires_grad(true);
+    for (const auto& item : models.front()->named_buffers()) {
+      if (item.key().find("running_") == std::string::npos) continue;
+      std::vector<torch::Tensor> parts;
+      for (const auto& m : models) parts.push_back(m->named_buffers()[item.key()]);
+      stats[item.key()] = torch::cat(parts).clone();
+    }
+  }
+  std::vector<torch::Tensor> params() const {
+    std::vector<torch::Tensor> out;
+    for (const auto& [name, t] : w) out.push_back(t);
+    return out;
+  }
+  bool has(const std::string& name) const { return w.count(name + ".weight") > 0; }
+  torch::Tensor conv(const torch::Tensor& x, const std::string& name, std::int64_t stride, std::int64_t pad) const {
+    auto options = F::Conv2dFuncOptions().stride(stride).padding(pad).groups(k);
+    if (w.count(name + ".bias")) options.bias(w.at(name + ".bias"));
+    return F::conv2d(x, w.at(name + ".weight"), options);
+  }
+  torch::Tensor bn(const torch::Tensor& x, const std::string& name) const {
+    return F::batch_norm(x, stats.at(name + ".running_mean"), stats.at(name + ".running_var"),
+                         F::BatchNormFuncOptions().weight(w.at(name + ".weight")).bias(w.at(name + ".bias")).training(true));
+  }
+  // y: [B, K*F] client-major channels, or already [K, B, F].
+  torch::Tensor linear(torch::Tensor y, const std::string& name) const {
+    if (y.dim() == 2) y = y.view({y.size(0), k, -1}).transpose(0, 1);
+    return torch::baddbmm(w.at(name + ".bias"), y, w.at(name + ".weight"));
   }
 
-  // The convolutions as batched matmuls over unfolded patches (im2col), one GEMM per layer for
-  // all K clients: the other way to pack, when grouped convolutions are slow.
-  torch::Tensor forward_gemm(const torch::Tensor& x) const {
-    namespace F = torch::nn::functional;
+  // x: [B, K, 28, 28], client k's images in channel k. Logits [K, B, C].
+  torch::Tensor forward_cnn(const torch::Tensor& x) const {
+    auto y = F::max_pool2d(torch::relu(conv(x, "conv1", 1, 0)), F::MaxPool2dFuncOptions(2));
+    y = F::max_pool2d(torch::relu(conv(y, "conv2", 1, 0)), F::MaxPool2dFuncOptions(2));
+    return linear(torch::relu(linear(y.flatten(1), "fc")), "head");
+  }
+  torch::Tensor forward_resnet(const torch::Tensor& x) const {
+    auto y = torch::relu(bn(conv(x, "stem", 1, 1), "stem_bn"));
+    for (const auto& [block, stride] : {std::pair{"layer1", 1}, std::pair{"layer2", 2}, std::pair{"layer3", 2}}) {
+      const std::string b = block;
+      auto h = torch::relu(bn(conv(y, b + ".conv1", stride, 1), b + ".bn1"));
+      h = bn(conv(h, b + ".conv2", 1, 1), b + ".bn2");
+      const auto skip = has(b + ".shortcut_conv") ? bn(conv(y, b + ".shortcut_conv", stride, 0), b + ".shortcut_bn") : y;
+      y = torch::relu(h + skip);
+    }
+    return linear(y.mean({2, 3}), "head");
+  }
+  // The CNNs' convolutions as batched matmuls over unfolded patches (im2col): one GEMM per
+  // layer for all K clients, the other way to pack.
+  torch::Tensor forward_im2col(const torch::Tensor& x) const {
     const auto b = x.size(0);
-    auto conv = [&](const torch::Tensor& in, const torch::Tensor& w, const torch::Tensor& bias) {
-      // in: [K*B, C, H, W] client-major; w: [K*Cout, C, 5, 5]
+    auto gemm_conv = [&](const torch::Tensor& in, const std::string& name) {  // in: [K*B, C, H, W], client-major
       const auto c = in.size(1), side = in.size(2) - 4;
       auto cols = F::unfold(in, F::UnfoldFuncOptions(5)).view({k, b, c * 25, side * side});
       cols = cols.permute({0, 2, 1, 3}).reshape({k, c * 25, b * side * side});
-      const auto cout = w.size(0) / k;
-      auto out = torch::baddbmm(bias.view({k, cout, 1}), w.view({k, cout, c * 25}), cols);  // [K, Cout, B*side*side]
+      const auto& weight = w.at(name + ".weight");
+      const auto cout = weight.size(0) / k;
+      auto out = torch::baddbmm(w.at(name + ".bias").view({k, cout, 1}), weight.view({k, cout, c * 25}), cols);
       return out.view({k, cout, b, side, side}).transpose(1, 2).reshape({k * b, cout, side, side});
     };
     auto y = x.transpose(0, 1).reshape({k * b, 1, kSide, kSide});
-    y = F::max_pool2d(torch::relu(conv(y, w1, b1)), F::MaxPool2dFuncOptions(2));
-    y = F::max_pool2d(torch::relu(conv(y, w2, b2)), F::MaxPool2dFuncOptions(2));
-    y = y.view({k, b, -1});
-    y = torch::relu(torch::baddbmm(fb, y, f));
-    return torch::baddbmm(hb, y, h);
-  }
-
-  // x: [B, K, 1, H, W] (client k's batch in slot k); logits [K, B, C].
-  torch::Tensor forward(const torch::Tensor& x) const {
-    namespace F = torch::nn::functional;
-    auto y = x.flatten(1, 2);  // [B, K, H, W]: one input channel per client
-    y = F::max_pool2d(torch::relu(F::conv2d(y, w1, F::Conv2dFuncOptions().bias(b1).groups(k))), F::MaxPool2dFuncOptions(2));
-    y = F::max_pool2d(torch::relu(F::conv2d(y, w2, F::Conv2dFuncOptions().bias(b2).groups(k))), F::MaxPool2dFuncOptions(2));
-    y = y.view({y.size(0), k, -1}).transpose(0, 1);  // [K, B, c2 h w]
-    y = torch::relu(torch::baddbmm(fb, y, f));
-    return torch::baddbmm(hb, y, h);
+    y = F::max_pool2d(torch::relu(gemm_conv(y, "conv1")), F::MaxPool2dFuncOptions(2));
+    y = F::max_pool2d(torch::relu(gemm_conv(y, "conv2")), F::MaxPool2dFuncOptions(2));
+    return linear(torch::relu(linear(y.view({k, b, -1}), "fc")), "head");
   }
 };
+
+struct Subject {
+  const char* name;
+  std::int64_t width;
+  double forward_flops;  // multiply-adds x 2 of one sample; a training step costs about three times that
+  bool resnet;
+};
+
+torch::Tensor packed_loss(const torch::Tensor& logits, const torch::Tensor& y) {
+  // The sum of every client's mean loss: each client's slice gets exactly its own gradient.
+  const auto k = logits.size(0);
+  return F::cross_entropy(logits.reshape({k * kBatch, kClasses}), y.reshape({k * kBatch}),
+                          F::CrossEntropyFuncOptions().reduction(torch::kSum)) / kBatch;
+}
+
+// max |own step - packed step| over every tensor of every client, after one SGD step each.
+double packed_step_error(std::vector<std::shared_ptr<Model>>& models, Packed& packed, const torch::Tensor& x,
+                         const torch::Tensor& y, bool resnet) {
+  torch::optim::SGD opt(packed.params(), torch::optim::SGDOptions(0.05));
+  packed_loss(resnet ? packed.forward_resnet(x) : packed.forward_cnn(x), y).backward();
+  opt.step();
+  double worst = 0;
+  for (std::int64_t i = 0; i < packed.k; ++i) {
+    auto& m = *models[static_cast<std::size_t>(i)];
+    torch::optim::SGD own(m.parameters(), torch::optim::SGDOptions(0.05));
+    F::cross_entropy(m.forward(x.select(1, i).unsqueeze(1)).logits, y[i]).backward();
+    own.step();
+    for (const auto& item : m.named_parameters()) {
+      const auto& stacked = packed.w.at(item.key());
+      const auto mine = is_linear(item.key()) ? stacked[i].squeeze(0)
+                                              : stacked.slice(0, i * stacked.size(0) / packed.k, (i + 1) * stacked.size(0) / packed.k);
+      const auto theirs = is_linear(item.key()) && item.value().dim() == 2 ? item.value().t() : item.value();
+      worst = std::max(worst, (mine - theirs).abs().max().item<double>());
+    }
+  }
+  return worst;
+}
 
 struct Row {
-  double unpacked_s, packed_s, gemm_s, max_diff;
+  double unpacked_s, grouped_s, im2col_s, max_diff;
 };
 
-Row measure(const Shape& shape, std::int64_t k, int repeats) {
+Row measure(const Subject& subject, std::int64_t k, int repeats) {
+  ModelOptions options;
+  options.width = subject.width;
   std::vector<std::shared_ptr<Model>> models;
-  for (std::int64_t i = 0; i < k; ++i) models.push_back(make_model(shape.name, {1, kSide, kSide}, kClasses, 100 + i));
+  for (std::int64_t i = 0; i < k; ++i) models.push_back(make_model(subject.name, {1, kSide, kSide}, kClasses, 100 + i, options));
   Packed packed(models);
-  const auto x = torch::randn({kBatch, k, 1, kSide, kSide});
+  const auto x = torch::randn({kBatch, k, kSide, kSide});
   const auto y = torch::randint(kClasses, {k, kBatch}, torch::kInt64);
-  const double lr = 0.05;
-
-  // Correctness first: one packed step against each client's own step, from the same weights.
-  {
-    torch::optim::SGD opt(packed.params(), torch::optim::SGDOptions(lr));
-    opt.zero_grad();
-    const auto logits = packed.forward(x);
-    // Each client's mean loss; their sum has each client's own gradient in its slice.
-    (torch::nn::functional::cross_entropy(logits.reshape({k * kBatch, kClasses}), y.reshape({k * kBatch}),
-                                          torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum)) /
-     kBatch)
-        .backward();
-    opt.step();
-  }
-  double max_diff = 0;
-  for (std::int64_t i = 0; i < k; ++i) {
-    auto& m = *models[static_cast<std::size_t>(i)];
-    torch::optim::SGD opt(m.parameters(), torch::optim::SGDOptions(lr));
-    opt.zero_grad();
-    torch::nn::functional::cross_entropy(m.forward(x.select(1, i)).logits, y[i]).backward();
-    opt.step();
-    auto p = m.named_parameters();
-    max_diff = std::max({max_diff, (p["conv1.weight"] - packed.w1.slice(0, i * shape.c1, (i + 1) * shape.c1)).abs().max().item<double>(),
-                         (p["conv2.weight"] - packed.w2.slice(0, i * shape.c2, (i + 1) * shape.c2)).abs().max().item<double>(),
-                         (p["fc.weight"].t() - packed.f[i]).abs().max().item<double>(),
-                         (p["head.weight"].t() - packed.h[i]).abs().max().item<double>()});
-  }
+  Row row{};
+  row.max_diff = packed_step_error(models, packed, x, y, subject.resnet);
 
   std::vector<torch::optim::SGD> opts;
-  for (auto& m : models) opts.emplace_back(m->parameters(), torch::optim::SGDOptions(lr));
-  const double unpacked = seconds_of([&] {
+  for (auto& m : models) opts.emplace_back(m->parameters(), torch::optim::SGDOptions(0.05));
+  row.unpacked_s = seconds_of([&] {
     for (std::int64_t i = 0; i < k; ++i) {
       auto& opt = opts[static_cast<std::size_t>(i)];
       opt.zero_grad();
-      torch::nn::functional::cross_entropy(models[static_cast<std::size_t>(i)]->forward(x.select(1, i)).logits, y[i]).backward();
+      F::cross_entropy(models[static_cast<std::size_t>(i)]->forward(x.select(1, i).unsqueeze(1)).logits, y[i]).backward();
       opt.step();
     }
   }, repeats);
-  torch::optim::SGD packed_opt(packed.params(), torch::optim::SGDOptions(lr));
-  auto packed_step = [&](bool as_gemm) {
+  torch::optim::SGD packed_opt(packed.params(), torch::optim::SGDOptions(0.05));
+  auto packed_step = [&](const std::function<torch::Tensor(const torch::Tensor&)>& forward) {
     packed_opt.zero_grad();
-    const auto logits = as_gemm ? packed.forward_gemm(x) : packed.forward(x);
-    (torch::nn::functional::cross_entropy(logits.reshape({k * kBatch, kClasses}), y.reshape({k * kBatch}),
-                                          torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum)) /
-     kBatch)
-        .backward();
+    packed_loss(forward(x), y).backward();
     packed_opt.step();
   };
-  // The two packed forms agree before either is timed.
-  max_diff = std::max(max_diff, (packed.forward(x) - packed.forward_gemm(x)).abs().max().item<double>());
-  const double grouped = seconds_of([&] { packed_step(false); }, repeats);
-  const double as_gemm = seconds_of([&] { packed_step(true); }, repeats);
-  return {unpacked, grouped, as_gemm, max_diff};
+  if (subject.resnet) {
+    row.grouped_s = seconds_of([&] { packed_step([&](const torch::Tensor& in) { return packed.forward_resnet(in); }); }, repeats);
+  } else {
+    row.max_diff = std::max(row.max_diff, (packed.forward_cnn(x) - packed.forward_im2col(x)).abs().max().item<double>());
+    row.grouped_s = seconds_of([&] { packed_step([&](const torch::Tensor& in) { return packed.forward_cnn(in); }); }, repeats);
+    row.im2col_s = seconds_of([&] { packed_step([&](const torch::Tensor& in) { return packed.forward_im2col(in); }); }, repeats);
+  }
+  return row;
+}
+
+// Valid 5x5 convolutions and two 2x2 pools on 28x28, then FC and head.
+double two_conv_flops(double c1, double c2, double features) {
+  return 2 * (c1 * 25 * 24 * 24 + c2 * c1 * 25 * 8 * 8 + c2 * 16 * features + features * kClasses);
+}
+
+// ResNet-8 on 28x28: stem, three blocks (w at 28x28, 2w at 14x14, 4w at 7x7), two 1x1 shortcuts.
+double resnet8_flops(double w) {
+  const double a = 28 * 28, b = 14 * 14, c = 7 * 7;
+  return 2 * (w * 9 * a + 2 * w * w * 9 * a + (2 * w * w * 9 + 4 * w * w * 9 + 2 * w * w) * b +
+              (8 * w * w * 9 + 16 * w * w * 9 + 8 * w * w) * c + 4 * w * kClasses);
 }
 
 }  // namespace
@@ -179,16 +225,26 @@ int main() {
               "speedup", "speedup", "unpacked", "grouped", "im2col", "max");
   std::printf("%-10s %4s %10s %10s %10s %8s %8s %8s %8s %8s %10s\n", "", "", "smp/s", "smp/s", "smp/s", "grouped",
               "im2col", "%GEMM", "%GEMM", "%GEMM", "|diff|");
-  for (const Shape& shape : {Shape{"small-cnn", 16, 32, 128}, Shape{"cnn4", 32, 64, 512}}) {
+  const Subject subjects[] = {{"small-cnn", 0, two_conv_flops(16, 32, 128), false},
+                              {"cnn4", 0, two_conv_flops(32, 64, 512), false},
+                              {"resnet8", 16, resnet8_flops(16), true}};
+  for (const auto& subject : subjects) {
     for (std::int64_t k : {1, 4, 8, 32}) {
-      const auto r = measure(shape, k, k >= 32 ? 3 : 10);
-      const double samples = static_cast<double>(k * kBatch);
-      const double flops = 3 * forward_flops(shape) * samples;
-      auto share = [&](double s) { return 100 * flops / s / 1e9 / gemm; };
-      std::printf("%-10s %4lld %10.0f %10.0f %10.0f %7.2fx %7.2fx %7.1f%% %7.1f%% %7.1f%% %10.2e\n", shape.name,
-                  static_cast<long long>(k), samples / r.unpacked_s, samples / r.packed_s, samples / r.gemm_s,
-                  r.unpacked_s / r.packed_s, r.unpacked_s / r.gemm_s, share(r.unpacked_s), share(r.packed_s),
-                  share(r.gemm_s), r.max_diff);
+      const auto r = measure(subject, k, k >= 32 ? 3 : 10);
+      const double samples = static_cast<double>(k * kBatch), flops = 3 * subject.forward_flops * samples;
+      // A form not measured for this model (im2col for the ResNet) prints as "-".
+      auto cell = [](double s, const char* format, double value) {
+        char text[32] = "-";
+        if (s > 0) std::snprintf(text, sizeof text, format, value);
+        return std::string(text);
+      };
+      auto rate = [&](double s) { return cell(s, "%.0f", samples / s); };
+      auto speedup = [&](double s) { return cell(s, "%.2fx", r.unpacked_s / s); };
+      auto share = [&](double s) { return cell(s, "%.1f%%", 100 * flops / s / 1e9 / gemm); };
+      std::printf("%-10s %4lld %10s %10s %10s %8s %8s %8s %8s %8s %10.2e\n", subject.name, static_cast<long long>(k),
+                  rate(r.unpacked_s).c_str(), rate(r.grouped_s).c_str(), rate(r.im2col_s).c_str(),
+                  speedup(r.grouped_s).c_str(), speedup(r.im2col_s).c_str(), share(r.unpacked_s).c_str(),
+                  share(r.grouped_s).c_str(), share(r.im2col_s).c_str(), r.max_diff);
     }
   }
   return 0;
