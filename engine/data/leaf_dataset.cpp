@@ -21,12 +21,13 @@ struct FlatSplit {
 };
 
 // The splits' users in order, owners indexed by the training users; at most `limit` samples
-// (0: all), the first ones in user order.
+// (0: all), the first ones in user order. `add_user` moves a user's samples out, so that a
+// full FEMNIST (2.5 GB of pixels) is never held twice.
 template <class AddUser>
-FlatSplit flatten(const std::vector<LeafUser>& users, const std::unordered_map<std::string, std::int64_t>& train_index,
+FlatSplit flatten(std::vector<LeafUser>& users, const std::unordered_map<std::string, std::int64_t>& train_index,
                   std::int64_t limit, AddUser add_user) {
   FlatSplit out;
-  for (const auto& u : users) {
+  for (auto& u : users) {
     if (limit > 0 && static_cast<std::int64_t>(out.labels.size()) >= limit) break;
     const auto it = train_index.find(u.id);
     const std::int64_t owner = it == train_index.end() ? -1 : it->second;
@@ -58,7 +59,9 @@ std::shared_ptr<Dataset> to_dataset(FlatSplit& flat, std::vector<std::int64_t> s
   auto d = std::make_shared<Dataset>();
   const auto n = static_cast<std::int64_t>(flat.labels.size());
   shape.insert(shape.begin(), n);
-  d->images = torch::from_blob(flat.inputs.data(), shape, torch::kFloat32).clone();
+  // The tensor takes the vector's memory over instead of copying it.
+  auto inputs = std::make_shared<std::vector<float>>(std::move(flat.inputs));
+  d->images = torch::from_blob(inputs->data(), shape, [inputs](void*) mutable { inputs.reset(); }, torch::kFloat32);
   d->labels = torch::tensor(flat.labels, torch::kInt64);
   d->owners = torch::tensor(flat.owners, torch::kInt64);
   d->num_classes = num_classes;
@@ -82,10 +85,10 @@ const std::string& shakespeare_vocabulary() {
 }
 
 DatasetSplits read_leaf_femnist(const std::string& directory, const DataConfig& config) {
-  const auto train_users = read_leaf_directory(split_dir(directory, "train"), kFemnistPixels);
-  const auto test_users = read_leaf_directory(split_dir(directory, "test"), kFemnistPixels);
+  auto train_users = read_leaf_directory(split_dir(directory, "train"), kFemnistPixels);
+  auto test_users = read_leaf_directory(split_dir(directory, "test"), kFemnistPixels);
   const auto index = index_of(train_users);
-  auto add = [&](const LeafUser& u, FlatSplit& out) {
+  auto add = [&](LeafUser& u, FlatSplit& out) {
     if (!u.x_text.empty() || !u.y_text.empty())
       throw UserError(u.file + ": user '" + u.id + "' holds text, expected FEMNIST's pixel lists and class numbers");
     for (std::size_t i = 0; i < u.y_values.size(); ++i) {
@@ -99,6 +102,7 @@ DatasetSplits read_leaf_femnist(const std::string& directory, const DataConfig& 
       if (!(v >= 0.0f && v <= 1.0f))
         throw UserError(u.file + ": user '" + u.id + "' has pixel value " + number_text(v) + ", expected 0 to 1");
     out.inputs.insert(out.inputs.end(), u.x_values.begin(), u.x_values.end());
+    std::vector<float>().swap(u.x_values);
   };
   auto train_flat = flatten(train_users, index, config.max_train_samples, add);
   auto test_flat = flatten(test_users, index, config.max_test_samples, add);
@@ -106,7 +110,7 @@ DatasetSplits read_leaf_femnist(const std::string& directory, const DataConfig& 
   auto test = to_dataset(test_flat, {1, 28, 28}, kFemnistClasses);
   const double mean = train->images.mean().item<double>(), stddev = train->images.std().item<double>();
   for (auto* d : {train.get(), test.get()}) {
-    d->images = (d->images - mean) / stddev;
+    d->images.sub_(mean).div_(stddev);
     d->pixel_mean = mean;
     d->pixel_std = stddev;
     d->owner_names = names_of(train_users);
@@ -115,8 +119,8 @@ DatasetSplits read_leaf_femnist(const std::string& directory, const DataConfig& 
 }
 
 DatasetSplits read_leaf_shakespeare(const std::string& directory, const DataConfig& config) {
-  const auto train_users = read_leaf_directory(split_dir(directory, "train"), 0);
-  const auto test_users = read_leaf_directory(split_dir(directory, "test"), 0);
+  auto train_users = read_leaf_directory(split_dir(directory, "train"), 0);
+  auto test_users = read_leaf_directory(split_dir(directory, "test"), 0);
   const auto index = index_of(train_users);
   const auto& vocabulary = shakespeare_vocabulary();
   auto code = [&](const LeafUser& u, std::size_t sample, char c) {
@@ -126,7 +130,7 @@ DatasetSplits read_leaf_shakespeare(const std::string& directory, const DataConf
                       std::to_string(static_cast<unsigned char>(c)) + ", which is not in LEAF's 80-character vocabulary");
     return static_cast<std::int64_t>(at);
   };
-  auto add = [&](const LeafUser& u, FlatSplit& out) {
+  auto add = [&](LeafUser& u, FlatSplit& out) {
     if (u.x_rows > 0 || !u.y_values.empty())
       throw UserError(u.file + ": user '" + u.id + "' holds numbers, expected Shakespeare's strings");
     for (std::size_t i = 0; i < u.x_text.size(); ++i) {
