@@ -9,6 +9,13 @@
 #include "engine/population/availability.hpp"
 
 namespace drift {
+namespace {
+
+std::vector<std::int64_t> int64_values(const torch::Tensor& t) {
+  return {t.data_ptr<std::int64_t>(), t.data_ptr<std::int64_t>() + t.numel()};
+}
+
+}  // namespace
 
 FederationData prepare_federation_data(const Scenario& scenario) {
   FederationData fed;
@@ -23,11 +30,9 @@ FederationData prepare_federation_data(const Scenario& scenario) {
     if (pool->domains.defined()) pool->domains = torch::cat({fed.data.train->domains, fed.data.test->domains});
     fed.data.train = pool;
   }
-  const auto& labels_tensor = fed.data.train->labels;
-  std::vector<std::int64_t> labels(labels_tensor.data_ptr<std::int64_t>(),
-                                   labels_tensor.data_ptr<std::int64_t>() + labels_tensor.numel());
+  const auto labels = int64_values(fed.data.train->labels);
   std::vector<std::int64_t> domains;
-  if (const auto& d = fed.data.train->domains; d.defined()) domains.assign(d.data_ptr<std::int64_t>(), d.data_ptr<std::int64_t>() + d.numel());
+  if (const auto& d = fed.data.train->domains; d.defined()) domains = int64_values(d);
   if (scenario.partition.scheme == "natural") {
     fed.client_test_sizes = take_natural_clients(fed.data, fed.partition, scenario.clients, scenario.seed);
     if (fed.client_test_sizes.empty() && find_algorithm(scenario.algorithm)->private_models)
@@ -94,11 +99,8 @@ std::vector<std::int64_t> take_natural_clients(DatasetSplits& data, Partition& p
   const auto& train = *data.train;
   if (!train.owners.defined())
     throw UserError("partition.scheme = \"natural\" needs a dataset whose samples name their writers (femnist, shakespeare)");
-  auto as_vector = [](const torch::Tensor& t) {
-    return std::vector<std::int64_t>(t.data_ptr<std::int64_t>(), t.data_ptr<std::int64_t>() + t.numel());
-  };
   Rng rng = make_stream(seed, "natural-writers");
-  auto natural = partition_natural(as_vector(train.owners), static_cast<std::int64_t>(train.owner_names.size()), clients, rng);
+  auto natural = partition_natural(int64_values(train.owners), static_cast<std::int64_t>(train.owner_names.size()), clients, rng);
   for (std::size_t k = 0; k < natural.writers.size(); ++k)
     if (natural.partition.indices[k].empty())
       throw UserError("writer '" + train.owner_names[static_cast<std::size_t>(natural.writers[k])] +
@@ -107,7 +109,7 @@ std::vector<std::int64_t> take_natural_clients(DatasetSplits& data, Partition& p
   // Each chosen writer's own test samples, in client order; none at all means LEAF split by
   // writer, and the whole test split stays the (global) test set.
   std::vector<std::vector<std::int64_t>> tests_of(train.owner_names.size());
-  const auto test_owners = as_vector(data.test->owners);
+  const auto test_owners = int64_values(data.test->owners);
   for (std::size_t i = 0; i < test_owners.size(); ++i)
     if (test_owners[i] >= 0) tests_of[static_cast<std::size_t>(test_owners[i])].push_back(static_cast<std::int64_t>(i));
   std::vector<std::int64_t> test_indices, sizes;

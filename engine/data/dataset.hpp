@@ -33,7 +33,6 @@ struct Dataset {
 
   std::int64_t size() const { return labels.size(0); }
   std::vector<std::int64_t> input_shape() const;  // one sample's shape: {C, H, W}, or {L} for text
-  bool is_text() const { return images.dim() == 2; }
   // What a black pixel (0 before normalisation) is in `images`, per channel [C]: what padding adds.
   torch::Tensor black() const;
 };

@@ -96,19 +96,23 @@ class Trace final : public AvailabilityModel {
  public:
   Trace(const std::string& path, std::uint32_t clients, const std::string& mapping, std::uint64_t seed) {
     const auto t = read_csv(path, {"client", "start", "end"}, "availability trace");
-    const auto s = column_index(t, "start"), e = column_index(t, "end");
+    const auto c = column_index(t, "client"), s = column_index(t, "start"), e = column_index(t, "end");
     const auto client_of = trace_rows_to_clients(t, clients, mapping, seed);
     for (std::size_t i = 0; i < t.rows.size(); ++i) {
       const auto& r = t.rows[i];
-      const auto where = path + ":" + std::to_string(t.lines[i]) + ": ";
-      if (r[s] < 0) throw UserError(where + "negative start time " + std::to_string(r[s]));
-      if (r[e] <= r[s]) throw UserError(where + "interval ends at or before it starts");
+      // Messages are built only for a bad row: traces run to millions of rows.
+      auto refuse = [&](const std::string& what) {
+        throw UserError(path + ":" + std::to_string(t.lines[i]) + ": " + what);
+      };
+      if (r[s] < 0) refuse("negative start time " + std::to_string(r[s]));
+      if (r[e] <= r[s]) refuse("interval ends at or before it starts");
       if (client_of[i] < 0) continue;  // a trace client the seeded draw left out
       auto& list = intervals_[static_cast<std::uint32_t>(client_of[i])];
-      const auto named = " of trace client " + std::to_string(static_cast<long>(r[column_index(t, "client")]));
-      if (!list.empty() && r[s] < list.back().second)
-        throw UserError(where + (r[s] < list.back().first ? "intervals" + named + " are not sorted by start"
-                                                          : "interval overlaps the previous one" + named));
+      if (!list.empty() && r[s] < list.back().second) {
+        const auto named = " of trace client " + std::to_string(static_cast<long>(r[c]));
+        refuse(r[s] < list.back().first ? "intervals" + named + " are not sorted by start"
+                                        : "interval overlaps the previous one" + named);
+      }
       list.emplace_back(r[s], r[e]);
     }
   }

@@ -3,9 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
-#include <map>
+#include <set>
 
 #include "engine/core/error.hpp"
+#include "engine/population/availability.hpp"
 
 namespace drift {
 namespace {
@@ -52,7 +53,13 @@ AvailabilitySummary summarise_availability(const std::string& path) {
   const auto c = column_index(t, "client"), s = column_index(t, "start"), e = column_index(t, "end");
   AvailabilitySummary out;
   if (t.rows.empty()) throw UserError(path + ": the trace has no intervals");
-  std::map<double, double> last_end;  // per client, to check order as a run does
+  std::set<double> ids;
+  for (const auto& r : t.rows) ids.insert(r[c]);
+  // Checked as a run checks it, by the model a run builds: ids, times, order, overlaps.
+  AvailabilityConfig config;
+  config.model = "trace";
+  config.trace = path;
+  make_availability_model(config, static_cast<std::uint32_t>(std::clamp(*ids.rbegin() + 1, 0.0, 4e9)), 0, 0);
   std::vector<std::pair<double, int>> events;
   std::array<double, 24> online{}, reach{};
   double total = 0;
@@ -60,14 +67,6 @@ AvailabilitySummary summarise_availability(const std::string& path) {
   out.end = t.rows.front()[e];
   for (std::size_t i = 0; i < t.rows.size(); ++i) {
     const auto& r = t.rows[i];
-    const auto where = path + ":" + std::to_string(t.lines[i]) + ": ";
-    if (r[c] < 0 || r[c] != std::floor(r[c])) throw UserError(where + "client " + std::to_string(r[c]) + " is not an id");
-    if (r[s] < 0 || r[e] <= r[s]) throw UserError(where + "an interval must start at 0 or later and end after it starts");
-    const auto [it, fresh] = last_end.emplace(r[c], r[e]);
-    if (!fresh) {
-      if (r[s] < it->second) throw UserError(where + "intervals of a client must be sorted and must not overlap");
-      it->second = r[e];
-    }
     out.start = std::min(out.start, r[s]);
     out.end = std::max(out.end, r[e]);
     total += r[e] - r[s];
@@ -75,10 +74,10 @@ AvailabilitySummary summarise_availability(const std::string& path) {
     events.emplace_back(r[s], +1);
     events.emplace_back(r[e], -1);
   }
-  out.clients = last_end.size();
+  out.clients = ids.size();
   out.intervals = t.rows.size();
-  out.lowest_id = last_end.begin()->first;
-  out.highest_id = last_end.rbegin()->first;
+  out.lowest_id = *ids.begin();
+  out.highest_id = *ids.rbegin();
   out.online_fraction = total / (static_cast<double>(out.clients) * (out.end - out.start));
   std::sort(events.begin(), events.end());  // an end sorts before a start at the same time
   long now = 0;
