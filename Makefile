@@ -56,6 +56,7 @@ bench: build
 	tools/bench/bench_checkpoint.sh $(BUILD_DIR)/tools/drift
 	tools/bench/bench_cluster.sh $(BUILD_DIR)/tools/drift
 	tools/bench/bench_private_memory.sh $(BUILD_DIR)/tools/drift
+	tools/bench/bench_pack_rounds.sh $(BUILD_DIR)/tools/drift
 
 # The unit and integration tests under AddressSanitizer + UndefinedBehaviorSanitizer, at -O1
 # with debug information so that a finding names the line. Suppressions, each with its reason,

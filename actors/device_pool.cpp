@@ -20,7 +20,12 @@ struct EvalJob {
   Buffer job, weights;
   caf::typed_response_promise<Buffer> promise;
 };
-using Job = std::variant<TrainJob, EvalJob>;
+// Clients of one round trained together (devices.pack): one job, one slot, one answer.
+struct PackJob {
+  Buffer task, pack;
+  caf::typed_response_promise<Buffer> promise;
+};
+using Job = std::variant<TrainJob, EvalJob, PackJob>;
 
 using PoolSelf = pool_actor::pointer;
 using Clock = std::chrono::steady_clock;
@@ -255,6 +260,10 @@ class Pool {
         self_->request(handle, caf::infinite, train_atom::value, t->state, t->task)
             .then([this, id](Buffer& update, Buffer& state) { finish<TrainJob>(id, std::move(update), std::move(state)); },
                   [this, id](caf::error& err) { finish<TrainJob>(id, std::move(err)); });
+      } else if (auto* p = std::get_if<PackJob>(&entry.job)) {
+        self_->request(handle, caf::infinite, pack_atom::value, p->task, p->pack)
+            .then([this, id](Buffer& result) { finish<PackJob>(id, std::move(result)); },
+                  [this, id](caf::error& err) { finish<PackJob>(id, std::move(err)); });
       } else {
         auto& e = std::get<EvalJob>(entry.job);
         self_->request(handle, caf::infinite, eval_atom::value, e.job, e.weights)
@@ -333,6 +342,12 @@ pool_actor::behavior_type device_pool(pool_actor::pointer self, std::vector<Devi
         if (auto refused = foreign_sender(self)) return refused;
         auto promise = self->make_response_promise<Buffer>();
         pool->submit(EvalJob{job, weights, promise});
+        return promise;
+      },
+      [=](pack_atom, const Buffer& task, const Buffer& pack) -> caf::result<Buffer> {
+        if (auto refused = foreign_sender(self)) return refused;
+        auto promise = self->make_response_promise<Buffer>();
+        pool->submit(PackJob{task, pack, promise});
         return promise;
       },
       [=](worker_atom, const std::string& name, const caf::actor& agent,

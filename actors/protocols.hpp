@@ -23,6 +23,7 @@ using task_atom = caf::atom_constant<caf::atom("task")>;        // server -> cli
 using shadow_atom = caf::atom_constant<caf::atom("shadow")>;    // server -> client: train, keep no state
 using train_atom = caf::atom_constant<caf::atom("train")>;      // client -> pool -> slot
 using eval_atom = caf::atom_constant<caf::atom("eval")>;        // server -> pool -> slot
+using pack_atom = caf::atom_constant<caf::atom("pack")>;        // server -> pool -> slot: devices.pack
 using report_atom = caf::atom_constant<caf::atom("report")>;    // server -> sink
 using run_atom = caf::atom_constant<caf::atom("run")>;          // runner -> server
 using finish_atom = caf::atom_constant<caf::atom("finish")>;    // server -> sink; coordinator -> worker
@@ -40,8 +41,11 @@ using checkpoint_atom = caf::atom_constant<caf::atom("ckpt")>;  // server -> sam
 // Anything that runs jobs: a trainer slot, a worker's stand-in for one, and the device pool.
 //   train: client state, task -> update, new client state
 //   eval:  evaluation job, weights -> evaluation result
+//   pack:  task, pack job (its clients) -> pack result (each client's update or error); only
+//          for algorithms whose clients keep no state, so no state travels
 using job_runner_actor = caf::typed_actor<caf::replies_to<train_atom, Buffer, Buffer>::with<Buffer, Buffer>,
-                                          caf::replies_to<eval_atom, Buffer, Buffer>::with<Buffer>>;
+                                          caf::replies_to<eval_atom, Buffer, Buffer>::with<Buffer>,
+                                          caf::replies_to<pack_atom, Buffer, Buffer>::with<Buffer>>;
 using slot_actor = job_runner_actor;
 
 // What the gatekeeper may do to the pool: hand it an admitted worker's agent and slots.

@@ -10,10 +10,12 @@
 #include "actors/client.hpp"
 #include "actors/wire.hpp"
 #include "engine/algorithms/algorithm.hpp"
+#include "engine/compose/packing.hpp"
 #include "engine/core/error.hpp"
 #include "engine/sim/driver.hpp"
 #include "engine/training/local_training.hpp"
 #include "messages/codec.hpp"
+#include "messages/pack_codec.hpp"
 #include "messages/selection_codec.hpp"
 
 namespace drift::actors {
@@ -30,6 +32,7 @@ class Host final : public JobRunner, public DriverListener {
     const auto& s = *ctx_.scenario;
     const auto& algorithm = *find_algorithm(s.algorithm);
     private_models_ = algorithm.private_models;
+    pack_ = effective_pack(s);
     domain_starts_ = domain_starts(*ctx_.data->data.test);
     DriverSetup setup;
     setup.scenario = ctx_.scenario.get();
@@ -79,13 +82,63 @@ class Host final : public JobRunner, public DriverListener {
                           : self->request(client_handle(client_id), caf::infinite, task_atom::value, encoded(task));
     std::move(request)
         .then([this, job, client_id](Buffer& update) { deliver(job, client_id, update); },
-              [this, job](caf::error& err) {
-                if (is_pool_error(err, PoolError::no_slots)) return fail(error_text(err));
-                JobOutcome o;
-                o.error = error_text(err);
-                o.lost = is_pool_error(err, PoolError::worker_lost);
-                driver_->on_outcome(job, std::move(o));
+              [this, job](caf::error& err) { job_failed(job, err); });
+  }
+
+  // Consecutive jobs of the round, devices.pack at a time, train as one pack; a lone last job
+  // trains on its own, as it would unpacked.
+  void launch_round(const std::vector<std::pair<std::uint64_t, std::uint32_t>>& jobs,
+                    const std::shared_ptr<const TrainingTask>& task) override {
+    for (std::size_t i = 0; i < jobs.size(); i += pack_) {
+      const auto end = std::min(jobs.size(), i + pack_);
+      if (end - i == 1) launch(jobs[i].first, jobs[i].second, task);
+      else launch_pack({jobs.begin() + static_cast<std::ptrdiff_t>(i), jobs.begin() + static_cast<std::ptrdiff_t>(end)}, task);
+    }
+  }
+
+  // Packable algorithms keep no client state, so a pack goes to the pool directly.
+  void launch_pack(std::vector<std::pair<std::uint64_t, std::uint32_t>> members,
+                   const std::shared_ptr<const TrainingTask>& task) {
+    std::vector<std::uint32_t> clients;
+    for (const auto& m : members) clients.push_back(m.second);
+    self_->request(peers_.pool, caf::infinite, pack_atom::value, encoded(task), msg::encode_pack_job(clients))
+        .then([this, members](Buffer& result) { deliver_pack(members, result); },
+              [this, members](caf::error& err) {
+                for (const auto& m : members) job_failed(m.first, err);
               });
+  }
+
+  void deliver_pack(const std::vector<std::pair<std::uint64_t, std::uint32_t>>& members, const Buffer& result) {
+    std::vector<msg::PackedReply> replies;
+    std::string broken;
+    try {
+      replies = msg::decode_pack_result(result);
+      if (replies.size() != members.size())
+        throw DecodeError(std::to_string(replies.size()) + " results for a pack of " + std::to_string(members.size()));
+      for (std::size_t i = 0; i < members.size(); ++i)
+        if (replies[i].client != members[i].second)
+          throw DecodeError("result " + std::to_string(i) + " comes from client " + std::to_string(replies[i].client));
+    } catch (const std::exception& e) {
+      broken = std::string("rejected pack result: ") + e.what();
+    }
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      const auto [job, client] = members[i];
+      if (broken.empty() && replies[i].error.empty()) {
+        deliver(job, client, replies[i].update);
+        continue;
+      }
+      JobOutcome o;
+      o.error = broken.empty() ? replies[i].error : broken;
+      driver_->on_outcome(job, std::move(o));
+    }
+  }
+
+  void job_failed(std::uint64_t job, const caf::error& err) {
+    if (is_pool_error(err, PoolError::no_slots)) return fail(error_text(err));
+    JobOutcome o;
+    o.error = error_text(err);
+    o.lost = is_pool_error(err, PoolError::worker_lost);
+    driver_->on_outcome(job, std::move(o));
   }
 
   void request_selection(const SelectionRequest& request) override {
@@ -298,6 +351,7 @@ class Host final : public JobRunner, public DriverListener {
   ServerPeers peers_;
   NamedTensors reference_;  // the architecture every update must match (empty: private models)
   bool private_models_ = false;
+  std::size_t pack_ = 1;  // clients per pack in sync rounds (compose/packing)
   std::vector<std::uint64_t> domain_starts_;  // multi-domain test sets: where each domain begins
   std::shared_ptr<msg::StateStore> client_states_;
   std::shared_ptr<RunObserver> observer_;

@@ -7,8 +7,10 @@
 #include "actors/wire.hpp"
 #include "engine/core/error.hpp"
 #include "engine/compose/client_models.hpp"
+#include "engine/training/device_data.hpp"
 #include "engine/training/local_training.hpp"
 #include "messages/codec.hpp"
+#include "messages/pack_codec.hpp"
 
 namespace drift::actors {
 namespace {
@@ -23,6 +25,7 @@ struct SlotWorkspace {
     // One thread per slot: parallelism comes from slots, and a job's arithmetic is then
     // the same whatever the number of slots, which keeps results byte-identical.
     at::set_num_threads(1);
+    use_own_stream(device);
     const auto& s = *ctx.scenario;
     models = std::make_unique<ClientModels>(s, *ctx.data, device);
     algorithm = find_algorithm(s.algorithm)->make_client(s.algorithm_params);
@@ -52,7 +55,7 @@ slot_actor::behavior_type trainer_slot(slot_actor::pointer, torch::Device device
         try {
           workspace->ensure(ctx, device);
           const auto job = msg::decode_eval_job(job_buffer);
-          const auto& test = *ctx.data->data.test;
+          const auto& test = workspace->models->test_data();
           if (job.end > static_cast<std::uint64_t>(test.size()))
             throw DecodeError("evaluation range ends past the test set");
           auto& model = workspace->models->shared_model();
@@ -60,6 +63,22 @@ slot_actor::behavior_type trainer_slot(slot_actor::pointer, torch::Device device
           auto result = evaluate_range(model, test, job.begin, job.end, ctx.scenario->evaluation.batch_size,
                                        device);
           return msg::encode_eval_result(result);
+        } catch (const std::exception& e) {
+          return caf::make_error(caf::sec::runtime_error, std::string(e.what()));
+        }
+      },
+      [=](pack_atom, const Buffer& task_buffer, const Buffer& pack_buffer) -> caf::result<Buffer> {
+        if (ctx.crash_countdown && --*ctx.crash_countdown == 0) ::raise(SIGKILL);
+        try {
+          workspace->ensure(ctx, device);
+          const auto clients = msg::decode_pack_job(pack_buffer);
+          auto outcomes = workspace->models->train_pack(msg::decode_task(task_buffer), clients);
+          std::vector<msg::PackedReply> replies;
+          for (std::size_t i = 0; i < clients.size(); ++i) {
+            auto& o = outcomes[i];
+            replies.push_back({clients[i], o.error.empty() ? msg::encode_update(o.update) : Buffer{}, o.error});
+          }
+          return msg::encode_pack_result(replies);
         } catch (const std::exception& e) {
           return caf::make_error(caf::sec::runtime_error, std::string(e.what()));
         }

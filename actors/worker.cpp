@@ -60,6 +60,16 @@ struct JobCounts {
 // to the detached slot and answers itself. Answers then carry the stand-in, not the slot, as
 // their sender, so the slot is never referenced from the network; a detached actor that is
 // (through the BASP broker) could outlive the run and keep the process from exiting.
+// Passes a job with one answer to the slot and its answer (or error) back.
+template <class Atom>
+caf::result<Buffer> forward(slot_actor::pointer self, const slot_actor& slot, Atom atom, const Buffer& a, const Buffer& b) {
+  auto promise = self->make_response_promise<Buffer>();
+  self->request(slot, caf::infinite, atom, a, b)
+      .then([promise](Buffer& result) mutable { promise.deliver(result); },
+            [promise](caf::error& err) mutable { promise.deliver(err); });
+  return promise;
+}
+
 slot_actor::behavior_type slot_front(slot_actor::pointer self, slot_actor slot, std::shared_ptr<JobCounts> counts) {
   return {
       [=](train_atom a, const Buffer& state, const Buffer& task) -> caf::result<Buffer, Buffer> {
@@ -72,11 +82,11 @@ slot_actor::behavior_type slot_front(slot_actor::pointer self, slot_actor slot, 
       },
       [=](eval_atom a, const Buffer& job, const Buffer& weights) -> caf::result<Buffer> {
         ++counts->evaluated;
-        auto promise = self->make_response_promise<Buffer>();
-        self->request(slot, caf::infinite, a, job, weights)
-            .then([promise](Buffer& result) mutable { promise.deliver(result); },
-                  [promise](caf::error& err) mutable { promise.deliver(err); });
-        return promise;
+        return forward(self, slot, a, job, weights);
+      },
+      [=](pack_atom a, const Buffer& task, const Buffer& pack) -> caf::result<Buffer> {
+        ++counts->trained;  // one job, however many clients it holds
+        return forward(self, slot, a, task, pack);
       },
   };
 }

@@ -111,6 +111,14 @@ struct Preset {
   std::map<std::string, ParamValue> values;
 };
 
+// How an algorithm's client half trains in a pack (devices.pack; docs/performance.md#packed-clients).
+// The packed trainer computes the local loss itself, for all the clients of a pack at once:
+// mean cross-entropy, plus FedProx's proximal term when proximal_mu > 0. An algorithm packs
+// when that is its whole local objective and it keeps no per-client state.
+struct PackedObjective {
+  double proximal_mu = 0.0;
+};
+
 struct AlgorithmInfo {
   using ClientFactory = std::function<std::unique_ptr<ClientAlgorithm>(const ParamSet&)>;
   using ServerFactory = std::function<std::unique_ptr<ServerAlgorithm>(const ParamSet&, const FederationShape&)>;
@@ -142,6 +150,9 @@ struct AlgorithmInfo {
   bool private_models = false;
   // The server makes images of its own (FedKTL's generator): the data must be images.
   bool needs_images = false;
+  // Set when the client half packs: its local objective as the packed trainer computes it.
+  // Unset: clients train one at a time whatever devices.pack says.
+  std::function<PackedObjective(const ParamSet&)> packed;
 };
 
 // The parameters of `info` with defaults taken from `preset` (empty: the default preset),

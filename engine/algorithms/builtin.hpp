@@ -29,4 +29,7 @@ AlgorithmInfo fedgh_info();
 // FedAvg's server half (sample-weighted mean), reused by algorithms that only change the client.
 std::unique_ptr<ServerAlgorithm> make_fedavg_server();
 
+// The packed objective of a client half that is plain local SGD on cross-entropy.
+inline PackedObjective plain_local_sgd(const ParamSet&) { return {}; }
+
 }  // namespace drift

@@ -27,11 +27,13 @@ class FedAvgServer final : public ServerAlgorithm {
 std::unique_ptr<ServerAlgorithm> make_fedavg_server() { return std::make_unique<FedAvgServer>(); }
 
 AlgorithmInfo fedavg_info() {
-  return {"fedavg",
-          "FedAvg: local SGD, server takes the sample-weighted mean of the client models",
-          {},
-          [](const ParamSet&) { return std::make_unique<FedAvgClient>(); },
-          [](const ParamSet&, const FederationShape&) { return make_fedavg_server(); }};
+  AlgorithmInfo info{"fedavg",
+                     "FedAvg: local SGD, server takes the sample-weighted mean of the client models",
+                     {},
+                     [](const ParamSet&) { return std::make_unique<FedAvgClient>(); },
+                     [](const ParamSet&, const FederationShape&) { return make_fedavg_server(); }};
+  info.packed = plain_local_sgd;
+  return info;
 }
 
 }  // namespace drift

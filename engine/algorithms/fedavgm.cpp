@@ -41,7 +41,7 @@ class LocalSgd final : public ClientAlgorithm {};
 }  // namespace
 
 AlgorithmInfo fedavgm_info() {
-  return {"fedavgm",
+  AlgorithmInfo info{"fedavgm",
           "FedAvgM: FedAvg with server momentum",
           {number_param("server_lr", 1.0, "server learning rate eta", 0.0, std::nullopt, true),
            number_param("server_momentum", 0.9, "server momentum beta", 0.0, 1.0),
@@ -50,6 +50,8 @@ AlgorithmInfo fedavgm_info() {
           [](const ParamSet& p, const FederationShape&) {
             return std::make_unique<FedAvgMServer>(p.number("server_lr"), p.number("server_momentum"), p.string("weighting"));
           }};
+  info.packed = plain_local_sgd;
+  return info;
 }
 
 }  // namespace drift

@@ -52,7 +52,7 @@ namespace {
 class LocalSgd final : public ClientAlgorithm {};
 
 AlgorithmInfo fedopt_info(const std::string& name, FedOptServer::Rule rule, const std::string& description) {
-  return {name,
+  AlgorithmInfo info{name,
           description,
           {number_param("server_lr", 0.01, "server learning rate eta", 0.0, std::nullopt, true),
            number_param("beta1", 0.9, "first-moment decay", 0.0, 1.0),
@@ -64,6 +64,8 @@ AlgorithmInfo fedopt_info(const std::string& name, FedOptServer::Rule rule, cons
             return std::make_unique<FedOptServer>(rule, p.number("server_lr"), p.number("beta1"), p.number("beta2"),
                                                   p.number("tau"), p.string("weighting"));
           }};
+  info.packed = plain_local_sgd;
+  return info;
 }
 
 }  // namespace

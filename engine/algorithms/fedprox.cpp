@@ -49,11 +49,13 @@ AlgorithmInfo fedprox_info() {
   mu.default_value = 0.01;
   mu.min = 0.0;
   mu.help = "weight of the proximal term (mu/2)*||w - w_global||^2";
-  return {"fedprox",
-          "FedProx: FedAvg with a proximal term pulling local models toward the global one",
-          {mu},
-          [](const ParamSet& p) { return std::make_unique<FedProxClient>(p.number("mu")); },
-          [](const ParamSet&, const FederationShape&) { return make_fedavg_server(); }};
+  AlgorithmInfo info{"fedprox",
+                     "FedProx: FedAvg with a proximal term pulling local models toward the global one",
+                     {mu},
+                     [](const ParamSet& p) { return std::make_unique<FedProxClient>(p.number("mu")); },
+                     [](const ParamSet&, const FederationShape&) { return make_fedavg_server(); }};
+  info.packed = [](const ParamSet& p) { return PackedObjective{p.number("mu")}; };
+  return info;
 }
 
 }  // namespace drift

@@ -136,7 +136,7 @@ void Client::end(ClientContext& ctx, ClientUpdate& update) {
   if (!means_.empty()) update.payload.class_vectors["prototypes"] = means_.means();
   // The label histogram: the discrepancy weights need it (as the released code uploads it).
   if (ctx.data != nullptr && ctx.indices != nullptr) {
-    const auto idx = torch::tensor(*ctx.indices, torch::kInt64);
+    const auto idx = torch::tensor(*ctx.indices, torch::kInt64).to(ctx.data->labels.device());
     update.payload.tensors["label_counts"] =
         torch::bincount(ctx.data->labels.index_select(0, idx), {}, ctx.data->num_classes).to(torch::kFloat32);
   }

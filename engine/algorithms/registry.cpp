@@ -39,7 +39,9 @@ void for_each_local_batch(ClientContext& ctx,
   torch::NoGradGuard no_grad;
   ctx.model.eval();
   for (std::int64_t start = 0; start < n; start += batch) {
-    auto idx = torch::from_blob(order.data() + start, {std::min(batch, n - start)}, torch::kInt64);
+    // The data may live on the device (training/device_data): the indices go where it is.
+    auto idx = torch::from_blob(order.data() + start, {std::min(batch, n - start)}, torch::kInt64)
+                   .to(ctx.data->images.device());
     visit(ctx.model.forward(ctx.data->images.index_select(0, idx).to(ctx.device)),
           ctx.data->labels.index_select(0, idx).to(ctx.device));
   }

@@ -1,6 +1,8 @@
 #include "engine/compose/client_models.hpp"
 
+#include "engine/compose/packing.hpp"
 #include "engine/core/error.hpp"
+#include "engine/training/device_data.hpp"
 #include "engine/training/local_training.hpp"
 
 namespace drift {
@@ -31,7 +33,11 @@ void restore_private(Model& model, Payload& state, const NamedTensors& initial) 
 std::string private_weight_key(const std::string& name) { return kPrefix + name; }
 
 ClientModels::ClientModels(const Scenario& scenario, const FederationData& data, torch::Device device)
-    : scenario_(scenario), data_(data), device_(device) {
+    : scenario_(scenario),
+      data_(data),
+      device_(device),
+      train_(resident_on(data.data.train, device)),
+      test_(resident_on(data.data.test, device)) {
   const auto* algorithm = find_algorithm(scenario.algorithm);
   private_models_ = algorithm != nullptr && algorithm->private_models;
 }
@@ -58,14 +64,29 @@ ClientUpdate ClientModels::train(ClientAlgorithm& algorithm, const TrainingTask&
     if (!task.weights.empty()) throw DecodeError("a private-model task carries weights");
     restore_private(model, state, entry.initial);
   }
-  auto update = train_locally(model, algorithm, *data_.data.train, data_.partition.indices[client], task, client, state,
+  auto update = train_locally(model, algorithm, *train_, data_.partition.indices[client], task, client, state,
                               scenario_.seed, device_, scenario_.data.augment);
   if (!private_models_) return update;
   for (auto& t : update.weights) state.tensors[private_weight_key(t.name)] = std::move(t.value);
   update.weights.clear();
   const auto [begin, end] = client_test_range(data_, client);
-  update.personal = evaluate_range(model, *data_.data.test, begin, end, scenario_.evaluation.batch_size, device_);
+  update.personal = evaluate_range(model, *test_, begin, end, scenario_.evaluation.batch_size, device_);
   return update;
+}
+
+std::vector<PackOutcome> ClientModels::train_pack(const TrainingTask& task, const std::vector<std::uint32_t>& clients) {
+  if (const auto why = pack_refusal(scenario_); !why.empty()) throw DecodeError("a pack job for a scenario that does not pack: " + why);
+  if (clients.empty() || clients.size() > scenario_.pack)
+    throw DecodeError("a pack of " + std::to_string(clients.size()) + " clients (devices.pack is " +
+                      std::to_string(scenario_.pack) + ")");
+  std::vector<PackMember> members;
+  for (auto c : clients) {
+    if (c >= data_.partition.indices.size()) throw DecodeError("pack job for unknown client " + std::to_string(c));
+    members.push_back({c, &data_.partition.indices[c]});
+  }
+  const auto objective = find_algorithm(scenario_.algorithm)->packed(scenario_.algorithm_params);
+  return train_packed(shared_model(), objective, *train_, task, members, scenario_.seed, device_,
+                      scenario_.data.augment);
 }
 
 }  // namespace drift

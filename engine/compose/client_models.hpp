@@ -9,6 +9,7 @@
 
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/compose/federation_data.hpp"
+#include "engine/training/packed_training.hpp"
 
 namespace drift {
 
@@ -18,12 +19,18 @@ class ClientModels {
 
   // The global model's architecture (what evaluation jobs load weights into).
   Model& shared_model();
+  // The test split where this slot's device reads it (compose/device_data).
+  const Dataset& test_data() const { return *test_; }
 
   // Trains one client. Shared models: the task's weights in, the trained weights out in the
   // update. Private models: the client's weights (its architecture's initial weights on its
   // first round) in from `state`, back into `state` after training, none in the update, which
   // instead carries the trained model's accuracy on the client's held-out test split.
   ClientUpdate train(ClientAlgorithm& algorithm, const TrainingTask& task, std::uint32_t client, Payload& state);
+
+  // Trains `clients` on one task as one pack (devices.pack). Throws DecodeError when the
+  // scenario does not pack: the server never sends such a pack.
+  std::vector<PackOutcome> train_pack(const TrainingTask& task, const std::vector<std::uint32_t>& clients);
 
  private:
   struct Entry {
@@ -35,6 +42,7 @@ class ClientModels {
   const Scenario& scenario_;
   const FederationData& data_;
   torch::Device device_;
+  std::shared_ptr<const Dataset> train_, test_;  // on device_ (the dataset itself on the CPU)
   bool private_models_ = false;
   std::map<std::string, Entry> by_architecture_;
 };

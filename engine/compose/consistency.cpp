@@ -1,5 +1,7 @@
 #include "engine/compose/consistency.hpp"
 
+#include "engine/compose/packing.hpp"
+
 namespace drift {
 namespace {
 
@@ -51,6 +53,9 @@ std::vector<std::string> consistency_warnings(const Scenario& s) {
   if (s.sampler.name != "power_of_choice")
     warn_unused(out, {{"sampler.candidates", s.sampler.candidates != sampler_default.candidates}},
                 "for the " + s.sampler.name + " sampler (power_of_choice's)");
+  if (s.pack > 1)
+    if (const auto why = pack_refusal(s); !why.empty())
+      out.push_back("devices.pack does nothing here: " + why + "; clients train one at a time");
   return out;
 }
 

@@ -280,6 +280,10 @@ void check_combinations(const Scenario& s, const AlgorithmInfo& algorithm, const
 void read_devices_and_output(Scenario& s, const toml::table& root, const std::string& source) {
   s.cpu_slots = get<std::int64_t>(root, "devices", "cpu_slots");
   s.device_pool = get<std::string>(root, "devices", "pool");
+  s.pack = static_cast<std::uint32_t>(get<std::int64_t>(root, "devices", "pack"));
+  if (s.pack > 1 && s.simulation.mode != SimulationMode::sync)
+    throw UserError(source + ": devices.pack needs simulation.mode = sync: " + name_of(s.simulation.mode) +
+                    " starts each client on its own as virtual time reaches it, so no two start together");
   if (!s.device_pool.empty()) {
     if (s.cpu_slots != 0) throw UserError(source + ": set devices.cpu_slots or devices.pool, not both");
     try {

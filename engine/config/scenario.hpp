@@ -171,6 +171,7 @@ struct Scenario {
   std::vector<TimelineEntry> timeline;  // sorted by (round or time, file order)
   std::int64_t cpu_slots = 0;  // trainer slots on the CPU; 0 = one per core
   std::string device_pool;     // "cpu:2,cuda:0x4"; empty = cpu x cpu_slots
+  std::uint32_t pack = 1;      // clients of a sync round trained together as one packed model
   CheckpointConfig checkpoint;
   std::string runs_dir;
   bool log_eligible = true;  // write "eligible" rows to clients.csv (one per eligible client per round)

@@ -27,6 +27,12 @@ class JobRunner {
   // Starts training `client` on `task`. The host later calls Driver::on_outcome(job, ...),
   // from the same thread that calls the driver's other methods.
   virtual void launch(std::uint64_t job, std::uint32_t client, const std::shared_ptr<const TrainingTask>& task) = 0;
+  // Starts a sync round's jobs, given in cohort order. A host that packs clients
+  // (devices.pack) trains consecutive jobs together; the default launches each on its own.
+  virtual void launch_round(const std::vector<std::pair<std::uint64_t, std::uint32_t>>& jobs,
+                            const std::shared_ptr<const TrainingTask>& task) {
+    for (const auto& [job, client] : jobs) launch(job, client, task);
+  }
   // The same training as a counterfactual: the client's persistent state is read, never
   // written (simulation.shadow_clients). A host that keeps no client state may train it as any
   // job, which is the default.

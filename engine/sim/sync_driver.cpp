@@ -142,7 +142,9 @@ class SyncDriver final : public Driver {
     }
     outstanding_ = jobs_.size();
     answered_ = 0;
-    for (auto& [id, p] : jobs_) parts_.runner.launch(id, p.plan.client, task);
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> launches;
+    for (auto& [id, p] : jobs_) launches.emplace_back(id, p.plan.client);
+    parts_.runner.launch_round(launches, task);
     outstanding_ += shadow_.launch(round_, report_.cohort, task, parts_.runner);
     if (outstanding_ == 0) close_round();
   }

@@ -5,6 +5,8 @@
 
 #include "engine/core/rng.hpp"
 #include "engine/data/augment.hpp"
+#include "engine/training/batch_schedule.hpp"
+#include "engine/training/device_data.hpp"
 
 namespace drift {
 
@@ -15,6 +17,11 @@ Payload payload_on(const Payload& payload, const torch::Device& device) {
     for (const auto& [c, t] : per_class) out.class_vectors[k][c] = t.to(device);
   out.scalars = payload.scalars;
   return out;
+}
+
+std::string non_finite_loss_message(std::uint32_t client_id, std::uint32_t round, double value, std::int64_t step) {
+  return "client " + std::to_string(client_id) + " round " + std::to_string(round) + ": training loss became " +
+         std::to_string(value) + " at local step " + std::to_string(step);
 }
 
 ClientUpdate train_locally(Model& model, ClientAlgorithm& algorithm, const Dataset& data,
@@ -48,49 +55,48 @@ ClientUpdate train_locally(Model& model, ClientAlgorithm& algorithm, const Datas
                                                       .momentum(hp.momentum)
                                                       .weight_decay(hp.weight_decay));
   const auto n = static_cast<std::int64_t>(indices.size());
-  const std::int64_t batch = hp.batch_size;
-  double loss_sum = 0.0;
-  std::uint64_t correct = 0, seen = 0;
+  // The loss and the hits are summed on the device and read once after the last step: a read
+  // per step would make the host wait for the device at every batch.
+  const auto on_device = torch::TensorOptions().device(device);
+  auto loss_sum = torch::zeros({}, on_device.dtype(torch::kFloat64));
+  auto correct = torch::zeros({}, on_device.dtype(torch::kInt64));
+  auto first_bad = torch::full({}, -1, on_device.dtype(torch::kInt64));  // the first step with a non-finite loss
+  auto bad_value = torch::zeros({}, on_device.dtype(torch::kFloat64));
+  std::uint64_t seen = 0;
   std::uint32_t steps = 0;
 
-  std::vector<std::int64_t> order = indices;
+  const auto schedule = batch_schedule(indices, hp, client_id, task.round, seed);
   const auto black = augment.enabled() ? data.black() : torch::Tensor();
-  for (std::uint32_t epoch = 0; epoch < hp.local_epochs; ++epoch) {
-    ctx.epoch = epoch;
-    order = indices;
-    Rng rng = make_stream(seed, "batch-order", {client_id, task.round, epoch});
-    rng.shuffle(order);
-    for (std::int64_t start = 0; start < n; start += batch) {
-      const std::int64_t size = std::min(batch, n - start);
-      if (hp.drop_last && size < batch) break;
-      auto idx = torch::from_blob(order.data() + start, {size}, torch::kInt64);
-      auto x = data.images.index_select(0, idx).to(device);
-      auto y = data.labels.index_select(0, idx).to(device);
-      if (augment.enabled()) {
-        Rng draws = make_stream(seed, "augment", {client_id, task.round, epoch, static_cast<std::uint64_t>(start / batch)});
-        x = augment_batch(x, augment, black, draws);
-      }
-
-      optimizer.zero_grad();
-      ctx.inputs = &x;
-      auto out = model.forward(x);
-      auto loss = algorithm.loss(y, out, ctx);
-      const double value = loss.item<double>();
-      if (!std::isfinite(value)) {
-        throw TrainingError("client " + std::to_string(client_id) + " round " + std::to_string(task.round) +
-                            ": training loss became " + std::to_string(value) + " at local step " +
-                            std::to_string(steps));
-      }
-      loss.backward();
-      if (hp.grad_clip > 0.0) torch::nn::utils::clip_grad_norm_(trained, hp.grad_clip);
-      optimizer.step();
-
-      loss_sum += value * static_cast<double>(size);
-      correct += static_cast<std::uint64_t>(out.logits.argmax(1).eq(y).sum().item<std::int64_t>());
-      seen += static_cast<std::uint64_t>(size);
-      ++steps;
+  for (const auto& step : schedule.steps) {
+    ctx.epoch = step.epoch;
+    auto idx = indices_for(data, torch::from_blob(const_cast<std::int64_t*>(schedule.indices(step)), {step.size}, torch::kInt64));
+    auto x = data.images.index_select(0, idx).to(device);
+    auto y = data.labels.index_select(0, idx).to(device);
+    if (augment.enabled()) {
+      Rng draws = make_stream(seed, "augment", {client_id, task.round, step.epoch, step.number});
+      x = augment_batch(x, augment, black, draws);
     }
+
+    optimizer.zero_grad();
+    ctx.inputs = &x;
+    auto out = model.forward(x);
+    auto loss = algorithm.loss(y, out, ctx);
+    loss.backward();
+    if (hp.grad_clip > 0.0) torch::nn::utils::clip_grad_norm_(trained, hp.grad_clip);
+    optimizer.step();
+
+    torch::NoGradGuard no_grad;
+    const auto value = loss.detach().to(torch::kFloat64);
+    const auto bad = torch::logical_and(first_bad.lt(0), torch::logical_not(torch::isfinite(value)));
+    first_bad = torch::where(bad, torch::full_like(first_bad, static_cast<std::int64_t>(steps)), first_bad);
+    bad_value = torch::where(bad, value, bad_value);
+    loss_sum += value * static_cast<double>(step.size);
+    correct += out.logits.argmax(1).eq(y).sum();
+    seen += static_cast<std::uint64_t>(step.size);
+    ++steps;
   }
+  if (const auto at = first_bad.item<std::int64_t>(); at >= 0)
+    throw TrainingError(non_finite_loss_message(client_id, task.round, bad_value.item<double>(), at));
 
   ClientUpdate update;
   update.client_id = client_id;
@@ -100,8 +106,8 @@ ClientUpdate train_locally(Model& model, ClientAlgorithm& algorithm, const Datas
   update.weights = state_of(model);
   if (moved)
     for (auto& t : update.weights) t.value = t.value.to(torch::kCPU);
-  update.metrics.loss = seen ? loss_sum / static_cast<double>(seen) : 0.0;
-  update.metrics.accuracy = seen ? static_cast<double>(correct) / static_cast<double>(seen) : 0.0;
+  update.metrics.loss = seen ? loss_sum.item<double>() / static_cast<double>(seen) : 0.0;
+  update.metrics.accuracy = seen ? static_cast<double>(correct.item<std::int64_t>()) / static_cast<double>(seen) : 0.0;
   update.metrics.steps = steps;
   update.metrics.samples_seen = seen;
   algorithm.end(ctx, update);
@@ -116,28 +122,33 @@ EvalResult evaluate_range(Model& model, const Dataset& test, std::uint64_t begin
                           std::int64_t batch_size, const torch::Device& device) {
   torch::NoGradGuard no_grad;
   model.eval();
+  // Sums stay on the device until the last batch: one read per range, not two per batch.
+  const auto classes = test.num_classes;
+  const auto on_device = torch::TensorOptions().device(device);
+  auto loss_sum = torch::zeros({}, on_device.dtype(torch::kFloat64));
+  auto count = torch::zeros({classes}, on_device.dtype(torch::kInt64));
+  auto correct = torch::zeros({classes}, on_device.dtype(torch::kInt64));
+  for (auto start = static_cast<std::int64_t>(begin); start < static_cast<std::int64_t>(end); start += batch_size) {
+    const auto stop = std::min<std::int64_t>(start + batch_size, static_cast<std::int64_t>(end));
+    auto y = test.labels.slice(0, start, stop).to(device);
+    auto logits = model.forward(test.images.slice(0, start, stop).to(device)).logits;
+    loss_sum += torch::nn::functional::cross_entropy(
+                    logits, y, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
+                    .to(torch::kFloat64);
+    count += torch::bincount(y, {}, classes);
+    correct += torch::bincount(y.masked_select(logits.argmax(1).eq(y)), {}, classes);
+  }
   EvalResult r;
   r.begin = begin;
   r.end = end;
-  r.correct.assign(static_cast<std::size_t>(test.num_classes), 0);
-  r.count.assign(static_cast<std::size_t>(test.num_classes), 0);
-  for (auto start = static_cast<std::int64_t>(begin); start < static_cast<std::int64_t>(end); start += batch_size) {
-    const auto stop = std::min<std::int64_t>(start + batch_size, static_cast<std::int64_t>(end));
-    auto x = test.images.slice(0, start, stop);
-    auto y = test.labels.slice(0, start, stop);
-    auto logits = model.forward(x.to(device)).logits;
-    r.loss_sum += torch::nn::functional::cross_entropy(
-                      logits, y.to(device), torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
-                      .item<double>();
-    auto hit = logits.argmax(1).to(torch::kCPU).eq(y);
-    auto y_acc = y.accessor<std::int64_t, 1>();
-    auto hit_acc = hit.accessor<bool, 1>();
-    for (std::int64_t i = 0; i < y.size(0); ++i) {
-      const auto c = static_cast<std::size_t>(y_acc[i]);
-      ++r.count[c];
-      if (hit_acc[i]) ++r.correct[c];
-    }
-  }
+  r.loss_sum = loss_sum.item<double>();
+  auto to_counts = [](const torch::Tensor& t) {
+    const auto cpu = t.to(torch::kCPU).contiguous();
+    const auto* p = cpu.data_ptr<std::int64_t>();
+    return std::vector<std::uint64_t>(p, p + cpu.numel());
+  };
+  r.count = to_counts(count);
+  r.correct = to_counts(correct);
   return r;
 }
 

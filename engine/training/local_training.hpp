@@ -2,6 +2,7 @@
 // One client's local training task, free of actors: what a trainer slot runs.
 #include <cstdint>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "engine/algorithms/algorithm.hpp"
@@ -17,6 +18,10 @@ class TrainingError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// "client 3 round 7: training loss became nan at local step 12", the message of a job whose
+// loss stopped being finite.
+std::string non_finite_loss_message(std::uint32_t client_id, std::uint32_t round, double value, std::int64_t step);
 
 // Loads the task's weights into `model` (unless the task has none: private models), runs `local_epochs` of SGD over `indices` in an
 // order drawn from ("batch-order", client, round, epoch), and returns the update. `state`

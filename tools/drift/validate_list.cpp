@@ -8,6 +8,8 @@
 #include "engine/sampling/sampler.hpp"
 #include "engine/compose/client_models.hpp"
 #include "engine/compose/federation_data.hpp"
+#include "engine/compose/packing.hpp"
+#include "engine/training/packed_model.hpp"
 #include "engine/core/durations.hpp"
 #include "engine/sim/round_estimate.hpp"
 
@@ -48,6 +50,8 @@ int validate_command(const ValidateArgs& args) {
               << scenario.sampler.name << " sampler), " << scenario.rounds << " aggregations\n";
   }
   std::cout << "  " << scenario.algorithm << " on " << scenario.model << ", " << scenario.data.dataset << "\n";
+  if (const auto pack = effective_pack(scenario); pack > 1)
+    std::cout << "  packs of " << pack << " clients train as one model (devices.pack)\n";
   ClientModels model(scenario, data, torch::kCPU);
   std::uint64_t bytes = 0;
   for (const auto& t : state_of(model.shared_model())) bytes += t.value.numel() * t.value.element_size();
@@ -73,10 +77,11 @@ int list_command() {
   section("partitions");
   for (const auto& p : partition_schemes()) row(p.name, p.description);
   section("models");
-  for (const auto& m : model_catalog()) row(m.name, m.description);
+  // Which models and algorithms train several clients as one packed model (devices.pack).
+  for (const auto& m : model_catalog()) row(m.name, m.description + (packing_refusal(m.name, {}).empty() ? " [packs]" : ""));
   section("algorithms");
   for (const auto& a : algorithm_catalog()) {
-    row(a.name, a.description);
+    row(a.name, a.description + (a.packed ? " [packs]" : ""));
     for (const auto& p : a.presets) row("", "  preset " + p.name + ": " + p.description);
     for (const auto& p : a.params) row("", "  " + p.key + ": " + p.help);
   }

@@ -1,0 +1,28 @@
+#pragma once
+// The batches of one client's local training: every epoch shuffles the client's samples from
+// the ("batch-order", client, round, epoch) stream and cuts them into batches in that order.
+// Unpacked and packed training both follow it, so a client sees the same batches either way.
+#include <cstdint>
+#include <vector>
+
+#include "engine/tensors/federated_types.hpp"
+
+namespace drift {
+
+struct BatchSchedule {
+  struct Step {
+    std::uint32_t epoch = 0;
+    std::int64_t start = 0;  // offset into orders[epoch]
+    std::int64_t size = 0;
+    std::uint64_t number = 0;  // the batch's index within its epoch (the augmentation stream's key)
+  };
+  std::vector<std::vector<std::int64_t>> orders;  // per epoch: the client's samples, shuffled
+  std::vector<Step> steps;
+
+  const std::int64_t* indices(const Step& s) const { return orders[s.epoch].data() + s.start; }
+};
+
+BatchSchedule batch_schedule(const std::vector<std::int64_t>& indices, const HyperParams& hyper,
+                             std::uint32_t client_id, std::uint32_t round, std::uint64_t seed);
+
+}  // namespace drift

@@ -1,0 +1,37 @@
+#include "engine/training/device_data.hpp"
+
+#include <c10/core/impl/VirtualGuardImpl.h>
+
+#include <map>
+#include <mutex>
+#include <utility>
+
+namespace drift {
+
+std::shared_ptr<const Dataset> resident_on(const std::shared_ptr<const Dataset>& data, const torch::Device& device) {
+  if (device.is_cpu()) return data;
+  // Slots of one device share a copy: weak pointers, so the copy goes when the last slot does.
+  static std::mutex mutex;
+  static std::map<std::pair<const Dataset*, std::string>, std::weak_ptr<const Dataset>> copies;
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto& slot = copies[{data.get(), device.str()}];
+  if (auto copy = slot.lock()) return copy;
+  auto copy = std::make_shared<Dataset>(*data);
+  copy->images = data->images.to(device);
+  copy->labels = data->labels.to(device);
+  // Other slots read the copy from their own streams: it must be complete before any does.
+  const c10::impl::VirtualGuardImpl guard(device.type());
+  guard.synchronizeStream(guard.getStream(device));
+  slot = copy;
+  return copy;
+}
+
+void use_own_stream(const torch::Device& device) {
+  if (device.is_cpu()) return;
+  // Through c10's device-generic interface: it links against a CPU-only LibTorch too, and
+  // only a CUDA build (which registers the CUDA implementation) ever gets here.
+  const c10::impl::VirtualGuardImpl guard(device.type());
+  guard.exchangeStream(guard.getStreamFromGlobalPool(device));
+}
+
+}  // namespace drift

@@ -1,0 +1,27 @@
+#pragma once
+// A dataset's tensors where training reads them. On a GPU each process holds one copy of the
+// training and test tensors per device, made on first use and shared by every slot of that
+// device, so batches are gathered on the device instead of being copied there one by one.
+// On the CPU the dataset itself is used.
+#include <torch/torch.h>
+
+#include <memory>
+
+#include "engine/data/dataset.hpp"
+
+namespace drift {
+
+// `data` with its images and labels on `device` (other fields as they are). The copy lives as
+// long as anyone holds it; `data` must outlive the returned pointer.
+std::shared_ptr<const Dataset> resident_on(const std::shared_ptr<const Dataset>& data, const torch::Device& device);
+
+// Makes the calling thread issue its kernels for `device` on a stream of its own, so that the
+// slots of one GPU overlap instead of queueing on its default stream. Nothing on the CPU.
+void use_own_stream(const torch::Device& device);
+
+// Indices for `data`'s tensors: moved to where they live (a no-op on the CPU).
+inline torch::Tensor indices_for(const Dataset& data, const torch::Tensor& indices) {
+  return indices.to(data.images.device());
+}
+
+}  // namespace drift

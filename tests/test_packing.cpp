@@ -1,0 +1,214 @@
+// Packed clients (devices.pack): a pack trains every member as train_locally would, up to
+// float rounding, including members with fewer steps, and the decision to pack is the
+// scenario's alone.
+#include "catch_torch.hpp"
+
+#include "engine/algorithms/algorithm.hpp"
+#include "engine/compose/loader.hpp"
+#include "engine/compose/packing.hpp"
+#include "engine/core/error.hpp"
+#include "engine/training/batch_schedule.hpp"
+#include "engine/training/local_training.hpp"
+#include "engine/training/packed_training.hpp"
+#include "messages/pack_codec.hpp"
+
+using namespace drift;
+
+namespace {
+
+// Random grey 28x28 images, 10 classes, split among clients of the given sizes.
+struct Federation {
+  Dataset data;
+  std::vector<std::vector<std::int64_t>> indices;
+};
+
+Federation federation(const std::vector<std::int64_t>& sizes, std::uint64_t seed) {
+  torch::manual_seed(seed);
+  std::int64_t total = 0;
+  Federation f;
+  for (auto n : sizes) {
+    std::vector<std::int64_t> idx;
+    for (std::int64_t i = 0; i < n; ++i) idx.push_back(total + i);
+    f.indices.push_back(idx);
+    total += n;
+  }
+  f.data.images = torch::randn({total, 1, 28, 28});
+  f.data.labels = torch::randint(10, {total}, torch::kInt64);
+  f.data.num_classes = 10;
+  return f;
+}
+
+TrainingTask task_for(const Model& model, std::uint32_t epochs) {
+  TrainingTask task;
+  task.round = 3;
+  task.model_version = 2;
+  task.weights = state_of(model);
+  task.hyper.learning_rate = 0.05;
+  task.hyper.momentum = 0.9;
+  task.hyper.weight_decay = 1e-3;
+  task.hyper.grad_clip = 1.0;
+  task.hyper.batch_size = 16;
+  task.hyper.local_epochs = epochs;
+  return task;
+}
+
+// Largest |packed - unpacked| over every tensor of every member, after checking that each
+// member took exactly its own steps.
+double largest_gap(const std::string& algorithm, const std::string& model_name, const std::vector<std::int64_t>& sizes,
+                   double mu, std::uint32_t epochs = 2) {
+  const auto f = federation(sizes, 11);
+  ModelOptions options;
+  options.width = 8;
+  auto model = make_model(model_name, {1, 28, 28}, 10, 5, options);
+  const auto task = task_for(*model, epochs);
+  const auto* info = find_algorithm(algorithm);
+  ParamSet params;
+  if (algorithm == "fedprox") params.set("mu", mu);
+  std::vector<PackMember> members;
+  for (std::uint32_t c = 0; c < sizes.size(); ++c) members.push_back({c, &f.indices[c]});
+  const auto packed = train_packed(*model, PackedObjective{mu}, f.data, task, members, 42);
+
+  double gap = 0;
+  for (std::uint32_t c = 0; c < sizes.size(); ++c) {
+    auto own = make_model(model_name, {1, 28, 28}, 10, 5, options);
+    auto client = info->make_client(params);
+    Payload state;
+    const auto alone = train_locally(*own, *client, f.data, f.indices[c], task, c, state, 42);
+    const auto& u = packed[c].update;
+    REQUIRE(packed[c].error.empty());
+    CHECK(u.client_id == c);
+    CHECK(u.metrics.steps == alone.metrics.steps);
+    CHECK(u.metrics.samples_seen == alone.metrics.samples_seen);
+    CHECK(u.metrics.loss == Approx(alone.metrics.loss).epsilon(1e-3));
+    REQUIRE(u.weights.size() == alone.weights.size());
+    for (std::size_t t = 0; t < u.weights.size(); ++t) {
+      REQUIRE(u.weights[t].name == alone.weights[t].name);
+      gap = std::max(gap, (u.weights[t].value.to(torch::kDouble) - alone.weights[t].value.to(torch::kDouble))
+                              .abs().max().item<double>());
+    }
+  }
+  return gap;
+}
+
+}  // namespace
+
+TEST_CASE("a pack trains each client as it trains alone", "[packing]") {
+  // Sizes 40, 16, 21 and 3 with batches of 16: 3, 1, 2 and 1 steps per epoch, so members
+  // leave the pack's steps at different times and last batches of 8, 5 and 3 step apart.
+  const std::vector<std::int64_t> sizes{40, 16, 21, 3};
+  // One epoch agrees to the last bits. Over more steps these models, on batches as small as 3
+  // of random noise, turn last-bit differences between kernels into up to a few 1e-3: unpacked
+  // training with 4 threads instead of 1 differs from itself by as much on this data, while a
+  // member's result does not depend on its pack-mates at all (the next test case).
+  SECTION("fedavg on small-cnn") {
+    CHECK(largest_gap("fedavg", "small-cnn", sizes, 0, 1) < 1e-6);
+    CHECK(largest_gap("fedavg", "small-cnn", sizes, 0, 2) < 5e-3);
+  }
+  SECTION("fedprox on small-cnn") {
+    CHECK(largest_gap("fedprox", "small-cnn", sizes, 0.1, 1) < 1e-6);
+    CHECK(largest_gap("fedprox", "small-cnn", sizes, 0.1, 2) < 5e-3);
+  }
+  SECTION("fedavg on resnet8, BatchNorm per client") {
+    CHECK(largest_gap("fedavg", "resnet8", sizes, 0, 1) < 1e-6);
+    CHECK(largest_gap("fedavg", "resnet8", sizes, 0, 2) < 5e-3);
+  }
+  SECTION("fedavg on cnn4") { CHECK(largest_gap("fedavg", "cnn4", {20, 7}, 0, 2) < 1e-5); }
+  SECTION("fedavg-cnn's padding and resnet18's second blocks") {
+    CHECK(largest_gap("fedavg", "fedavg-cnn", {20, 7}, 0, 1) < 1e-6);
+    CHECK(largest_gap("fedavg", "resnet18", {20, 7}, 0, 1) < 1e-6);
+  }
+}
+
+TEST_CASE("a member's result does not depend on its pack-mates", "[packing]") {
+  auto f = federation({40, 16, 21, 3}, 11);
+  auto others = f.data;
+  others.images = f.data.images.clone();
+  others.images.slice(0, 40).add_(torch::randn_like(others.images.slice(0, 40)));  // clients 1-3's samples
+  ModelOptions options;
+  options.width = 8;
+  for (const auto* name : {"small-cnn", "resnet8"}) {
+    auto model = make_model(name, {1, 28, 28}, 10, 5, options);
+    const auto task = task_for(*model, 2);
+    std::vector<PackMember> members;
+    for (std::uint32_t c = 0; c < 4; ++c) members.push_back({c, &f.indices[c]});
+    const auto a = train_packed(*model, {}, f.data, task, members, 42);
+    const auto b = train_packed(*model, {}, others, task, members, 42);
+    for (std::size_t t = 0; t < a[0].update.weights.size(); ++t)
+      CHECK(torch::equal(a[0].update.weights[t].value, b[0].update.weights[t].value));
+    CHECK_FALSE(torch::equal(a[1].update.weights[0].value, b[1].update.weights[0].value));
+  }
+}
+
+TEST_CASE("a pack gives the same bits on a rerun and fails only a diverging member", "[packing]") {
+  auto f = federation({20, 20, 20}, 3);
+  auto model = make_model("small-cnn", {1, 28, 28}, 10, 5);
+  const auto task = task_for(*model, 1);
+  std::vector<PackMember> members;
+  for (std::uint32_t c = 0; c < 3; ++c) members.push_back({c, &f.indices[c]});
+  const auto a = train_packed(*model, {}, f.data, task, members, 9);
+  const auto b = train_packed(*model, {}, f.data, task, members, 9);
+  for (std::size_t c = 0; c < 3; ++c)
+    for (std::size_t t = 0; t < a[c].update.weights.size(); ++t)
+      CHECK(torch::equal(a[c].update.weights[t].value, b[c].update.weights[t].value));
+
+  f.data.images[25].fill_(std::numeric_limits<float>::quiet_NaN());  // a sample of client 1
+  const auto broken = train_packed(*model, {}, f.data, task, members, 9);
+  INFO(broken[1].error);
+  CHECK(broken[1].error.find("client 1 round 3: training loss became") != std::string::npos);
+  CHECK(broken[1].error.find("nan at local step 0") != std::string::npos);
+  for (std::size_t c : {0, 2}) {
+    REQUIRE(broken[c].error.empty());
+    for (std::size_t t = 0; t < a[c].update.weights.size(); ++t)
+      CHECK(torch::equal(a[c].update.weights[t].value, broken[c].update.weights[t].value));
+  }
+}
+
+TEST_CASE("the batch schedule follows the client's own stream", "[packing]") {
+  HyperParams hp;
+  hp.batch_size = 4;
+  hp.local_epochs = 2;
+  const std::vector<std::int64_t> indices{7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+  const auto s = batch_schedule(indices, hp, 3, 1, 5);
+  REQUIRE(s.steps.size() == 6);  // 4 + 4 + 2, twice
+  CHECK(s.steps[2].size == 2);
+  CHECK(s.steps[3].epoch == 1);
+  CHECK(s.steps[5].number == 2);
+  CHECK(s.orders[0] != s.orders[1]);
+  CHECK(batch_schedule(indices, hp, 3, 1, 5).orders == s.orders);
+  CHECK(batch_schedule(indices, hp, 4, 1, 5).orders != s.orders);
+  hp.drop_last = true;
+  CHECK(batch_schedule(indices, hp, 3, 1, 5).steps.size() == 4);
+}
+
+TEST_CASE("which scenarios pack is the scenario's choice", "[packing][scenario]") {
+  const std::string base = "name = \"p\"\n[federation]\nclients = 4\n[devices]\npack = 4\n";
+  auto load = [&](const std::string& extra) { return parse_scenario(base + extra, "test"); };
+  CHECK(effective_pack(load("[algorithm]\nname = \"fedavg\"\n")) == 4);
+  CHECK(effective_pack(load("[algorithm]\nname = \"fedprox\"\n[model]\nname = \"resnet8\"\n")) == 4);
+  const auto skc = load("[algorithm]\nname = \"fedskc\"\n");
+  CHECK(effective_pack(skc) == 1);
+  CHECK(pack_refusal(skc).find("fedskc does not pack") != std::string::npos);
+  bool warned = false;
+  for (const auto& w : skc.warnings) warned |= w.find("devices.pack does nothing here") != std::string::npos;
+  CHECK(warned);
+  const auto mobile = load("[model]\nname = \"mobilenetv2\"\n");
+  CHECK(pack_refusal(mobile).find("model 'mobilenetv2' does not pack") != std::string::npos);
+  CHECK_THROWS_WITH(load("[simulation]\nmode = \"fedbuff\"\n"),
+                    Catch::Contains("devices.pack needs simulation.mode = sync"));
+  CHECK_THROWS_WITH(parse_scenario("name = \"p\"\n[devices]\npack = 0\n", "test"), Catch::Contains("pack"));
+}
+
+TEST_CASE("pack messages round-trip and refuse what cannot be", "[packing][codec]") {
+  CHECK(msg::decode_pack_job(msg::encode_pack_job({5, 2, 9})) == std::vector<std::uint32_t>{5, 2, 9});
+  CHECK_THROWS_WITH(msg::decode_pack_job(msg::encode_pack_job({})), Catch::Contains("without clients"));
+  CHECK_THROWS_WITH(msg::decode_pack_job(msg::encode_pack_job({1, 1})), Catch::Contains("twice"));
+  const msg::Buffer update(std::vector<char>(24, 'x'));
+  const auto back = msg::decode_pack_result(msg::encode_pack_result({{5, update, ""}, {2, {}, "loss became nan"}}));
+  REQUIRE(back.size() == 2);
+  CHECK(back[0].client == 5);
+  CHECK(back[0].update.bytes() == update.bytes());
+  CHECK(back[1].error == "loss became nan");
+  CHECK(back[1].update.empty());
+  CHECK_THROWS_WITH(msg::decode_pack_result(msg::encode_pack_result({{1, {}, ""}})), Catch::Contains("neither"));
+  CHECK_THROWS_WITH(msg::decode_pack_result(msg::encode_pack_result({{1, update, "x"}})), Catch::Contains("both"));
+}
