@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "engine/core/rng.hpp"
+#include "engine/data/augment.hpp"
+#include "engine/training/device_data.hpp"
 
 namespace drift {
 
@@ -23,6 +25,20 @@ BatchSchedule batch_schedule(const std::vector<std::int64_t>& indices, const Hyp
     }
   }
   return s;
+}
+
+std::pair<torch::Tensor, torch::Tensor> scheduled_batch(const BatchSource& source, const BatchSchedule& schedule,
+                                                        const BatchSchedule::Step& step, std::uint32_t client_id) {
+  const auto& data = *source.data;
+  const auto idx =
+      indices_for(data, torch::from_blob(const_cast<std::int64_t*>(schedule.indices(step)), {step.size}, torch::kInt64));
+  auto x = data.images.index_select(0, idx).to(source.device);
+  auto y = data.labels.index_select(0, idx).to(source.device);
+  if (source.augment != nullptr && source.augment->enabled()) {
+    Rng draws = make_stream(source.seed, "augment", {client_id, source.round, step.epoch, step.number});
+    x = augment_batch(x, *source.augment, source.black, draws);
+  }
+  return {x, y};
 }
 
 }  // namespace drift

@@ -3,8 +3,11 @@
 // the ("batch-order", client, round, epoch) stream and cuts them into batches in that order.
 // Unpacked and packed training both follow it, so a client sees the same batches either way.
 #include <cstdint>
+#include <utility>
 #include <vector>
 
+#include "engine/config/scenario.hpp"
+#include "engine/data/dataset.hpp"
 #include "engine/tensors/federated_types.hpp"
 
 namespace drift {
@@ -21,6 +24,19 @@ struct BatchSchedule {
 
   const std::int64_t* indices(const Step& s) const { return orders[s.epoch].data() + s.start; }
 };
+
+// One step's images and labels on `device`, augmented (when `augment` is enabled) from the
+// ("augment", client, round, epoch, batch) stream with `black` as the padding.
+struct BatchSource {
+  const Dataset* data = nullptr;
+  torch::Device device = torch::kCPU;
+  const AugmentConfig* augment = nullptr;
+  torch::Tensor black;  // data->black() when augmenting
+  std::uint64_t seed = 0;
+  std::uint32_t round = 0;
+};
+std::pair<torch::Tensor, torch::Tensor> scheduled_batch(const BatchSource& source, const BatchSchedule& schedule,
+                                                        const BatchSchedule::Step& step, std::uint32_t client_id);
 
 BatchSchedule batch_schedule(const std::vector<std::int64_t>& indices, const HyperParams& hyper,
                              std::uint32_t client_id, std::uint32_t round, std::uint64_t seed);

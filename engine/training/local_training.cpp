@@ -3,10 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "engine/core/rng.hpp"
-#include "engine/data/augment.hpp"
 #include "engine/training/batch_schedule.hpp"
-#include "engine/training/device_data.hpp"
+#include "engine/training/job_sums.hpp"
 
 namespace drift {
 
@@ -55,28 +53,15 @@ ClientUpdate train_locally(Model& model, ClientAlgorithm& algorithm, const Datas
                                                       .momentum(hp.momentum)
                                                       .weight_decay(hp.weight_decay));
   const auto n = static_cast<std::int64_t>(indices.size());
-  // The loss and the hits are summed on the device and read once after the last step: a read
-  // per step would make the host wait for the device at every batch.
-  const auto on_device = torch::TensorOptions().device(device);
-  auto loss_sum = torch::zeros({}, on_device.dtype(torch::kFloat64));
-  auto correct = torch::zeros({}, on_device.dtype(torch::kInt64));
-  auto first_bad = torch::full({}, -1, on_device.dtype(torch::kInt64));  // the first step with a non-finite loss
-  auto bad_value = torch::zeros({}, on_device.dtype(torch::kFloat64));
+  JobSums sums(1, device);
+  const auto row = torch::zeros({1}, torch::TensorOptions().dtype(torch::kInt64).device(device));
   std::uint64_t seen = 0;
   std::uint32_t steps = 0;
-
   const auto schedule = batch_schedule(indices, hp, client_id, task.round, seed);
-  const auto black = augment.enabled() ? data.black() : torch::Tensor();
+  const BatchSource source{&data, device, &augment, augment.enabled() ? data.black() : torch::Tensor(), seed, task.round};
   for (const auto& step : schedule.steps) {
     ctx.epoch = step.epoch;
-    auto idx = indices_for(data, torch::from_blob(const_cast<std::int64_t*>(schedule.indices(step)), {step.size}, torch::kInt64));
-    auto x = data.images.index_select(0, idx).to(device);
-    auto y = data.labels.index_select(0, idx).to(device);
-    if (augment.enabled()) {
-      Rng draws = make_stream(seed, "augment", {client_id, task.round, step.epoch, step.number});
-      x = augment_batch(x, augment, black, draws);
-    }
-
+    auto [x, y] = scheduled_batch(source, schedule, step, client_id);
     optimizer.zero_grad();
     ctx.inputs = &x;
     auto out = model.forward(x);
@@ -84,19 +69,13 @@ ClientUpdate train_locally(Model& model, ClientAlgorithm& algorithm, const Datas
     loss.backward();
     if (hp.grad_clip > 0.0) torch::nn::utils::clip_grad_norm_(trained, hp.grad_clip);
     optimizer.step();
-
-    torch::NoGradGuard no_grad;
-    const auto value = loss.detach().to(torch::kFloat64);
-    const auto bad = torch::logical_and(first_bad.lt(0), torch::logical_not(torch::isfinite(value)));
-    first_bad = torch::where(bad, torch::full_like(first_bad, static_cast<std::int64_t>(steps)), first_bad);
-    bad_value = torch::where(bad, value, bad_value);
-    loss_sum += value * static_cast<double>(step.size);
-    correct += out.logits.argmax(1).eq(y).sum();
+    sums.add(row, loss.view({1}), out.logits.argmax(1).eq(y).sum().view({1}), step.size, steps);
     seen += static_cast<std::uint64_t>(step.size);
     ++steps;
   }
-  if (const auto at = first_bad.item<std::int64_t>(); at >= 0)
-    throw TrainingError(non_finite_loss_message(client_id, task.round, bad_value.item<double>(), at));
+  const auto totals = sums.read();
+  if (totals.first_bad[0] >= 0)
+    throw TrainingError(non_finite_loss_message(client_id, task.round, totals.bad_value[0], totals.first_bad[0]));
 
   ClientUpdate update;
   update.client_id = client_id;
@@ -106,8 +85,8 @@ ClientUpdate train_locally(Model& model, ClientAlgorithm& algorithm, const Datas
   update.weights = state_of(model);
   if (moved)
     for (auto& t : update.weights) t.value = t.value.to(torch::kCPU);
-  update.metrics.loss = seen ? loss_sum.item<double>() / static_cast<double>(seen) : 0.0;
-  update.metrics.accuracy = seen ? static_cast<double>(correct.item<std::int64_t>()) / static_cast<double>(seen) : 0.0;
+  update.metrics.loss = seen ? totals.loss[0] / static_cast<double>(seen) : 0.0;
+  update.metrics.accuracy = seen ? static_cast<double>(totals.correct[0]) / static_cast<double>(seen) : 0.0;
   update.metrics.steps = steps;
   update.metrics.samples_seen = seen;
   algorithm.end(ctx, update);

@@ -1,0 +1,42 @@
+#include "engine/training/job_sums.hpp"
+
+namespace drift {
+namespace {
+
+template <class T>
+std::vector<T> to_vector(const torch::Tensor& t) {
+  const auto cpu = t.to(torch::kCPU).contiguous();
+  const auto* p = cpu.data_ptr<T>();
+  return std::vector<T>(p, p + cpu.numel());
+}
+
+}  // namespace
+
+JobSums::JobSums(std::int64_t clients, const torch::Device& device) {
+  const auto on = torch::TensorOptions().device(device);
+  loss_ = torch::zeros({clients}, on.dtype(torch::kFloat64));
+  correct_ = torch::zeros({clients}, on.dtype(torch::kInt64));
+  first_bad_ = torch::full({clients}, -1, on.dtype(torch::kInt64));
+  bad_value_ = torch::zeros({clients}, on.dtype(torch::kFloat64));
+}
+
+void JobSums::add(const torch::Tensor& index, const torch::Tensor& loss, const torch::Tensor& hits, std::int64_t size,
+                  std::int64_t step) {
+  torch::NoGradGuard no_grad;
+  // The float loss widened, times the batch size, added in order: the arithmetic the host
+  // did when it read every step, so the sums keep their bits.
+  const auto value = loss.detach().to(torch::kFloat64);
+  loss_.index_add_(0, index, value * static_cast<double>(size));
+  correct_.index_add_(0, index, hits);
+  const auto before = first_bad_.index_select(0, index);
+  const auto bad = torch::logical_and(before.lt(0), torch::logical_not(torch::isfinite(value)));
+  first_bad_.index_copy_(0, index, torch::where(bad, torch::full_like(before, step), before));
+  bad_value_.index_copy_(0, index, torch::where(bad, value, bad_value_.index_select(0, index)));
+}
+
+JobSums::Totals JobSums::read() const {
+  return {to_vector<double>(loss_), to_vector<std::int64_t>(correct_), to_vector<std::int64_t>(first_bad_),
+          to_vector<double>(bad_value_)};
+}
+
+}  // namespace drift
