@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # devices.pack through the CLI and the actors: packs of 3 (and the lone job left over) give the
-# same bits on 1 and 2 slots, on a rerun, on a coordinator with a worker process, and when a
+# same bits on 1 and 2 slots (with augmentation and shadow clients too), on a rerun, on a coordinator with a worker process, and when a
 # run is extended by resume; a resume cannot change the pack; algorithms that do not pack are
 # told so, and async modes are refused.
 source "$(dirname "$0")/cluster_lib.sh"
@@ -20,6 +20,17 @@ same pack1 pack2
 same pack1 pack2_again
 grep -q '"status": "completed"' "$work/pack1/summary.json"
 grep -q '^pack = 3' "$work/pack1/scenario.toml"
+
+# With augmentation and shadow clients beside the packs: the same on 1 and 2 slots.
+extra=(--set devices.pack=3 --set data.augment.preset=cifar --set simulation.shadow_clients=2)
+run aug1 --slots 1 "${extra[@]}"
+run aug2 --slots 2 "${extra[@]}"
+same aug1 aug2
+grep -q '"update_drift"' "$work/aug1/metrics.jsonl"
+if cmp -s "$work/aug1/metrics.jsonl" "$work/pack1/metrics.jsonl"; then
+  echo "augmentation changed nothing in a packed run"
+  exit 1
+fi
 
 # Unpacked training is the same up to rounding, so its bits differ (the lone job's do not).
 run plain --slots 1
@@ -61,4 +72,4 @@ if "$drift" run "$work/tiny.toml" --out "$work/async" --set devices.pack=4 --set
 fi
 grep -q "devices.pack needs simulation.mode = sync" "$work/async.log"
 [[ ! -e "$work/async" ]]
-echo "cli pack: 7 passed, 0 failed"
+echo "cli pack: 8 passed, 0 failed"

@@ -11,6 +11,7 @@
 #include "engine/cluster/join.hpp"
 #include "messages/cluster_codec.hpp"
 #include "messages/codec.hpp"
+#include "messages/pack_codec.hpp"
 #include "messages/selection_codec.hpp"
 
 using namespace drift;
@@ -94,6 +95,9 @@ int main(int argc, char** argv) {
   request.timeline = {{0, 10.0}};
   write(dir, "fuzz_selection", "request", msg::encode_selection_request(request));
   write(dir, "fuzz_selection", "selection", msg::encode_selection({4, {2, 5}, 2, 8}));
+  write(dir, "fuzz_pack", "job", msg::encode_pack_job({3, 1, 4}));
+  write(dir, "fuzz_pack", "result",
+        msg::encode_pack_result({{3, msg::Buffer(std::vector<char>(16, 0)), ""}, {1, {}, "training loss became nan"}}));
 
   write(dir, "fuzz_handshake", "join",
         msg::encode_join_request(make_join_request("0123456789abcdef0123", "w1", "cpu:2", "")));
