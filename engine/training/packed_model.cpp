@@ -1,7 +1,6 @@
 #include "engine/training/packed_model.hpp"
 
 #include <algorithm>
-#include <map>
 #include <stdexcept>
 
 #include "engine/models/cnn_models.hpp"
@@ -78,14 +77,14 @@ PackedModel::PackedModel(const Model& prototype, const NamedTensors& start, std:
       stat_names_.push_back(t.name);
       stats_.push_back(torch::empty({clients, t.value.numel()}, t.value.options().device(device)).copy_(t.value.view({1, -1})));
     } else if (ends_with(t.name, ".num_batches_tracked")) {
-      tracked_start_ = t.value.item<std::int64_t>();
+      tracked_start_[t.name] = t.value.item<std::int64_t>();
     } else if (std::find(param_names_.begin(), param_names_.end(), t.name) == param_names_.end()) {
       throw std::invalid_argument("tensor '" + t.name + "' does not pack");
     }
   }
   for (const auto& p : params_) {
     momentum_.push_back(torch::zeros_like(p));
-    start_.push_back(p.clone());
+    start_.push_back(p.slice(0, 0, 1).clone());
   }
   steps_.assign(static_cast<std::size_t>(clients), 0);
 }
@@ -150,7 +149,6 @@ std::pair<torch::Tensor, torch::Tensor> PackedModel::step(const std::vector<std:
   for (auto& t : w) t = t.detach().requires_grad_(true);
   Tensors stats = gather(stats_, index, whole);
   Tensors momentum = gather(momentum_, index, whole);
-  const Tensors start = sgd.proximal_mu > 0 ? gather(start_, index, whole) : Tensors{};
 
   const auto logits = forward(w, stats, x, s);  // [S, B, classes]
   const auto batch = logits.size(1);
@@ -160,7 +158,7 @@ std::pair<torch::Tensor, torch::Tensor> PackedModel::step(const std::vector<std:
                   .mean(1);
   if (sgd.proximal_mu > 0) {
     auto distance = torch::zeros({s}, loss.options());
-    for (std::size_t i = 0; i < w.size(); ++i) distance = distance + (w[i] - start[i]).pow(2).flatten(1).sum(1);
+    for (std::size_t i = 0; i < w.size(); ++i) distance = distance + (w[i] - start_[i]).pow(2).flatten(1).sum(1);
     loss = loss + distance * (sgd.proximal_mu / 2.0);
   }
   loss.sum().backward();  // each row's parameters see only their own client's loss
@@ -213,7 +211,7 @@ NamedTensors PackedModel::unpack(std::int64_t row) const {
   for (const auto& t : layout_) {
     torch::Tensor value;
     if (ends_with(t.name, ".num_batches_tracked")) {
-      value = torch::full_like(t.value, tracked_start_ + steps_[static_cast<std::size_t>(row)]);
+      value = torch::full_like(t.value, tracked_start_.at(t.name) + steps_[static_cast<std::size_t>(row)]);
     } else if (ends_with(t.name, ".running_mean") || ends_with(t.name, ".running_var")) {
       value = stats_[index_of(stat_names_, t.name)][row].to(torch::kCPU).clone();
     } else {
