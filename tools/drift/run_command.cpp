@@ -9,6 +9,7 @@
 #include "commands.hpp"
 #include "interrupts.hpp"
 #include "engine/cluster/join.hpp"
+#include "engine/compose/packing.hpp"
 #include "engine/core/error.hpp"
 #include "progress.hpp"
 
@@ -38,6 +39,8 @@ void describe_run(spdlog::logger& log, const Scenario& scenario, const Federatio
   log.info("{} on {}, {} local epoch(s), batch {}, lr {}; devices: {}", scenario.algorithm, scenario.model,
            scenario.training.local_epochs, scenario.training.batch_size, scenario.training.learning_rate,
            cluster.no_local ? std::string("workers only") : describe(devices));
+  if (const auto pack = effective_pack(scenario); pack > 1)
+    log.info("packs of {} clients train as one model (devices.pack)", pack);
   log.info("run directory: {}", path.string());
   for (const auto& w : scenario.warnings) log.warn("{}", w);
   if (cluster.listen)
