@@ -11,18 +11,23 @@ namespace drift {
 std::shared_ptr<const Dataset> resident_on(const std::shared_ptr<const Dataset>& data, const torch::Device& device) {
   if (device.is_cpu()) return data;
   // Slots of one device share a copy: weak pointers, so the copy goes when the last slot does.
+  // The source is kept weakly too: a dataset freed and another made at its address (the next
+  // run of a study, say) must not find the old one's copy.
+  struct Entry {
+    std::weak_ptr<const Dataset> source, copy;
+  };
   static std::mutex mutex;
-  static std::map<std::pair<const Dataset*, std::string>, std::weak_ptr<const Dataset>> copies;
+  static std::map<std::pair<const Dataset*, std::string>, Entry> copies;
   const std::lock_guard<std::mutex> lock(mutex);
   auto& slot = copies[{data.get(), device.str()}];
-  if (auto copy = slot.lock()) return copy;
+  if (auto copy = slot.copy.lock(); copy && slot.source.lock() == data) return copy;
   auto copy = std::make_shared<Dataset>(*data);
   copy->images = data->images.to(device);
   copy->labels = data->labels.to(device);
   // Other slots read the copy from their own streams: it must be complete before any does.
   const c10::impl::VirtualGuardImpl guard(device.type());
   guard.synchronizeStream(guard.getStream(device));
-  slot = copy;
+  slot = {data, copy};
   return copy;
 }
 

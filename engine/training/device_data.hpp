@@ -11,8 +11,8 @@
 
 namespace drift {
 
-// `data` with its images and labels on `device` (other fields as they are). The copy lives as
-// long as anyone holds it; `data` must outlive the returned pointer.
+// `data` with its images and labels on `device` (the other fields copied as they are), or
+// `data` itself on the CPU. A device's copy lives as long as a slot holds it.
 std::shared_ptr<const Dataset> resident_on(const std::shared_ptr<const Dataset>& data, const torch::Device& device);
 
 // Makes the calling thread issue its kernels for `device` on a stream of its own, so that the

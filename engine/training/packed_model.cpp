@@ -41,7 +41,7 @@ std::string packing_refusal(const std::string& model_name, const ModelOptions& o
     return "model '" + model_name + "' does not pack (the two-convolution CNNs and the ResNets do)";
   if (options.projection_dim > 0 || options.head != HeadKind::linear || options.feature_levels ||
       options.feature_dim > 0)
-    return "the algorithm asks the model for a projection, another head or extra outputs, which do not pack";
+    return "the model has a projection, another head, pooled features or extra outputs, which do not pack";
   return "";
 }
 
