@@ -10,6 +10,9 @@ packages=(
   libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libbenchmark-dev
   # OpenBLAS (openmp variant): without it libtorch falls back to reference BLAS, 3.5-7x slower.
   libopenblas0-openmp
+  # tcmalloc, which drift's executables are linked with (cmake/allocator.cmake): glibc's malloc
+  # gives each batch's buffers back to the kernel and faults them in again.
+  libgoogle-perftools-dev
   dataset-fashion-mnist
   # Multi-node tests generate throwaway TLS certificates.
   openssl libssl-dev
