@@ -1,6 +1,6 @@
-// The asynchronous drivers when nobody can train: virtual time moves to the next moment someone
-// is online, and a run in which nobody ever can ends with a reason, instead of asking the
-// sampler again at the same virtual time for ever.
+// The drivers when nobody can train: virtual time moves to the next moment someone is online
+// (async), and a run in which nobody ever can ends with a reason, instead of asking the sampler
+// again at the same virtual time for ever (async) or running rounds of nobody (sync).
 #include "catch_torch.hpp"
 
 #include <filesystem>
@@ -24,8 +24,8 @@ double first_selection(const Sim& sim) {
 
 }  // namespace
 
-TEST_CASE("async: nobody ever online ends the run with a reason, at once", "[sim][async][faults]") {
-  for (const std::string mode : {"fedbuff", "fedasync"}) {
+TEST_CASE("nobody ever online ends the run with a reason, at once, in every mode", "[sim][async][faults]") {
+  for (const std::string mode : {"fedbuff", "fedasync", "sync"}) {
     INFO(mode);
     Sim sim(kFour, {{"simulation.mode", "\"" + mode + "\""}, {"availability.model", "\"diurnal\""},
                     {"availability.period", "4.0"}, {"availability.duty", "0.0"}});
@@ -36,15 +36,13 @@ TEST_CASE("async: nobody ever online ends the run with a reason, at once", "[sim
   }
 }
 
-TEST_CASE("async: an empty availability trace ends the run with a reason", "[sim][async][faults]") {
+TEST_CASE("an empty availability trace is refused before the run", "[sim][async][faults]") {
   const auto trace = std::filesystem::temp_directory_path() / ("drift-empty-trace-" + std::to_string(::getpid()) + ".csv");
   std::ofstream(trace) << "client,start,end\n";
-  Sim sim(kFour, {{"simulation.mode", "\"fedbuff\""}, {"availability.model", "\"trace\""},
-                  {"availability.trace", "\"" + trace.string() + "\""}});
-  sim.run();
+  const std::vector<Override> overrides = {{"simulation.mode", "\"fedbuff\""}, {"availability.model", "\"trace\""},
+                                           {"availability.trace", "\"" + trace.string() + "\""}};
+  CHECK_THROWS_WITH(Sim(kFour, overrides), Catch::Contains("the trace has no intervals"));
   std::filesystem::remove(trace);
-  CHECK(sim.host.finished);
-  CHECK_THAT(sim.host.reason, Catch::Contains("no client can train"));
 }
 
 TEST_CASE("async: when everyone is offline, virtual time moves to the moment someone comes online",

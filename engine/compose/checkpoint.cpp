@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -10,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/compose/atomic_file.hpp"
+#include "engine/compose/fingerprint.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/state_archive.hpp"
 #include "engine/core/version.hpp"
@@ -19,7 +21,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kFormat = "drift checkpoint 1";
+constexpr const char* kFormat = "drift checkpoint 2";
 
 void archive_checkpoint(StateArchive& ar, Checkpoint& c) {
   ar.section(kFormat);
@@ -56,6 +58,49 @@ void remove_all_or_throw(const fs::path& p) {
   if (ec) throw WriteError(p.string() + ": cannot remove: " + ec.message());
 }
 
+// Every file of a checkpoint directory but checkpoint.json, by its path relative to it.
+std::vector<fs::path> checkpoint_files(const fs::path& directory) {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::recursive_directory_iterator(directory)) {
+    const auto relative = e.path().lexically_relative(directory);
+    if (relative == "checkpoint.json") continue;
+    if (!e.is_directory()) files.push_back(relative);
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// {relative path: {"bytes": N, "hash": H}} of every file beside checkpoint.json.
+nlohmann::json checksums_of(const fs::path& directory) {
+  auto sums = nlohmann::json::object();
+  for (const auto& f : checkpoint_files(directory)) {
+    const auto sum = file_checksum(directory / f);
+    sums[f.generic_string()] = {{"bytes", sum.bytes}, {"hash", sum.hash}};
+  }
+  return sums;
+}
+
+// Every file the checkpoint was written with is there, whole and unchanged, and nothing else.
+void verify_checksums(const fs::path& directory, const nlohmann::json& about) {
+  const auto where = (directory / "checkpoint.json").string();
+  if (!about.is_object() || !about.contains("checksums") || !about["checksums"].is_object())
+    throw DecodeError(where + " lists no checksums: the checkpoint was written by an older drift or edited; "
+                      "run the scenario again");
+  const auto& expected = about["checksums"];
+  const auto files = checkpoint_files(directory);
+  for (const auto& f : files)
+    if (!expected.contains(f.generic_string()))
+      throw DecodeError((directory / f).string() + " is not part of the checkpoint (" + where + " does not list it)");
+  for (const auto& [name, sum] : expected.items()) {
+    const auto file = directory / name;
+    if (!fs::is_regular_file(file)) throw DecodeError(file.string() + " is missing from the checkpoint");
+    const auto actual = file_checksum(file);
+    if (!sum.is_object() || sum.value("bytes", std::uint64_t{0}) != actual.bytes || sum.value("hash", "") != actual.hash)
+      throw DecodeError(file.string() + " does not match the checksum " + where + " recorded (" +
+                        std::to_string(actual.bytes) + " bytes now): the checkpoint is corrupt or was edited");
+  }
+}
+
 std::string read_whole(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   if (!in) throw DecodeError(p.string() + ": cannot be read");
@@ -89,7 +134,9 @@ std::uint64_t write_parts(const fs::path& partial, Checkpoint& checkpoint, const
                                 {"virtual_time", checkpoint.virtual_time},
                                 {"wall_seconds", checkpoint.wall_seconds},
                                 {"bytes", bytes},
-                                {"drift", drift_version()}};
+                                {"drift", drift_version()},
+                                {"scenario_hash", scenario_hash(scenario_toml)},
+                                {"checksums", checksums_of(partial)}};
   write_file_atomically(partial / "checkpoint.json", about.dump(2) + "\n");
   sync_files(partial);
   sync_directory(partial);
@@ -134,6 +181,9 @@ std::optional<StoredCheckpoint> read_checkpoint(const fs::path& run) {
   if (directory.empty()) return std::nullopt;
   StoredCheckpoint stored;
   stored.directory = directory;
+  if (!fs::is_regular_file(directory / "checkpoint.json"))
+    throw DecodeError((directory / "checkpoint.json").string() + " is not a file");
+  verify_checksums(directory, nlohmann::json::parse(read_whole(directory / "checkpoint.json"), nullptr, false));
   auto ar = StateArchive::reader(read_whole(directory / "state.bin"), (directory / "state.bin").string());
   archive_checkpoint(ar, stored.checkpoint);
   ar.expect_end();

@@ -53,6 +53,12 @@ FederationData prepare_federation_data(const Scenario& scenario) {
                       " with training.drop_last is larger than every client's training data (the largest holds " +
                       std::to_string(largest) + " samples): no client would take a step");
   }
+  // Nothing to evaluate the global model on: every evaluation would wait for results that never come.
+  if (fed.data.test->size() == 0)
+    throw UserError("data.dataset = \"" + scenario.data.dataset + "\" has no test samples (its test split is empty" +
+                    std::string(scenario.partition.scheme == "natural" ? ", e.g. a LEAF test/*.json that lists no users"
+                                                                       : "") +
+                    "): the global model could never be evaluated; give it a test split");
   fed.histograms = class_histograms(fed.partition, labels, fed.data.train->num_classes);
   fed.population = std::make_shared<const Population>(build_population(scenario, fed.histograms));
   ClientAvailability check(scenario, *fed.population);  // parses and checks availability traces

@@ -5,12 +5,14 @@
 #include <cerrno>
 #include <cstring>
 
+#include <array>
 #include <cmath>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "engine/compose/atomic_file.hpp"
+#include "engine/compose/fingerprint.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/state_archive.hpp"
 
@@ -38,19 +40,59 @@ void flush_checked(std::ofstream& out, const fs::path& p) {
   if (!out) write_failed(p);
 }
 
-// An appended file cut back to `size` bytes (what it held at a checkpoint), open for appending.
+// Whether `p` still holds, in its first `size` bytes, what it held when the checkpoint was taken
+// (`hash`), ending at a line's end. Throws UserError saying what differs.
+void check_mark(const fs::path& p, std::uint64_t size, const std::string& hash) {
+  const auto refuse = [&](const std::string& what) {
+    throw UserError(p.string() + " " + what + ": cannot resume (the run directory was changed since its checkpoint, "
+                    "or the checkpoint belongs to another run)");
+  };
+  std::error_code ec;
+  if (!fs::is_regular_file(p, ec)) refuse("is missing or not a file");
+  const auto now = fs::file_size(p, ec);
+  if (ec) refuse("cannot be read (" + ec.message() + ")");
+  if (now < size)
+    refuse("is shorter (" + std::to_string(now) + " bytes) than at the checkpoint (" + std::to_string(size) + ")");
+  if (size > 0) {
+    std::ifstream in(p, std::ios::binary);
+    in.seekg(static_cast<std::streamoff>(size - 1));
+    if (in.get() != '\n') refuse("has no line end where the checkpoint's mark (" + std::to_string(size) + ") falls");
+  }
+  FileChecksum sum;
+  try {
+    sum = file_checksum(p, size);
+  } catch (const DecodeError& e) {
+    refuse(std::string("cannot be read (") + e.what() + ")");
+  }
+  if (sum.hash != hash) refuse("differs in its first " + std::to_string(size) + " bytes from the file the checkpoint was taken with");
+}
+
+// An appended file cut back to `size` bytes (checked by check_mark), open for appending.
 std::ofstream reopen_at(const fs::path& p, std::uint64_t size) {
   std::error_code ec;
-  const auto now = fs::file_size(p, ec);
-  if (ec) throw UserError(p.string() + ": cannot resume: " + ec.message());
-  if (now < size) throw UserError(p.string() + " is shorter (" + std::to_string(now) + " bytes) than at the checkpoint (" +
-                                  std::to_string(size) + "): the run directory was changed since");
   fs::resize_file(p, size, ec);
   if (ec) throw WriteError(p.string() + ": cannot cut back to the checkpoint: " + ec.message());
   errno = 0;
   std::ofstream out(p, std::ios::out | std::ios::app);
   if (!out) write_failed(p);
   return out;
+}
+
+// The CPU time and faults of the rounds timings.jsonl records (rounds written by an older drift
+// count as zero).
+ProcessUsage usage_in_timings(const fs::path& p) {
+  ProcessUsage total;
+  std::ifstream in(p);
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto row = json::parse(line, nullptr, false);
+    if (!row.is_object()) continue;
+    total.user_seconds += row.value("user_seconds", 0.0);
+    total.system_seconds += row.value("system_seconds", 0.0);
+    total.minor_faults += row.value("minor_faults", std::uint64_t{0});
+    total.major_faults += row.value("major_faults", std::uint64_t{0});
+  }
+  return total;
 }
 
 }  // namespace
@@ -74,10 +116,22 @@ void RunDirectory::write_population(const Scenario& scenario, const Population& 
   flush_checked(out, path_ / "population.csv");
 }
 
+void check_output_path(const std::string& path, const std::string& what) {
+  constexpr std::size_t kMaxPath = 4095, kMaxComponent = 255;  // Linux's PATH_MAX - 1 and NAME_MAX
+  for (unsigned char c : path)
+    if (c < 0x20 || c == 0x7f) throw UserError(what + ": the path holds a control character (a newline, say)");
+  if (path.size() > kMaxPath) throw UserError(what + ": the path is longer than " + std::to_string(kMaxPath) + " bytes");
+  for (const auto& part : fs::path(path))
+    if (part.native().size() > kMaxComponent)
+      throw UserError(what + ": a directory name in the path is longer than " + std::to_string(kMaxComponent) + " bytes");
+}
+
 fs::path choose_run_directory(const Scenario& scenario, const std::string& requested) {
+  check_output_path(scenario.runs_dir, "output.runs_dir");
   if (!requested.empty()) {
+    check_output_path(requested, "--out");
     fs::path p(requested);
-    if (fs::exists(p) && !(fs::is_directory(p) && fs::is_empty(p)))
+    if (fs::exists(p) && !(fs::is_directory(p) && is_empty_but_lock(p)))
       throw UserError("--out " + requested + " already exists and is not empty; choose another directory");
     return p;
   }
@@ -89,13 +143,17 @@ fs::path choose_run_directory(const Scenario& scenario, const std::string& reque
   }
 }
 
-RunDirectory::RunDirectory(fs::path path, const Scenario& scenario, const FederationData& data)
+RunDirectory::RunDirectory(fs::path path, const Scenario& scenario, const FederationData& data, const std::string& holder)
     : path_(std::move(path)),
       participation_(data.partition.num_clients()),
       shadow_clients_(scenario.simulation.shadow_clients > 0) {
   std::error_code ec;
   fs::create_directories(path_, ec);
   if (ec) throw WriteError(path_.string() + ": cannot create run directory: " + ec.message());
+  lock_ = DirectoryLock(path_, holder);
+  // Chosen empty, but another process may have written a run here before this one took the lock.
+  if (!is_empty_but_lock(path_))
+    throw UserError(path_.string() + " is not empty: another process wrote a run there meanwhile");
   write_file_atomically(path_ / "scenario.toml", scenario.resolved_toml);
 
   json partition;
@@ -209,8 +267,24 @@ void RunDirectory::append(const RoundReport& r) {
   flush_checked(clients_, path_ / "clients.csv");
   clients_size_ += text.size();
 
-  const auto timing =
-      json{{"round", r.round}, {"train_seconds", r.wall_train_seconds}, {"eval_seconds", r.wall_eval_seconds}}.dump() + "\n";
+  // Since the last record (or since the directory was opened): the round's whole cost.
+  const auto now = ProcessUsage::now();
+  const auto used = now - usage_mark_;
+  usage_mark_ = now;
+  rounds_usage_ += used;
+  const auto wall_now = std::chrono::steady_clock::now();
+  const double round_seconds = std::chrono::duration<double>(wall_now - wall_mark_).count();
+  wall_mark_ = wall_now;
+  const auto timing = json{{"round", r.round},
+                           {"round_seconds", round_seconds},
+                           {"train_seconds", r.wall_train_seconds},
+                           {"eval_seconds", r.wall_eval_seconds},
+                           {"user_seconds", used.user_seconds},
+                           {"system_seconds", used.system_seconds},
+                           {"minor_faults", used.minor_faults},
+                           {"major_faults", used.major_faults}}
+                          .dump() +
+                      "\n";
   timings_ << timing;
   flush_checked(timings_, path_ / "timings.jsonl");
   timings_size_ += timing.size();
@@ -222,11 +296,18 @@ std::string RunDirectory::marks() {
   return ar.take();
 }
 
+// Each appended file's length at the checkpoint and the hash of those bytes: a checkpoint is
+// bound to the run whose files it was taken with, so another run's is refused, not resumed.
 void RunDirectory::archive_marks(StateArchive& ar) {
-  ar.section("run directory");
-  ar.value(metrics_size_);
-  ar.value(clients_size_);
-  ar.value(timings_size_);
+  ar.section("run directory 2");
+  const std::array<std::pair<const char*, std::uint64_t*>, 3> files{
+      {{"metrics.jsonl", &metrics_size_}, {"clients.csv", &clients_size_}, {"timings.jsonl", &timings_size_}}};
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    ar.value(*files[i].second);
+    std::string hash = ar.loading() ? "" : file_checksum(path_ / files[i].first, *files[i].second).hash;
+    ar.text(hash);
+    if (ar.loading()) check_mark(path_ / files[i].first, *files[i].second, hash);
+  }
   const auto clients = participation_.size();
   ar.vector(participation_, [&](Counts& c) {
     for (auto* n : {&c.selected, &c.aggregated, &c.late, &c.dropped, &c.failed}) {
@@ -235,12 +316,15 @@ void RunDirectory::archive_marks(StateArchive& ar) {
       *n = small;
     }
   });
-  if (participation_.size() != clients) throw DecodeError("the checkpoint is for a run with another population");
+  if (participation_.size() != clients)
+    throw UserError((path_ / "checkpoint").string() + " is for a run of " + std::to_string(participation_.size()) +
+                    " clients, not of this run's " + std::to_string(clients));
 }
 
-RunDirectory::RunDirectory(fs::path path, const Scenario& scenario, const std::string& marks)
-    : path_(std::move(path)), shadow_clients_(scenario.simulation.shadow_clients > 0) {
+RunDirectory::RunDirectory(fs::path path, const Scenario& scenario, const std::string& marks, DirectoryLock lock)
+    : path_(std::move(path)), lock_(std::move(lock)), shadow_clients_(scenario.simulation.shadow_clients > 0) {
   participation_.resize(static_cast<std::size_t>(scenario.clients));
+  // Everything is checked before anything is written: a refused resume leaves the run as it was.
   auto ar = StateArchive::reader(marks, (path_ / "checkpoint").string());
   archive_marks(ar);
   ar.expect_end();
@@ -248,6 +332,7 @@ RunDirectory::RunDirectory(fs::path path, const Scenario& scenario, const std::s
   metrics_ = reopen_at(path_ / "metrics.jsonl", metrics_size_);
   clients_ = reopen_at(path_ / "clients.csv", clients_size_);
   timings_ = reopen_at(path_ / "timings.jsonl", timings_size_);
+  rounds_usage_ = usage_in_timings(path_ / "timings.jsonl");
 }
 
 void RunDirectory::write_participation() {
@@ -300,6 +385,13 @@ void RunDirectory::write_summary(const RunSummary& s, const std::string& status,
   // Measured, like wall_seconds: the process's peak resident memory so far.
   rusage usage{};
   if (getrusage(RUSAGE_SELF, &usage) == 0) summary["peak_memory_mb"] = static_cast<double>(usage.ru_maxrss) / 1024.0;
+  // Measured too: what the rounds cost in CPU time and page faults, over every process.
+  const auto& u = rounds_usage_;
+  summary["rounds_usage"] = {{"user_seconds", u.user_seconds},
+                             {"system_seconds", u.system_seconds},
+                             {"system_share", u.user_seconds > 0.0 ? u.system_seconds / u.user_seconds : 0.0},
+                             {"minor_faults", u.minor_faults},
+                             {"major_faults", u.major_faults}};
   if (!reason.empty()) summary["reason"] = reason;
   if (!resume.empty()) summary["resume"] = resume;
   write_file_atomically(path_ / "summary.json", summary.dump(2) + "\n");

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "engine/algorithms/algorithm.hpp"
+#include "engine/compose/run_directory.hpp"
 #include "engine/compose/data_keys.hpp"
 #include "engine/compose/scenario_table.hpp"
 #include "engine/config/suggest.hpp"
@@ -296,6 +297,7 @@ void read_devices_and_output(Scenario& s, const toml::table& root, const std::st
   s.checkpoint.minutes = get<double>(root, "checkpoint", "minutes");
   s.checkpoint.at_end = get<bool>(root, "checkpoint", "at_end");
   s.runs_dir = get<std::string>(root, "output", "runs_dir");
+  check_output_path(s.runs_dir, source + ": output.runs_dir");
   s.log_eligible = get<bool>(root, "output", "log_eligible");
 }
 

@@ -1,4 +1,5 @@
 #include "engine/compose/schema.hpp"
+#include "engine/config/time_bounds.hpp"
 
 #include "engine/config/choices.hpp"
 
@@ -58,10 +59,10 @@ const std::vector<ParamSpec>& group_schema() {
 const std::vector<ParamSpec>& timeline_schema() {
   static const std::vector<ParamSpec> keys = {
       ranged(key("at_round", K::integer, std::nullopt, "round at whose start the entry fires"), 1.0, std::nullopt),
-      ranged(key("at_time", K::number, std::nullopt, "virtual time at which the entry fires"), 0.0, std::nullopt),
+      ranged(key("at_time", K::number, std::nullopt, "virtual time at which the entry fires"), 0.0, kMaxVirtualSeconds),
       named(key("action", K::string, std::nullopt, "offline | online | speed | sampler | fraction | deadline | leave | join"), timeline_actions),
       key("group", K::string, std::nullopt, "group the action applies to"),
-      ranged(key("value", K::number, std::nullopt, "speed factor, fraction or deadline"), 0.0, std::nullopt),
+      ranged(key("value", K::number, std::nullopt, "speed factor, fraction or deadline"), 0.0, kMaxVirtualSeconds),
       key("sampler", K::string, std::nullopt, "sampler name (action = sampler)"),
   };
   return keys;
@@ -124,33 +125,33 @@ const std::vector<SectionSpec>& scenario_schema() {
         ranged(key("batch_size", K::integer, std::int64_t{500}, "evaluation batch size"), 1.0, std::nullopt),
         ranged(key("chunk_size", K::integer, std::int64_t{2000}, "test samples per evaluation job"), 1.0, std::nullopt),
         ranged(key("targets", K::number_list, std::vector<double>{0.5, 0.7, 0.8}, "accuracies for rounds-to-X and time-to-X in summary.json"), 0.0, 1.0),
-        ranged(key("at_times", K::number_list, std::vector<double>{}, "virtual seconds at which summary.json gives the accuracy reached"), 0.0, std::nullopt)}},
+        ranged(key("at_times", K::number_list, std::vector<double>{}, "virtual seconds at which summary.json gives the accuracy reached"), 0.0, kMaxVirtualSeconds)}},
       {"profile", "client system profile: compute speed and network (groups may override)",
-       {ranged(key("speed", K::number, 1000.0, "training samples per second (median if speed_sigma > 0)"), 0.0, std::nullopt, true),
+       {ranged(key("speed", K::number, 1000.0, "training samples per second (median if speed_sigma > 0)"), kMinRate, kMaxRate),
         ranged(key("speed_sigma", K::number, 0.0, "lognormal sigma of speed across clients; 0 = constant"), 0.0, 10.0),
-        ranged(key("up_bandwidth", K::number, 1.25e6, "upload bytes per second"), 0.0, std::nullopt, true),
-        ranged(key("down_bandwidth", K::number, 1.25e7, "download bytes per second"), 0.0, std::nullopt, true),
-        ranged(key("latency", K::number, 0.05, "seconds each way"), 0.0, std::nullopt),
+        ranged(key("up_bandwidth", K::number, 1.25e6, "upload bytes per second"), kMinRate, kMaxRate),
+        ranged(key("down_bandwidth", K::number, 1.25e7, "download bytes per second"), kMinRate, kMaxRate),
+        ranged(key("latency", K::number, 0.05, "seconds each way"), 0.0, kMaxVirtualSeconds),
         key("trace", K::string, std::string(""), "CSV client,speed,up_bandwidth,down_bandwidth,latency"),
         named(key("trace_clients", K::string, std::string("ids"), "ids: trace client k is client k | seeded: a seeded draw of the trace's clients, one per client"), trace_mappings)}},
       {"availability", "when clients are online (groups may override)",
        {named(key("model", K::string, std::string("always"), "always | markov | diurnal | trace"), availability_models),
-        ranged(key("mean_online", K::number, 3600.0, "markov: mean online period, seconds"), 0.0, std::nullopt, true),
-        ranged(key("mean_offline", K::number, 3600.0, "markov: mean offline period, seconds"), 0.0, std::nullopt, true),
-        ranged(key("period", K::number, 86400.0, "diurnal: cycle length, seconds"), 0.0, std::nullopt, true),
+        ranged(key("mean_online", K::number, 3600.0, "markov: mean online period, seconds"), 0.0, kMaxVirtualSeconds, true),
+        ranged(key("mean_offline", K::number, 3600.0, "markov: mean offline period, seconds"), 0.0, kMaxVirtualSeconds, true),
+        ranged(key("period", K::number, 86400.0, "diurnal: cycle length, seconds"), 0.0, kMaxVirtualSeconds, true),
         ranged(key("duty", K::number, 0.5, "diurnal: online fraction of each cycle"), 0.0, 1.0),
-        key("phase", K::number, 0.0, "diurnal: seconds by which the cycle is advanced"),
+        ranged(key("phase", K::number, 0.0, "diurnal: seconds by which the cycle is advanced"), -kMaxVirtualSeconds, kMaxVirtualSeconds),
         key("trace", K::string, std::string(""), "trace: CSV client,start,end online intervals"),
         named(key("trace_clients", K::string, std::string("ids"), "ids: trace client k is client k | seeded: a seeded draw of the trace's clients, one per client"), trace_mappings)}},
       {"simulation", "virtual time: round driver, deadlines, dropouts",
        {named(key("mode", K::string, std::string("sync"), "sync | fedasync | fedbuff"), simulation_modes),
-        ranged(key("deadline", K::number, 0.0, "sync: virtual seconds per round; 0 = none"), 0.0, std::nullopt),
+        ranged(key("deadline", K::number, 0.0, "sync: virtual seconds per round; 0 = none"), 0.0, kMaxVirtualSeconds),
         ranged(key("over_selection", K::number, 1.0, "sync: select ceil(factor * cohort), keep the first finishers"), 1.0, 100.0),
         ranged(key("min_cohort", K::integer, std::int64_t{1}, "sync: fewer updates and the round aggregates nothing"), 1.0, std::nullopt),
         ranged(key("dropout", K::number, 0.0, "per-task probability of dropping out mid-task"), 0.0, 1.0),
         named(key("late_updates", K::string, std::string("discard"), "sync: discard | stale"), late_update_policies),
         key("train_doomed", K::boolean, false, "sync: train updates certain to be discarded (to measure wasted work)"),
-        ranged(key("max_virtual_time", K::number, 0.0, "stop when virtual time passes this; 0 = no limit"), 0.0, std::nullopt),
+        ranged(key("max_virtual_time", K::number, 0.0, "stop when virtual time passes this; 0 = no limit"), 0.0, kMaxVirtualSeconds),
         ranged(key("drift_window", K::integer, std::int64_t{10}, "aggregations in the sliding drift window"), 1.0, std::nullopt),
         named(key("client_state", K::string, std::string("memory"), "where idle clients' private state (private models) waits: memory | disk (the run directory)"), client_state_stores),
         named(key("on_divergence", K::string, std::string("stop"), "a round whose every update failed, or a non-finite model: stop (status diverged) | continue"), divergence_policies),

@@ -1,5 +1,6 @@
 // Partitions read from a file, to replicate another framework's split exactly.
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -9,11 +10,22 @@
 namespace drift {
 
 Partition partition_from_file(const std::string& path, std::int64_t num_samples, std::uint32_t clients) {
+  if (std::filesystem::is_directory(path)) throw UserError(path + " is a directory, not a partition file (JSON)");
   std::ifstream in(path);
   if (!in) throw UserError(path + ": cannot open partition file");
   nlohmann::json doc;
+  // A partition nests at most {"clients": [{"indices": [...]}]}: deeper input is refused as it
+  // is read, before a tree of it is built.
+  constexpr int kMaxDepth = 4;
+  const auto depth_limit = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
+    using E = nlohmann::json::parse_event_t;
+    if ((event == E::array_start || event == E::object_start) && depth >= kMaxDepth)
+      throw UserError(path + ": nested deeper than a partition file is ({\"clients\": [{\"indices\": [...]}]} "
+                      "or [[...], ...])");
+    return true;
+  };
   try {
-    doc = nlohmann::json::parse(in);
+    doc = nlohmann::json::parse(in, depth_limit);
   } catch (const nlohmann::json::exception& e) {
     throw UserError(path + ": not valid JSON: " + e.what());
   }

@@ -1,4 +1,5 @@
 #include "engine/population/availability.hpp"
+#include "engine/config/time_bounds.hpp"
 
 #include <cmath>
 
@@ -96,6 +97,8 @@ class Trace final : public AvailabilityModel {
  public:
   Trace(const std::string& path, std::uint32_t clients, const std::string& mapping, std::uint64_t seed) {
     const auto t = read_csv(path, {"client", "start", "end"}, "availability trace");
+    // A world in which nobody is ever online: refused before the run, as trace-info refuses it.
+    if (t.rows.empty()) throw UserError(path + ": the trace has no intervals (nobody would ever be online)");
     const auto c = column_index(t, "client"), s = column_index(t, "start"), e = column_index(t, "end");
     const auto client_of = trace_rows_to_clients(t, clients, mapping, seed);
     for (std::size_t i = 0; i < t.rows.size(); ++i) {
@@ -105,6 +108,7 @@ class Trace final : public AvailabilityModel {
         throw UserError(path + ":" + std::to_string(t.lines[i]) + ": " + what);
       };
       if (r[s] < 0) refuse("negative start time " + std::to_string(r[s]));
+      if (!(r[e] <= kMaxVirtualSeconds)) refuse("an end time past 1e12 s (virtual times must stay finite)");
       if (r[e] <= r[s]) refuse("interval ends at or before it starts");
       if (client_of[i] < 0) continue;  // a trace client the seeded draw left out
       auto& list = intervals_[static_cast<std::uint32_t>(client_of[i])];

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <sstream>
 #include <unordered_map>
 
@@ -23,16 +25,32 @@ std::vector<std::string> split(const std::string& line) {
   return out;
 }
 
+// A trace line is a few numbers; anything longer is not a trace (/dev/zero, a binary file), and
+// reading it whole would take memory without bound.
+constexpr std::size_t kMaxLineBytes = 4096;
+
 }  // namespace
 
+bool read_trace_line(std::istream& in, std::string& line, const std::string& where) {
+  line.clear();
+  for (int ch; (ch = in.get()) != EOF;) {
+    if (ch == '\n') return true;
+    if (line.size() == kMaxLineBytes)
+      throw UserError(where + ": a line longer than " + std::to_string(kMaxLineBytes) + " bytes: not a CSV trace");
+    line.push_back(static_cast<char>(ch));
+  }
+  return !line.empty();
+}
+
 CsvTable read_csv(const std::string& path, const std::vector<std::string>& required, const std::string& what) {
+  if (std::filesystem::is_directory(path)) throw UserError(path + " is a directory, not a " + what + " (CSV file)");
   std::ifstream in(path);
   if (!in) throw UserError(what + ": cannot open trace file " + path);
   CsvTable t;
   t.path = path;
   std::string line;
   std::size_t number = 0;
-  while (std::getline(in, line)) {
+  while (read_trace_line(in, line, path + ":" + std::to_string(number + 1))) {
     ++number;
     if (line.find_first_not_of(" \t\r") == std::string::npos || line[line.find_first_not_of(" \t")] == '#') continue;
     auto fields = split(line);
@@ -71,8 +89,13 @@ std::vector<long> trace_rows_to_clients(const CsvTable& table, std::uint32_t cli
   std::vector<long> out;
   for (std::size_t i = 0; i < table.rows.size(); ++i) {
     const double id = table.rows[i][c];
-    if (id < 0 || id != std::floor(id) || id > 4e9)
-      throw UserError(table.path + ":" + std::to_string(table.lines[i]) + ": client " + std::to_string(id) + " is not an id");
+    if (id < 0 || id != std::floor(id) || id > 4e9) {
+      std::ostringstream text;  // as a person wrote it: a whole number in full, not "%f"'s six decimals
+      if (id == std::floor(id) && std::fabs(id) < 1e30) text << std::fixed << std::setprecision(0);
+      text << id;
+      throw UserError(table.path + ":" + std::to_string(table.lines[i]) + ": client " + text.str() +
+                      " is not a client id (a whole number from 0 to 4e9)");
+    }
     if (mapping == "ids" && id >= clients)
       throw UserError(table.path + ":" + std::to_string(table.lines[i]) + ": client " + std::to_string(static_cast<long>(id)) +
                       " is not a client id below " + std::to_string(clients) +

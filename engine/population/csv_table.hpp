@@ -1,6 +1,7 @@
 #pragma once
 // A small, strict CSV reader for trace files: a header naming the columns, then numbers.
 #include <cstdint>
+#include <istream>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,10 @@ struct CsvTable {
 CsvTable read_csv(const std::string& path, const std::vector<std::string>& required, const std::string& what);
 
 std::size_t column_index(const CsvTable& table, const std::string& name);
+
+// The next line of a trace into `line`; false at the end. A line longer than a trace's ever is
+// (/dev/zero, a binary file) is a UserError naming `where`, read no further.
+bool read_trace_line(std::istream& in, std::string& line, const std::string& where);
 
 // Which client each row of a trace is about (column "client"): the row's own id with
 // mapping "ids" (an id at or past `clients` is a UserError naming the line), or with

@@ -1,4 +1,5 @@
 #include "engine/population/population.hpp"
+#include "engine/config/time_bounds.hpp"
 
 #include <cmath>
 
@@ -55,8 +56,10 @@ void apply_profile_trace(const std::string& path, const std::string& mapping, st
   for (std::size_t i = 0; i < t.rows.size(); ++i) {
     const auto& r = t.rows[i];
     const auto where = path + ":" + std::to_string(t.lines[i]);
-    if (!(r[sp] > 0 && r[up] > 0 && r[down] > 0 && r[lat] >= 0) || !std::isfinite(r[sp] + r[up] + r[down] + r[lat]))
-      throw UserError(where + ": speed and bandwidths must be finite and > 0, latency finite and >= 0");
+    const auto rate_ok = [](double v) { return v >= kMinRate && v <= kMaxRate; };
+    if (!(rate_ok(r[sp]) && rate_ok(r[up]) && rate_ok(r[down]) && r[lat] >= 0 && r[lat] <= kMaxVirtualSeconds))
+      throw UserError(where + ": speed and bandwidths must lie in [1e-6, 1e15] per second, latency in [0, 1e12] s, "
+                      "so that every virtual time derived from them stays finite");
     if (client_of[i] < 0) continue;  // a trace client the seeded draw left out
     auto& seen = first_line[static_cast<std::size_t>(client_of[i])];
     if (seen != 0)

@@ -41,6 +41,10 @@ double WorldTimeline::next_timed_entry() const {
   return next;
 }
 
+bool WorldTimeline::any_pending() const {
+  return std::find(applied_.begin(), applied_.end(), 0) != applied_.end();
+}
+
 std::uint32_t WorldTimeline::group_of(std::size_t index) const {
   const auto& e = entries_.at(index);
   return e.group.empty() ? kNoGroup : population_.group_index(e.group);

@@ -27,6 +27,8 @@ class WorldTimeline {
   std::vector<std::size_t> take_due(std::uint32_t round, double t);
   // Virtual time of the next fixed-time entry not applied yet, or kNever.
   double next_timed_entry() const;
+  // Whether some entry, at a round or at a time, is not applied yet.
+  bool any_pending() const;
   // Marks entry `index` applied without applying it (a restored checkpoint replays it).
   void mark_applied(std::size_t index) { applied_.at(index) = 1; }
 

@@ -21,6 +21,7 @@ class DriverTimeline {
   // Applies the entries due at the start of `round` or at a time <= t.
   void apply_due(std::uint32_t round, double t);
   double next_timed_entry() const { return world_.next_timed_entry(); }
+  bool any_pending() const { return world_.any_pending(); }
   double deadline() const { return deadline_; }  // sync: virtual seconds per round; 0 = none
   // The entries applied since the last call, for the next SelectionRequest.
   std::vector<TimelineStep> take_steps();

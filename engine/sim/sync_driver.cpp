@@ -97,6 +97,12 @@ class SyncDriver final : public Driver {
  private:
   void begin_round() {
     parts_.timeline.apply_due(round_, now_);
+    // Rounds of nobody would "complete" the run with an untrained model: end it, as async does.
+    if (parts_.roster.next_available(now_) == kNever && !parts_.timeline.any_pending())
+      return end_run({RunStatus::ended, "no client can take part from round " + std::to_string(round_) +
+                                            " on (virtual time " + std::to_string(now_) +
+                                            " s): none is online or will come online again, and no timeline entry "
+                                            "is left"});
     report_ = RoundReport{};
     report_.round = round_;
     report_.total_rounds = parts_.scenario.rounds;

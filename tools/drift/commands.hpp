@@ -1,7 +1,9 @@
 #pragma once
 // The drift CLI's subcommands. Each returns the process exit code; UserError escapes to
 // main(), which prints it as one line and exits with 2.
+#include <atomic>
 #include <cstdint>
+#include <stdexcept>
 #include <memory>
 #include <string>
 #include <vector>
@@ -82,8 +84,10 @@ struct StudyPlan {
   std::vector<PlannedRun> runs;  // cells in order, seeds within
   std::filesystem::path out;
   std::set<std::string> warnings;  // said once, whichever cells share them
+  DirectoryLock lock;              // on `out`, for as long as the study runs
 };
-// Validates every cell, then creates (or reopens, for the same study) the output directory.
+// Validates every cell, then creates (or reopens, for the same study) the output directory and
+// takes its lock.
 StudyPlan plan_study(const StudyArgs& args, const std::string& default_prefix);
 // Runs what has not finished; 1 when some run failed.
 int execute_study(const StudyArgs& args, const StudyPlan& plan);
@@ -94,7 +98,13 @@ int study_command(const StudyArgs& args);
 // line says so and the run or study still succeeds.
 int plot_command(const std::string& directory, const std::vector<std::uint32_t>& timeline_rounds);
 // `timeline_rounds`: the rounds whose task timeline is drawn (empty: the first and the last).
-void plot_run_directory(const std::filesystem::path& run, const std::vector<std::uint32_t>& timeline_rounds = {});
+// `stop`, when given and set (a signal's number), stops the drawing between two figures with
+// PlotInterrupted; the caller removes what was drawn.
+void plot_run_directory(const std::filesystem::path& run, const std::vector<std::uint32_t>& timeline_rounds = {},
+                        const std::atomic<int>* stop = nullptr);
+struct PlotInterrupted : std::runtime_error {
+  PlotInterrupted() : std::runtime_error("interrupted while drawing the figures") {}
+};
 void plot_study_directory(const std::filesystem::path& out, const StudyTable& table);
 int compare_command(const StudyArgs& args);
 

@@ -9,6 +9,24 @@
 
 namespace {
 
+// An error is one line: a value it quotes (a path, a --set) may hold a newline or another
+// control character, which is shown escaped instead of breaking the line.
+std::string one_line(const char* text) {
+  std::string out;
+  for (const char* p = text; *p; ++p) {
+    const auto c = static_cast<unsigned char>(*p);
+    if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += "\\t";
+    else if (c < 0x20 || c == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+    } else out += *p;
+  }
+  return out;
+}
+
 // One function per subcommand: its options, bound to the fields of its arguments.
 
 // What both ends of a multi-node run are told alike: where the join token is, and TLS.
@@ -92,7 +110,10 @@ CLI::App* add_validate(CLI::App& app, drift::cli::ValidateArgs& validate) {
 void add_study_options(CLI::App* cmd, drift::cli::StudyArgs& study, const std::string& default_out) {
   cmd->add_option("scenario", study.scenario, "scenario file (TOML)")->required();
   auto* seeds = cmd->add_option("--seeds", study.seeds, "seeds 1..N (default 3)")->check(CLI::Range(1, 1000));
-  cmd->add_option("--seed-list", study.seed_list, "explicit seeds, comma-separated")->delimiter(',')->excludes(seeds);
+  cmd->add_option("--seed-list", study.seed_list, "explicit seeds, comma-separated")
+      ->delimiter(',')
+      ->check(CLI::NonNegativeNumber)
+      ->excludes(seeds);
   cmd->add_option("--set", study.sets, "override a scenario key for every run (repeatable)");
   cmd->add_option("--out", study.out,
                   "output directory (default " + default_out + "); run again with the same arguments, it resumes");
@@ -197,13 +218,13 @@ int main(int argc, char** argv) {
     if (trace_cmd->parsed()) return drift::cli::trace_info_command(trace_file);
     return drift::cli::list_command();
   } catch (const drift::WriteError& e) {
-    std::fprintf(stderr, "drift: error: %s\n", e.what());
+    std::fprintf(stderr, "drift: error: %s\n", one_line(e.what()).c_str());
     return 1;
   } catch (const drift::UserError& e) {
-    std::fprintf(stderr, "drift: error: %s\n", e.what());
+    std::fprintf(stderr, "drift: error: %s\n", one_line(e.what()).c_str());
     return 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "drift: internal error: %s\n", e.what());
+    std::fprintf(stderr, "drift: internal error: %s\n", one_line(e.what()).c_str());
     return 1;
   }
 }

@@ -32,7 +32,7 @@ std::string read_text(const fs::path& file) {
 }
 
 // Renders every figure; returns a note for the page when some (or all) could not be drawn.
-std::string render_all(const fs::path& dir, std::vector<Figure>& figures) {
+std::string render_all(const fs::path& dir, std::vector<Figure>& figures, const std::atomic<int>* stop = nullptr) {
   const auto gnuplot = find_gnuplot();
   if (gnuplot.empty()) {
     figures.clear();
@@ -44,6 +44,7 @@ std::string render_all(const fs::path& dir, std::vector<Figure>& figures) {
   std::vector<Figure> drawn;
   std::string note;
   for (auto& f : figures) {
+    if (stop && stop->load() != 0) throw PlotInterrupted();
     const auto error = render_figure(dir, f, gnuplot);
     if (error.empty()) drawn.push_back(std::move(f));
     else {
@@ -104,13 +105,15 @@ StudyTable table_from_directory(const fs::path& out) {
 
 }  // namespace
 
-void plot_run_directory(const fs::path& run, const std::vector<std::uint32_t>& timeline_rounds) {
+void plot_run_directory(const fs::path& run, const std::vector<std::uint32_t>& timeline_rounds,
+                        const std::atomic<int>* stop) {
   const auto dir = run / "figures";
   auto figures = run_figures(run, dir, timeline_rounds);
   HtmlPage page;
   // The parent names the run within a study (its cell) or the runs directory.
   page.title = "drift run " + (fs::absolute(run).lexically_normal().parent_path().filename() / run.filename()).string();
-  page.note = render_all(dir, figures);
+  page.note = render_all(dir, figures, stop);
+  if (stop && stop->load() != 0) throw PlotInterrupted();
   page.figures = std::move(figures);
   page.intro_html = summary_html(read_json(run / "summary.json"));
   write_text_file(run / "index.html", render_html(page));

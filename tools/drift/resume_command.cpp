@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "commands.hpp"
+#include "engine/core/directory_lock.hpp"
 #include "engine/core/error.hpp"
 #include "engine/sim/round_rules.hpp"
 
@@ -46,6 +47,8 @@ std::string summary_status(const fs::path& run) {
 int resume_command(const RunArgs& args) {
   const fs::path path = args.scenario;
   if (!fs::is_directory(path)) throw UserError(path.string() + " is not a run directory");
+  // Before anything is read: a run still going (or another resume) must not be read mid-swap.
+  DirectoryLock lock(path, "drift resume");
   std::optional<StoredCheckpoint> stored;
   try {
     stored = read_checkpoint(path);
@@ -81,7 +84,7 @@ int resume_command(const RunArgs& args) {
   PreparedRun run;
   run.scenario = scenario;
   run.data = std::make_shared<const FederationData>(prepare_federation_data(*scenario));
-  run.directory = std::make_shared<RunDirectory>(path, *scenario, c.files);
+  run.directory = std::make_shared<RunDirectory>(path, *scenario, c.files, std::move(lock));
   run.resume_from = std::make_shared<const StoredCheckpoint>(std::move(*stored));
   return execute_run(args, std::move(run));
 }

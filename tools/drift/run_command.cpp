@@ -138,11 +138,10 @@ int execute_run(const RunArgs& args, PreparedRun run) {
   options.control.stop_after = static_cast<std::uint32_t>(args.stop_after);
   options.control.resume_command = "drift resume " + path.string();
   actors::RunResult result;
-  int interrupted_code = 0;
+  // Watched until the figures are drawn too: a signal then ends the drawing, not the process.
+  InterruptWatch watch(options.control.interrupt, [observer](const std::string& text) { observer->on_warning(text); });
   try {
-    InterruptWatch watch(options.control.interrupt, [observer](const std::string& text) { observer->on_warning(text); });
     result = actors::run_federation(scenario, data, run.directory, observer, options);
-    if (result.interrupted) interrupted_code = watch.exit_code();
   } catch (const std::exception& e) {
     log->error("run failed: {}", e.what());
     // Interrupted before anything could be saved (waiting for workers): still an interrupt.
@@ -151,13 +150,20 @@ int execute_run(const RunArgs& args, PreparedRun run) {
   }
   if (result.interrupted) {
     log->warn("interrupted; continue with: drift resume {}", path.string());
-    return interrupted_code;
+    return watch.exit_code();
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (!args.no_plots) {
     try {
-      plot_run_directory(path);
+      plot_run_directory(path, {}, &options.control.interrupt->signal);
       log->info("figures: {}", (path / "index.html").string());
+    } catch (const PlotInterrupted&) {
+      std::error_code ec;
+      std::filesystem::remove_all(path / "figures", ec);
+      std::filesystem::remove(path / "index.html", ec);
+      log->warn("interrupted while drawing the figures (the run itself is complete); draw them with: drift plot {}",
+                path.string());
+      return watch.exit_code();
     } catch (const std::exception& e) {
       log->warn("no figures: {}", e.what());  // the run itself is complete
     }

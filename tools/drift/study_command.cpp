@@ -5,7 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
+#include <set>
 #include <fstream>
 #include <iostream>
 #include <thread>
@@ -25,10 +27,24 @@ namespace {
 
 std::vector<std::uint64_t> study_seeds(const StudyArgs& args) {
   if (args.seeds > 0 && !args.seed_list.empty()) throw UserError("--seeds and --seed-list: give one of them");
-  if (!args.seed_list.empty()) return args.seed_list;
+  if (!args.seed_list.empty()) {
+    auto sorted = args.seed_list;
+    std::sort(sorted.begin(), sorted.end());
+    if (const auto twice = std::adjacent_find(sorted.begin(), sorted.end()); twice != sorted.end())
+      throw UserError("--seed-list names seed " + std::to_string(*twice) + " twice: the table would count its run twice");
+    return args.seed_list;
+  }
   std::vector<std::uint64_t> seeds;
   for (int s = 1; s <= (args.seeds > 0 ? args.seeds : 3); ++s) seeds.push_back(static_cast<std::uint64_t>(s));
   return seeds;
+}
+
+// A level given twice would be run twice and averaged as two seeds of one cell.
+void refuse_repeated_levels(const Factor& factor, const std::string& what) {
+  std::set<std::string> seen;
+  for (const auto& level : factor.levels)
+    if (!seen.insert(level.label).second)
+      throw UserError(what + ": names " + level.label + " twice: the table would count its runs twice");
 }
 
 std::vector<Factor> study_factors(const StudyArgs& args) {
@@ -36,9 +52,13 @@ std::vector<Factor> study_factors(const StudyArgs& args) {
   std::vector<std::string> variants;
   for (const auto& a : args.algorithms)
     for (auto& v : split_top_level(a, "--algorithms")) variants.push_back(std::move(v));
-  if (!variants.empty()) factors.push_back(algorithm_factor(variants));
+  if (!variants.empty()) {
+    factors.push_back(algorithm_factor(variants));
+    refuse_repeated_levels(factors.back(), "--algorithms");
+  }
   for (const auto& g : args.grid) {
     factors.push_back(grid_factor(g));
+    refuse_repeated_levels(factors.back(), "--grid " + g);
     for (std::size_t f = 0; f + 1 < factors.size(); ++f)
       if (factors[f].name == factors.back().name) throw UserError("--grid " + g + ": " + factors[f].name + " is already a factor");
   }
@@ -64,20 +84,27 @@ json study_definition(const StudyArgs& args, const std::vector<Factor>& factors,
           {"sets", args.sets}};
 }
 
-void prepare_directory(const fs::path& out, const json& definition) {
+// Locked before it is read: a second study into the same directory is refused, not mixed in.
+DirectoryLock prepare_directory(const fs::path& out, const json& definition) {
   const auto file = out / "study.json";
+  if (fs::exists(out) && !fs::is_directory(out))
+    throw UserError("--out " + out.string() + " is a file, not a directory; name a new directory");
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  if (ec) throw WriteError(out.string() + ": cannot create the study directory: " + ec.message());
+  DirectoryLock lock(out, "drift study");
   if (fs::exists(file)) {
     std::ifstream in(file);
     const auto old = json::parse(in, nullptr, false);
     if (old != definition)
       throw UserError("--out " + out.string() + " holds a different study (its study.json differs: scenario, factors, "
                       "seeds or --set); name a new directory");
-    return;
+    return lock;
   }
-  if (fs::exists(out) && !fs::is_empty(out))
+  if (!is_empty_but_lock(out))
     throw UserError("--out " + out.string() + " exists, is not empty and holds no study; name a new directory");
-  fs::create_directories(out);
   write_text_file(file, definition.dump(2) + "\n");
+  return lock;
 }
 
 }  // namespace
@@ -116,8 +143,9 @@ StudyPlan plan_study(const StudyArgs& args, const std::string& default_prefix) {
       plan.runs.push_back(std::move(run));
     }
   }
+  if (!args.out.empty()) check_output_path(args.out, "--out");
   plan.out = args.out.empty() ? fs::path("runs") / (default_prefix + fs::path(args.scenario).stem().string()) : fs::path(args.out);
-  prepare_directory(plan.out, study_definition(args, plan.factors, plan.seeds, resolved));
+  plan.lock = prepare_directory(plan.out, study_definition(args, plan.factors, plan.seeds, resolved));
   return plan;
 }
 

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,7 +33,9 @@ struct Running {
 
 // Starts `drift run` for one planned run, or `drift resume` for one interrupted at a
 // checkpoint; its stdout and stderr go to <run>.log beside it. The child has its own process
-// group: a terminal's Ctrl-C reaches the study alone, which passes it on once.
+// group: a terminal's Ctrl-C reaches the study alone, which passes it on once. It dies with the
+// study, however the study dies: an orphan would go on writing a run that the study, run
+// again, resumes beside it. Killed, it loses nothing its checkpoint holds (docs/studies.md).
 pid_t start_child(const PlannedRun& run, const RunnerOptions& o, bool resume) {
   const auto dir = o.study_dir / run.relative_path;
   fs::create_directories(dir.parent_path());
@@ -50,10 +53,15 @@ pid_t start_child(const PlannedRun& run, const RunnerOptions& o, bool resume) {
   }
   const auto log = dir.string() + ".log";
   std::fflush(nullptr);
+  const pid_t study = getpid();
   const pid_t pid = fork();
   if (pid < 0) throw UserError("cannot start a run: fork failed");
   if (pid == 0) {
     setpgid(0, 0);
+    // Kept across execv. The forking thread is the study's main thread, which lives as long as
+    // the study; a study that died before this line is seen by the parent check.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != study) _exit(128 + SIGKILL);
     sigset_t all;
     sigfillset(&all);
     pthread_sigmask(SIG_UNBLOCK, &all, nullptr);  // the study's watcher blocked them

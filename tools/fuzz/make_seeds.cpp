@@ -6,9 +6,11 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <string>
 
 #include "engine/cluster/join.hpp"
+#include "engine/compose/checkpoint.hpp"
 #include "messages/cluster_codec.hpp"
 #include "messages/codec.hpp"
 #include "messages/pack_codec.hpp"
@@ -109,6 +111,23 @@ int main(int argc, char** argv) {
   write(dir, "fuzz_traces", "profile",
         std::string(1, '\1') + "client,speed,up_bandwidth,down_bandwidth,latency\n2,7.5,100,200,0.25\n");
   write(dir, "fuzz_traces", "partition", std::string(1, '\2') + "[[0, 1, 2], [3, 4], [5, 6, 7, 8], [9]]\n");
+
+  // fuzz_checkpoint: the first byte picks state.bin (0) or checkpoint.json (1).
+  const auto run = fs::temp_directory_path() / "drift-seed-checkpoint";
+  fs::remove_all(run);
+  fs::create_directories(run);
+  Checkpoint checkpoint;
+  checkpoint.round = 3;
+  checkpoint.virtual_time = 12.5;
+  checkpoint.driver = "driver state";
+  write_checkpoint(run, checkpoint, "[federation]\nclients = 4\n", [](const fs::path&) {});
+  const auto whole = [](const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  write(dir, "fuzz_checkpoint", "state", std::string(1, '\0') + whole(run / "checkpoint" / "state.bin"));
+  write(dir, "fuzz_checkpoint", "json", std::string(1, '\1') + whole(run / "checkpoint" / "checkpoint.json"));
+  fs::remove_all(run);
   std::cout << "seeds written under " << dir << "\n";
   return 0;
 }
