@@ -43,7 +43,8 @@ quickstart: build
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 600
 
-BENCHES := drift_bench_codec drift_bench_overhead drift_bench_scheduling drift_bench_roundtrip drift_bench_checkpoint drift_bench_packing
+BENCHES := drift_bench_codec drift_bench_overhead drift_bench_scheduling drift_bench_roundtrip drift_bench_checkpoint drift_bench_packing \
+  drift_bench_bare_loop drift_bench_bare_loop_system drift-system-malloc
 
 bench: build
 	cmake --build $(BUILD_DIR) -j $(JOBS) --target $(BENCHES)
@@ -57,6 +58,7 @@ bench: build
 	tools/bench/bench_cluster.sh $(BUILD_DIR)/tools/drift
 	tools/bench/bench_private_memory.sh $(BUILD_DIR)/tools/drift
 	tools/bench/bench_pack_rounds.sh $(BUILD_DIR)/tools/drift
+	tools/bench/bench_allocator.sh $(BUILD_DIR)
 
 # The unit and integration tests under AddressSanitizer + UndefinedBehaviorSanitizer, at -O1
 # with debug information so that a finding names the line. Suppressions, each with its reason,
