@@ -20,6 +20,13 @@ SANITIZE_DIR ?= build-sanitize
 FUZZ_DIR ?= build-fuzz
 FUZZ_SECONDS ?= 600
 
+# The tests compare bits recorded on other machines (scenario_digests) and across slots and
+# processes. OpenBLAS and ATen choose their kernels by the CPU's instructions, and AVX-512
+# kernels round differently from AVX2 ones, so the tests pin the AVX2 kernels, which every
+# x86-64 machine drift supports has (docs/outputs.md#machines).
+test check-sanitize: export OPENBLAS_CORETYPE := Haswell
+test check-sanitize: export ATEN_CPU_CAPABILITY := avx2
+
 .PHONY: all deps configure build quickstart test bench check-sanitize fuzz clean
 
 all: build
