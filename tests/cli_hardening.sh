@@ -27,13 +27,7 @@ chunk_size = 100
 [checkpoint]
 every = 1
 TOML
-expect_code() {  # expect_code CODE COMMAND...: and stderr in $work/last.err
-  local want=$1 code=0
-  shift
-  "$@" > "$work/last.out" 2> "$work/last.err" || code=$?
-  [[ $code -eq $want ]] || { echo "expected exit $want, got $code from: $*"; cat "$work/last.err"; exit 1; }
-}
-says() { grep -q -- "$1" "$work/last.err" || { echo "expected '$1' in:"; cat "$work/last.err"; exit 1; }; }
+source "$here/cli_lib.sh"
 wait_for() {  # wait_for TEST...: up to 60 s
   for _ in $(seq 1 600); do
     "$@" && return 0

@@ -41,12 +41,7 @@ wait_for_lines() {  # wait_for_lines FILE N: until FILE has N lines (up to 90 s)
     sleep 0.1
   done
 }
-expect_code() {  # expect_code CODE COMMAND...
-  local want=$1 code=0
-  shift
-  "$@" 2> "$work/last.err" || code=$?
-  [[ $code -eq $want ]] || { echo "expected exit $want, got $code from: $*"; cat "$work/last.err"; exit 1; }
-}
+source "$(dirname "$0")/cli_lib.sh"
 
 # Stopped after aggregation 2 and resumed on the other slot count (each variant starts on one
 # count and finishes on the other, so every run sees both): sync FedAvg, FedBuff FedAvg, and

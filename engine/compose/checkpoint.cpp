@@ -13,6 +13,7 @@
 #include "engine/compose/atomic_file.hpp"
 #include "engine/compose/fingerprint.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/stream_hash.hpp"
 #include "engine/core/state_archive.hpp"
 #include "engine/core/version.hpp"
 
@@ -74,8 +75,8 @@ std::vector<fs::path> checkpoint_files(const fs::path& directory) {
 nlohmann::json checksums_of(const fs::path& directory) {
   auto sums = nlohmann::json::object();
   for (const auto& f : checkpoint_files(directory)) {
-    const auto sum = file_checksum(directory / f);
-    sums[f.generic_string()] = {{"bytes", sum.bytes}, {"hash", sum.hash}};
+    const auto hash = hash_file(directory / f);
+    sums[f.generic_string()] = {{"bytes", hash.bytes()}, {"hash", hash.hex()}};
   }
   return sums;
 }
@@ -94,10 +95,10 @@ void verify_checksums(const fs::path& directory, const nlohmann::json& about) {
   for (const auto& [name, sum] : expected.items()) {
     const auto file = directory / name;
     if (!fs::is_regular_file(file)) throw DecodeError(file.string() + " is missing from the checkpoint");
-    const auto actual = file_checksum(file);
-    if (!sum.is_object() || sum.value("bytes", std::uint64_t{0}) != actual.bytes || sum.value("hash", "") != actual.hash)
+    const auto actual = hash_file(file);
+    if (!sum.is_object() || sum.value("bytes", std::uint64_t{0}) != actual.bytes() || sum.value("hash", "") != actual.hex())
       throw DecodeError(file.string() + " does not match the checksum " + where + " recorded (" +
-                        std::to_string(actual.bytes) + " bytes now): the checkpoint is corrupt or was edited");
+                        std::to_string(actual.bytes()) + " bytes now): the checkpoint is corrupt or was edited");
   }
 }
 

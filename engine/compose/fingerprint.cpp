@@ -1,12 +1,7 @@
 #include "engine/compose/fingerprint.hpp"
 
-#include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <vector>
-
-#include "engine/core/error.hpp"
 
 namespace drift {
 namespace {
@@ -42,28 +37,6 @@ std::string Fingerprint::hex() const {
   char out[17];
   std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h_));
   return out;
-}
-
-FileChecksum file_checksum(const std::filesystem::path& file, std::uint64_t limit) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in || std::filesystem::is_directory(file)) throw DecodeError(file.string() + ": cannot be read");
-  constexpr std::size_t kChunk = 1 << 20;
-  std::vector<char> chunk(kChunk);
-  Fingerprint f;
-  FileChecksum sum;
-  while (sum.bytes < limit) {
-    const auto want = static_cast<std::streamsize>(std::min<std::uint64_t>(kChunk, limit - sum.bytes));
-    in.read(chunk.data(), want);
-    const auto got = in.gcount();
-    if (got <= 0) break;
-    f.add(chunk.data(), static_cast<std::size_t>(got));
-    sum.bytes += static_cast<std::uint64_t>(got);
-  }
-  if (limit != UINT64_MAX && sum.bytes < limit)
-    throw DecodeError(file.string() + " holds " + std::to_string(sum.bytes) + " bytes, fewer than " +
-                      std::to_string(limit));
-  sum.hash = f.hex();
-  return sum;
 }
 
 std::string scenario_hash(const std::string& resolved_toml) {

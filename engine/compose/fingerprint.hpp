@@ -4,7 +4,6 @@
 // drift), not against an attacker: the join token and TLS do that.
 #include <cstddef>
 #include <cstdint>
-#include <filesystem>
 #include <string>
 
 #include "engine/compose/federation_data.hpp"
@@ -23,15 +22,6 @@ class Fingerprint {
  private:
   std::uint64_t h_ = 0xcbf29ce484222325ULL;
 };
-
-// A file's first `limit` bytes (all of it by default): how many, and their hash, read in fixed
-// chunks so that the hash depends on the bytes alone. Throws DecodeError naming the file when
-// it cannot be read or is shorter than `limit`.
-struct FileChecksum {
-  std::uint64_t bytes = 0;
-  std::string hash;
-};
-FileChecksum file_checksum(const std::filesystem::path& file, std::uint64_t limit = UINT64_MAX);
 
 // Of the resolved scenario without its comment lines (which name the source file).
 std::string scenario_hash(const std::string& resolved_toml);

@@ -12,7 +12,6 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/compose/atomic_file.hpp"
-#include "engine/compose/fingerprint.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/state_archive.hpp"
 
@@ -41,8 +40,9 @@ void flush_checked(std::ofstream& out, const fs::path& p) {
 }
 
 // Whether `p` still holds, in its first `size` bytes, what it held when the checkpoint was taken
-// (`hash`), ending at a line's end. Throws UserError saying what differs.
-void check_mark(const fs::path& p, std::uint64_t size, const std::string& hash) {
+// (`hash`), ending at a line's end; returns the hash of those bytes, to go on from. Throws
+// UserError saying what differs.
+StreamHash check_mark(const fs::path& p, std::uint64_t size, const std::string& hash) {
   const auto refuse = [&](const std::string& what) {
     throw UserError(p.string() + " " + what + ": cannot resume (the run directory was changed since its checkpoint, "
                     "or the checkpoint belongs to another run)");
@@ -58,13 +58,15 @@ void check_mark(const fs::path& p, std::uint64_t size, const std::string& hash) 
     in.seekg(static_cast<std::streamoff>(size - 1));
     if (in.get() != '\n') refuse("has no line end where the checkpoint's mark (" + std::to_string(size) + ") falls");
   }
-  FileChecksum sum;
+  StreamHash held;
   try {
-    sum = file_checksum(p, size);
+    held = hash_file(p, size);
   } catch (const DecodeError& e) {
     refuse(std::string("cannot be read (") + e.what() + ")");
   }
-  if (sum.hash != hash) refuse("differs in its first " + std::to_string(size) + " bytes from the file the checkpoint was taken with");
+  if (held.hex() != hash)
+    refuse("differs in its first " + std::to_string(size) + " bytes from the file the checkpoint was taken with");
+  return held;
 }
 
 // An appended file cut back to `size` bytes (checked by check_mark), open for appending.
@@ -127,7 +129,6 @@ void check_output_path(const std::string& path, const std::string& what) {
 }
 
 fs::path choose_run_directory(const Scenario& scenario, const std::string& requested) {
-  check_output_path(scenario.runs_dir, "output.runs_dir");
   if (!requested.empty()) {
     check_output_path(requested, "--out");
     fs::path p(requested);
@@ -176,14 +177,17 @@ RunDirectory::RunDirectory(fs::path path, const Scenario& scenario, const Federa
   write_file_atomically(path_ / "partition.json", partition.dump(1) + "\n");
   write_population(scenario, *data.population);
 
-  metrics_ = open_for_append(path_ / "metrics.jsonl");
-  clients_ = open_for_append(path_ / "clients.csv");
-  timings_ = open_for_append(path_ / "timings.jsonl");
-  const std::string header = "round,client,event,time,num_samples,train_loss,bytes_down,bytes_up,staleness,detail\n";
-  clients_ << header;
-  flush_checked(clients_, path_ / "clients.csv");
-  clients_size_ = header.size();
+  for (auto* f : appended()) f->out = open_for_append(f->path);
+  clients_.write("round,client,event,time,num_samples,train_loss,bytes_down,bytes_up,staleness,detail\n");
 }
+
+void RunDirectory::Appended::write(const std::string& text) {
+  out << text;
+  flush_checked(out, path);
+  written.add(text);
+}
+
+std::array<RunDirectory::Appended*, 3> RunDirectory::appended() { return {&metrics_, &clients_, &timings_}; }
 
 void RunDirectory::append(const RoundReport& r) {
   json m = {{"round", r.round},
@@ -240,9 +244,7 @@ void RunDirectory::append(const RoundReport& r) {
     for (const auto& [name, values] : r.algorithm.per_client) a[name] = values;
   }
   const auto line = m.dump() + "\n";
-  metrics_ << line;
-  flush_checked(metrics_, path_ / "metrics.jsonl");
-  metrics_size_ += line.size();
+  metrics_.write(line);
 
   for (auto c : r.aggregated)
     if (c < participation_.size()) ++participation_[c].aggregated;
@@ -263,9 +265,7 @@ void RunDirectory::append(const RoundReport& r) {
              << detail << '\n';
   }
   const auto text = rows.str();
-  clients_ << text;
-  flush_checked(clients_, path_ / "clients.csv");
-  clients_size_ += text.size();
+  clients_.write(text);
 
   // Since the last record (or since the directory was opened): the round's whole cost.
   const auto now = ProcessUsage::now();
@@ -285,9 +285,7 @@ void RunDirectory::append(const RoundReport& r) {
                            {"major_faults", used.major_faults}}
                           .dump() +
                       "\n";
-  timings_ << timing;
-  flush_checked(timings_, path_ / "timings.jsonl");
-  timings_size_ += timing.size();
+  timings_.write(timing);
 }
 
 std::string RunDirectory::marks() {
@@ -300,13 +298,12 @@ std::string RunDirectory::marks() {
 // bound to the run whose files it was taken with, so another run's is refused, not resumed.
 void RunDirectory::archive_marks(StateArchive& ar) {
   ar.section("run directory 2");
-  const std::array<std::pair<const char*, std::uint64_t*>, 3> files{
-      {{"metrics.jsonl", &metrics_size_}, {"clients.csv", &clients_size_}, {"timings.jsonl", &timings_size_}}};
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    ar.value(*files[i].second);
-    std::string hash = ar.loading() ? "" : file_checksum(path_ / files[i].first, *files[i].second).hash;
+  for (auto* f : appended()) {
+    auto size = f->written.bytes();
+    auto hash = f->written.hex();
+    ar.value(size);
     ar.text(hash);
-    if (ar.loading()) check_mark(path_ / files[i].first, *files[i].second, hash);
+    if (ar.loading()) f->written = check_mark(f->path, size, hash);
   }
   const auto clients = participation_.size();
   ar.vector(participation_, [&](Counts& c) {
@@ -329,10 +326,8 @@ RunDirectory::RunDirectory(fs::path path, const Scenario& scenario, const std::s
   archive_marks(ar);
   ar.expect_end();
   write_file_atomically(path_ / "scenario.toml", scenario.resolved_toml);
-  metrics_ = reopen_at(path_ / "metrics.jsonl", metrics_size_);
-  clients_ = reopen_at(path_ / "clients.csv", clients_size_);
-  timings_ = reopen_at(path_ / "timings.jsonl", timings_size_);
-  rounds_usage_ = usage_in_timings(path_ / "timings.jsonl");
+  for (auto* f : appended()) f->out = reopen_at(f->path, f->written.bytes());
+  rounds_usage_ = usage_in_timings(timings_.path);
 }
 
 void RunDirectory::write_participation() {

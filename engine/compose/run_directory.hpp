@@ -2,6 +2,7 @@
 // The files of one run. metrics.jsonl and clients.csv hold only results that are a function
 // of (scenario, seed), so two runs can be compared byte for byte; anything measured in
 // wall-clock time goes to timings.jsonl.
+#include <array>
 #include <chrono>
 #include <filesystem>
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include "engine/core/directory_lock.hpp"
 #include "engine/core/process_usage.hpp"
 #include "engine/core/state_archive.hpp"
+#include "engine/core/stream_hash.hpp"
 #include "engine/metrics/round_report.hpp"
 #include "engine/metrics/summary.hpp"
 #include "engine/config/scenario.hpp"
@@ -60,8 +62,16 @@ class RunDirectory {
   DirectoryLock lock_;  // held while this process may write here
   std::vector<Counts> participation_;
   bool shadow_clients_ = false;  // metrics.jsonl carries update_drift
-  std::ofstream metrics_, clients_, timings_;
-  std::uint64_t metrics_size_ = 0, clients_size_ = 0, timings_size_ = 0;  // bytes written
+  // An appended file: its stream, and the length and hash of what it holds, which a checkpoint
+  // records as its mark.
+  struct Appended {
+    std::filesystem::path path;
+    std::ofstream out;
+    StreamHash written;
+    void write(const std::string& text);  // flushed and checked
+  };
+  Appended metrics_{path_ / "metrics.jsonl"}, clients_{path_ / "clients.csv"}, timings_{path_ / "timings.jsonl"};
+  std::array<Appended*, 3> appended();
   // The process's CPU time and faults at the last record, and those of every round so far (of
   // every process that ran this run: a resume sums what timings.jsonl kept).
   ProcessUsage usage_mark_ = ProcessUsage::now();

@@ -1,18 +1,16 @@
 // Partitions read from a file, to replicate another framework's split exactly.
 #include <algorithm>
-#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "engine/core/error.hpp"
+#include "engine/core/input_file.hpp"
 #include "engine/data/partition.hpp"
 
 namespace drift {
 
 Partition partition_from_file(const std::string& path, std::int64_t num_samples, std::uint32_t clients) {
-  if (std::filesystem::is_directory(path)) throw UserError(path + " is a directory, not a partition file (JSON)");
-  std::ifstream in(path);
-  if (!in) throw UserError(path + ": cannot open partition file");
+  auto in = open_input_file(path, "partition file (JSON)");
   nlohmann::json doc;
   // A partition nests at most {"clients": [{"indices": [...]}]}: deeper input is refused as it
   // is read, before a tree of it is built.

@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <sstream>
 #include <unordered_map>
 
 #include "engine/core/error.hpp"
+#include "engine/core/input_file.hpp"
 #include "engine/core/rng.hpp"
 
 namespace drift {
@@ -32,20 +32,18 @@ constexpr std::size_t kMaxLineBytes = 4096;
 }  // namespace
 
 bool read_trace_line(std::istream& in, std::string& line, const std::string& where) {
-  line.clear();
-  for (int ch; (ch = in.get()) != EOF;) {
-    if (ch == '\n') return true;
-    if (line.size() == kMaxLineBytes)
-      throw UserError(where + ": a line longer than " + std::to_string(kMaxLineBytes) + " bytes: not a CSV trace");
-    line.push_back(static_cast<char>(ch));
-  }
-  return !line.empty();
+  char buffer[kMaxLineBytes + 2];  // the line, its newline and getline's terminating zero
+  in.getline(buffer, sizeof buffer);
+  const auto got = static_cast<std::size_t>(in.gcount());
+  if (in.fail() && !in.eof() && got == sizeof buffer - 1)
+    throw UserError(where + ": a line longer than " + std::to_string(kMaxLineBytes) + " bytes: not a CSV trace");
+  if (got == 0) return false;  // the end, or an error
+  line.assign(buffer, in.eof() ? got : got - 1);  // without the newline getline counted
+  return true;
 }
 
 CsvTable read_csv(const std::string& path, const std::vector<std::string>& required, const std::string& what) {
-  if (std::filesystem::is_directory(path)) throw UserError(path + " is a directory, not a " + what + " (CSV file)");
-  std::ifstream in(path);
-  if (!in) throw UserError(what + ": cannot open trace file " + path);
+  auto in = open_input_file(path, what + " (CSV file)");
   CsvTable t;
   t.path = path;
   std::string line;

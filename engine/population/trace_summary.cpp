@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <fstream>
 #include <set>
 
 #include "engine/core/error.hpp"
+#include "engine/core/input_file.hpp"
 #include "engine/population/availability.hpp"
 
 namespace drift {
@@ -30,9 +30,7 @@ void add_by_hour(std::array<double, 24>& bins, double s, double e) {
 }
 
 std::string first_header(const std::string& path) {
-  if (std::filesystem::is_directory(path)) throw UserError(path + " is a directory, not a trace file (CSV)");
-  std::ifstream in(path);
-  if (!in) throw UserError(path + ": cannot open trace file");
+  auto in = open_input_file(path, "trace file (CSV)");
   for (std::string line; read_trace_line(in, line, path);) {
     const auto first = line.find_first_not_of(" \t\r");
     if (first != std::string::npos && line[first] != '#') return line;

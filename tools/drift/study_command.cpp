@@ -7,7 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <set>
+#include <optional>
 #include <fstream>
 #include <iostream>
 #include <thread>
@@ -25,26 +25,32 @@ using nlohmann::json;
 
 namespace {
 
+// The first value given twice, if any: a seed or level given twice would be run twice, and the
+// table would count it as two runs of its cell.
+template <class T>
+std::optional<T> repeated(std::vector<T> values) {
+  std::sort(values.begin(), values.end());
+  const auto twice = std::adjacent_find(values.begin(), values.end());
+  return twice == values.end() ? std::nullopt : std::optional<T>(*twice);
+}
+
+void refuse_repeated_levels(const Factor& factor, const std::string& what) {
+  std::vector<std::string> labels;
+  for (const auto& level : factor.levels) labels.push_back(level.label);
+  if (const auto twice = repeated(labels))
+    throw UserError(what + ": names " + *twice + " twice: the table would count its runs twice");
+}
+
 std::vector<std::uint64_t> study_seeds(const StudyArgs& args) {
   if (args.seeds > 0 && !args.seed_list.empty()) throw UserError("--seeds and --seed-list: give one of them");
   if (!args.seed_list.empty()) {
-    auto sorted = args.seed_list;
-    std::sort(sorted.begin(), sorted.end());
-    if (const auto twice = std::adjacent_find(sorted.begin(), sorted.end()); twice != sorted.end())
+    if (const auto twice = repeated(args.seed_list))
       throw UserError("--seed-list names seed " + std::to_string(*twice) + " twice: the table would count its run twice");
     return args.seed_list;
   }
   std::vector<std::uint64_t> seeds;
   for (int s = 1; s <= (args.seeds > 0 ? args.seeds : 3); ++s) seeds.push_back(static_cast<std::uint64_t>(s));
   return seeds;
-}
-
-// A level given twice would be run twice and averaged as two seeds of one cell.
-void refuse_repeated_levels(const Factor& factor, const std::string& what) {
-  std::set<std::string> seen;
-  for (const auto& level : factor.levels)
-    if (!seen.insert(level.label).second)
-      throw UserError(what + ": names " + level.label + " twice: the table would count its runs twice");
 }
 
 std::vector<Factor> study_factors(const StudyArgs& args) {

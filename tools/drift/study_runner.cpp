@@ -35,7 +35,8 @@ struct Running {
 // checkpoint; its stdout and stderr go to <run>.log beside it. The child has its own process
 // group: a terminal's Ctrl-C reaches the study alone, which passes it on once. It dies with the
 // study, however the study dies: an orphan would go on writing a run that the study, run
-// again, resumes beside it. Killed, it loses nothing its checkpoint holds (docs/studies.md).
+// again, resumes beside it. Killed, it loses nothing its checkpoint holds
+// (docs/checkpoints.md#interrupts).
 pid_t start_child(const PlannedRun& run, const RunnerOptions& o, bool resume) {
   const auto dir = o.study_dir / run.relative_path;
   fs::create_directories(dir.parent_path());

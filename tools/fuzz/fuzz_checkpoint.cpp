@@ -9,9 +9,9 @@
 #include <unistd.h>
 
 #include "engine/compose/checkpoint.hpp"
-#include "engine/compose/fingerprint.hpp"
 #include "engine/compose/loader.hpp"
 #include "engine/compose/run_directory.hpp"
+#include "engine/core/stream_hash.hpp"
 #include "fuzz_input.hpp"
 
 namespace fs = std::filesystem;
@@ -25,8 +25,8 @@ void write(const fs::path& p, const char* data, std::size_t size) {
 nlohmann::json checksums(const fs::path& dir) {
   nlohmann::json sums = nlohmann::json::object();
   for (const char* name : {"state.bin", "scenario.toml"}) {
-    const auto sum = drift::file_checksum(dir / name);
-    sums[name] = {{"bytes", sum.bytes}, {"hash", sum.hash}};
+    const auto hash = drift::hash_file(dir / name);
+    sums[name] = {{"bytes", hash.bytes()}, {"hash", hash.hex()}};
   }
   return sums;
 }

@@ -1,0 +1,17 @@
+#include "engine/core/input_file.hpp"
+
+#include <filesystem>
+
+#include "engine/core/error.hpp"
+
+namespace drift {
+
+std::ifstream open_input_file(const std::string& path, const std::string& what) {
+  // An ifstream opens a directory without complaint, and reading it then looks like an empty file.
+  if (std::filesystem::is_directory(path)) throw UserError(path + " is a directory, not a " + what);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UserError(path + ": cannot open " + what);
+  return in;
+}
+
+}  // namespace drift

@@ -1,0 +1,13 @@
+# Helpers shared by the cli_* tests; source it after setting $work (a scratch directory).
+
+# expect_code CODE COMMAND...: runs COMMAND, fails the test unless it exits with CODE; its
+# stdout goes to $work/last.out and its stderr to $work/last.err, for `says` to read.
+expect_code() {
+  local want=$1 code=0
+  shift
+  "$@" > "$work/last.out" 2> "$work/last.err" || code=$?
+  [[ $code -eq $want ]] || { echo "expected exit $want, got $code from: $*"; cat "$work/last.err"; exit 1; }
+}
+
+# says TEXT: the last expect_code's stderr holds TEXT.
+says() { grep -q -- "$1" "$work/last.err" || { echo "expected '$1' in:"; cat "$work/last.err"; exit 1; }; }
