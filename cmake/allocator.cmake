@@ -1,4 +1,4 @@
-# The memory allocator drift's executables are linked with (docs/performance.md#allocator).
+# The memory allocator drift's executables are linked with (docs/performance.md#the-allocator).
 # LibTorch frees each batch's activations and gradients and asks for the same sizes again at
 # the next batch. glibc's malloc hands large blocks back to the kernel when they are freed
 # (mmap'd chunks, heap trimming), so every batch faulted its buffers in again and the kernel's

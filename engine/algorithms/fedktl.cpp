@@ -139,7 +139,7 @@ AlgorithmInfo fedktl_info() {
                     "pairs of classes no client has uploaded yet (random centroids): left out, or sent as the "
                     "authors' code does"),
        string_param("generator", "random",
-                    "a generator folder (drift pretrain-generator, or an export; see README) or 'random': a seeded "
+                    "a generator folder (drift pretrain-generator, or an export; see docs/algorithm_guide.md#latent-generators-for-fedktl) or 'random': a seeded "
                     "random-weight MLP"),
        integer_param("latent_dim", 64, "generator = random: latent width H", 1.0),
        integer_param("resolution", 32, "generator = random: image side before resizing to the data", 4.0)},

@@ -2,7 +2,7 @@
 // What the process has cost the machine so far (getrusage): CPU time in user space and in the
 // kernel, and page faults. A round's cost is the difference of two readings. The kernel's
 // share is the allocator's signature: a heap that hands memory back to the kernel after every
-// batch faults it in again at the next one (docs/performance.md#allocator).
+// batch faults it in again at the next one (docs/performance.md#the-allocator).
 #include <cstdint>
 
 namespace drift {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Steady speed (docs/performance.md#allocator): drift on the allocator it is linked with against
+# Steady speed (docs/performance.md#the-allocator): drift on the allocator it is linked with against
 # the same program on glibc's malloc (drift-system-malloc), measured in this run, alternating so
 # that both see the same machine. For each of two scenarios, REPS runs per allocator; per run
 # the median wall seconds per round over rounds 2..N (round 1 pays the start), the kernel's share

@@ -2,7 +2,7 @@
 // kernel: samples per second, the share of CPU time spent in the kernel, and minor page faults
 // per step. Built twice, with the allocator drift's executables use (drift_bench_bare_loop)
 // and with glibc's (drift_bench_bare_loop_system), so that tools/bench/bench_allocator.sh can
-// set drift's rounds against the loop on either allocator (docs/performance.md#allocator).
+// set drift's rounds against the loop on either allocator (docs/performance.md#the-allocator).
 //   drift_bench_bare_loop [steps]   prints one line per model: name, samples/s, system share,
 //                                   minor faults per step
 #include <ATen/Parallel.h>
