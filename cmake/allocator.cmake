@@ -1,8 +1,9 @@
 # The memory allocator drift's executables are linked with (docs/performance.md#the-allocator).
 # LibTorch frees each batch's activations and gradients and asks for the same sizes again at
 # the next batch. glibc's malloc hands large blocks back to the kernel when they are freed
-# (mmap'd chunks, heap trimming), so every batch faulted its buffers in again and the kernel's
-# time came to rival the training's, varying 2-3x from run to run. tcmalloc keeps freed memory
+# (mmap'd chunks, heap trimming), so every batch faulted its buffers in again: the kernel took
+# 8 % of the CPU time on one machine and rivalled the training on another, varying 2-3x from run
+# to run (docs/performance.md#the-allocator has the figures). tcmalloc keeps freed memory
 # in its own caches and gives it back only slowly, so a round reuses the last round's pages.
 #
 #   DRIFT_ALLOCATOR=tcmalloc  (default) Debian's libtcmalloc_minimal (libgoogle-perftools-dev)
