@@ -11,6 +11,7 @@
 #include "engine/compose/run_directory.hpp"
 #include "engine/compose/data_keys.hpp"
 #include "engine/compose/scenario_table.hpp"
+#include "engine/compose/toml_writer.hpp"
 #include "engine/config/suggest.hpp"
 #include "engine/core/error.hpp"
 #include "engine/data/dataset.hpp"
@@ -305,9 +306,7 @@ std::string resolved_text(const toml::table& root, const std::string& source) {
   std::ostringstream text;
   text << "# drift scenario, resolved from " << source << " with every default written out.\n"
        << "# `drift run` on this file repeats the run exactly.\n\n"
-       // Relaxed precision prints 0.7 as 0.7: exact for every decimal a person can type.
-       << toml::toml_formatter(root, toml::toml_formatter::default_flags | toml::format_flags::relaxed_float_precision)
-       << "\n";
+       << toml_text(root);
   return text.str();
 }
 
