@@ -9,6 +9,19 @@ trap 'rm -rf "$work"' EXIT
 "$drift" list > "$work/list"
 grep -q fedprox "$work/list"
 grep -q "preset reference" "$work/list"
+# Every scenario key from the key table, with its type, default, range and choices.
+"$drift" list keys > "$work/keys"
+grep -q "^  over_selection: number, default 1, in \[1, 100\]; sync: select" "$work/keys"
+grep -q "^  mode: string, default \"sync\", one of: sync, fedasync, fedbuff;" "$work/keys"
+grep -q "^drift resume --set may change: federation.rounds," "$work/keys"
+# docs/scenarios.md explains every key the table holds.
+awk '/^top level/ {section = ""; next} /^\[/ {section = substr($1, 2, length($1) - 2) "."; next}
+     /^  [a-z_]+:/ {key = $1; sub(":", "", key); print section key}' "$work/keys" |
+  grep -v '^groups.NAME\.\|^\[timeline' > "$work/key_paths"
+while read -r key; do
+  grep -q "$key" "$(dirname "$0")/../docs/scenarios.md" || { echo "docs/scenarios.md does not name $key"; exit 1; }
+done < "$work/key_paths"
+[[ $(wc -l < "$work/key_paths") -gt 80 ]]
 "$drift" run --help > "$work/help"
 grep -q -- "--set" "$work/help"
 cat > "$work/tiny.toml" <<TOML

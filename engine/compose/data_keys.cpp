@@ -29,21 +29,12 @@ std::string partition_conflict(const PartitionConfig& p, const DataConfig& data,
   return "";
 }
 
-void read_augment(Scenario& s, toml::table& root, const std::string& source) {
-  auto& a = s.data.augment;
-  a.preset = root.at_path("data.augment.preset").value<std::string>().value();
-  if (a.preset == "cifar" || a.preset == "cifar-batch") a.crop_padding = 4, a.flip = true;
-  a.per_batch = a.preset == "cifar-batch";
-  if (auto v = root.at_path("data.augment.crop_padding").value<std::int64_t>()) a.crop_padding = *v;
-  if (auto v = root.at_path("data.augment.flip").value<bool>()) a.flip = *v;
-  if (auto v = root.at_path("data.augment.scope").value<std::string>()) a.per_batch = *v == "batch";
+void finish_augment(const Scenario& s, toml::table& root, const std::string& source) {
+  const auto& a = s.data.augment;
   auto& table = *root.at_path("data.augment").as_table();
   table.insert_or_assign("crop_padding", a.crop_padding);
   table.insert_or_assign("flip", a.flip);
   table.insert_or_assign("scope", a.per_batch ? "batch" : "sample");
-  for (auto [list, name] : {std::pair{&a.mean, "mean"}, std::pair{&a.std, "std"}})
-    if (const auto* values = root.at_path(std::string("data.augment.") + name).as_array())
-      for (const auto& v : *values) list->push_back(v.value<double>().value());
   if (a.mean.size() != a.std.size())
     throw UserError(source + ": data.augment.mean and data.augment.std go together, one value per channel each");
   if ((a.enabled() || !a.mean.empty()) && find_dataset(s.data.dataset)->text)

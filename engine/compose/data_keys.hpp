@@ -13,8 +13,8 @@ namespace drift {
 // Partition keys that are each valid but do not fit the data or each other; empty when they do.
 std::string partition_conflict(const PartitionConfig& p, const DataConfig& data, std::uint32_t clients);
 
-// [data.augment] into s.data.augment: the preset's values, then the keys the file sets, written
-// back so that the resolved scenario spells them out. Throws UserError for text data.
-void read_augment(Scenario& s, toml::table& root, const std::string& source);
+// s.data.augment (the preset's values, then the keys the file sets) written back into the
+// table, so that the resolved scenario spells them out. Throws UserError for text data.
+void finish_augment(const Scenario& s, toml::table& root, const std::string& source);
 
 }  // namespace drift

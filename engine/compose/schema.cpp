@@ -1,9 +1,14 @@
+// The scenario's key table (docs/scenarios.md): one row per key, bound to its member.
 #include "engine/compose/schema.hpp"
-#include "engine/config/time_bounds.hpp"
 
-#include "engine/config/choices.hpp"
+#include <algorithm>
+#include <cmath>
+#include <sstream>
 
 #include "engine/algorithms/algorithm.hpp"
+#include "engine/config/suggest.hpp"
+#include "engine/config/time_bounds.hpp"
+#include "engine/core/error.hpp"
 #include "engine/data/dataset.hpp"
 #include "engine/data/partition.hpp"
 #include "engine/models/model.hpp"
@@ -12,171 +17,323 @@
 namespace drift {
 namespace {
 
-ParamSpec key(std::string name, ParamKind kind, std::optional<ParamValue> def, std::string help) {
-  return make_param(std::move(name), kind, std::move(def), std::move(help));
-}
-
-ParamSpec ranged(ParamSpec s, std::optional<double> min, std::optional<double> max, bool min_exclusive = false) {
-  s.min = min;
-  s.max = max;
-  s.min_exclusive = min_exclusive;
-  return s;
-}
-
-ParamSpec named(ParamSpec s, std::function<std::vector<std::string>()> choices) {
-  s.choices = std::move(choices);
-  return s;
-}
-
-using K = ParamKind;
+using S = Scenario;
 
 std::vector<std::string> trace_mappings() { return {"ids", "seeded"}; }
 std::vector<std::string> augment_presets() { return {"none", "cifar", "cifar-batch"}; }
 std::vector<std::string> augment_scopes() { return {"sample", "batch"}; }
 std::vector<std::string> cyclic_strata() { return {"auto", "groups", "labels"}; }
 std::vector<std::string> availability_models() { return {"always", "markov", "diurnal", "trace"}; }
-std::vector<std::string> simulation_modes() { return choice_names<SimulationMode>(); }
-std::vector<std::string> client_state_stores() { return choice_names<ClientStateStore>(); }
-std::vector<std::string> late_update_policies() { return choice_names<LateUpdates>(); }
-std::vector<std::string> divergence_policies() { return choice_names<DivergencePolicy>(); }
-std::vector<std::string> staleness_functions() { return choice_names<StalenessKind>(); }
 std::vector<std::string> group_rules() { return {"dominant_label", "label_set", "id_range", "proportion"}; }
-std::vector<std::string> timeline_actions() { return choice_names<TimelineAction>(); }
+
+// Why a key of one mode does nothing in another; "" where it acts.
+std::string sync_only(const S& s) {
+  const auto mode = s.simulation.mode;
+  return mode == SimulationMode::sync ? "" : "under " + name_of(mode) + " (sync rounds only)";
+}
+std::string async_only(const S& s) {
+  return s.simulation.mode == SimulationMode::sync ? "under sync rounds (simulation.mode = fedasync or fedbuff)" : "";
+}
+std::string fedasync_only(const S& s) {
+  if (s.simulation.mode == SimulationMode::fedbuff)
+    return "under fedbuff (FedAsync's; FedBuff weighs an update by 1/sqrt(1 + staleness))";
+  return async_only(s);
+}
+std::string fedbuff_only(const S& s) {
+  return s.simulation.mode == SimulationMode::fedasync ? "under fedasync (FedBuff's)" : async_only(s);
+}
+std::function<std::string(const S&)> for_sampler(std::string name, std::string whose) {
+  return [name, whose](const S& s) { return s.sampler.name == name ? "" : "for the " + s.sampler.name + " sampler (" + whose + ")"; };
+}
+
+// [model] group: "resnet8, resnet10" into the names, each a known model.
+void store_model_group(S& s, const ParamValue& v) {
+  const auto& text = std::get<std::string>(v);
+  std::istringstream in(text);
+  std::string item;
+  s.model_group.clear();
+  while (std::getline(in, item, ',')) {
+    const auto first = item.find_first_not_of(" \t"), last = item.find_last_not_of(" \t");
+    if (first == std::string::npos) throw UserError("model.group: empty architecture name in '" + text + "'");
+    const auto name = item.substr(first, last - first + 1);
+    const auto names = model_names();
+    if (std::find(names.begin(), names.end(), name) == names.end())
+      throw UserError("model.group: unknown model '" + name + "'" + did_you_mean(name, names) + "; the models are: " + join(names));
+    s.model_group.push_back(name);
+  }
+}
+
+ParamValue load_model_group(const S& s) {
+  std::string text;
+  for (const auto& name : s.model_group) text += (text.empty() ? "" : ",") + name;
+  return text;
+}
+
+// [model] assignment: one index into the group per client ([federation] is read before).
+void store_model_assignment(S& s, const ParamValue& v) {
+  const auto& list = std::get<std::vector<double>>(v);
+  if (s.model_group.empty()) throw UserError("model.assignment needs model.group");
+  if (list.size() != s.clients)
+    throw UserError("model.assignment has " + std::to_string(list.size()) + " entries for " + std::to_string(s.clients) +
+                    " clients (one architecture index per client)");
+  s.model_assignment.clear();
+  for (double index : list) {
+    if (index != std::floor(index) || index >= static_cast<double>(s.model_group.size()))
+      throw UserError("model.assignment: " + std::to_string(index) + " is not an index into model.group (0.." +
+                      std::to_string(s.model_group.size() - 1) + ")");
+    s.model_assignment.push_back(static_cast<std::uint32_t>(index));
+  }
+}
+
+// [data.augment] preset: its crop and flip, which the keys after it may override.
+void store_augment_preset(S& s, const ParamValue& v) {
+  auto& a = s.data.augment;
+  a.preset = std::get<std::string>(v);
+  if (a.preset == "cifar" || a.preset == "cifar-batch") a.crop_padding = 4, a.flip = true;
+  a.per_batch = a.preset == "cifar-batch";
+}
+
+std::vector<ScenarioSection> make_sections() {
+  using A = AugmentConfig;
+  using D = DataConfig;
+  using P = PartitionConfig;
+  using Sm = SamplerConfig;
+  using E = EvaluationConfig;
+  using H = HyperParams;
+  using Sim = SimulationConfig;
+  using As = AsyncConfig;
+  using C = CheckpointConfig;
+  std::vector<ScenarioSection> sections = {
+      {"", "top level",
+       {bind_key<S>("name", "run name; defaults to the file name", &S::name).optional(),
+        bind_key<S>("seed", "root of every random stream", &S::seed).range(0.0, 9.2e18)}},
+      {"data", "dataset",
+       {bind_key<S>("dataset", "dataset name (drift list)", &S::data, &D::dataset).choices(dataset_names),
+        bind_key<S>("path", "directory of the dataset files; empty = the package's location", &S::data, &D::path),
+        bind_key<S>("max_train_samples", "use only the first N training samples; 0 = all", &S::data, &D::max_train_samples).range(0.0, {}),
+        bind_key<S>("max_test_samples", "use only the first N test samples; 0 = all", &S::data, &D::max_test_samples).range(0.0, {}),
+        bind_key<S>("client_test_fraction", "> 0: merge train and test, hold out this share of every client as its test split (PFLlib: 0.25)",
+                &S::data, &D::client_test_fraction).range(0.0, 0.9)}},
+      {"data.augment", "training-time augmentation of images, per sample and seeded; never applied to the test set",
+       {bind_custom_key<S>("preset", "none | cifar (random crop with padding 4 + horizontal flip, per sample) | cifar-batch (the same, one draw per batch, as FedSKC's and FedSC's code)",
+                       ParamKind::string, std::string("none"), store_augment_preset,
+                       [](const S& s) -> ParamValue { return s.data.augment.preset; }).choices(augment_presets),
+        bind_key<S>("crop_padding", "pad each side with this many black pixels, then crop back to the image's size at a random offset; 0 = off (default: the preset's)",
+                &S::data, &D::augment, &A::crop_padding).optional().range(0.0, 64.0),
+        bind_key<S>("flip", "mirror each image left-right with probability 1/2 (default: the preset's)", &S::data, &D::augment, &A::flip).optional(),
+        bind_custom_key<S>("scope", "sample: every image draws its own crop and flip | batch: one draw for the whole batch (default: the preset's)",
+                       ParamKind::string, std::nullopt,
+                       [](S& s, const ParamValue& v) { s.data.augment.per_batch = std::get<std::string>(v) == "batch"; },
+                       [](const S& s) -> ParamValue { return std::string(s.data.augment.per_batch ? "batch" : "sample"); })
+            .choices(augment_scopes),
+        bind_key<S>("mean", "per-channel normalisation of pixels in [0, 1], train and test alike (with std); unset: the dataset's own",
+                &S::data, &D::augment, &A::mean).optional().range(0.0, 1.0),
+        bind_key<S>("std", "per-channel standard deviations, one per channel (with mean)", &S::data, &D::augment, &A::std)
+            .optional().range(0.0, {}, true)}},
+      {"partition", "how training data is split across clients",
+       {bind_key<S>("scheme", "how the training data is split (natural: LEAF writers' own clients)",
+                &S::partition, &P::scheme).choices(partition_scheme_names),
+        bind_key<S>("alpha", "Dirichlet concentration; small = more skewed", &S::partition, &P::alpha).range(0.0, {}, true),
+        bind_key<S>("shards_per_client", "label shards per client (scheme = shards)", &S::partition, &P::shards_per_client).range(1.0, {}),
+        bind_key<S>("min_client_samples", "Dirichlet redraws until every client has this many", &S::partition, &P::min_client_samples).range(1.0, {}),
+        bind_key<S>("max_attempts", "Dirichlet redraws before giving up", &S::partition, &P::max_attempts).range(1.0, {}),
+        bind_key<S>("long_tail", "rho: class c keeps n_max * rho^(-c/(C-1)) training samples before partitioning; 1 = off",
+                &S::partition, &P::long_tail).range(1.0, 1e6),
+        bind_key<S>("file", "scheme = file: JSON per-client lists of training-sample indices, relative to the scenario", &S::partition, &P::file)}},
+      {"federation", "population and length",
+       {bind_key<S>("clients", "number of clients", &S::clients).range(1.0, 1e7),
+        bind_key<S>("rounds", "aggregation rounds", &S::rounds).range(1.0, 1e9).may_change_on_resume()}},
+      {"sampler", "who takes part in a round: set clients_per_round or fraction",
+       {bind_key<S>("name", "selection policy (drift list)", &S::sampler, &Sm::name).choices(sampler_names),
+        bind_key<S>("clients_per_round", "cohort size", &S::sampler, &Sm::clients_per_round).optional().range(1.0, {}),
+        bind_key<S>("fraction", "cohort size as a fraction of the clients (default 0.1)", &S::sampler, &Sm::fraction).optional().range(0.0, 1.0, true),
+        bind_key<S>("candidates", "power_of_choice: candidates drawn per seat", &S::sampler, &Sm::candidates)
+            .range(1.0, 1000.0).idle_when(for_sampler("power_of_choice", "power_of_choice's")),
+        bind_key<S>("strata", "cyclic: rotate through groups, or labels (dominant label); auto: groups if any are defined", &S::sampler, &Sm::strata)
+            .choices(cyclic_strata).idle_when(for_sampler("cyclic", "only cyclic takes strata; stratified forms its own"))}},
+      {"model", "architecture",
+       {bind_key<S>("name", "model name (drift list)", &S::model).choices(model_names),
+        bind_key<S>("width", "base channels of resnet8/resnet10 (0 = the papers' 64; 16 suits 2 cores)", &S::model_width).range(0.0, 4096.0),
+        bind_custom_key<S>("group", "heterogeneous models (private-model algorithms): comma-separated architectures; client i gets the (i mod N)-th, overriding name",
+                       ParamKind::string, std::string(""), store_model_group, load_model_group),
+        bind_custom_key<S>("assignment", "group: the architecture index of every client (one per client), instead of i mod N",
+                       ParamKind::number_list, std::nullopt, store_model_assignment,
+                       [](const S& s) -> ParamValue { return std::vector<double>(s.model_assignment.begin(), s.model_assignment.end()); })
+            .range(0.0, {}),
+        bind_key<S>("feature_dim", "common feature width (AdaptiveAvgPool1d); 0 = the architecture's own, 512 for a group of several",
+                &S::feature_dim).range(0.0, 65536.0)}},
+      {"algorithm", "federated algorithm; further keys are the algorithm's parameters",
+       {bind_key<S>("name", "algorithm name (drift list)", &S::algorithm).choices(algorithm_names)}},
+      {"training", "local training on each client",
+       {bind_key<S>("local_epochs", "passes over the local data per round", &S::training, &H::local_epochs).range(1.0, 1e6),
+        bind_key<S>("batch_size", "mini-batch size", &S::training, &H::batch_size).range(1.0, 1e7),
+        bind_key<S>("lr", "SGD learning rate", &S::training, &H::learning_rate).range(0.0, {}, true),
+        bind_key<S>("momentum", "SGD momentum (buffers reset every round)", &S::training, &H::momentum).range(0.0, 1.0),
+        bind_key<S>("weight_decay", "L2 penalty", &S::training, &H::weight_decay).range(0.0, {}),
+        bind_key<S>("drop_last", "skip the last partial batch", &S::training, &H::drop_last),
+        bind_key<S>("grad_clip", "clip each step's global gradient norm to this; 0 = off", &S::training, &H::grad_clip).range(0.0, {}),
+        bind_key<S>("lr_decay", "learning rate of round r is lr * lr_decay^(r-1)", &S::training, &H::lr_decay).range(0.0, 1.0, true)}},
+      {"evaluation", "global model on the test set",
+       {bind_key<S>("every", "evaluate every N rounds (and after the last)", &S::evaluation, &E::every).range(1.0, {}),
+        bind_key<S>("batch_size", "evaluation batch size", &S::evaluation, &E::batch_size).range(1.0, {}),
+        bind_key<S>("chunk_size", "test samples per evaluation job", &S::evaluation, &E::chunk_size).range(1.0, {}),
+        bind_key<S>("targets", "accuracies for rounds-to-X and time-to-X in summary.json", &S::evaluation, &E::targets).range(0.0, 1.0).may_change_on_resume(),
+        bind_key<S>("at_times", "virtual seconds at which summary.json gives the accuracy reached", &S::evaluation, &E::at_times)
+            .range(0.0, kMaxVirtualSeconds).may_change_on_resume()}},
+      {"profile", "client system profile: compute speed and network (groups may override)", {}},
+      {"availability", "when clients are online (groups may override)", {}},
+      {"simulation", "virtual time: round driver, deadlines, dropouts",
+       {bind_key<S>("mode", "round driver: sync rounds, FedAsync or FedBuff", &S::simulation, &Sim::mode),
+        bind_key<S>("deadline", "sync: virtual seconds per round; 0 = none", &S::simulation, &Sim::deadline)
+            .range(0.0, kMaxVirtualSeconds).idle_when(sync_only),
+        bind_key<S>("over_selection", "sync: select ceil(factor * cohort), keep the first finishers", &S::simulation, &Sim::over_selection)
+            .range(1.0, 100.0).idle_when(sync_only),
+        bind_key<S>("min_cohort", "sync: fewer updates and the round aggregates nothing", &S::simulation, &Sim::min_cohort)
+            .range(1.0, {}).idle_when(sync_only),
+        bind_key<S>("dropout", "per-task probability of dropping out mid-task", &S::simulation, &Sim::dropout).range(0.0, 1.0),
+        bind_key<S>("late_updates", "sync: what becomes of an update that arrives after the deadline (stale: folded into the next round)", &S::simulation, &Sim::late_updates).idle_when(sync_only),
+        bind_key<S>("train_doomed", "sync: train updates certain to be discarded (to measure wasted work)", &S::simulation, &Sim::train_doomed)
+            .idle_when(sync_only),
+        bind_key<S>("max_virtual_time", "stop when virtual time passes this; 0 = no limit", &S::simulation, &Sim::max_virtual_time)
+            .range(0.0, kMaxVirtualSeconds).may_change_on_resume(),
+        bind_key<S>("drift_window", "aggregations in the sliding drift window", &S::simulation, &Sim::drift_window).range(1.0, {}),
+        bind_key<S>("client_state", "where idle clients' private state (private models) waits (disk: the run directory)",
+                &S::simulation, &Sim::client_state),
+        bind_key<S>("on_divergence", "what a round whose every update failed, or a non-finite model, does: stop (status diverged) or continue",
+                &S::simulation, &Sim::on_divergence),
+        bind_key<S>("shadow_clients", "sync: also train this many seeded clients that were not selected, never aggregated, to measure the cohort's update against the population's (update_drift)",
+                &S::simulation, &Sim::shadow_clients).range(0.0, 1e6)}},
+      {"async", "asynchronous drivers (simulation.mode = fedasync or fedbuff)",
+       {bind_key<S>("concurrency", "clients training at once", &S::async, &As::concurrency).range(1.0, 1e6).idle_when(async_only),
+        bind_key<S>("alpha", "FedAsync mixing weight", &S::async, &As::alpha).range(0.0, 1.0, true).idle_when(fedasync_only),
+        bind_key<S>("staleness", "FedAsync: how the mixing weight falls with an update's staleness", &S::async, &As::staleness).idle_when(fedasync_only),
+        bind_key<S>("staleness_a", "polynomial exponent a, or hinge slope a", &S::async, &As::staleness_a).range(0.0, {}).idle_when(fedasync_only),
+        bind_key<S>("staleness_b", "hinge: staleness tolerated at full weight", &S::async, &As::staleness_b).range(0.0, {}).idle_when(fedasync_only),
+        bind_key<S>("buffer_size", "FedBuff: updates per aggregation", &S::async, &As::buffer_size).range(1.0, 1e6).idle_when(fedbuff_only),
+        bind_key<S>("server_lr", "FedBuff: server learning rate", &S::async, &As::server_lr).range(0.0, {}, true).idle_when(fedbuff_only)}},
+      {"devices", "where training runs (does not change results; pack changes them by float rounding)",
+       {bind_key<S>("cpu_slots", "CPU trainer slots, one thread each; 0 = one per core", &S::cpu_slots).range(0.0, 4096.0).may_change_on_resume(),
+        bind_key<S>("pool", "devices and their slots, e.g. \"cpu:2,cuda:0x4\"; empty = cpu_slots CPU slots", &S::device_pool).may_change_on_resume(),
+        bind_key<S>("pack", "sync rounds: train this many clients of a round (in cohort order) as one packed model; results equal unpacked ones up to float rounding (docs/performance.md)",
+                &S::pack).range(1.0, 4096.0)}},
+      {"checkpoint", "when a run saves the state `drift resume` continues from (docs/checkpoints.md)",
+       {bind_key<S>("every", "aggregations between checkpoints; 0 = by wall time only", &S::checkpoint, &C::every).range(0.0, 1e9).may_change_on_resume(),
+        bind_key<S>("minutes", "wall-clock minutes between checkpoints; 0 = by count only", &S::checkpoint, &C::minutes).range(0.0, {}).may_change_on_resume(),
+        bind_key<S>("at_end", "also after the last aggregation, so drift resume --set federation.rounds=N can extend the run; false saves its disk space",
+                &S::checkpoint, &C::at_end).may_change_on_resume()}},
+      {"output", "run directory",
+       {bind_key<S>("runs_dir", "parent directory of run directories", &S::runs_dir),
+        bind_key<S>("log_eligible", "write an 'eligible' row per eligible client and round to clients.csv", &S::log_eligible)}},
+  };
+  for (auto& section : sections) {
+    if (section.name == "profile")
+      for (const auto& k : profile_keys()) section.keys.push_back(lift(k, &S::profile));
+    if (section.name == "availability")
+      for (const auto& k : availability_keys()) section.keys.push_back(lift(k, &S::availability));
+  }
+  return sections;
+}
 
 }  // namespace
 
-const std::vector<ParamSpec>& group_schema() {
-  static const std::vector<ParamSpec> keys = {
-      named(key("rule", K::string, std::nullopt, "dominant_label | label_set | id_range | proportion"), group_rules),
-      ranged(key("labels", K::number_list, std::nullopt, "dominant_label: the client's most frequent label is one of these; label_set: the client holds only these labels"), 0.0, std::nullopt),
-      ranged(key("from", K::integer, std::nullopt, "id_range: first client id"), 0.0, std::nullopt),
-      ranged(key("to", K::integer, std::nullopt, "id_range: last client id (inclusive)"), 0.0, std::nullopt),
-      ranged(key("share", K::number, std::nullopt, "proportion: chance that a client not yet grouped joins"), 0.0, 1.0, true),
+const std::vector<KeyBinding<ProfileConfig>>& profile_keys() {
+  using P = ProfileConfig;
+  static const std::vector<KeyBinding<P>> keys = {
+      bind_key<P>("speed", "training samples per second (median if speed_sigma > 0)", &P::speed).range(kMinRate, kMaxRate),
+      bind_key<P>("speed_sigma", "lognormal sigma of speed across clients; 0 = constant", &P::speed_sigma).range(0.0, 10.0),
+      bind_key<P>("up_bandwidth", "upload bytes per second", &P::up_bandwidth).range(kMinRate, kMaxRate),
+      bind_key<P>("down_bandwidth", "download bytes per second", &P::down_bandwidth).range(kMinRate, kMaxRate),
+      bind_key<P>("latency", "seconds each way", &P::latency).range(0.0, kMaxVirtualSeconds),
+      bind_key<P>("trace", "CSV client,speed,up_bandwidth,down_bandwidth,latency", &P::trace),
+      bind_key<P>("trace_clients", "ids: trace client k is client k | seeded: a seeded draw of the trace's clients, one per client",
+              &P::trace_clients).choices(trace_mappings),
   };
   return keys;
 }
 
-const std::vector<ParamSpec>& timeline_schema() {
-  static const std::vector<ParamSpec> keys = {
-      ranged(key("at_round", K::integer, std::nullopt, "round at whose start the entry fires"), 1.0, std::nullopt),
-      ranged(key("at_time", K::number, std::nullopt, "virtual time at which the entry fires"), 0.0, kMaxVirtualSeconds),
-      named(key("action", K::string, std::nullopt, "offline | online | speed | sampler | fraction | deadline | leave | join"), timeline_actions),
-      key("group", K::string, std::nullopt, "group the action applies to"),
-      ranged(key("value", K::number, std::nullopt, "speed factor, fraction or deadline"), 0.0, kMaxVirtualSeconds),
-      key("sampler", K::string, std::nullopt, "sampler name (action = sampler)"),
+const std::vector<KeyBinding<AvailabilityConfig>>& availability_keys() {
+  using A = AvailabilityConfig;
+  static const std::vector<KeyBinding<A>> keys = {
+      bind_key<A>("model", "how clients come and go", &A::model).choices(availability_models),
+      bind_key<A>("mean_online", "markov: mean online period, seconds", &A::mean_online).range(0.0, kMaxVirtualSeconds, true),
+      bind_key<A>("mean_offline", "markov: mean offline period, seconds", &A::mean_offline).range(0.0, kMaxVirtualSeconds, true),
+      bind_key<A>("period", "diurnal: cycle length, seconds", &A::period).range(0.0, kMaxVirtualSeconds, true),
+      bind_key<A>("duty", "diurnal: online fraction of each cycle", &A::duty).range(0.0, 1.0),
+      bind_key<A>("phase", "diurnal: seconds by which the cycle is advanced", &A::phase).range(-kMaxVirtualSeconds, kMaxVirtualSeconds),
+      bind_key<A>("trace", "trace: CSV client,start,end online intervals", &A::trace),
+      bind_key<A>("trace_clients", "ids: trace client k is client k | seeded: a seeded draw of the trace's clients, one per client",
+              &A::trace_clients).choices(trace_mappings),
   };
   return keys;
+}
+
+const std::vector<KeyBinding<GroupConfig>>& group_keys() {
+  using G = GroupConfig;
+  static const std::vector<KeyBinding<G>> keys = {
+      bind_key<G>("rule", "how the group's clients are chosen", &G::rule).optional().choices(group_rules),
+      bind_key<G>("labels", "dominant_label: the client's most frequent label is one of these; label_set: the client holds only these labels",
+              &G::labels).optional().range(0.0, {}),
+      bind_key<G>("from", "id_range: first client id", &G::from).optional().range(0.0, {}),
+      bind_key<G>("to", "id_range: last client id (inclusive)", &G::to).optional().range(0.0, {}),
+      bind_key<G>("share", "proportion: chance that a client not yet grouped joins", &G::share).optional().range(0.0, 1.0, true),
+  };
+  return keys;
+}
+
+const std::vector<KeyBinding<TimelineEntry>>& timeline_keys() {
+  using T = TimelineEntry;
+  static const std::vector<KeyBinding<T>> keys = {
+      bind_key<T>("at_round", "round at whose start the entry fires", &T::at_round).optional().range(1.0, {}),
+      bind_key<T>("at_time", "virtual time at which the entry fires", &T::at_time).optional().range(0.0, kMaxVirtualSeconds),
+      bind_key<T>("action", "what happens", &T::action).optional(),
+      bind_key<T>("group", "group the action applies to", &T::group).optional(),
+      bind_key<T>("value", "speed factor, fraction or deadline", &T::value).optional().range(0.0, kMaxVirtualSeconds),
+      bind_key<T>("sampler", "sampler name (action = sampler)", &T::sampler).optional(),
+  };
+  return keys;
+}
+
+const std::vector<ScenarioSection>& scenario_sections() {
+  static const std::vector<ScenarioSection> sections = make_sections();
+  return sections;
 }
 
 const std::vector<SectionSpec>& scenario_schema() {
-  static const std::vector<SectionSpec> schema = {
-      {"", "top level",
-       {key("name", K::string, std::nullopt, "run name; defaults to the file name"),
-        ranged(key("seed", K::integer, std::int64_t{1}, "root of every random stream"), 0.0, 9.2e18)}},
-      {"data", "dataset",
-       {named(key("dataset", K::string, std::string("fashion-mnist"), "dataset name (drift list)"), dataset_names),
-        key("path", K::string, std::string(""), "directory of the dataset files; empty = the package's location"),
-        ranged(key("max_train_samples", K::integer, std::int64_t{0}, "use only the first N training samples; 0 = all"), 0.0, std::nullopt),
-        ranged(key("max_test_samples", K::integer, std::int64_t{0}, "use only the first N test samples; 0 = all"), 0.0, std::nullopt),
-        ranged(key("client_test_fraction", K::number, 0.0, "> 0: merge train and test, hold out this share of every client as its test split (PFLlib: 0.25)"), 0.0, 0.9)}},
-      {"data.augment", "training-time augmentation of images, per sample and seeded; never applied to the test set",
-       {named(key("preset", K::string, std::string("none"), "none | cifar (random crop with padding 4 + horizontal flip, per sample) | cifar-batch (the same, one draw per batch, as FedSKC's and FedSC's code)"), augment_presets),
-        ranged(key("crop_padding", K::integer, std::nullopt, "pad each side with this many black pixels, then crop back to the image's size at a random offset; 0 = off (default: the preset's)"), 0.0, 64.0),
-        key("flip", K::boolean, std::nullopt, "mirror each image left-right with probability 1/2 (default: the preset's)"),
-        named(key("scope", K::string, std::nullopt, "sample: every image draws its own crop and flip | batch: one draw for the whole batch (default: the preset's)"), augment_scopes),
-        ranged(key("mean", K::number_list, std::nullopt, "per-channel normalisation of pixels in [0, 1], train and test alike (with std); unset: the dataset's own"), 0.0, 1.0),
-        ranged(key("std", K::number_list, std::nullopt, "per-channel standard deviations, one per channel (with mean)"), 0.0, std::nullopt, true)}},
-      {"partition", "how training data is split across clients",
-       {named(key("scheme", K::string, std::string("dirichlet"), "iid | dirichlet | dirichlet_creff | shards | file | domains | domains_dirichlet | natural (LEAF writers)"), partition_scheme_names),
-        ranged(key("alpha", K::number, 0.5, "Dirichlet concentration; small = more skewed"), 0.0, std::nullopt, true),
-        ranged(key("shards_per_client", K::integer, std::int64_t{2}, "label shards per client (scheme = shards)"), 1.0, std::nullopt),
-        ranged(key("min_client_samples", K::integer, std::int64_t{10}, "Dirichlet redraws until every client has this many"), 1.0, std::nullopt),
-        ranged(key("max_attempts", K::integer, std::int64_t{1000}, "Dirichlet redraws before giving up"), 1.0, std::nullopt),
-        ranged(key("long_tail", K::number, 1.0, "rho: class c keeps n_max * rho^(-c/(C-1)) training samples before partitioning; 1 = off"), 1.0, 1e6),
-        key("file", K::string, std::string(""), "scheme = file: JSON per-client lists of training-sample indices, relative to the scenario")}},
-      {"federation", "population and length",
-       {ranged(key("clients", K::integer, std::int64_t{10}, "number of clients"), 1.0, 1e7),
-        ranged(key("rounds", K::integer, std::int64_t{10}, "aggregation rounds"), 1.0, 1e9)}},
-      {"sampler", "who takes part in a round: set clients_per_round or fraction",
-       {named(key("name", K::string, std::string("uniform"), "selection policy (drift list)"), sampler_names),
-        ranged(key("clients_per_round", K::integer, std::nullopt, "cohort size"), 1.0, std::nullopt),
-        ranged(key("fraction", K::number, std::nullopt, "cohort size as a fraction of the clients (default 0.1)"), 0.0, 1.0, true),
-        ranged(key("candidates", K::number, 2.0, "power_of_choice: candidates drawn per seat"), 1.0, 1000.0),
-        named(key("strata", K::string, std::string("auto"), "cyclic: rotate through groups | labels (dominant label) | auto"), cyclic_strata)}},
-      {"model", "architecture",
-       {named(key("name", K::string, std::string("small-cnn"), "model name (drift list)"), model_names),
-        ranged(key("width", K::integer, std::int64_t{0}, "base channels of resnet8/resnet10 (0 = the papers' 64; 16 suits 2 cores)"), 0.0, 4096.0),
-        key("group", K::string, std::string(""), "heterogeneous models (private-model algorithms): comma-separated architectures; client i gets the (i mod N)-th, overriding name"),
-        ranged(key("assignment", K::number_list, std::nullopt, "group: the architecture index of every client (one per client), instead of i mod N"), 0.0, std::nullopt),
-        ranged(key("feature_dim", K::integer, std::int64_t{0}, "common feature width (AdaptiveAvgPool1d); 0 = the architecture's own, 512 for a group of several"), 0.0, 65536.0)}},
-      {"algorithm", "federated algorithm; further keys are the algorithm's parameters",
-       {named(key("name", K::string, std::string("fedavg"), "algorithm name (drift list)"), algorithm_names)}},
-      {"training", "local training on each client",
-       {ranged(key("local_epochs", K::integer, std::int64_t{1}, "passes over the local data per round"), 1.0, 1e6),
-        ranged(key("batch_size", K::integer, std::int64_t{64}, "mini-batch size"), 1.0, 1e7),
-        ranged(key("lr", K::number, 0.05, "SGD learning rate"), 0.0, std::nullopt, true),
-        ranged(key("momentum", K::number, 0.0, "SGD momentum (buffers reset every round)"), 0.0, 1.0),
-        ranged(key("weight_decay", K::number, 0.0, "L2 penalty"), 0.0, std::nullopt),
-        key("drop_last", K::boolean, false, "skip the last partial batch"),
-        ranged(key("grad_clip", K::number, 0.0, "clip each step's global gradient norm to this; 0 = off"), 0.0, std::nullopt),
-        ranged(key("lr_decay", K::number, 1.0, "learning rate of round r is lr * lr_decay^(r-1)"), 0.0, 1.0, true)}},
-      {"evaluation", "global model on the test set",
-       {ranged(key("every", K::integer, std::int64_t{1}, "evaluate every N rounds (and after the last)"), 1.0, std::nullopt),
-        ranged(key("batch_size", K::integer, std::int64_t{500}, "evaluation batch size"), 1.0, std::nullopt),
-        ranged(key("chunk_size", K::integer, std::int64_t{2000}, "test samples per evaluation job"), 1.0, std::nullopt),
-        ranged(key("targets", K::number_list, std::vector<double>{0.5, 0.7, 0.8}, "accuracies for rounds-to-X and time-to-X in summary.json"), 0.0, 1.0),
-        ranged(key("at_times", K::number_list, std::vector<double>{}, "virtual seconds at which summary.json gives the accuracy reached"), 0.0, kMaxVirtualSeconds)}},
-      {"profile", "client system profile: compute speed and network (groups may override)",
-       {ranged(key("speed", K::number, 1000.0, "training samples per second (median if speed_sigma > 0)"), kMinRate, kMaxRate),
-        ranged(key("speed_sigma", K::number, 0.0, "lognormal sigma of speed across clients; 0 = constant"), 0.0, 10.0),
-        ranged(key("up_bandwidth", K::number, 1.25e6, "upload bytes per second"), kMinRate, kMaxRate),
-        ranged(key("down_bandwidth", K::number, 1.25e7, "download bytes per second"), kMinRate, kMaxRate),
-        ranged(key("latency", K::number, 0.05, "seconds each way"), 0.0, kMaxVirtualSeconds),
-        key("trace", K::string, std::string(""), "CSV client,speed,up_bandwidth,down_bandwidth,latency"),
-        named(key("trace_clients", K::string, std::string("ids"), "ids: trace client k is client k | seeded: a seeded draw of the trace's clients, one per client"), trace_mappings)}},
-      {"availability", "when clients are online (groups may override)",
-       {named(key("model", K::string, std::string("always"), "always | markov | diurnal | trace"), availability_models),
-        ranged(key("mean_online", K::number, 3600.0, "markov: mean online period, seconds"), 0.0, kMaxVirtualSeconds, true),
-        ranged(key("mean_offline", K::number, 3600.0, "markov: mean offline period, seconds"), 0.0, kMaxVirtualSeconds, true),
-        ranged(key("period", K::number, 86400.0, "diurnal: cycle length, seconds"), 0.0, kMaxVirtualSeconds, true),
-        ranged(key("duty", K::number, 0.5, "diurnal: online fraction of each cycle"), 0.0, 1.0),
-        ranged(key("phase", K::number, 0.0, "diurnal: seconds by which the cycle is advanced"), -kMaxVirtualSeconds, kMaxVirtualSeconds),
-        key("trace", K::string, std::string(""), "trace: CSV client,start,end online intervals"),
-        named(key("trace_clients", K::string, std::string("ids"), "ids: trace client k is client k | seeded: a seeded draw of the trace's clients, one per client"), trace_mappings)}},
-      {"simulation", "virtual time: round driver, deadlines, dropouts",
-       {named(key("mode", K::string, std::string("sync"), "sync | fedasync | fedbuff"), simulation_modes),
-        ranged(key("deadline", K::number, 0.0, "sync: virtual seconds per round; 0 = none"), 0.0, kMaxVirtualSeconds),
-        ranged(key("over_selection", K::number, 1.0, "sync: select ceil(factor * cohort), keep the first finishers"), 1.0, 100.0),
-        ranged(key("min_cohort", K::integer, std::int64_t{1}, "sync: fewer updates and the round aggregates nothing"), 1.0, std::nullopt),
-        ranged(key("dropout", K::number, 0.0, "per-task probability of dropping out mid-task"), 0.0, 1.0),
-        named(key("late_updates", K::string, std::string("discard"), "sync: discard | stale"), late_update_policies),
-        key("train_doomed", K::boolean, false, "sync: train updates certain to be discarded (to measure wasted work)"),
-        ranged(key("max_virtual_time", K::number, 0.0, "stop when virtual time passes this; 0 = no limit"), 0.0, kMaxVirtualSeconds),
-        ranged(key("drift_window", K::integer, std::int64_t{10}, "aggregations in the sliding drift window"), 1.0, std::nullopt),
-        named(key("client_state", K::string, std::string("memory"), "where idle clients' private state (private models) waits: memory | disk (the run directory)"), client_state_stores),
-        named(key("on_divergence", K::string, std::string("stop"), "a round whose every update failed, or a non-finite model: stop (status diverged) | continue"), divergence_policies),
-        ranged(key("shadow_clients", K::integer, std::int64_t{0}, "sync: also train this many seeded clients that were not selected, never aggregated, to measure the cohort's update against the population's (update_drift)"), 0.0, 1e6)}},
-      {"async", "asynchronous drivers (simulation.mode = fedasync or fedbuff)",
-       {ranged(key("concurrency", K::integer, std::int64_t{10}, "clients training at once"), 1.0, 1e6),
-        ranged(key("alpha", K::number, 0.6, "FedAsync mixing weight"), 0.0, 1.0, true),
-        named(key("staleness", K::string, std::string("polynomial"), "constant | polynomial | hinge"), staleness_functions),
-        ranged(key("staleness_a", K::number, 0.5, "polynomial exponent a, or hinge slope a"), 0.0, std::nullopt),
-        ranged(key("staleness_b", K::number, 4.0, "hinge: staleness tolerated at full weight"), 0.0, std::nullopt),
-        ranged(key("buffer_size", K::integer, std::int64_t{10}, "FedBuff: updates per aggregation"), 1.0, 1e6),
-        ranged(key("server_lr", K::number, 1.0, "FedBuff: server learning rate"), 0.0, std::nullopt, true)}},
-      {"devices", "where training runs (does not change results; pack changes them by float rounding)",
-       {ranged(key("cpu_slots", K::integer, std::int64_t{0}, "CPU trainer slots, one thread each; 0 = one per core"), 0.0, 4096.0),
-        key("pool", K::string, std::string(""), "devices and their slots, e.g. \"cpu:2,cuda:0x4\"; empty = cpu_slots CPU slots"),
-        ranged(key("pack", K::integer, std::int64_t{1}, "sync rounds: train this many clients of a round (in cohort order) as one packed model; results equal unpacked ones up to float rounding (docs/performance.md)"), 1.0, 4096.0)}},
-      {"checkpoint", "when a run saves the state `drift resume` continues from (docs/checkpoints.md)",
-       {ranged(key("every", K::integer, std::int64_t{0}, "aggregations between checkpoints; 0 = by wall time only"), 0.0, 1e9),
-        ranged(key("minutes", K::number, 5.0, "wall-clock minutes between checkpoints; 0 = by count only"), 0.0, std::nullopt),
-        key("at_end", K::boolean, true, "also after the last aggregation, so drift resume --set federation.rounds=N can extend the run; false saves its disk space")}},
-      {"output", "run directory",
-       {key("runs_dir", K::string, std::string("runs"), "parent directory of run directories"),
-        key("log_eligible", K::boolean, true, "write an 'eligible' row per eligible client and round to clients.csv")}},
-  };
+  static const std::vector<SectionSpec> schema = [] {
+    std::vector<SectionSpec> out;
+    for (const auto& s : scenario_sections()) out.push_back({s.name, s.help, specs_of(s.keys)});
+    return out;
+  }();
   return schema;
+}
+
+const std::vector<ParamSpec>& group_schema() {
+  static const std::vector<ParamSpec> specs = specs_of(group_keys());
+  return specs;
+}
+
+const std::vector<ParamSpec>& timeline_schema() {
+  static const std::vector<ParamSpec> specs = specs_of(timeline_keys());
+  return specs;
+}
+
+std::vector<std::string> idle_key_warnings(const Scenario& s) {
+  std::vector<std::string> out;
+  for (const auto& section : scenario_sections())
+    for (const auto& k : section.keys) {
+      if (!k.idle || !k.spec.default_value || k.load(s) == *k.spec.default_value) continue;
+      if (const auto why = k.idle(s); !why.empty())
+        out.push_back((section.name.empty() ? "" : section.name + ".") + k.spec.key + " does nothing " + why);
+    }
+  return out;
+}
+
+std::vector<std::string> resumable_keys() {
+  std::vector<std::string> out;
+  for (const auto& section : scenario_sections())
+    for (const auto& k : section.keys)
+      if (k.resumable) out.push_back(section.name + "." + k.spec.key);
+  return out;
 }
 
 }  // namespace drift

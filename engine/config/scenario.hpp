@@ -1,6 +1,8 @@
 #pragma once
 // A validated scenario: every field has a value (defaults filled in), every name resolves in
 // its registry, every number is in range. Built only by load_scenario() (engine/compose).
+// A member's initialiser is its key's default: the key table (engine/compose/schema.cpp)
+// reads it from here, so it is written nowhere else.
 // Plain structs without LibTorch, so that any layer can read its configuration cheaply.
 #include <cstdint>
 #include <string>
@@ -27,7 +29,7 @@ struct AugmentConfig {
 };
 
 struct DataConfig {
-  std::string dataset;
+  std::string dataset = "fashion-mnist";
   std::string path;  // directory of the dataset files; "" = the dataset's default location
   std::int64_t max_train_samples = 0;  // 0 = all; otherwise the first N (for quick runs)
   std::int64_t max_test_samples = 0;
@@ -39,7 +41,7 @@ struct DataConfig {
 };
 
 struct PartitionConfig {
-  std::string scheme;  // iid | dirichlet | dirichlet_creff | shards | file
+  std::string scheme = "dirichlet";  // iid | dirichlet | dirichlet_creff | shards | file
   double alpha = 0.5;
   std::int64_t shards_per_client = 2;
   std::int64_t min_client_samples = 10;
@@ -49,7 +51,7 @@ struct PartitionConfig {
 };
 
 struct SamplerConfig {
-  std::string name;
+  std::string name = "uniform";
   std::int64_t clients_per_round = 0;  // exactly one of these two is set
   double fraction = 0.0;
   double candidates = 2.0;  // power_of_choice: candidate set size as a multiple of the cohort
@@ -62,7 +64,7 @@ struct EvaluationConfig {
   std::int64_t every = 1;  // evaluate the global model every N rounds (and after the last)
   std::int64_t batch_size = 500;
   std::int64_t chunk_size = 2000;  // test samples per evaluation job on the device pool
-  std::vector<double> targets;     // accuracies for rounds-to-X in summary.json
+  std::vector<double> targets{0.5, 0.7, 0.8};  // accuracies for rounds-to-X in summary.json
   std::vector<double> at_times;    // virtual-time budgets for accuracy-at-T in summary.json
 };
 
@@ -145,21 +147,21 @@ struct CheckpointConfig {
 
 struct Scenario {
   std::string name;
-  std::uint64_t seed = 0;
+  std::uint64_t seed = 1;
   std::string source;  // file it was loaded from
   DataConfig data;
   PartitionConfig partition;
-  std::uint32_t clients = 0;
-  std::uint32_t rounds = 0;
+  std::uint32_t clients = 10;
+  std::uint32_t rounds = 10;
   SamplerConfig sampler;
-  std::string model;             // the architecture (the first of model_group when a group is set)
+  std::string model = "small-cnn";  // the architecture (the first of model_group when a group is set)
   std::int64_t model_width = 0;  // base channels of the ResNets; 0 = the architecture's default
   // Heterogeneous models (private-model algorithms): client i trains
   // model_group[model_assignment[i]], or model_group[i mod size] without an assignment.
   std::vector<std::string> model_group;
   std::vector<std::uint32_t> model_assignment;
   std::int64_t feature_dim = 0;  // common feature width (AdaptiveAvgPool1d); 0 = the architecture's own
-  std::string algorithm;
+  std::string algorithm = "fedavg";
   ParamSet algorithm_params;
   HyperParams training;
   EvaluationConfig evaluation;
@@ -173,7 +175,7 @@ struct Scenario {
   std::string device_pool;     // "cpu:2,cuda:0x4"; empty = cpu x cpu_slots
   std::uint32_t pack = 1;      // clients of a sync round trained together as one packed model
   CheckpointConfig checkpoint;
-  std::string runs_dir;
+  std::string runs_dir = "runs";
   bool log_eligible = true;  // write "eligible" rows to clients.csv (one per eligible client per round)
   std::string resolved_toml;  // the scenario with every default written out
   std::vector<std::string> warnings;  // keys that do nothing here (compose/consistency)

@@ -117,6 +117,7 @@ struct ValidateArgs {
 int validate_command(const ValidateArgs& args);
 
 int list_command();
+int list_keys_command();  // drift list keys: the scenario's key table
 
 struct WorkerArgs {
   std::string connect;      // the coordinator's HOST:PORT

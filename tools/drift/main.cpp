@@ -192,7 +192,10 @@ int main(int argc, char** argv) {
   auto* compare_cmd = add_compare(app, compare);
   auto* study_cmd = add_study(app, study);
   auto* plot_cmd = add_plot(app, plot_dir, plot_rounds);
-  app.add_subcommand("list", "list datasets, partitions, models, algorithms and samplers");
+  std::string list_what;
+  app.add_subcommand("list", "list datasets, partitions, models, algorithms and samplers; `drift list keys`: every scenario key")
+      ->add_option("what", list_what, "keys: every scenario key with its type, default, range and help")
+      ->check(CLI::IsMember({"keys"}));
   auto* generator_cmd = add_check_generator(app, generator_dir);
   auto* pretrain_cmd = add_pretrain_generator(app, pretrain);
   std::string trace_file;
@@ -216,7 +219,7 @@ int main(int argc, char** argv) {
     if (generator_cmd->parsed()) return drift::cli::check_generator_command(generator_dir);
     if (pretrain_cmd->parsed()) return drift::cli::pretrain_generator_command(pretrain);
     if (trace_cmd->parsed()) return drift::cli::trace_info_command(trace_file);
-    return drift::cli::list_command();
+    return list_what == "keys" ? drift::cli::list_keys_command() : drift::cli::list_command();
   } catch (const drift::WriteError& e) {
     std::fprintf(stderr, "drift: error: %s\n", one_line(e.what()).c_str());
     return 1;

@@ -1,12 +1,12 @@
 // drift resume RUN_DIR: continue a run from its last checkpoint (docs/checkpoints.md#resume).
 #include <algorithm>
-#include <array>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <string_view>
 
 #include "commands.hpp"
+#include "engine/compose/schema.hpp"
+#include "engine/config/suggest.hpp"
 #include "engine/core/directory_lock.hpp"
 #include "engine/core/error.hpp"
 #include "engine/sim/round_rules.hpp"
@@ -16,22 +16,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Keys a resumed run may change: they decide what happens from now on (how long it runs, when
-// it checkpoints, where it trains) or only how the summary reads the results, never what was
-// already computed.
-constexpr std::array<std::string_view, 9> kResumableKeys{
-    "federation.rounds",  "simulation.max_virtual_time", "checkpoint.every",  "checkpoint.minutes",
-    "checkpoint.at_end",  "evaluation.targets",          "evaluation.at_times", "devices.cpu_slots",
-    "devices.pool"};
-
+// The key table marks the keys a resumed run may change (may_change_on_resume in
+// engine/compose/schema.cpp); the rest were used to compute what came before the checkpoint.
 void check_overrides(const std::vector<Override>& overrides) {
+  const auto resumable = resumable_keys();
   for (const auto& o : overrides) {
-    if (std::find(kResumableKeys.begin(), kResumableKeys.end(), o.key) != kResumableKeys.end()) continue;
-    std::string allowed;
-    for (auto k : kResumableKeys) allowed += (allowed.empty() ? "" : ", ") + std::string(k);
+    if (std::find(resumable.begin(), resumable.end(), o.key) != resumable.end()) continue;
     throw UserError("--set " + o.key + ": a resumed run cannot change it, since the aggregations before the "
                     "checkpoint were computed with its old value (run the scenario again instead); resume "
-                    "may change: " + allowed);
+                    "may change: " + join(resumable));
   }
 }
 

@@ -9,6 +9,8 @@
 #include "engine/compose/client_models.hpp"
 #include "engine/compose/federation_data.hpp"
 #include "engine/compose/packing.hpp"
+#include "engine/compose/schema.hpp"
+#include "engine/config/suggest.hpp"
 #include "engine/training/packed_model.hpp"
 #include "engine/core/durations.hpp"
 #include "engine/sim/round_estimate.hpp"
@@ -87,6 +89,58 @@ int list_command() {
   }
   section("samplers");
   for (const auto& s : sampler_catalog()) row(s.name, s.description);
+  return 0;
+}
+
+}  // namespace drift::cli
+
+namespace drift::cli {
+namespace {
+
+std::string value_text(const ParamValue& v) {
+  return std::visit(
+      [](const auto& x) -> std::string {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, bool>) return x ? "true" : "false";
+        else if constexpr (std::is_same_v<T, std::string>) return "\"" + x + "\"";
+        else if constexpr (std::is_same_v<T, std::vector<double>>) {
+          std::string out;
+          for (double d : x) out += (out.empty() ? "" : ", ") + format_bound(d);
+          return "[" + out + "]";
+        } else {
+          return format_bound(static_cast<double>(x));
+        }
+      },
+      v);
+}
+
+// "number, default 1, in [1, 100]; sync: select ceil(factor * cohort), ..."
+std::string key_line(const ParamSpec& spec) {
+  std::string line = describe(spec.kind).substr(describe(spec.kind).find(' ') + 1);
+  line = line.substr(0, line.find(" ("));
+  line += spec.default_value ? ", default " + value_text(*spec.default_value) : ", optional";
+  if (spec.min || spec.max)
+    line += std::string(", in ") + (spec.min ? (spec.min_exclusive ? "(" : "[") + format_bound(*spec.min) : "(-inf") + ", " +
+            (spec.max ? format_bound(*spec.max) + "]" : "inf)");
+  if (spec.choices) line += ", one of: " + join(spec.choices());
+  return line + "; " + spec.help;
+}
+
+void print_keys(const std::string& title, const std::vector<ParamSpec>& keys) {
+  std::cout << title << "\n";
+  for (const auto& k : keys) std::cout << "  " << k.key << ": " << key_line(k) << "\n";
+}
+
+}  // namespace
+
+int list_keys_command() {
+  for (const auto& section : scenario_schema())
+    print_keys(section.name.empty() ? "top level" : "[" + section.name + "]  " + section.help, section.keys);
+  print_keys("[groups.NAME]  a named set of clients; [groups.NAME.profile] and .availability override those sections",
+             group_schema());
+  print_keys("[[timeline]]  something that happens at a round or a virtual time", timeline_schema());
+  std::cout << "[algorithm] also takes the chosen algorithm's parameters: drift list\n"
+            << "drift resume --set may change: " << join(resumable_keys()) << "\n";
   return 0;
 }
 
