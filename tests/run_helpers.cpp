@@ -34,7 +34,7 @@ RunFiles run_scenario(Scenario loaded, std::uint32_t slots, const std::string& t
   const auto dir = fresh_directory(tag);
   auto directory = std::make_shared<RunDirectory>(dir, *scenario, *data);
   actors::run_federation(scenario, data, directory, std::make_shared<actors::RunObserver>(),
-                         actors::FederationOptions{slots, {}, {}});
+                         actors::FederationOptions{slots, {}, {}, {}});
   return {dir, read_file(dir / "metrics.jsonl"), read_file(dir / "clients.csv")};
 }
 

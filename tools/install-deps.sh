@@ -20,6 +20,8 @@ packages=(
   curl ca-certificates
   # make fuzz: clang's libFuzzer.
   clang libclang-rt-14-dev
+  # .ci/run checks the sources against .clang-format.
+  clang-format
   # Figures (drift plot, and the end of run / study / compare); fonts for their text.
   gnuplot-nox fonts-dejavu-core
   # The test that opens a run's index.html the way a person does, in a headless browser.

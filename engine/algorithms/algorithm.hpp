@@ -60,8 +60,8 @@ class ClientAlgorithm {
 // What an aggregation knows about the updates it folds in, index for index with them.
 struct AggregationInput {
   std::uint32_t round = 0;                    // the aggregation's number: sync round, or async aggregation
-  std::vector<std::uint64_t> staleness;       // model versions between the one pulled and the current one
-  std::vector<std::uint64_t> pulled_version;  // the model version each update trained from
+  std::vector<std::uint64_t> staleness{};     // model versions between the one pulled and the current one
+  std::vector<std::uint64_t> pulled_version{};  // the model version each update trained from
 };
 
 // The server half answers *what* an aggregation makes of its updates; the round driver

@@ -66,8 +66,8 @@ class RunDirectory {
   // records as its mark.
   struct Appended {
     std::filesystem::path path;
-    std::ofstream out;
-    StreamHash written;
+    std::ofstream out{};
+    StreamHash written{};
     void write(const std::string& text);  // flushed and checked
   };
   Appended metrics_{path_ / "metrics.jsonl"}, clients_{path_ / "clients.csv"}, timings_{path_ / "timings.jsonl"};

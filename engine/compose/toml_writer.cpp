@@ -77,9 +77,9 @@ void write_value(std::ostream& out, const toml::node& node) {
   else if (const auto* t = node.as_table()) {  // an inline table inside an array
     out << "{";
     bool first = true;
-    for (auto&& [k, v] : *t) {
+    for (auto&& [k, entry] : *t) {
       out << (first ? " " : ", ") << key_text(k.str()) << " = ";
-      write_value(out, v);
+      write_value(out, entry);
       first = false;
     }
     out << (first ? "}" : " }");

@@ -19,16 +19,16 @@ namespace {
 // 64-bit ones set their own bound).
 void check_range(const ParamSpec& spec, const std::string& path, const std::string& where, double v) {
   constexpr double kIntegerMax = 2147483647.0;
-  const std::optional<double> max = spec.max ? spec.max
-                                             : spec.kind == ParamKind::integer ? std::optional<double>(kIntegerMax)
-                                                                               : std::nullopt;
+  // A plain double (no optional): GCC 12 at -O3 took the optional's copy for uninitialised.
+  const bool bounded = spec.max.has_value() || spec.kind == ParamKind::integer;
+  const double max = spec.max.value_or(kIntegerMax);
   if (std::isnan(v)) fail(where, path + " must be a number, not nan");
   if (std::isinf(v)) fail(where, path + " must be a finite number, not " + (v > 0 ? "inf" : "-inf"));
   if (spec.min && (spec.min_exclusive ? v <= *spec.min : v < *spec.min)) {
     fail(where, path + " must be " + (spec.min_exclusive ? "> " : ">= ") + format_bound(*spec.min) +
                           ", got " + format_bound(v));
   }
-  if (max && v > *max) fail(where, path + " must be <= " + format_bound(*max) + ", got " + format_bound(v));
+  if (bounded && v > max) fail(where, path + " must be <= " + format_bound(max) + ", got " + format_bound(v));
 }
 
 }  // namespace
