@@ -32,8 +32,9 @@ std::string Checkpointer::write(std::uint32_t round, double virtual_time, std::s
   c.driver = std::move(driver);
   c.sampler = std::move(sampler);
   c.files = options_.directory->marks();
-  const auto bytes = write_checkpoint(options_.directory->path(), std::move(c), scenario_.resolved_toml,
-                                      [this](const std::filesystem::path& dir) { states_->save_to(dir / "client_state"); });
+  const auto bytes =
+      write_checkpoint(options_.directory->path(), std::move(c), scenario_.resolved_toml,
+                       [this](const std::filesystem::path& dir) { states_->save_to(dir / "client_state"); });
   last_ = Clock::now();
   const double ms = std::chrono::duration<double, std::milli>(last_ - began).count();
   char line[160];

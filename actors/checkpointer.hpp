@@ -27,7 +27,7 @@ struct CheckpointOptions {
   std::shared_ptr<RunDirectory> directory;              // null: no checkpoints
   std::shared_ptr<const StoredCheckpoint> resume_from;  // null: a new run
   std::shared_ptr<RunInterrupt> interrupt;              // null: none can come
-  std::uint32_t stop_after = 0;  // > 0: stop as if interrupted after this aggregation (tests)
+  std::uint32_t stop_after = 0;                         // > 0: stop as if interrupted after this aggregation (tests)
 };
 
 class Checkpointer {

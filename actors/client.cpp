@@ -27,8 +27,10 @@ caf::result<Buffer> train(client_actor::pointer self, std::uint32_t client_id, c
             } catch (const std::exception& e) {
               failure = e.what();
             }
-            if (failure.empty()) promise.deliver(update);
-            else promise.deliver(caf::make_error(caf::sec::runtime_error, failure));
+            if (failure.empty())
+              promise.deliver(update);
+            else
+              promise.deliver(caf::make_error(caf::sec::runtime_error, failure));
           },
           [=](caf::error& err) mutable { promise.deliver(std::move(err)); });
   return promise;

@@ -40,7 +40,8 @@ class Pool {
   Pool(PoolSelf self, std::shared_ptr<RunObserver> observer, WorkerWatch watch)
       : self_(self), observer_(std::move(observer)), watch_(watch) {}
 
-  void add_device(std::string name, const torch::Device& where, const std::vector<slot_actor>& slots, caf::actor agent) {
+  void add_device(std::string name, const torch::Device& where, const std::vector<slot_actor>& slots,
+                  caf::actor agent) {
     const auto d = devices_.size();
     devices_.push_back({std::move(name), std::move(agent)});
     capacity_.push_back(DeviceSlots{where, static_cast<std::uint32_t>(slots.size())});
@@ -89,8 +90,10 @@ class Pool {
 
   // Replies once `n` workers are live (joined and not lost).
   void await(std::uint32_t n, caf::typed_response_promise<std::uint32_t> promise) {
-    if (live_workers() >= n) promise.deliver(live_workers());
-    else waiting_.emplace_back(n, std::move(promise));
+    if (live_workers() >= n)
+      promise.deliver(live_workers());
+    else
+      waiting_.emplace_back(n, std::move(promise));
   }
 
   void submit(Job job) {
@@ -258,7 +261,8 @@ class Pool {
       const auto& handle = slot_of_[slot].handle;
       if (auto* t = std::get_if<TrainJob>(&entry.job)) {
         self_->request(handle, caf::infinite, train_atom::value, t->state, t->task)
-            .then([this, id](Buffer& update, Buffer& state) { finish<TrainJob>(id, std::move(update), std::move(state)); },
+            .then([this, id](Buffer& update,
+                             Buffer& state) { finish<TrainJob>(id, std::move(update), std::move(state)); },
                   [this, id](caf::error& err) { finish<TrainJob>(id, std::move(err)); });
       } else if (auto* p = std::get_if<PackJob>(&entry.job)) {
         self_->request(handle, caf::infinite, pack_atom::value, p->task, p->pack)
@@ -295,13 +299,13 @@ class Pool {
   std::shared_ptr<RunObserver> observer_;
   WorkerWatch watch_;
   bool ticking_ = false;
-  std::vector<char> pinging_;         // device -> a heartbeat is outstanding
-  std::vector<double> job_seconds_;   // device -> mean wall seconds of its finished jobs
+  std::vector<char> pinging_;        // device -> a heartbeat is outstanding
+  std::vector<double> job_seconds_;  // device -> mean wall seconds of its finished jobs
   std::vector<std::uint64_t> jobs_done_;
   std::vector<Device> devices_;
-  std::vector<DeviceSlots> capacity_;           // device -> slots (0 once lost or released)
-  std::vector<std::uint32_t> running_;          // device -> jobs running
-  std::vector<std::deque<std::size_t>> idle_;   // device -> idle slots, lowest first
+  std::vector<DeviceSlots> capacity_;          // device -> slots (0 once lost or released)
+  std::vector<std::uint32_t> running_;         // device -> jobs running
+  std::vector<std::deque<std::size_t>> idle_;  // device -> idle slots, lowest first
   std::vector<Slot> slot_of_;
   std::deque<Job> queue_;
   std::map<std::uint64_t, Running> running_jobs_;
@@ -316,7 +320,8 @@ class Pool {
 caf::error foreign_sender(PoolSelf self) {
   const auto& sender = self->current_sender();
   if (sender && sender->node() == self->node()) return caf::none;
-  return caf::make_error(caf::sec::runtime_error, std::string("the device pool takes orders only from its own process"));
+  return caf::make_error(caf::sec::runtime_error,
+                         std::string("the device pool takes orders only from its own process"));
 }
 
 }  // namespace

@@ -13,10 +13,9 @@ namespace {
 
 // Publishes the gatekeeper and blocks until `workers` workers are ready. Returns an error
 // text, or "" once they are.
-std::string gather_workers(caf::actor_system& system, caf::scoped_actor& self, const pool_actor& pool,
-                           caf::actor& gate, const Scenario& scenario, const FederationData& data,
-                           std::shared_ptr<RunObserver> observer, const ClusterOptions& cluster,
-                           const RunInterrupt& interrupt) {
+std::string gather_workers(caf::actor_system& system, caf::scoped_actor& self, const pool_actor& pool, caf::actor& gate,
+                           const Scenario& scenario, const FederationData& data, std::shared_ptr<RunObserver> observer,
+                           const ClusterOptions& cluster, const RunInterrupt& interrupt) {
   GatekeeperSetup setup;
   setup.policy = JoinPolicy{cluster.token, scenario_hash(scenario.resolved_toml)};
   setup.scenario_toml = scenario.resolved_toml;
@@ -27,7 +26,7 @@ std::string gather_workers(caf::actor_system& system, caf::scoped_actor& self, c
   Endpoint at = *cluster.listen;
   at.port = publish_actor(system, gate, at, cluster.tls);
   observer->on_notice("listening on " + at.text() + (cluster.tls.enabled ? " (TLS)" : "") + ", scenario hash " +
-                     setup.policy.scenario_hash + "; waiting for " + std::to_string(cluster.workers) + " worker(s)");
+                      setup.policy.scenario_hash + "; waiting for " + std::to_string(cluster.workers) + " worker(s)");
   if (cluster.workers == 0) return "";
   // Asked again every second, so that an interrupt ends the wait (nothing ran: no checkpoint).
   const auto started = std::chrono::steady_clock::now();
@@ -54,9 +53,10 @@ RunResult run_federation(std::shared_ptr<const Scenario> scenario, std::shared_p
   const auto& cluster = options.cluster;
   const auto& control = options.control;
   // Before any actor exists: a directory that cannot be made stops nothing half-started.
-  const auto client_states = msg::make_state_store(scenario->simulation.client_state, directory->path() / "client_state");
-  SinkOptions sink_options{SummaryTargets{scenario->evaluation.targets, scenario->evaluation.at_times}, {}, 0.0,
-                           control.resume_command};
+  const auto client_states =
+      msg::make_state_store(scenario->simulation.client_state, directory->path() / "client_state");
+  SinkOptions sink_options{
+      SummaryTargets{scenario->evaluation.targets, scenario->evaluation.at_times}, {}, 0.0, control.resume_command};
   if (control.resume_from) {
     client_states->restore_from(control.resume_from->directory / "client_state");
     sink_options.earlier = read_metrics_file(directory->path() / "metrics.jsonl");
@@ -106,9 +106,10 @@ RunResult run_federation(std::shared_ptr<const Scenario> scenario, std::shared_p
           .receive([&](double b) { best = b; }, [&](caf::error& err) { failure = error_text(err); });
     }
     if (cluster.listen)
-      self->request(pool, std::chrono::seconds(30), release_atom::value).receive([](std::uint32_t) {}, [](caf::error&) {});
-    for (const auto& a : {gate, server_actor, caf::actor_cast<caf::actor>(sampler_handle),
-                          caf::actor_cast<caf::actor>(pool), sink})
+      self->request(pool, std::chrono::seconds(30), release_atom::value)
+          .receive([](std::uint32_t) {}, [](caf::error&) {});
+    for (const auto& a :
+         {gate, server_actor, caf::actor_cast<caf::actor>(sampler_handle), caf::actor_cast<caf::actor>(pool), sink})
       if (a) self->send_exit(a, caf::exit_reason::user_shutdown);
   }
   if (!failure.empty()) throw std::runtime_error(failure);

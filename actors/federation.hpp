@@ -9,10 +9,10 @@
 #include "actors/metrics_sink.hpp"
 #include "actors/network.hpp"
 #include "engine/cluster/endpoint.hpp"
+#include "engine/compose/federation_data.hpp"
 #include "engine/compose/run_directory.hpp"
 #include "engine/config/scenario.hpp"
 #include "engine/training/devices.hpp"
-#include "engine/compose/federation_data.hpp"
 
 namespace drift::actors {
 
@@ -23,20 +23,20 @@ struct ClusterOptions {
   bool no_local = false;           // train on workers only
   std::string token;               // the join token (read_join_token)
   TlsOptions tls;
-  double join_timeout_s = 600;     // give up when the workers are not all ready by then; 0: wait forever
-  WorkerWatch watch;               // when an unresponsive worker is let go
+  double join_timeout_s = 600;  // give up when the workers are not all ready by then; 0: wait forever
+  WorkerWatch watch;            // when an unresponsive worker is let go
 };
 
 // Checkpoints and interrupts (docs/checkpoints.md).
 struct RunControl {
   std::shared_ptr<const StoredCheckpoint> resume_from;  // continue from it (the directory is reopened)
   std::shared_ptr<RunInterrupt> interrupt;              // set by a signal; may be null
-  std::uint32_t stop_after = 0;  // > 0: stop as if interrupted after this aggregation (tests)
-  std::string resume_command;    // what summary.json tells a person to run when interrupted
+  std::uint32_t stop_after = 0;                         // > 0: stop as if interrupted after this aggregation (tests)
+  std::string resume_command;                           // what summary.json tells a person to run when interrupted
 };
 
 struct FederationOptions {
-  std::uint32_t cpu_slots = 1;  // CPU trainer slots when `devices` is empty; results do not depend on it
+  std::uint32_t cpu_slots = 1;       // CPU trainer slots when `devices` is empty; results do not depend on it
   std::vector<DeviceSlots> devices;  // the device pool; empty: cpu x cpu_slots
   ClusterOptions cluster;
   RunControl control;
@@ -50,7 +50,7 @@ struct RunResult {
 // Throws std::runtime_error if the run cannot finish (then summary.json says "stopped" and
 // why, beside everything reported so far).
 RunResult run_federation(std::shared_ptr<const Scenario> scenario, std::shared_ptr<const FederationData> data,
-                      std::shared_ptr<RunDirectory> directory, std::shared_ptr<RunObserver> observer,
-                      const FederationOptions& options);
+                         std::shared_ptr<RunDirectory> directory, std::shared_ptr<RunObserver> observer,
+                         const FederationOptions& options);
 
 }  // namespace drift::actors

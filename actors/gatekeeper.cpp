@@ -79,8 +79,8 @@ caf::behavior gatekeeper(caf::event_based_actor* self, GatekeeperSetup setup) {
         if (!agent || agent.node() != session.node) return refuse(who, "its agent does not live on its node");
         for (const auto& s : slots)
           if (!s || s.node() != session.node) return refuse(who, "a trainer slot does not live on its node");
-        if (const auto why = ready_refusal(state->setup.policy.scenario_hash, state->setup.data_fingerprint, ready,
-                                           slots.size()))
+        if (const auto why =
+                ready_refusal(state->setup.policy.scenario_hash, state->setup.data_fingerprint, ready, slots.size()))
           return refuse(who, *why);
         self->send(state->setup.pool, worker_atom::value, session.worker, agent, slots);
         JoinReply reply;

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/metrics/round_report.hpp"
 #include "engine/compose/run_directory.hpp"
+#include "engine/metrics/round_report.hpp"
 #include "engine/metrics/summary.hpp"
 
 namespace drift::actors {

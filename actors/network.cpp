@@ -15,7 +15,9 @@ void check_tls_files(const TlsOptions& tls) {
   const std::pair<const char*, const std::string*> files[] = {
       {"--cert", &tls.certificate}, {"--key", &tls.key}, {"--ca", &tls.ca}};
   for (const auto& [flag, path] : files) {
-    if (path->empty()) throw UserError(std::string("--tls needs ") + flag + " FILE (PEM); see docs/devices.md#running-on-several-machines");
+    if (path->empty())
+      throw UserError(std::string("--tls needs ") + flag +
+                      " FILE (PEM); see docs/devices.md#running-on-several-machines");
     if (!std::ifstream(*path)) throw UserError(std::string(flag) + " '" + *path + "' cannot be read");
   }
 }

@@ -57,8 +57,8 @@ using worker_registry_actor =
 //   release: -> the number of workers told the run is over
 //   tick: its own timer, to check that workers answer and jobs meet their deadlines
 using pool_actor = job_runner_actor::extend_with<worker_registry_actor>::extend<
-    caf::replies_to<await_atom, std::uint32_t>::with<std::uint32_t>,
-    caf::replies_to<release_atom>::with<std::uint32_t>, caf::reacts_to<tick_atom>>;
+    caf::replies_to<await_atom, std::uint32_t>::with<std::uint32_t>, caf::replies_to<release_atom>::with<std::uint32_t>,
+    caf::reacts_to<tick_atom>>;
 
 // One federated client: a task (Task buffer) -> its update (Update buffer).
 using client_actor = caf::typed_actor<caf::replies_to<task_atom, Buffer>::with<Buffer>,

@@ -1,7 +1,7 @@
 #include "actors/server.hpp"
 
-#include <csignal>
 #include <chrono>
+#include <csignal>
 #include <deque>
 #include <map>
 #include <optional>
@@ -57,14 +57,14 @@ class Host final : public JobRunner, public DriverListener {
   void run(caf::response_promise done) {
     done_ = std::move(done);
     phase_start_ = Clock::now();
-    if (checkpointer_->options().resume_from) driver_->resume();
-    else driver_->start();
+    if (checkpointer_->options().resume_from)
+      driver_->resume();
+    else
+      driver_->start();
   }
 
   // JobRunner
-  std::uint64_t task_bytes(const std::shared_ptr<const TrainingTask>& task) override {
-    return encoded(task).size();
-  }
+  std::uint64_t task_bytes(const std::shared_ptr<const TrainingTask>& task) override { return encoded(task).size(); }
 
   void launch(std::uint64_t job, std::uint32_t client_id, const std::shared_ptr<const TrainingTask>& task) override {
     launch_job(job, client_id, task, false);
@@ -80,9 +80,8 @@ class Host final : public JobRunner, public DriverListener {
     auto self = self_;
     auto request = shadow ? self->request(client_handle(client_id), caf::infinite, shadow_atom::value, encoded(task))
                           : self->request(client_handle(client_id), caf::infinite, task_atom::value, encoded(task));
-    std::move(request)
-        .then([this, job, client_id](Buffer& update) { deliver(job, client_id, update); },
-              [this, job](caf::error& err) { job_failed(job, err); });
+    std::move(request).then([this, job, client_id](Buffer& update) { deliver(job, client_id, update); },
+                            [this, job](caf::error& err) { job_failed(job, err); });
   }
 
   // Consecutive jobs of the round, devices.pack at a time, train as one pack; a lone last job
@@ -91,8 +90,11 @@ class Host final : public JobRunner, public DriverListener {
                     const std::shared_ptr<const TrainingTask>& task) override {
     for (std::size_t i = 0; i < jobs.size(); i += pack_) {
       const auto end = std::min(jobs.size(), i + pack_);
-      if (end - i == 1) launch(jobs[i].first, jobs[i].second, task);
-      else launch_pack({jobs.begin() + static_cast<std::ptrdiff_t>(i), jobs.begin() + static_cast<std::ptrdiff_t>(end)}, task);
+      if (end - i == 1)
+        launch(jobs[i].first, jobs[i].second, task);
+      else
+        launch_pack({jobs.begin() + static_cast<std::ptrdiff_t>(i), jobs.begin() + static_cast<std::ptrdiff_t>(end)},
+                    task);
     }
   }
 
@@ -198,7 +200,9 @@ class Host final : public JobRunner, public DriverListener {
     const int signal = interrupt ? interrupt->signal.load() : 0;
     if (interrupt) interrupt->stopped = true;
     on_finished({RunStatus::interrupted, "stopped at a checkpoint after aggregation " + std::to_string(round) +
-                                             (signal == SIGINT ? " (SIGINT)" : signal == SIGTERM ? " (SIGTERM)" : "")});
+                                             (signal == SIGINT    ? " (SIGINT)"
+                                              : signal == SIGTERM ? " (SIGTERM)"
+                                                                  : "")});
   }
 
   void on_progress(std::uint32_t round, std::uint32_t arrived, std::uint32_t needed) override {
@@ -237,7 +241,8 @@ class Host final : public JobRunner, public DriverListener {
 
   client_actor client_handle(std::uint32_t id) {
     auto it = clients_.find(id);
-    if (it == clients_.end()) it = clients_.emplace(id, self_->spawn<caf::linked>(client, id, peers_.pool, client_states_)).first;
+    if (it == clients_.end())
+      it = clients_.emplace(id, self_->spawn<caf::linked>(client, id, peers_.pool, client_states_)).first;
     return it->second;
   }
 
@@ -271,15 +276,16 @@ class Host final : public JobRunner, public DriverListener {
         u.personal->count.size() != static_cast<std::size_t>(ctx_.data->data.test->num_classes))
       throw DecodeError("the evaluation does not cover the client's test split");
     for (std::size_t c = 0; c < u.personal->count.size(); ++c)
-      if (u.personal->correct[c] > u.personal->count[c]) throw DecodeError("the evaluation counts more hits than samples");
+      if (u.personal->correct[c] > u.personal->count[c])
+        throw DecodeError("the evaluation counts more hits than samples");
   }
 
   void start_evaluation(std::uint64_t id, const NamedTensors& weights) {
     auto& entry = reports_[id];
     const auto& test = *ctx_.data->data.test;
-    const auto chunks = evaluation_chunks(static_cast<std::uint64_t>(test.size()),
-                                          static_cast<std::uint64_t>(ctx_.scenario->evaluation.chunk_size),
-                                          domain_starts_);
+    const auto chunks =
+        evaluation_chunks(static_cast<std::uint64_t>(test.size()),
+                          static_cast<std::uint64_t>(ctx_.scenario->evaluation.chunk_size), domain_starts_);
     const Buffer buffer = msg::encode_bundle(weights);
     entry.parts.assign(chunks.size(), EvalResult{});
     entry.outstanding = chunks.size();
@@ -317,7 +323,8 @@ class Host final : public JobRunner, public DriverListener {
   void flush() {
     while (!reports_.empty() && reports_.begin()->second.ready) {
       ++sent_;
-      self_->request(peers_.sink, caf::infinite, report_atom::value, msg::encode_report(reports_.begin()->second.report))
+      self_
+          ->request(peers_.sink, caf::infinite, report_atom::value, msg::encode_report(reports_.begin()->second.report))
           .then(
               [this] {
                 ++written_;
@@ -351,7 +358,7 @@ class Host final : public JobRunner, public DriverListener {
   ServerPeers peers_;
   NamedTensors reference_;  // the architecture every update must match (empty: private models)
   bool private_models_ = false;
-  std::size_t pack_ = 1;  // clients per pack in sync rounds (compose/packing)
+  std::size_t pack_ = 1;                      // clients per pack in sync rounds (compose/packing)
   std::vector<std::uint64_t> domain_starts_;  // multi-domain test sets: where each domain begins
   std::shared_ptr<msg::StateStore> client_states_;
   std::shared_ptr<RunObserver> observer_;
@@ -359,8 +366,8 @@ class Host final : public JobRunner, public DriverListener {
   std::unique_ptr<Checkpointer> checkpointer_;
   std::optional<std::uint32_t> checkpoint_round_;  // the driver holds after this aggregation
   bool asking_sampler_ = false;
-  std::uint64_t sent_ = 0, written_ = 0;  // reports sent to the sink, and written by it
-  double last_time_ = 0.0;                // virtual time at the end of the last aggregation
+  std::uint64_t sent_ = 0, written_ = 0;           // reports sent to the sink, and written by it
+  double last_time_ = 0.0;                         // virtual time at the end of the last aggregation
   std::map<std::uint32_t, client_actor> clients_;  // spawned lazily
   std::shared_ptr<const TrainingTask> last_task_;
   Buffer last_buffer_;

@@ -26,10 +26,10 @@ struct ServerOptions {
 };
 
 // Hosts the scenario's round driver (engine/sim): turns its training jobs into requests to
-// client actors and its selection requests into requests to the sampler, feeds the answers back, evaluates aggregations on the device pool and
-// sends the reports to the sink in aggregation order. Checkpoints when the Checkpointer says
-// so, once every report before it is written. Replies to `run` when the last report is
-// written (and the summary, "interrupted" when an interrupt stopped the run at a checkpoint).
+// client actors and its selection requests into requests to the sampler, feeds the answers back, evaluates aggregations
+// on the device pool and sends the reports to the sink in aggregation order. Checkpoints when the Checkpointer says so,
+// once every report before it is written. Replies to `run` when the last report is written (and the summary,
+// "interrupted" when an interrupt stopped the run at a checkpoint).
 caf::behavior server(caf::event_based_actor* self, SlotContext ctx, ServerPeers peers, ServerOptions options);
 
 }  // namespace drift::actors

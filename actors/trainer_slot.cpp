@@ -5,8 +5,8 @@
 #include <csignal>
 
 #include "actors/wire.hpp"
-#include "engine/core/error.hpp"
 #include "engine/compose/client_models.hpp"
+#include "engine/core/error.hpp"
 #include "engine/training/device_data.hpp"
 #include "engine/training/local_training.hpp"
 #include "messages/codec.hpp"
@@ -60,8 +60,7 @@ slot_actor::behavior_type trainer_slot(slot_actor::pointer, torch::Device device
             throw DecodeError("evaluation range ends past the test set");
           auto& model = workspace->models->shared_model();
           load_state(model, msg::decode_bundle(weights_buffer));
-          auto result = evaluate_range(model, test, job.begin, job.end, ctx.scenario->evaluation.batch_size,
-                                       device);
+          auto result = evaluate_range(model, test, job.begin, job.end, ctx.scenario->evaluation.batch_size, device);
           return msg::encode_eval_result(result);
         } catch (const std::exception& e) {
           return caf::make_error(caf::sec::runtime_error, std::string(e.what()));

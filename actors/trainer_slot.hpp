@@ -5,9 +5,9 @@
 #include <memory>
 
 #include "actors/protocols.hpp"
+#include "engine/compose/federation_data.hpp"
 #include "engine/config/scenario.hpp"
 #include "engine/population/population.hpp"
-#include "engine/compose/federation_data.hpp"
 
 namespace drift::actors {
 

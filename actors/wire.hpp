@@ -15,14 +15,14 @@
 namespace drift::msg {
 
 template <class Inspector>
-typename std::enable_if<Inspector::reads_state, typename Inspector::result_type>::type
-inspect(Inspector& f, Buffer& x) {
+typename std::enable_if<Inspector::reads_state, typename Inspector::result_type>::type inspect(Inspector& f,
+                                                                                               Buffer& x) {
   return f(caf::meta::type_name("drift.buffer"), x.bytes());
 }
 
 template <class Inspector>
-typename std::enable_if<Inspector::writes_state, typename Inspector::result_type>::type
-inspect(Inspector& f, Buffer& x) {
+typename std::enable_if<Inspector::writes_state, typename Inspector::result_type>::type inspect(Inspector& f,
+                                                                                                Buffer& x) {
   std::vector<char> bytes;
   auto adopt = caf::meta::load_callback([&]() -> caf::error {
     x = Buffer(std::move(bytes));

@@ -5,8 +5,8 @@
 
 #include "actors/trainer_slot.hpp"
 #include "actors/wire.hpp"
-#include "engine/compose/loader.hpp"
 #include "engine/compose/fingerprint.hpp"
+#include "engine/compose/loader.hpp"
 #include "engine/core/error.hpp"
 #include "messages/cluster_codec.hpp"
 
@@ -62,7 +62,8 @@ struct JobCounts {
 // (through the BASP broker) could outlive the run and keep the process from exiting.
 // Passes a job with one answer to the slot and its answer (or error) back.
 template <class Atom>
-caf::result<Buffer> forward(slot_actor::pointer self, const slot_actor& slot, Atom atom, const Buffer& a, const Buffer& b) {
+caf::result<Buffer> forward(slot_actor::pointer self, const slot_actor& slot, Atom atom, const Buffer& a,
+                            const Buffer& b) {
   auto promise = self->make_response_promise<Buffer>();
   self->request(slot, caf::infinite, atom, a, b)
       .then([promise](Buffer& result) mutable { promise.deliver(result); },
@@ -95,10 +96,10 @@ void serve(caf::actor_system& system, const WorkerOptions& o) {
   const auto gatekeeper = connect_with_retry(system, o);
   o.log("connected to the coordinator at " + o.coordinator.text());
   caf::scoped_actor self{system};
-  const auto joined = ask(self, gatekeeper, "joining",
-                          caf::make_message(join_atom::value,
-                                            msg::encode_join_request(make_join_request(
-                                                o.token, o.name, o.devices_text, o.expected_scenario))));
+  const auto joined =
+      ask(self, gatekeeper, "joining",
+          caf::make_message(join_atom::value, msg::encode_join_request(make_join_request(
+                                                  o.token, o.name, o.devices_text, o.expected_scenario))));
 
   // Everything a job needs is rebuilt here from the scenario and its seed; only models and
   // knowledge will cross the network.

@@ -16,12 +16,12 @@ namespace drift::actors {
 struct WorkerOptions {
   Endpoint coordinator;
   std::string token;
-  std::string name;                // shown in both sides' logs
-  std::string devices_text;        // as given, for the coordinator's log
+  std::string name;          // shown in both sides' logs
+  std::string devices_text;  // as given, for the coordinator's log
   std::vector<DeviceSlots> devices;
-  std::string expected_scenario;   // refuse to train any other scenario; empty: any
+  std::string expected_scenario;  // refuse to train any other scenario; empty: any
   TlsOptions tls;
-  double connect_timeout_s = 60;   // keep retrying while the coordinator is not up yet
+  double connect_timeout_s = 60;      // keep retrying while the coordinator is not up yet
   std::int64_t crash_after_jobs = 0;  // fault injection for tests; 0: never
   std::function<void(const std::string&)> log;
 };

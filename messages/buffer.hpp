@@ -11,8 +11,7 @@ namespace drift::msg {
 class Buffer {
  public:
   Buffer() = default;
-  explicit Buffer(std::vector<char> bytes)
-      : bytes_(std::make_shared<const std::vector<char>>(std::move(bytes))) {}
+  explicit Buffer(std::vector<char> bytes) : bytes_(std::make_shared<const std::vector<char>>(std::move(bytes))) {}
 
   const char* data() const { return bytes_ ? bytes_->data() : nullptr; }
   std::size_t size() const { return bytes_ ? bytes_->size() : 0; }

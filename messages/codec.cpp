@@ -72,8 +72,7 @@ Payload read_payload(wire::Payload::Reader in, const BufferOwner& owner) {
       const auto what = "class vectors '" + name + "' of class " + std::to_string(entry.getClassId());
       auto rows = read_tensor(entry.getVectors(), owner, what);
       if (rows.dim() != 2) throw DecodeError(what + " must be a [n, d] matrix");
-      if (!per_class.emplace(entry.getClassId(), std::move(rows)).second)
-        throw DecodeError(what + " appear twice");
+      if (!per_class.emplace(entry.getClassId(), std::move(rows)).second) throw DecodeError(what + " appear twice");
     }
   }
   for (auto s : in.getScalars()) {
@@ -107,23 +106,24 @@ Buffer encode_task(const TrainingTask& task) {
 TrainingTask decode_task(const Buffer& buffer, const DecodeLimits& limits) {
   return parse<wire::TrainingTask>(buffer, limits, "training task",
                                    [](wire::TrainingTask::Reader root, const BufferOwner& owner) {
-    TrainingTask task;
-    task.round = root.getRound();
-    task.model_version = root.getModelVersion();
-    task.weights = read_bundle(root.getWeights(), owner);
-    task.payload = read_payload(root.getPayload(), owner);
-    const auto h = root.getHyper();
-    task.hyper.learning_rate = h.getLearningRate();
-    task.hyper.momentum = h.getMomentum();
-    task.hyper.weight_decay = h.getWeightDecay();
-    task.hyper.local_epochs = h.getLocalEpochs();
-    task.hyper.batch_size = h.getBatchSize();
-    task.hyper.drop_last = h.getDropLast();
-    task.hyper.grad_clip = h.getGradClip();
-    if (!(task.hyper.grad_clip >= 0.0)) throw DecodeError("negative or NaN gradient clip");
-    if (task.hyper.batch_size == 0) throw DecodeError("batch size 0");
-    return task;
-  });
+                                     TrainingTask task;
+                                     task.round = root.getRound();
+                                     task.model_version = root.getModelVersion();
+                                     task.weights = read_bundle(root.getWeights(), owner);
+                                     task.payload = read_payload(root.getPayload(), owner);
+                                     const auto h = root.getHyper();
+                                     task.hyper.learning_rate = h.getLearningRate();
+                                     task.hyper.momentum = h.getMomentum();
+                                     task.hyper.weight_decay = h.getWeightDecay();
+                                     task.hyper.local_epochs = h.getLocalEpochs();
+                                     task.hyper.batch_size = h.getBatchSize();
+                                     task.hyper.drop_last = h.getDropLast();
+                                     task.hyper.grad_clip = h.getGradClip();
+                                     if (!(task.hyper.grad_clip >= 0.0))
+                                       throw DecodeError("negative or NaN gradient clip");
+                                     if (task.hyper.batch_size == 0) throw DecodeError("batch size 0");
+                                     return task;
+                                   });
 }
 
 namespace {
@@ -170,31 +170,29 @@ Buffer encode_update(const ClientUpdate& update) {
 ClientUpdate decode_update(const Buffer& buffer, const DecodeLimits& limits) {
   return parse<wire::ClientUpdate>(buffer, limits, "client update",
                                    [](wire::ClientUpdate::Reader root, const BufferOwner& owner) {
-    ClientUpdate u;
-    u.client_id = root.getClientId();
-    u.round = root.getRound();
-    u.model_version = root.getModelVersion();
-    u.num_samples = root.getNumSamples();
-    u.weights = read_bundle(root.getWeights(), owner);
-    u.payload = read_payload(root.getPayload(), owner);
-    const auto m = root.getMetrics();
-    u.metrics = {m.getLoss(), m.getAccuracy(), m.getSteps(), m.getSamplesSeen()};
-    if (root.getHasPersonal()) u.personal = read_eval_result(root.getPersonal());
-    return u;
-  });
+                                     ClientUpdate u;
+                                     u.client_id = root.getClientId();
+                                     u.round = root.getRound();
+                                     u.model_version = root.getModelVersion();
+                                     u.num_samples = root.getNumSamples();
+                                     u.weights = read_bundle(root.getWeights(), owner);
+                                     u.payload = read_payload(root.getPayload(), owner);
+                                     const auto m = root.getMetrics();
+                                     u.metrics = {m.getLoss(), m.getAccuracy(), m.getSteps(), m.getSamplesSeen()};
+                                     if (root.getHasPersonal()) u.personal = read_eval_result(root.getPersonal());
+                                     return u;
+                                   });
 }
 
 Buffer encode_bundle(const NamedTensors& tensors) {
-  return build<wire::TensorBundle>([&](wire::TensorBundle::Builder root, TensorWriter& writer) {
-    writer.write_bundle(root, tensors);
-  });
+  return build<wire::TensorBundle>(
+      [&](wire::TensorBundle::Builder root, TensorWriter& writer) { writer.write_bundle(root, tensors); });
 }
 
 NamedTensors decode_bundle(const Buffer& buffer, const DecodeLimits& limits) {
-  return parse<wire::TensorBundle>(buffer, limits, "tensor bundle",
-                                   [](wire::TensorBundle::Reader root, const BufferOwner& owner) {
-    return read_bundle(root, owner);
-  });
+  return parse<wire::TensorBundle>(
+      buffer, limits, "tensor bundle",
+      [](wire::TensorBundle::Reader root, const BufferOwner& owner) { return read_bundle(root, owner); });
 }
 
 Buffer encode_client_state(const ClientStateMessage& state) {
@@ -207,8 +205,8 @@ Buffer encode_client_state(const ClientStateMessage& state) {
 ClientStateMessage decode_client_state(const Buffer& buffer, const DecodeLimits& limits) {
   return parse<wire::ClientState>(buffer, limits, "client state",
                                   [](wire::ClientState::Reader root, const BufferOwner& owner) {
-    return ClientStateMessage{root.getClientId(), read_payload(root.getState(), owner)};
-  });
+                                    return ClientStateMessage{root.getClientId(), read_payload(root.getState(), owner)};
+                                  });
 }
 
 Buffer encode_eval_job(const EvalJob& job) {
@@ -220,8 +218,7 @@ Buffer encode_eval_job(const EvalJob& job) {
 }
 
 EvalJob decode_eval_job(const Buffer& buffer, const DecodeLimits& limits) {
-  return parse<wire::EvalJob>(buffer, limits, "evaluation job",
-                              [](wire::EvalJob::Reader root, const BufferOwner&) {
+  return parse<wire::EvalJob>(buffer, limits, "evaluation job", [](wire::EvalJob::Reader root, const BufferOwner&) {
     EvalJob job{root.getModelVersion(), root.getBegin(), root.getEnd()};
     if (job.end < job.begin) throw DecodeError("evaluation range ends before it begins");
     return job;
@@ -234,8 +231,9 @@ Buffer encode_eval_result(const EvalResult& result) {
 }
 
 EvalResult decode_eval_result(const Buffer& buffer, const DecodeLimits& limits) {
-  return parse<wire::EvalResult>(buffer, limits, "evaluation result",
-                                 [](wire::EvalResult::Reader root, const BufferOwner&) { return read_eval_result(root); });
+  return parse<wire::EvalResult>(
+      buffer, limits, "evaluation result",
+      [](wire::EvalResult::Reader root, const BufferOwner&) { return read_eval_result(root); });
 }
 
 }  // namespace drift::msg

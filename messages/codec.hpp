@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/tensors/federated_types.hpp"
 #include "engine/metrics/round_report.hpp"
+#include "engine/tensors/federated_types.hpp"
 #include "messages/buffer.hpp"
 
 namespace drift::msg {

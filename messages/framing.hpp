@@ -58,11 +58,12 @@ auto parse(const Buffer& buffer, const DecodeLimits& limits, const char* what, R
   }
   if (buffer.size() < sizeof(capnp::word)) throw DecodeError(prefix + "empty or truncated");
   if (buffer.size() % sizeof(capnp::word) != 0)
-    throw DecodeError(prefix + "size " + std::to_string(buffer.size()) + " is not a whole number of words (truncated?)");
+    throw DecodeError(prefix + "size " + std::to_string(buffer.size()) +
+                      " is not a whole number of words (truncated?)");
   if (reinterpret_cast<std::uintptr_t>(buffer.data()) % alignof(capnp::word) != 0)
     throw DecodeError(prefix + "buffer is not word-aligned");
-  const auto words = kj::arrayPtr(reinterpret_cast<const capnp::word*>(buffer.data()),
-                                  buffer.size() / sizeof(capnp::word));
+  const auto words =
+      kj::arrayPtr(reinterpret_cast<const capnp::word*>(buffer.data()), buffer.size() / sizeof(capnp::word));
   try {
     capnp::ReaderOptions options;
     // Every word is read a bounded number of times; this stops pointer loops and

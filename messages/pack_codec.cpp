@@ -49,8 +49,8 @@ std::vector<PackedReply> decode_pack_result(const Buffer& buffer, const DecodeLi
         throw DecodeError("pack member " + std::to_string(r.client) + " has " +
                           (r.error.empty() ? "neither an update nor an error" : "both an update and an error"));
       // Its own copy: an Update's tensors are read in place, and must be word-aligned.
-      r.update = Buffer(std::vector<char>(reinterpret_cast<const char*>(bytes.begin()),
-                                          reinterpret_cast<const char*>(bytes.end())));
+      r.update = Buffer(
+          std::vector<char>(reinterpret_cast<const char*>(bytes.begin()), reinterpret_cast<const char*>(bytes.end())));
       out.push_back(std::move(r));
     }
     return out;

@@ -14,7 +14,7 @@ std::vector<std::uint32_t> decode_pack_job(const Buffer& buffer, const DecodeLim
 
 struct PackedReply {
   std::uint32_t client = 0;
-  Buffer update;      // an Update message; empty when `error` says why there is none
+  Buffer update;  // an Update message; empty when `error` says why there is none
   std::string error;
 };
 

@@ -109,8 +109,7 @@ Buffer encode_report(const RoundReport& report) {
 }
 
 RoundReport decode_report(const Buffer& buffer, const DecodeLimits& limits) {
-  return parse<wire::RoundReport>(buffer, limits, "round report",
-                                  [](wire::RoundReport::Reader root, const auto&) {
+  return parse<wire::RoundReport>(buffer, limits, "round report", [](wire::RoundReport::Reader root, const auto&) {
     RoundReport r;
     r.round = root.getRound();
     r.total_rounds = root.getTotalRounds();
@@ -131,7 +130,8 @@ RoundReport decode_report(const Buffer& buffer, const DecodeLimits& limits) {
     r.bytes_up = root.getBytesUp();
     for (auto c : root.getClients()) {
       const auto event = static_cast<std::size_t>(c.getEvent());
-      if (event >= ChoiceNames<ClientEvent>::names.size()) throw DecodeError("unknown client event " + std::to_string(event));
+      if (event >= ChoiceNames<ClientEvent>::names.size())
+        throw DecodeError("unknown client event " + std::to_string(event));
       ClientRecord record;
       record.client_id = c.getClientId();
       record.event = static_cast<ClientEvent>(event);

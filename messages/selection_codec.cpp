@@ -41,19 +41,20 @@ Buffer encode_selection_request(const SelectionRequest& r) {
 }
 
 SelectionRequest decode_selection_request(const Buffer& buffer, const DecodeLimits& limits) {
-  return framing::parse<wire::SelectionRequest>(buffer, limits, "selection request",
-                                                [](wire::SelectionRequest::Reader b, auto&&) {
-    SelectionRequest r;
-    r.round = b.getRound();
-    r.time = finite(b.getTime(), "time");
-    r.slots = b.getSlots();
-    r.over_selection = finite(b.getOverSelection(), "over-selection");
-    r.busy = read_u32_list(b.getBusy());
-    if (!std::is_sorted(r.busy.begin(), r.busy.end())) throw DecodeError("selection request: busy clients out of order");
-    for (auto l : b.getLosses()) r.losses.push_back({l.getClient(), l.getLoss()});  // a NaN loss is a real report
-    for (auto s : b.getTimeline()) r.timeline.push_back({s.getIndex(), finite(s.getTime(), "timeline time")});
-    return r;
-  });
+  return framing::parse<wire::SelectionRequest>(
+      buffer, limits, "selection request", [](wire::SelectionRequest::Reader b, auto&&) {
+        SelectionRequest r;
+        r.round = b.getRound();
+        r.time = finite(b.getTime(), "time");
+        r.slots = b.getSlots();
+        r.over_selection = finite(b.getOverSelection(), "over-selection");
+        r.busy = read_u32_list(b.getBusy());
+        if (!std::is_sorted(r.busy.begin(), r.busy.end()))
+          throw DecodeError("selection request: busy clients out of order");
+        for (auto l : b.getLosses()) r.losses.push_back({l.getClient(), l.getLoss()});  // a NaN loss is a real report
+        for (auto s : b.getTimeline()) r.timeline.push_back({s.getIndex(), finite(s.getTime(), "timeline time")});
+        return r;
+      });
 }
 
 Buffer encode_selection(const Selection& s) {

@@ -11,11 +11,16 @@ namespace {
 
 wire::DType to_wire(torch::ScalarType t) {
   switch (t) {
-    case torch::kFloat32: return wire::DType::FLOAT32;
-    case torch::kFloat64: return wire::DType::FLOAT64;
-    case torch::kInt64: return wire::DType::INT64;
-    case torch::kInt32: return wire::DType::INT32;
-    case torch::kUInt8: return wire::DType::UINT8;
+    case torch::kFloat32:
+      return wire::DType::FLOAT32;
+    case torch::kFloat64:
+      return wire::DType::FLOAT64;
+    case torch::kInt64:
+      return wire::DType::INT64;
+    case torch::kInt32:
+      return wire::DType::INT32;
+    case torch::kUInt8:
+      return wire::DType::UINT8;
     default:
       throw std::invalid_argument(std::string("cannot encode tensors of dtype ") + c10::toString(t));
   }
@@ -23,19 +28,23 @@ wire::DType to_wire(torch::ScalarType t) {
 
 torch::ScalarType from_wire(wire::DType t, const std::string& what) {
   switch (t) {
-    case wire::DType::FLOAT32: return torch::kFloat32;
-    case wire::DType::FLOAT64: return torch::kFloat64;
-    case wire::DType::INT64: return torch::kInt64;
-    case wire::DType::INT32: return torch::kInt32;
-    case wire::DType::UINT8: return torch::kUInt8;
+    case wire::DType::FLOAT32:
+      return torch::kFloat32;
+    case wire::DType::FLOAT64:
+      return torch::kFloat64;
+    case wire::DType::INT64:
+      return torch::kInt64;
+    case wire::DType::INT32:
+      return torch::kInt32;
+    case wire::DType::UINT8:
+      return torch::kUInt8;
   }
   throw DecodeError(what + ": unknown dtype code " + std::to_string(static_cast<unsigned>(t)));
 }
 
 }  // namespace
 
-void TensorWriter::write(wire::Tensor::Builder out, const std::string& name,
-                         const torch::Tensor& value) {
+void TensorWriter::write(wire::Tensor::Builder out, const std::string& name, const torch::Tensor& value) {
   torch::Tensor t = value.detach().to(torch::kCPU).contiguous();
   // capnp references external data only at word alignment; torch allocations are 64-byte
   // aligned, so only an offset view needs the copy.
@@ -71,7 +80,8 @@ void TensorWriter::write_bundle(wire::TensorBundle::Builder out, const NamedTens
 torch::Tensor read_tensor(wire::Tensor::Reader in, const BufferOwner& owner, const std::string& what) {
   const auto dtype = from_wire(in.getDtype(), what);
   const auto shape_list = in.getShape();
-  if (shape_list.size() > 16) throw DecodeError(what + ": " + std::to_string(shape_list.size()) + " dimensions (at most 16)");
+  if (shape_list.size() > 16)
+    throw DecodeError(what + ": " + std::to_string(shape_list.size()) + " dimensions (at most 16)");
   std::vector<int64_t> shape;
   std::uint64_t numel = 1;
   for (unsigned i = 0; i < shape_list.size(); ++i) {
@@ -85,16 +95,16 @@ torch::Tensor read_tensor(wire::Tensor::Reader in, const BufferOwner& owner, con
   const std::uint64_t elem = c10::elementSize(dtype);
   std::uint64_t expected = 0;
   if (__builtin_mul_overflow(numel, elem, &expected) || expected != data.size()) {
-    throw DecodeError(what + ": shape and dtype need " + std::to_string(numel) + " x " +
-                      std::to_string(elem) + " bytes but the message holds " +
-                      std::to_string(data.size()));
+    throw DecodeError(what + ": shape and dtype need " + std::to_string(numel) + " x " + std::to_string(elem) +
+                      " bytes but the message holds " + std::to_string(data.size()));
   }
   auto options = torch::TensorOptions().dtype(dtype);
   if (numel == 0) return torch::empty(shape, options);
   void* ptr = const_cast<kj::byte*>(data.begin());
   if (reinterpret_cast<std::uintptr_t>(ptr) % elem != 0)
     return torch::from_blob(ptr, shape, options).clone();  // misaligned: copy instead of alias
-  return torch::from_blob(ptr, shape, [owner](void*) {}, options);
+  return torch::from_blob(
+      ptr, shape, [owner](void*) {}, options);
 }
 
 NamedTensors read_bundle(wire::TensorBundle::Reader in, const BufferOwner& owner) {

@@ -23,7 +23,8 @@ std::string read_file(const fs::path& p) {
 
 fs::path fresh_directory(const std::string& tag) {
   static int counter = 0;
-  auto p = fs::temp_directory_path() / ("drift-test-" + std::to_string(getpid()) + "-" + tag + "-" + std::to_string(counter++));
+  auto p = fs::temp_directory_path() /
+           ("drift-test-" + std::to_string(getpid()) + "-" + tag + "-" + std::to_string(counter++));
   fs::remove_all(p);
   return p;
 }
@@ -38,9 +39,11 @@ RunFiles run_scenario(Scenario loaded, std::uint32_t slots, const std::string& t
   return {dir, read_file(dir / "metrics.jsonl"), read_file(dir / "clients.csv")};
 }
 
-RunFiles run_shipped(const std::string& name, std::vector<Override> overrides, std::uint32_t slots, const std::string& tag) {
+RunFiles run_shipped(const std::string& name, std::vector<Override> overrides, std::uint32_t slots,
+                     const std::string& tag) {
   overrides.insert(overrides.begin(), {{"data.max_train_samples", "4000"}, {"data.max_test_samples", "500"}});
-  return run_scenario(load_scenario(std::string(DRIFT_SOURCE_DIR) + "/scenarios/" + name + ".toml", overrides), slots, tag);
+  return run_scenario(load_scenario(std::string(DRIFT_SOURCE_DIR) + "/scenarios/" + name + ".toml", overrides), slots,
+                      tag);
 }
 
 // Rows of clients.csv as (round, client, event).

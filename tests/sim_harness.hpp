@@ -57,7 +57,8 @@ struct FakeHost : JobRunner, DriverListener {
     launched.emplace_back(job, c, t);
   }
   std::vector<std::uint32_t> counterfactual;  // clients of shadow jobs, in launch order
-  void launch_counterfactual(std::uint64_t job, std::uint32_t c, const std::shared_ptr<const TrainingTask>& t) override {
+  void launch_counterfactual(std::uint64_t job, std::uint32_t c,
+                             const std::shared_ptr<const TrainingTask>& t) override {
     counterfactual.push_back(c);
     launched.emplace_back(job, c, t);
   }
@@ -82,7 +83,8 @@ struct FakeHost : JobRunner, DriverListener {
   std::vector<std::string> requests;  // every selection request and its answer, as text
   void request_selection(const SelectionRequest& r) override {
     auto answer = sampler->answer(r);
-    std::string line = std::to_string(r.round) + " t=" + std::to_string(r.time) + " slots=" + std::to_string(r.slots) + " busy";
+    std::string line =
+        std::to_string(r.round) + " t=" + std::to_string(r.time) + " slots=" + std::to_string(r.slots) + " busy";
     for (auto c : r.busy) line += " " + std::to_string(c);
     line += " -> ";
     for (auto c : answer.clients) line += " " + std::to_string(c);

@@ -74,7 +74,8 @@ TEST_CASE("SCAFFOLD server: x moves by the mean change, c by the sum of deltas o
   NamedTensors x = {{"w", torch::zeros({1}, torch::kFloat64)}};
   server.aggregate(x,
                    {update(0, 10, 1.0, {{"c_delta:w", torch::tensor({0.4})}}),
-                    update(1, 30, 3.0, {{"c_delta:w", torch::tensor({0.8})}})}, {1});
+                    update(1, 30, 3.0, {{"c_delta:w", torch::tensor({0.8})}})},
+                   {1});
   CHECK(value(x) == Approx(2.0));
   CHECK(server.broadcast(2).tensors.at("c:w").item<double>() == Approx(0.3));
 }
@@ -132,7 +133,8 @@ TEST_CASE("FedProto server averages prototypes per class, unweighted", "[algorit
   NamedTensors w = {{"w", torch::zeros({1}, torch::kFloat64)}};
   server.aggregate(w,
                    {with(0, 10, {{0, torch::tensor({{1.0f, 1.0f}})}}),
-                    with(1, 90, {{0, torch::tensor({{3.0f, 3.0f}})}, {1, torch::tensor({{2.0f, 0.0f}})}})}, {1});
+                    with(1, 90, {{0, torch::tensor({{3.0f, 3.0f}})}, {1, torch::tensor({{2.0f, 0.0f}})}})},
+                   {1});
   const auto sent = server.broadcast(2).class_vectors.at("prototypes");
   CHECK(torch::equal(sent.at(0), torch::tensor({{2.0f, 2.0f}})));
   CHECK(torch::equal(sent.at(1), torch::tensor({{2.0f, 0.0f}})));

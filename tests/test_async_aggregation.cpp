@@ -15,9 +15,11 @@ using namespace drift;
 namespace {
 
 Scenario fedbuff_scenario(const std::string& algorithm) {
-  return parse_scenario("[simulation]\nmode = \"fedbuff\"\n[async]\nbuffer_size = 2\nserver_lr = 1.0\n"
-                        "[algorithm]\nname = \"" + algorithm + "\"\n",
-                        "fedbuff.toml");
+  return parse_scenario(
+      "[simulation]\nmode = \"fedbuff\"\n[async]\nbuffer_size = 2\nserver_lr = 1.0\n"
+      "[algorithm]\nname = \"" +
+          algorithm + "\"\n",
+      "fedbuff.toml");
 }
 
 std::unique_ptr<ServerAlgorithm> server_of(const Scenario& s) {
@@ -135,9 +137,10 @@ TEST_CASE("FedBuff with fedskc: knowledge of the buffered clients is merged and 
 
 TEST_CASE("FedAsync with fedavg mixes with a = alpha s(staleness), private models combine no weights",
           "[async][aggregation]") {
-  auto s = parse_scenario("[simulation]\nmode = \"fedasync\"\n[async]\nalpha = 0.5\nstaleness = \"polynomial\"\n"
-                          "staleness_a = 1.0\n",
-                          "fedasync.toml");
+  auto s = parse_scenario(
+      "[simulation]\nmode = \"fedasync\"\n[async]\nalpha = 0.5\nstaleness = \"polynomial\"\n"
+      "staleness_a = 1.0\n",
+      "fedasync.toml");
   AsyncAggregation a(s, model(1.0), server_of(s));
   CHECK(a.add(update(2, 5.0), model(0.0), 1, 1));
   // a = 0.5 * (1 + 1)^-1 = 0.25: 0.75 * 1 + 0.25 * 5 = 2.

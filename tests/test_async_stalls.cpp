@@ -27,8 +27,10 @@ double first_selection(const Sim& sim) {
 TEST_CASE("nobody ever online ends the run with a reason, at once, in every mode", "[sim][async][faults]") {
   for (const std::string mode : {"fedbuff", "fedasync", "sync"}) {
     INFO(mode);
-    Sim sim(kFour, {{"simulation.mode", "\"" + mode + "\""}, {"availability.model", "\"diurnal\""},
-                    {"availability.period", "4.0"}, {"availability.duty", "0.0"}});
+    Sim sim(kFour, {{"simulation.mode", "\"" + mode + "\""},
+                    {"availability.model", "\"diurnal\""},
+                    {"availability.period", "4.0"},
+                    {"availability.duty", "0.0"}});
     sim.run();
     CHECK(sim.host.finished);
     CHECK(sim.host.reports.empty());
@@ -37,9 +39,11 @@ TEST_CASE("nobody ever online ends the run with a reason, at once, in every mode
 }
 
 TEST_CASE("an empty availability trace is refused before the run", "[sim][async][faults]") {
-  const auto trace = std::filesystem::temp_directory_path() / ("drift-empty-trace-" + std::to_string(::getpid()) + ".csv");
+  const auto trace =
+      std::filesystem::temp_directory_path() / ("drift-empty-trace-" + std::to_string(::getpid()) + ".csv");
   std::ofstream(trace) << "client,start,end\n";
-  const std::vector<Override> overrides = {{"simulation.mode", "\"fedbuff\""}, {"availability.model", "\"trace\""},
+  const std::vector<Override> overrides = {{"simulation.mode", "\"fedbuff\""},
+                                           {"availability.model", "\"trace\""},
                                            {"availability.trace", "\"" + trace.string() + "\""}};
   CHECK_THROWS_WITH(Sim(kFour, overrides), Catch::Contains("the trace has no intervals"));
   std::filesystem::remove(trace);
@@ -50,9 +54,12 @@ TEST_CASE("async: when everyone is offline, virtual time moves to the moment som
   // Online while (t + 3000) mod 4000 < 3000: offline during [0, 1000), online from 1000.
   for (const std::string sampler : {"uniform", "availability_aware"}) {
     INFO(sampler);
-    Sim sim(kFour, {{"simulation.mode", "\"fedbuff\""}, {"sampler.name", "\"" + sampler + "\""},
-                    {"availability.model", "\"diurnal\""}, {"availability.period", "4000.0"},
-                    {"availability.duty", "0.75"}, {"availability.phase", "3000.0"}});
+    Sim sim(kFour, {{"simulation.mode", "\"fedbuff\""},
+                    {"sampler.name", "\"" + sampler + "\""},
+                    {"availability.model", "\"diurnal\""},
+                    {"availability.period", "4000.0"},
+                    {"availability.duty", "0.75"},
+                    {"availability.phase", "3000.0"}});
     sim.run();
     CHECK(sim.host.finished);
     CHECK(sim.host.reason.empty());
@@ -65,7 +72,9 @@ TEST_CASE("async: when everyone is offline, virtual time moves to the moment som
 }
 
 TEST_CASE("progress within an aggregation: FedBuff's buffer and a sync round's outcomes", "[sim][async]") {
-  Sim buffered(kFour, {{"simulation.mode", "\"fedbuff\""}, {"async.buffer_size", "3"}, {"async.concurrency", "3"},
+  Sim buffered(kFour, {{"simulation.mode", "\"fedbuff\""},
+                       {"async.buffer_size", "3"},
+                       {"async.concurrency", "3"},
                        {"federation.rounds", "1"}});
   buffered.run();
   CHECK(buffered.host.progress == std::vector<std::string>{"1:1/3", "1:2/3"});  // the third aggregates
@@ -75,8 +84,11 @@ TEST_CASE("progress within an aggregation: FedBuff's buffer and a sync round's o
 }
 
 TEST_CASE("async: max_virtual_time ends a run whose clients are all offline until later", "[sim][async][faults]") {
-  Sim sim(kFour, {{"simulation.mode", "\"fedasync\""}, {"availability.model", "\"diurnal\""},
-                  {"availability.period", "4000.0"}, {"availability.duty", "0.75"}, {"availability.phase", "3000.0"},
+  Sim sim(kFour, {{"simulation.mode", "\"fedasync\""},
+                  {"availability.model", "\"diurnal\""},
+                  {"availability.period", "4000.0"},
+                  {"availability.duty", "0.75"},
+                  {"availability.phase", "3000.0"},
                   {"simulation.max_virtual_time", "500.0"}});
   sim.run();
   CHECK(sim.host.finished);

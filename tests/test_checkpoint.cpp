@@ -100,7 +100,8 @@ std::string describe(const RoundReport& r) {
   for (auto c : r.aggregated) out << ' ' << c;
   out << " | stale";
   for (auto s : r.staleness) out << ' ' << s;
-  for (const auto& c : r.clients) out << "\n  " << c.client_id << ' ' << name_of(c.event) << ' ' << c.time << ' ' << c.detail;
+  for (const auto& c : r.clients)
+    out << "\n  " << c.client_id << ' ' << name_of(c.event) << ' ' << c.time << ' ' << c.detail;
   return out.str();
 }
 

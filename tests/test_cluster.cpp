@@ -8,8 +8,8 @@
 #include <fstream>
 
 #include "engine/cluster/endpoint.hpp"
-#include "engine/compose/fingerprint.hpp"
 #include "engine/cluster/join.hpp"
+#include "engine/compose/fingerprint.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/version.hpp"
 #include "messages/cluster_codec.hpp"

@@ -95,7 +95,6 @@ TEST_CASE("a client update and the small control messages survive a round trip",
   CHECK(d.metrics.steps == 19);
   CHECK(d.metrics.samples_seen == 1216);
 
-
   EvalResult r{0, 10, 3.5, {1, 2}, {5, 5}};
   const auto e = msg::decode_eval_result(msg::encode_eval_result(r));
   CHECK(e.end == 10);
@@ -158,7 +157,8 @@ TEST_CASE("the selection messages survive a round trip and refuse what the sampl
   CHECK(req.timeline[0].index == 1);
   CHECK(req.timeline[0].time == 10.0);
   request.busy = {7, 2};
-  CHECK_THROWS_WITH(msg::decode_selection_request(msg::encode_selection_request(request)), Catch::Contains("out of order"));
+  CHECK_THROWS_WITH(msg::decode_selection_request(msg::encode_selection_request(request)),
+                    Catch::Contains("out of order"));
   request.busy = {2, 7};
   request.time = std::nan("");
   CHECK_THROWS_AS(msg::decode_selection_request(msg::encode_selection_request(request)), DecodeError);
@@ -197,7 +197,8 @@ TEST_CASE("malformed input raises DecodeError, never crashes", "[codec]") {
     Rng rng(6);
     int rejected = 0;
     for (int trial = 0; trial < 300; ++trial) {
-      auto bad = edited(good, [&](std::vector<char>& b) { b[rng.below(b.size())] ^= static_cast<char>(1 + rng.below(255)); });
+      auto bad =
+          edited(good, [&](std::vector<char>& b) { b[rng.below(b.size())] ^= static_cast<char>(1 + rng.below(255)); });
       // A flip inside tensor data is a valid message with other numbers; anything else must
       // surface as DecodeError (a kj::Exception or a crash would fail this check).
       CHECK_NOTHROW([&] {
@@ -211,7 +212,8 @@ TEST_CASE("malformed input raises DecodeError, never crashes", "[codec]") {
     CHECK(rejected > 0);
   }
   SECTION("truncated") {
-    for (std::size_t keep : {std::size_t{0}, std::size_t{4}, std::size_t{8}, good.size() / 2, good.size() - 8, good.size() - 3}) {
+    for (std::size_t keep :
+         {std::size_t{0}, std::size_t{4}, std::size_t{8}, good.size() / 2, good.size() - 8, good.size() - 3}) {
       auto bad = edited(good, [&](std::vector<char>& b) { b.resize(keep); });
       CHECK_THROWS_AS(msg::decode_task(bad), DecodeError);
     }

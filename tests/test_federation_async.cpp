@@ -66,8 +66,8 @@ TEST_CASE("every algorithm trains under sync, FedAsync and FedBuff, the same on 
 
 TEST_CASE("FedSKC under FedBuff: clients receive the merged knowledge and LCL changes their training",
           "[federation][async][fedskc]") {
-  const std::vector<Override> base = {{"algorithm.name", "\"fedskc\""}, {"simulation.mode", "\"fedbuff\""},
-                                      {"federation.rounds", "3"}};
+  const std::vector<Override> base = {
+      {"algorithm.name", "\"fedskc\""}, {"simulation.mode", "\"fedbuff\""}, {"federation.rounds", "3"}};
   auto with_lcl = base, without_lcl = base, fedavg = base;
   without_lcl.push_back({"algorithm.lcl", "false"});
   fedavg[0] = {"algorithm.name", "\"fedavg\""};

@@ -1,6 +1,6 @@
 // Federations of private models and of several domains, through the actors.
-#include "catch_torch.hpp"
 #include <nlohmann/json.hpp>
+#include "catch_torch.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -73,7 +73,7 @@ client_state = "disk"
     std::vector<std::string> f;
     std::istringstream fields(line);
     for (std::string x; std::getline(fields, x, ',');) f.push_back(x);
-    CHECK(std::stoull(f[7]) < 20000);  // bytes_up
+    CHECK(std::stoull(f[7]) < 20000);   // bytes_up
     CHECK(std::stoull(f[6]) < 200000);  // bytes_down: generated pairs, no model
     ++finished;
   }

@@ -29,9 +29,9 @@ TEST_CASE("simplex ETF: unit columns with pairwise cosine -1/(C-1) for K = C, K 
   }
   auto a = make_stream(7, "fedktl-etf"), b = make_stream(7, "fedktl-etf"), other = make_stream(8, "fedktl-etf");
   const auto va = simplex_etf(12, 10, a);
-  CHECK(torch::equal(va, simplex_etf(12, 10, b)));          // seeded
+  CHECK(torch::equal(va, simplex_etf(12, 10, b)));  // seeded
   CHECK_FALSE(torch::allclose(va, simplex_etf(12, 10, other)));
-  CHECK(va.sum(1).abs().max().item<double>() < 1e-5);       // the columns sum to zero
+  CHECK(va.sum(1).abs().max().item<double>() < 1e-5);  // the columns sum to zero
   auto r = make_stream(1, "x");
   CHECK_THROWS_WITH(simplex_etf(8, 10, r), Catch::Contains("needs K >= 9, got 8"));
   CHECK_THROWS_AS(simplex_etf(3, 1, r), std::invalid_argument);
@@ -40,11 +40,14 @@ TEST_CASE("simplex ETF: unit columns with pairwise cosine -1/(C-1) for K = C, K 
 TEST_CASE("ArcFace: hand-computed values, and finite with finite gradients at cos = +-1", "[fedktl]") {
   const auto labels = torch::tensor({0}, torch::kInt64);
   // s = 1, m = 0: -log(e^0.5 / (e^0.5 + e^0)) = log(1 + e^-0.5).
-  CHECK(arcface_loss(torch::tensor({{0.5, 0.0}}), labels, 1.0, 0.0).item<double>() == Approx(0.4740769842).epsilon(1e-6));
+  CHECK(arcface_loss(torch::tensor({{0.5, 0.0}}), labels, 1.0, 0.0).item<double>() ==
+        Approx(0.4740769842).epsilon(1e-6));
   // s = 2, m = 0.5: the target logit is 2 cos(acos(0.5) + 0.5) = 2 * 0.0235965853.
-  CHECK(arcface_loss(torch::tensor({{0.5, 0.0}}), labels, 2.0, 0.5).item<double>() == Approx(0.6698289689).epsilon(1e-6));
+  CHECK(arcface_loss(torch::tensor({{0.5, 0.0}}), labels, 2.0, 0.5).item<double>() ==
+        Approx(0.6698289689).epsilon(1e-6));
 
-  auto cos = torch::tensor({{1.0f, -1.0f, 0.0f}, {-1.0f, 1.0f, 1.0f}, {1.0000001f, 0.0f, -1.0000001f}}).requires_grad_(true);
+  auto cos =
+      torch::tensor({{1.0f, -1.0f, 0.0f}, {-1.0f, 1.0f, 1.0f}, {1.0000001f, 0.0f, -1.0000001f}}).requires_grad_(true);
   const auto loss = arcface_loss(cos, torch::tensor({0, 0, 2}, torch::kInt64), 64.0, 0.5);
   CHECK(std::isfinite(loss.item<double>()));
   loss.backward();
@@ -83,11 +86,8 @@ TEST_CASE("latent alignment: centroids are the class means of F(P), absent class
   torch::manual_seed(3);
   FeatureTransformer transformer(3, 2);
   auto centroids = torch::full({4, 2}, 5.0);  // class 3 never uploads
-  const auto prototypes = torch::tensor({{1.0f, 0.0f, 0.0f},
-                                         {0.9f, 0.1f, 0.0f},
-                                         {0.0f, 1.0f, 0.0f},
-                                         {0.1f, 0.9f, 0.0f},
-                                         {0.0f, 0.0f, 1.0f}});
+  const auto prototypes = torch::tensor(
+      {{1.0f, 0.0f, 0.0f}, {0.9f, 0.1f, 0.0f}, {0.0f, 1.0f, 0.0f}, {0.1f, 0.9f, 0.0f}, {0.0f, 0.0f, 1.0f}});
   const auto labels = torch::tensor({0, 0, 1, 1, 2}, torch::kInt64);
   auto latent_rng = make_stream(1, "latents");
   auto sample = [&](std::int64_t n) {
@@ -114,6 +114,7 @@ TEST_CASE("latent alignment: centroids are the class means of F(P), absent class
 
   // One prototype alone: no batch can train (BatchNorm), nothing crashes, the centroid is still set.
   auto single = torch::zeros({4, 2});
-  CHECK(align_latents(transformer, single, prototypes.narrow(0, 0, 1), labels.narrow(0, 0, 1), sample, options, rng) == 0.0);
+  CHECK(align_latents(transformer, single, prototypes.narrow(0, 0, 1), labels.narrow(0, 0, 1), sample, options, rng) ==
+        0.0);
   CHECK(torch::isfinite(single).all().item<bool>());
 }

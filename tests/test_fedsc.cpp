@@ -3,8 +3,8 @@
 #include <cmath>
 
 #include "engine/algorithms/fedsc.hpp"
-#include "engine/core/error.hpp"
 #include "engine/compose/loader.hpp"
+#include "engine/core/error.hpp"
 
 using namespace drift;
 using namespace drift::fedsc;
@@ -66,15 +66,18 @@ TEST_CASE("FedSC server: consistent prototypes weighted per class, renormalised 
   // class 1 only at client 1. With two holders and M = 1 both relational rows are the mean [1, 1].
   server.aggregate(global,
                    {update(0, {3, 1}, {{0, torch::tensor({{0.0f, 2.0f}})}}),
-                    update(1, {2, 2}, {{0, torch::tensor({{2.0f, 0.0f}})}, {1, torch::tensor({{5.0f, 5.0f}})}})}, {1});
+                    update(1, {2, 2}, {{0, torch::tensor({{2.0f, 0.0f}})}, {1, torch::tensor({{5.0f, 5.0f}})}})},
+                   {1});
   CHECK(torch::allclose(server.relational().at(0), rows({{1, 1}, {1, 1}})));
   CHECK(torch::allclose(server.consistent().at(0), torch::tensor({1.0, 1.0}, torch::kFloat64)));
-  CHECK(torch::allclose(server.consistent().at(1), torch::tensor({5.0, 5.0}, torch::kFloat64)));  // one holder: weight 1
+  CHECK(
+      torch::allclose(server.consistent().at(1), torch::tensor({5.0, 5.0}, torch::kFloat64)));  // one holder: weight 1
   o.merge = false;
   Server raw(o);
   raw.aggregate(global,
                 {update(0, {3, 1}, {{0, torch::tensor({{0.0f, 2.0f}})}}),
-                 update(1, {2, 2}, {{0, torch::tensor({{2.0f, 0.0f}})}})}, {1});
+                 update(1, {2, 2}, {{0, torch::tensor({{2.0f, 0.0f}})}})},
+                {1});
   const double s0 = 1.0 / (1.0 + std::exp(0.5)), s1 = 1.0 / (1.0 + std::exp(-0.5));
   const double w0 = s0 / (s0 + s1);
   // cc = w0 [0, 2] + (1 - w0) [2, 0]
@@ -98,11 +101,11 @@ TEST_CASE("FedSC RPCL and CPDR against hand-computed values", "[algorithms][feds
   ref.pooled_negatives = true;
   const auto two = torch::tensor({{1.0f, 0.0f}, {0.0f, 1.0f}});
   // Both prototypes are negatives for both rows: log(e + e + 1) - 1.
-  CHECK(rpcl_loss(two, labels({0, 1}), torch::tensor({{1.0f, 0.0f}, {0.0f, 1.0f}}), labels({0, 1}), {}, ref).item<double>() ==
-        Approx(std::log(2.0 * std::exp(1.0) + 1.0) - 1.0));
+  CHECK(rpcl_loss(two, labels({0, 1}), torch::tensor({{1.0f, 0.0f}, {0.0f, 1.0f}}), labels({0, 1}), {}, ref)
+            .item<double>() == Approx(std::log(2.0 * std::exp(1.0) + 1.0) - 1.0));
   ref.pooled_negatives = false;  // own-class prototype is no negative: log(e + 1) - 1
-  CHECK(rpcl_loss(two, labels({0, 1}), torch::tensor({{1.0f, 0.0f}, {0.0f, 1.0f}}), labels({0, 1}), {}, ref).item<double>() ==
-        Approx(std::log(std::exp(1.0) + 1.0) - 1.0));
+  CHECK(rpcl_loss(two, labels({0, 1}), torch::tensor({{1.0f, 0.0f}, {0.0f, 1.0f}}), labels({0, 1}), {}, ref)
+            .item<double>() == Approx(std::log(std::exp(1.0) + 1.0) - 1.0));
   // CPDR: mean square to the consistent prototype, (1 + 4) / 2, batch mean; class 1 has none.
   const auto cc = torch::tensor({{0.0f, 0.0f}, {9.0f, 9.0f}});
   const auto has = torch::tensor({true, false});
@@ -118,7 +121,8 @@ TEST_CASE("FedSC RPCL and CPDR against hand-computed values", "[algorithms][feds
 }
 
 TEST_CASE("FedSC presets and validation", "[algorithms][fedsc][scenario]") {
-  const std::string base = "[federation]\nclients = 10\n[sampler]\nclients_per_round = 2\n[algorithm]\nname = \"fedsc\"\n";
+  const std::string base =
+      "[federation]\nclients = 10\n[sampler]\nclients_per_round = 2\n[algorithm]\nname = \"fedsc\"\n";
   CHECK_THAT(std::string([&] {
                try {
                  parse_scenario(base, "s.toml");

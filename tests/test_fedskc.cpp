@@ -4,8 +4,8 @@
 
 #include "engine/algorithms/contrastive.hpp"
 #include "engine/algorithms/fedskc.hpp"
-#include "engine/core/error.hpp"
 #include "engine/compose/loader.hpp"
+#include "engine/core/error.hpp"
 
 using namespace drift;
 using namespace drift::fedskc;
@@ -82,9 +82,11 @@ TEST_CASE("FedSKC GPR: variance sums, coefficient and the literal and convex upd
   CHECK(knowledge_variance(k, {0, 1}, true) == Approx(1.0 + 16.0 / 3.0));
   CHECK(knowledge_variance(k, {0}, false) == Approx(2.0 / 3.0));
 
-  NamedTensors prev = {{"w", torch::tensor({1.0f})}, {"bn.running_mean", torch::tensor({1.0f})},
+  NamedTensors prev = {{"w", torch::tensor({1.0f})},
+                       {"bn.running_mean", torch::tensor({1.0f})},
                        {"bn.num_batches_tracked", torch::tensor({std::int64_t{5}})}};
-  NamedTensors literal = {{"w", torch::tensor({2.0f})}, {"bn.running_mean", torch::tensor({2.0f})},
+  NamedTensors literal = {{"w", torch::tensor({2.0f})},
+                          {"bn.running_mean", torch::tensor({2.0f})},
                           {"bn.num_batches_tracked", torch::tensor({std::int64_t{7}})}};
   auto convex = clone(literal);
   auto state = clone(literal);
@@ -107,14 +109,16 @@ TEST_CASE("FedSKC server: knowledge, FedAvg weights and GPR over two rounds by h
   CHECK(server.broadcast(1).class_vectors.empty());
   NamedTensors global = {{"w", torch::zeros({1}, torch::kFloat64)}};
   // Round 1: knowledge [0,0,3] twice (variance 2); model (10*1 + 30*3)/40 = 2.5; no GPR yet.
-  server.aggregate(global,
-                   {knowledge_update(0, 10, 1.0, {{0, row({0, 0, 3})}}), knowledge_update(1, 30, 3.0, {{0, row({0, 0, 3})}})}, {1});
+  server.aggregate(
+      global,
+      {knowledge_update(0, 10, 1.0, {{0, row({0, 0, 3})}}), knowledge_update(1, 30, 3.0, {{0, row({0, 0, 3})}})}, {1});
   CHECK(global[0].value.item<double>() == Approx(2.5));
   CHECK(std::isnan(server.last_rho()));
   // Round 2: knowledge [0,0,6] (variance 8): rho = (8 - 2) / 2 = 3; FedAvg gives 4;
   // GPR: 0.9 * 4 + 0.1 * 3 * (2.5 - 4) = 3.15.
-  server.aggregate(global,
-                   {knowledge_update(0, 10, 4.0, {{0, row({0, 0, 6})}}), knowledge_update(1, 30, 4.0, {{0, row({0, 0, 6})}})}, {2});
+  server.aggregate(
+      global,
+      {knowledge_update(0, 10, 4.0, {{0, row({0, 0, 6})}}), knowledge_update(1, 30, 4.0, {{0, row({0, 0, 6})}})}, {2});
   CHECK(server.last_rho() == Approx(3.0));
   CHECK(global[0].value.item<double>() == Approx(3.15));
   CHECK(torch::allclose(server.broadcast(3).class_vectors.at("knowledge").at(0), torch::tensor({{0.0f, 0.0f, 6.0f}})));
@@ -141,7 +145,7 @@ TEST_CASE("FedSKC GPR: rho after nearly flat knowledge is bounded by gpr_rho_lim
   // 0.95 * 2 + 0.05 * 999999 * (1 - 2): about -50000, far outside [1, 2].
   CHECK(unbounded == Approx(0.95 * 2.0 - 0.05 * 999999.0));
   const auto [same_rho, bounded] = two_rounds(1.0);
-  CHECK(same_rho == Approx(999999.0));      // reported as computed
+  CHECK(same_rho == Approx(999999.0));          // reported as computed
   CHECK(bounded == Approx(0.95 * 2.0 - 0.05));  // rho applied as 1: 1.85
 }
 
@@ -153,9 +157,10 @@ TEST_CASE("FedSKC server: GDA weights the models, stale classes are kept or drop
   NamedTensors global = {{"w", torch::zeros({1}, torch::kFloat64)}};
   // Class 0: [0] and [2] -> c~ = [1]; d = [1, 1] -> a = [0.5, 0.5]; b = [0.25, 0.75];
   // x = [0.25 - 0.5, 0.75 - 0.5]; class 1 only at client 1: c~ = its own, no discrepancy.
-  server.aggregate(global,
-                   {knowledge_update(0, 10, 0.0, {{0, row({0})}}),
-                    knowledge_update(1, 30, 1.0, {{0, row({2})}, {1, row({7})}})}, {1});
+  server.aggregate(
+      global,
+      {knowledge_update(0, 10, 0.0, {{0, row({0})}}), knowledge_update(1, 30, 1.0, {{0, row({2})}, {1, row({7})}})},
+      {1});
   const double e0 = 1.0 / (1.0 + std::exp(0.25)), e1 = 1.0 / (1.0 + std::exp(-0.25));
   CHECK(server.last_weights()[0] == Approx(e0 / (e0 + e1)));
   CHECK(global[0].value.item<double>() == Approx(e1 / (e0 + e1)));
@@ -197,9 +202,9 @@ TEST_CASE("FedSKC LCL against hand-computed values: paper, positive twice, absen
   CHECK(lcl_loss(l, y0, knowledge, {0, 1}, torch::tensor({2.0f, 1.0f}), unit).item<double>() ==
         Approx(std::log(1.0 + std::exp(-0.5))));
   // Three classes, knowledge of 0 and 1: the class-2 sample sits out but counts in the mean.
-  const auto pair = lcl_loss(torch::tensor({{1.0f, 0.0f, 0.0f}, {0.0f, 1.0f, 0.0f}}),
-                             torch::tensor(std::vector<std::int64_t>{0, 2}),
-                             torch::tensor({{1.0f, 0.0f, 0.0f}, {0.0f, 1.0f, 0.0f}}), {0, 1}, {}, paper);
+  const auto pair =
+      lcl_loss(torch::tensor({{1.0f, 0.0f, 0.0f}, {0.0f, 1.0f, 0.0f}}), torch::tensor(std::vector<std::int64_t>{0, 2}),
+               torch::tensor({{1.0f, 0.0f, 0.0f}, {0.0f, 1.0f, 0.0f}}), {0, 1}, {}, paper);
   CHECK(pair.item<double>() == Approx(std::log(1.0 + std::exp(-2.0)) / 2.0));
   // Finite with a gradient at tau = 0.01.
   ClientOptions sharp = paper;
@@ -239,8 +244,10 @@ TEST_CASE("FedSKC client uploads SiLU of the mean logits of each local class aft
   CHECK(torch::allclose(up.at(7)[0], mean7 * torch::sigmoid(mean7), 1e-5, 1e-6));
 }
 
-TEST_CASE("FedSKC presets supply defaults, explicit keys win, bad parameters are refused", "[algorithms][fedskc][scenario]") {
-  const std::string base = "[federation]\nclients = 10\n[sampler]\nclients_per_round = 4\n[algorithm]\nname = \"fedskc\"\n";
+TEST_CASE("FedSKC presets supply defaults, explicit keys win, bad parameters are refused",
+          "[algorithms][fedskc][scenario]") {
+  const std::string base =
+      "[federation]\nclients = 10\n[sampler]\nclients_per_round = 4\n[algorithm]\nname = \"fedskc\"\n";
   const auto paper = parse_scenario(base, "s.toml");
   CHECK(paper.algorithm_params.string("preset") == "paper");
   CHECK(paper.algorithm_params.number("beta") == 0.95);
@@ -266,7 +273,8 @@ TEST_CASE("FedSKC presets supply defaults, explicit keys win, bad parameters are
   CHECK_THAT(error_of("preset = \"papr\"\n"), Catch::Contains("(did you mean 'paper'?)"));
   CHECK_THAT(error_of("tau = 0\n"), Catch::Contains("algorithm.tau must be > 0"));
   CHECK_THAT(error_of("beta = 1.5\n"), Catch::Contains("algorithm.beta must be <= 1"));
-  CHECK_THAT(error_of("M = 4\n"), Catch::Contains("algorithm.M must be smaller than the clients aggregated per round (4)"));
+  CHECK_THAT(error_of("M = 4\n"),
+             Catch::Contains("algorithm.M must be smaller than the clients aggregated per round (4)"));
   CHECK_THAT(error_of("lcll = true\n"), Catch::Contains("unknown key 'algorithm.lcll'"));
   CHECK_THAT(error_of("normalization = \"dataset2\"\n"), Catch::Contains("dataset"));
 }

@@ -10,10 +10,10 @@
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/algorithms/fedktl.hpp"
 #include "engine/algorithms/head_exchange.hpp"
-#include "engine/core/error.hpp"
-#include "engine/compose/loader.hpp"
 #include "engine/compose/client_models.hpp"
 #include "engine/compose/federation_data.hpp"
+#include "engine/compose/loader.hpp"
+#include "engine/core/error.hpp"
 #include "messages/codec.hpp"
 #include "messages/state_store.hpp"
 
@@ -55,7 +55,8 @@ std::string error_of(const std::string& text, const std::vector<Override>& overr
 
 std::map<std::uint32_t, torch::Tensor> one_hot_rows(std::int64_t classes, std::int64_t dim) {
   std::map<std::uint32_t, torch::Tensor> rows;
-  for (std::int64_t c = 0; c < classes; ++c) rows[static_cast<std::uint32_t>(c)] = torch::eye(dim)[c % dim].unsqueeze(0);
+  for (std::int64_t c = 0; c < classes; ++c)
+    rows[static_cast<std::uint32_t>(c)] = torch::eye(dim)[c % dim].unsqueeze(0);
   return rows;
 }
 
@@ -96,7 +97,8 @@ TEST_CASE("model groups: assignment by cycle or list, and only for private-model
 
   std::string without_params = kHeterogeneous;
   without_params.erase(without_params.find("server_epochs = 2\n"), std::string("server_epochs = 2\n").size());
-  CHECK_THAT(error_of(without_params, {{"algorithm.name", "\"fedavg\""}}), Catch::Contains("mixes architectures, but algorithm 'fedavg' averages weights"));
+  CHECK_THAT(error_of(without_params, {{"algorithm.name", "\"fedavg\""}}),
+             Catch::Contains("mixes architectures, but algorithm 'fedavg' averages weights"));
   CHECK_THAT(error_of(kHeterogeneous, {{"model.group", "\"cnn4,resnet5\""}}),
              Catch::Contains("unknown model 'resnet5'") && Catch::Contains("did you mean"));
   CHECK_THAT(error_of(kHeterogeneous, {{"model.assignment", "[0, 1]"}}), Catch::Contains("2 entries for 4 clients"));
@@ -121,7 +123,7 @@ TEST_CASE("ETF head: cosines to a simplex shared by every client, common feature
   CHECK(out.logits.abs().max().item<double>() <= 1.0 + 1e-5);  // cosines
   CHECK(b->forward(x).features.size(1) == 512);                // resnet4 (64 wide) repeated to 512
   const auto etf_a = a->named_buffers()["head.etf"], etf_b = b->named_buffers()["head.etf"];
-  CHECK(torch::equal(etf_a, etf_b));                            // same ETF, different initialisations
+  CHECK(torch::equal(etf_a, etf_b));  // same ETF, different initialisations
   const auto head_a = a->named_parameters()["head.weight"], head_b = b->named_parameters()["head.weight"];
   CHECK_FALSE(torch::equal(head_a, head_b));
   // The cosine of every class vector with itself is 1 and with the others -1/(C-1).

@@ -45,11 +45,14 @@ std::string femnist_user(int n, int offset) {
 // Two files of train users (a: 2 samples, b: 3, c: 1) and a test file (a: 1, c: 2).
 fs::path femnist_folder(const std::string& tag) {
   const auto dir = fresh_dir(tag);
-  write(dir / "train" / "part_0.json", "{\"users\": [\"b\", \"a\"], \"num_samples\": [3, 2], \"hierarchies\": [], "
-                                       "\"user_data\": {\"a\": " + femnist_user(2, 0) + ", \"b\": " + femnist_user(3, 1) + "}}");
-  write(dir / "train" / "part_1.json", "{\"users\": [\"c\"], \"num_samples\": [1], \"user_data\": {\"c\": " + femnist_user(1, 5) + "}}");
+  write(dir / "train" / "part_0.json",
+        "{\"users\": [\"b\", \"a\"], \"num_samples\": [3, 2], \"hierarchies\": [], "
+        "\"user_data\": {\"a\": " +
+            femnist_user(2, 0) + ", \"b\": " + femnist_user(3, 1) + "}}");
+  write(dir / "train" / "part_1.json",
+        "{\"users\": [\"c\"], \"num_samples\": [1], \"user_data\": {\"c\": " + femnist_user(1, 5) + "}}");
   write(dir / "test" / "part_0.json", "{\"users\": [\"c\", \"a\"], \"num_samples\": [2, 1], \"user_data\": {\"a\": " +
-                                      femnist_user(1, 2) + ", \"c\": " + femnist_user(2, 3) + "}}");
+                                          femnist_user(1, 2) + ", \"c\": " + femnist_user(2, 3) + "}}");
   return dir;
 }
 
@@ -80,7 +83,9 @@ TEST_CASE("LEAF FEMNIST reads users in file then list order, each sample tagged 
   CHECK(values(train.owners) == std::vector<std::int64_t>{0, 0, 0, 1, 1, 2});
   CHECK(values(train.labels) == std::vector<std::int64_t>{1, 11, 21, 0, 10, 5});
   // Pixels come back through the training set's own normalisation.
-  const auto pixel = [&](std::int64_t n) { return train.images[n][0][27][27].item<double>() * train.pixel_std + train.pixel_mean; };
+  const auto pixel = [&](std::int64_t n) {
+    return train.images[n][0][27][27].item<double>() * train.pixel_std + train.pixel_mean;
+  };
   CHECK(pixel(2) == Approx(0.3).margin(1e-6));
   CHECK(pixel(5) == Approx(0.1).margin(1e-6));
   // Test samples name the training writer they belong to.
@@ -122,10 +127,14 @@ TEST_CASE("LEAF Shakespeare maps characters to LEAF's 80-symbol vocabulary", "[d
   const auto dir = fresh_dir("shakespeare");
   const std::string window(80, 'a');
   const std::string x2 = "To be, or not to be" + std::string(61, ' ');
-  write(dir / "train" / "t.json", "{\"users\": [\"HAMLET\"], \"num_samples\": [2], \"user_data\": {\"HAMLET\": "
-                                  "{\"x\": [\"" + window + "\", \"" + x2 + "\"], \"y\": [\"b\", \"}\"]}}}");
-  write(dir / "test" / "t.json", "{\"users\": [\"HAMLET\"], \"num_samples\": [1], \"user_data\": {\"HAMLET\": "
-                                 "{\"x\": [\"" + window + "\"], \"y\": [\"\\n\"]}}}");
+  write(dir / "train" / "t.json",
+        "{\"users\": [\"HAMLET\"], \"num_samples\": [2], \"user_data\": {\"HAMLET\": "
+        "{\"x\": [\"" +
+            window + "\", \"" + x2 + "\"], \"y\": [\"b\", \"}\"]}}}");
+  write(dir / "test" / "t.json",
+        "{\"users\": [\"HAMLET\"], \"num_samples\": [1], \"user_data\": {\"HAMLET\": "
+        "{\"x\": [\"" +
+            window + "\"], \"y\": [\"\\n\"]}}}");
   const auto splits = load_dataset(data_config("shakespeare", dir));
   const auto& vocabulary = shakespeare_vocabulary();
   REQUIRE(vocabulary.size() == 80);
@@ -136,12 +145,17 @@ TEST_CASE("LEAF Shakespeare maps characters to LEAF's 80-symbol vocabulary", "[d
   CHECK(values(splits.train->labels) == std::vector<std::int64_t>{static_cast<std::int64_t>(vocabulary.find('b')), 79});
   CHECK(values(splits.test->labels) == std::vector<std::int64_t>{0});
 
-  write(dir / "test" / "t.json", "{\"users\": [\"HAMLET\"], \"num_samples\": [1], \"user_data\": {\"HAMLET\": "
-                                 "{\"x\": [\"" + std::string(79, 'a') + "~\"], \"y\": [\"a\"]}}}");
-  CHECK(error_of(data_config("shakespeare", dir)).find("holds the byte 126, which is not in LEAF's") != std::string::npos);
-  write(dir / "test" / "t.json", "{\"users\": [\"HAMLET\"], \"num_samples\": [1], \"user_data\": {\"HAMLET\": "
-                                 "{\"x\": [\"short\"], \"y\": [\"a\"]}}}");
-  CHECK(error_of(data_config("shakespeare", dir)).find("has 5 characters in x and 1 in y, expected 80 and 1") != std::string::npos);
+  write(dir / "test" / "t.json",
+        "{\"users\": [\"HAMLET\"], \"num_samples\": [1], \"user_data\": {\"HAMLET\": "
+        "{\"x\": [\"" +
+            std::string(79, 'a') + "~\"], \"y\": [\"a\"]}}}");
+  CHECK(error_of(data_config("shakespeare", dir)).find("holds the byte 126, which is not in LEAF's") !=
+        std::string::npos);
+  write(dir / "test" / "t.json",
+        "{\"users\": [\"HAMLET\"], \"num_samples\": [1], \"user_data\": {\"HAMLET\": "
+        "{\"x\": [\"short\"], \"y\": [\"a\"]}}}");
+  CHECK(error_of(data_config("shakespeare", dir)).find("has 5 characters in x and 1 in y, expected 80 and 1") !=
+        std::string::npos);
 }
 
 TEST_CASE("natural clients are whole writers, a seeded sample of them when there are fewer clients", "[data][leaf]") {
@@ -222,7 +236,8 @@ TEST_CASE("crop and flip move pixels as drawn, padding with black", "[data][augm
   const auto out3 = augment_batch(x, cifar, fill, same);
   CHECK(torch::equal(out3, crop_and_flip(x, 4, fill, draws)));
   // Every channel pads with its own black: a sample cropped at the corner starts with it.
-  const auto first = std::find_if(draws.begin(), draws.end(), [](const CropFlip& d) { return d.top == 0 && d.left == 0; });
+  const auto first =
+      std::find_if(draws.begin(), draws.end(), [](const CropFlip& d) { return d.top == 0 && d.left == 0; });
   REQUIRE(first != draws.end());
   const auto at = first - draws.begin();
   for (std::int64_t c = 0; c < 3; ++c) CHECK(out3[at][c][0][0].item<float>() == fill[c].item<float>());
@@ -245,9 +260,9 @@ TEST_CASE("per-channel normalisation maps pixels through each channel's own mean
   DatasetSplits splits{train, train};
   normalise_channels(splits, {0.5, 0.25, 1.0}, {0.5, 0.25, 2.0});
   const auto& images = splits.train->images;
-  CHECK(images[1][0][1][1].item<float>() == 0.0f);          // (0.5 - 0.5) / 0.5
-  CHECK(images[1][1][1][1].item<float>() == 1.0f);          // (0.5 - 0.25) / 0.25
-  CHECK(images[1][2][1][1].item<float>() == -0.25f);        // (0.5 - 1) / 2
+  CHECK(images[1][0][1][1].item<float>() == 0.0f);    // (0.5 - 0.5) / 0.5
+  CHECK(images[1][1][1][1].item<float>() == 1.0f);    // (0.5 - 0.25) / 0.25
+  CHECK(images[1][2][1][1].item<float>() == -0.25f);  // (0.5 - 1) / 2
   CHECK(splits.test->images[0][1][0][0].item<float>() == 1.0f);
   CHECK(torch::equal(splits.train->black(), torch::tensor({-1.0f, -1.0f, -0.5f})));
   CHECK(train->images[0][0][0][0].item<float>() == 0.0f);  // the loaded dataset itself is untouched

@@ -1,7 +1,7 @@
 #include "catch_torch.hpp"
 
-#include "engine/tensors/named_tensors.hpp"
 #include "engine/models/model.hpp"
+#include "engine/tensors/named_tensors.hpp"
 
 using namespace drift;
 
@@ -90,7 +90,8 @@ TEST_CASE("the heterogeneous group: ResNet-4/6/18/34, MobileNetV2 and GoogLeNet-
   ModelOptions small;
   small.width = 8;
   small.feature_levels = true;
-  const std::pair<const char*, std::int64_t> widths[] = {{"resnet4", 8}, {"resnet6", 16}, {"resnet18", 64}, {"resnet34", 64}};
+  const std::pair<const char*, std::int64_t> widths[] = {
+      {"resnet4", 8}, {"resnet6", 16}, {"resnet18", 64}, {"resnet34", 64}};
   for (const auto& [name, dim] : widths) {
     INFO(name);
     auto model = make_model(name, {1, 28, 28}, 10, 1, small);

@@ -84,7 +84,9 @@ double largest_gap(const std::string& algorithm, const std::string& model_name, 
     for (std::size_t t = 0; t < u.weights.size(); ++t) {
       REQUIRE(u.weights[t].name == alone.weights[t].name);
       gap = std::max(gap, (u.weights[t].value.to(torch::kDouble) - alone.weights[t].value.to(torch::kDouble))
-                              .abs().max().item<double>());
+                              .abs()
+                              .max()
+                              .item<double>());
     }
   }
   return gap;

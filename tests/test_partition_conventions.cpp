@@ -7,11 +7,11 @@
 #include <fstream>
 #include <set>
 
+#include "engine/compose/federation_data.hpp"
+#include "engine/compose/loader.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/rng.hpp"
 #include "engine/data/partition.hpp"
-#include "engine/compose/loader.hpp"
-#include "engine/compose/federation_data.hpp"
 
 using namespace drift;
 namespace fs = std::filesystem;
@@ -115,7 +115,8 @@ TEST_CASE("a partition file is read and checked for count, range, duplicates and
   CHECK_THROWS_WITH(partition_from_file("/nonexistent/p.json", 5, 2), Catch::Contains("cannot open"));
 }
 
-TEST_CASE("per-client held-out splits: ceil(f n) per client, in client order, disjoint from training", "[partition][holdout]") {
+TEST_CASE("per-client held-out splits: ceil(f n) per client, in client order, disjoint from training",
+          "[partition][holdout]") {
   auto train = std::make_shared<Dataset>();
   train->images = torch::arange(20, torch::kFloat32).reshape({20, 1, 1, 1});
   train->labels = torch::zeros({20}, torch::kInt64);
@@ -133,7 +134,7 @@ TEST_CASE("per-client held-out splits: ceil(f n) per client, in client order, di
     const auto v = static_cast<std::int64_t>(test_values[i].item<float>());
     const auto& own = p.indices[i < 2 ? 0 : 1];
     CHECK(std::find(own.begin(), own.end(), v) == own.end());  // not also in training
-    CHECK((i < 2 ? v < 8 : v >= 10));                           // client 0's part first
+    CHECK((i < 2 ? v < 8 : v >= 10));                          // client 0's part first
   }
   Partition tiny;
   tiny.indices = {{0}};

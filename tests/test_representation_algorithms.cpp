@@ -86,8 +86,10 @@ TEST_CASE("FedNH: unweighted model mean and count-weighted prototype update", "[
     return NamedTensors{{"head.weight", torch::eye(2)}, {"head.scale", torch::full({1}, static_cast<float>(scale))}};
   };
   std::vector<ClientUpdate> updates = {
-      with_vectors(0, 100, weights(1.0), {{"fednh.prototypes", {{0, rows({0, 1}, 2)}}}, {"fednh.counts", {{0, rows({1}, 1)}}}}),
-      with_vectors(1, 1, weights(2.0), {{"fednh.prototypes", {{0, rows({2, 0}, 2)}}}, {"fednh.counts", {{0, rows({3}, 1)}}}})};
+      with_vectors(0, 100, weights(1.0),
+                   {{"fednh.prototypes", {{0, rows({0, 1}, 2)}}}, {"fednh.counts", {{0, rows({1}, 1)}}}}),
+      with_vectors(1, 1, weights(2.0),
+                   {{"fednh.prototypes", {{0, rows({2, 0}, 2)}}}, {"fednh.counts", {{0, rows({3}, 1)}}}})};
   FedNHServer server(0.5, 1.0);
   server.aggregate(global, updates, {1});
   const auto w = global[0].value;

@@ -129,8 +129,7 @@ TEST_CASE("Dirichlet partition reports constraints it cannot meet", "[partition]
   CHECK_THROWS_WITH(partition_dirichlet(labels, 10, 20, 0.5, 10, 100, rng),
                     Catch::Contains("at least 10 samples each from 100"));
   // Possible in principle but not with such a tiny alpha: 20 clients, 10 classes.
-  CHECK_THROWS_WITH(partition_dirichlet(labels, 10, 20, 1e-5, 2, 50, rng),
-                    Catch::Contains("after 50 attempts"));
+  CHECK_THROWS_WITH(partition_dirichlet(labels, 10, 20, 1e-5, 2, 50, rng), Catch::Contains("after 50 attempts"));
 }
 
 TEST_CASE("label shards give each client shards_per_client contiguous label runs", "[partition]") {

@@ -6,8 +6,8 @@
 #include <set>
 
 #include "engine/compose/loader.hpp"
-#include "engine/sampling/samplers.hpp"
 #include "engine/population/population.hpp"
+#include "engine/sampling/samplers.hpp"
 
 using namespace drift;
 
@@ -100,8 +100,9 @@ TEST_CASE("cyclic rotates through the strata, stratified follows the population"
     CHECK(per_label == std::vector<int>(3, static_cast<int>(seats / 3)));
   }
   // Groups, when defined, are the cyclic strata.
-  const auto grouped = population(30, 3, "[groups.low]\nrule = \"id_range\"\nfrom = 0\nto = 9\n"
-                                          "[groups.mid]\nrule = \"id_range\"\nfrom = 10\nto = 19\n");
+  const auto grouped = population(30, 3,
+                                  "[groups.low]\nrule = \"id_range\"\nfrom = 0\nto = 9\n"
+                                  "[groups.mid]\nrule = \"id_range\"\nfrom = 10\nto = 19\n");
   CyclicSampler by_group(grouped, 2);
   auto ctx = everyone(3);
   ctx.round = 2;
@@ -109,11 +110,12 @@ TEST_CASE("cyclic rotates through the strata, stratified follows the population"
 }
 
 TEST_CASE("groups are assigned by rule, first match wins, profiles follow groups", "[population]") {
-  const auto pop = population(12, 3,
-                              "[profile]\nspeed = 50.0\n"
-                              "[groups.a_label0]\nrule = \"dominant_label\"\nlabels = [0]\n[groups.a_label0.profile]\nspeed = 7.0\n"
-                              "[groups.b_low]\nrule = \"id_range\"\nfrom = 0\nto = 5\n"
-                              "[groups.c_some]\nrule = \"proportion\"\nshare = 0.5\n");
+  const auto pop =
+      population(12, 3,
+                 "[profile]\nspeed = 50.0\n"
+                 "[groups.a_label0]\nrule = \"dominant_label\"\nlabels = [0]\n[groups.a_label0.profile]\nspeed = 7.0\n"
+                 "[groups.b_low]\nrule = \"id_range\"\nfrom = 0\nto = 5\n"
+                 "[groups.c_some]\nrule = \"proportion\"\nshare = 0.5\n");
   CHECK(pop.group_names == std::vector<std::string>{"a_label0", "b_low", "c_some"});
   CHECK(pop.group_members[0] == std::vector<std::uint32_t>{0, 3, 6, 9});
   CHECK(pop.group_members[1] == std::vector<std::uint32_t>{1, 2, 4, 5});
@@ -146,5 +148,6 @@ TEST_CASE("label_set groups and profile traces", "[population]") {
   CHECK_THROWS_WITH(population(4, 2, "[profile]\ntrace = \"" + path + "\"\n"),
                     Catch::Contains("drift-profile-trace.csv:3") && Catch::Contains("already has a row (line 2)"));
   std::ofstream(path) << "client,speed,up_bandwidth,down_bandwidth,latency\n2,inf,100,200,0.25\n";
-  CHECK_THROWS_WITH(population(4, 2, "[profile]\ntrace = \"" + path + "\"\n"), Catch::Contains("'inf' is not a number"));
+  CHECK_THROWS_WITH(population(4, 2, "[profile]\ntrace = \"" + path + "\"\n"),
+                    Catch::Contains("'inf' is not a number"));
 }

@@ -1,8 +1,8 @@
 #include "catch_torch.hpp"
 
-#include "engine/core/error.hpp"
 #include "engine/compose/loader.hpp"
 #include "engine/config/suggest.hpp"
+#include "engine/core/error.hpp"
 
 using namespace drift;
 
@@ -44,7 +44,8 @@ TEST_CASE("a minimal scenario gets every default", "[scenario]") {
   CHECK(s.training.batch_size == 64);
   CHECK(s.evaluation.targets == std::vector<double>{0.5, 0.7, 0.8});
   // The resolved file names every key, and loading it gives the same resolved file.
-  for (const char* key : {"max_train_samples", "min_client_samples", "local_epochs", "chunk_size", "cpu_slots", "runs_dir"})
+  for (const char* key :
+       {"max_train_samples", "min_client_samples", "local_epochs", "chunk_size", "cpu_slots", "runs_dir"})
     CHECK_THAT(s.resolved_toml, Catch::Contains(key));
   CHECK_THAT(s.resolved_toml, Catch::Contains("targets = [ 0.5, 0.7, 0.8 ]"));
   const auto again = parse_scenario(s.resolved_toml, "dir/minimal.toml");
@@ -56,7 +57,7 @@ TEST_CASE("fraction sets the cohort when clients_per_round is absent", "[scenari
   auto s = parse_scenario("[federation]\nclients = 50\n[sampler]\nfraction = 0.25\n", "f.toml");
   CHECK(s.sampler.cohort_size(50) == 13);  // round(12.5) -> 13
   s = parse_scenario("[federation]\nclients = 50\n", "f.toml");
-  CHECK(s.sampler.cohort_size(50) == 5);   // default fraction 0.1
+  CHECK(s.sampler.cohort_size(50) == 5);  // default fraction 0.1
   CHECK_THAT(s.resolved_toml, Catch::Contains("fraction = 0.1"));
 }
 
@@ -67,8 +68,7 @@ TEST_CASE("algorithm parameters are validated against the algorithm", "[scenario
   CHECK(s.algorithm_params.number("mu") == 0.01);
   CHECK_THAT(error_of("[algorithm]\nname = \"fedavg\"\nmu = 0.5\n"),
              Catch::Contains("unknown key 'algorithm.mu'") && Catch::Contains("takes no parameters"));
-  CHECK_THAT(error_of("[algorithm]\nname = \"fedprox\"\nmuu = 0.5\n"),
-             Catch::Contains("did you mean 'algorithm.mu'"));
+  CHECK_THAT(error_of("[algorithm]\nname = \"fedprox\"\nmuu = 0.5\n"), Catch::Contains("did you mean 'algorithm.mu'"));
   // Another algorithm's parameter: say whose it is, never "did you mean" the key itself.
   const auto other = error_of("[algorithm]\nname = \"fedavg\"\ntau = 0.07\n");
   CHECK_THAT(other, Catch::Contains("unknown key 'algorithm.tau' (a parameter of ") && Catch::Contains("fedccl") &&
@@ -78,7 +78,8 @@ TEST_CASE("algorithm parameters are validated against the algorithm", "[scenario
 
 TEST_CASE("bad input names the place, the key and the fix", "[scenario]") {
   CHECK(error_of("[training]\nlrr = 0.1\n") == "s.toml:2:1: unknown key 'training.lrr' (did you mean 'training.lr'?)");
-  CHECK_THAT(error_of("[trainng]\nlr = 0.1\n"), Catch::Contains("unknown key 'trainng'") && Catch::Contains("'training'"));
+  CHECK_THAT(error_of("[trainng]\nlr = 0.1\n"),
+             Catch::Contains("unknown key 'trainng'") && Catch::Contains("'training'"));
   CHECK_THAT(error_of("rounds = 3\n"), Catch::Contains("did you mean 'federation.rounds'"));
   CHECK(error_of("[training]\nlr = \"fast\"\n") == "s.toml:2:6: training.lr must be a number, not string");
   CHECK_THAT(error_of("[federation]\nrounds = 2.5\n"), Catch::Contains("federation.rounds must be an integer"));
@@ -101,14 +102,18 @@ TEST_CASE("bad input names the place, the key and the fix", "[scenario]") {
 
 TEST_CASE("overrides from --set replace keys with TOML values and is named in errors", "[scenario]") {
   const auto s = parse_scenario(kMinimal, "s.toml",
-                                {{"federation.rounds", "9"}, {"training.lr", "0.2"}, {"model.name", "fedavg-cnn"},
-                                 {"algorithm.name", "\"fedprox\""}, {"evaluation.targets", "[0.6]"}});
+                                {{"federation.rounds", "9"},
+                                 {"training.lr", "0.2"},
+                                 {"model.name", "fedavg-cnn"},
+                                 {"algorithm.name", "\"fedprox\""},
+                                 {"evaluation.targets", "[0.6]"}});
   CHECK(s.rounds == 9);
   CHECK(s.training.learning_rate == 0.2);
   CHECK(s.model == "fedavg-cnn");
   CHECK(s.algorithm == "fedprox");
   CHECK(s.evaluation.targets == std::vector<double>{0.6});
-  CHECK(error_of(kMinimal, {{"federation.rounds", "0"}}) == "--set federation.rounds: federation.rounds must be >= 1, got 0");
+  CHECK(error_of(kMinimal, {{"federation.rounds", "0"}}) ==
+        "--set federation.rounds: federation.rounds must be >= 1, got 0");
   CHECK_THAT(error_of(kMinimal, {{"federation.roundz", "3"}}), Catch::Contains("did you mean 'federation.rounds'"));
   CHECK(parse_override("a.b=c=d").value == "c=d");
   CHECK_THROWS_AS(parse_override("novalue"), UserError);

@@ -42,7 +42,8 @@ std::string other_value(const ParamSpec& spec) {
     return (!spec.max || v <= *spec.max) && (!spec.min || (spec.min_exclusive ? v > *spec.min : v >= *spec.min));
   };
   switch (spec.kind) {
-    case ParamKind::boolean: return std::get<bool>(def) ? "false" : "true";
+    case ParamKind::boolean:
+      return std::get<bool>(def) ? "false" : "true";
     case ParamKind::integer: {
       const auto d = std::get<std::int64_t>(def);
       return std::to_string(in_range(static_cast<double>(d + 1)) ? d + 1 : d - 1);
@@ -57,7 +58,8 @@ std::string other_value(const ParamSpec& spec) {
         if (c != std::get<std::string>(def)) return "\"" + c + "\"";
       return "";
     }
-    case ParamKind::number_list: return "[" + toml_number(spec.max ? *spec.max / 2 : 10.0) + "]";
+    case ParamKind::number_list:
+      return "[" + toml_number(spec.max ? *spec.max / 2 : 10.0) + "]";
   }
   return "";
 }
@@ -111,11 +113,14 @@ TEST_CASE("a key missing from the table cannot be read", "[scenario][keys]") {
 }
 
 TEST_CASE("a key set where the scenario makes it idle is named with the reason", "[scenario][keys]") {
-  const auto warnings = parse_scenario("[simulation]\nmode = \"fedbuff\"\n[async]\nstaleness_a = 2.0\nalpha = 0.3\n", "s.toml").warnings;
+  const auto warnings =
+      parse_scenario("[simulation]\nmode = \"fedbuff\"\n[async]\nstaleness_a = 2.0\nalpha = 0.3\n", "s.toml").warnings;
   REQUIRE(warnings.size() == 2);
-  CHECK(warnings[0] == "async.alpha does nothing under fedbuff (FedAsync's; FedBuff weighs an update by 1/sqrt(1 + staleness))");
+  CHECK(warnings[0] ==
+        "async.alpha does nothing under fedbuff (FedAsync's; FedBuff weighs an update by 1/sqrt(1 + staleness))");
   CHECK(warnings[1].rfind("async.staleness_a does nothing under fedbuff", 0) == 0);
   CHECK(parse_scenario("[async]\nbuffer_size = 3\n", "s.toml").warnings ==
-        std::vector<std::string>{"async.buffer_size does nothing under sync rounds (simulation.mode = fedasync or fedbuff)"});
+        std::vector<std::string>{
+            "async.buffer_size does nothing under sync rounds (simulation.mode = fedasync or fedbuff)"});
   CHECK(parse_scenario("[simulation]\nmode = \"fedbuff\"\n[async]\nbuffer_size = 3\n", "s.toml").warnings.empty());
 }

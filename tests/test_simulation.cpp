@@ -5,8 +5,8 @@
 #include <map>
 #include <set>
 
-#include "engine/compose/loader.hpp"
 #include "engine/algorithms/algorithm.hpp"
+#include "engine/compose/loader.hpp"
 #include "engine/core/error.hpp"
 #include "engine/population/availability.hpp"
 #include "engine/sim/drift_metrics.hpp"
@@ -90,7 +90,8 @@ TEST_CASE("sync round: train_doomed trains late clients and counts the waste", "
 }
 
 TEST_CASE("sync rounds: late updates kept as stale join the next aggregation", "[sim]") {
-  Sim sim(kTimed, {{"simulation.deadline", "10.0"}, {"simulation.late_updates", "\"stale\""}, {"federation.rounds", "2"}});
+  Sim sim(kTimed,
+          {{"simulation.deadline", "10.0"}, {"simulation.late_updates", "\"stale\""}, {"federation.rounds", "2"}});
   sim.run();
   REQUIRE(sim.host.reports.size() == 2);
   // Round 2 starts at 10; the slow clients still work until 12.5, so only client 0 is
@@ -131,8 +132,9 @@ TEST_CASE("sync round: dropouts and min_cohort", "[sim]") {
 
 TEST_CASE("sync round: a client that goes offline mid-task is dropped at that time", "[sim]") {
   // Client 1 leaves at t = 5, in the middle of its 10 s of compute.
-  Sim sim(std::string(kTimed) + "\n[groups.slow]\nrule = \"id_range\"\nfrom = 1\nto = 1\n"
-                                "[[timeline]]\nat_time = 5.0\naction = \"offline\"\ngroup = \"slow\"\n");
+  Sim sim(std::string(kTimed) +
+          "\n[groups.slow]\nrule = \"id_range\"\nfrom = 1\nto = 1\n"
+          "[[timeline]]\nat_time = 5.0\naction = \"offline\"\ngroup = \"slow\"\n");
   sim.run();
   const auto& r = sim.host.reports[0];
   CHECK(sim.event(0, 1, "dropped").time == Approx(5.0));
@@ -212,9 +214,14 @@ TEST_CASE("FedAsync mixes each update with a staleness-discounted alpha", "[sim]
   //   7.0:  w = 0.5 * 0.5 + 0.5 * (0.5 + 1) = 1.0
   //   10.5: w = 0.5 * 1   + 0.5 * (1 + 1)   = 1.5
   //   12.5: staleness 3, a = 0.5 * (3 + 1)^-0.5 = 0.25: w = 0.75 * 1.5 + 0.25 * (0 + 2) = 1.625
-  Sim sim(kTimed, {{"simulation.mode", "\"fedasync\""}, {"federation.clients", "2"}, {"federation.rounds", "4"},
-                   {"sampler.clients_per_round", "2"}, {"async.concurrency", "2"}, {"async.alpha", "0.5"},
-                   {"async.staleness", "\"polynomial\""}, {"async.staleness_a", "0.5"}});
+  Sim sim(kTimed, {{"simulation.mode", "\"fedasync\""},
+                   {"federation.clients", "2"},
+                   {"federation.rounds", "4"},
+                   {"sampler.clients_per_round", "2"},
+                   {"async.concurrency", "2"},
+                   {"async.alpha", "0.5"},
+                   {"async.staleness", "\"polynomial\""},
+                   {"async.staleness_a", "0.5"}});
   sim.run();
   REQUIRE(sim.host.reports.size() == 4);
   CHECK(sim.host.evaluated == std::vector<double>{0.5, 1.0, 1.5, 1.625});
@@ -227,8 +234,12 @@ TEST_CASE("FedBuff averages K staleness-weighted deltas", "[sim][async]") {
   // K = 2. Client 0 delivers +1 at 3.5 and 7.0 (both from version 0): w = 0 + (1 + 1) / 2 = 1.
   // Then +1 at 10.5 (from version 1, staleness 0) and client 1's +2 at 12.5 (from version 0,
   // staleness 1, weight 1/sqrt(2)): w = 1 + (1 + 2/sqrt(2)) / 2.
-  Sim sim(kTimed, {{"simulation.mode", "\"fedbuff\""}, {"federation.clients", "2"}, {"federation.rounds", "2"},
-                   {"sampler.clients_per_round", "2"}, {"async.concurrency", "2"}, {"async.buffer_size", "2"}});
+  Sim sim(kTimed, {{"simulation.mode", "\"fedbuff\""},
+                   {"federation.clients", "2"},
+                   {"federation.rounds", "2"},
+                   {"sampler.clients_per_round", "2"},
+                   {"async.concurrency", "2"},
+                   {"async.buffer_size", "2"}});
   sim.run();
   REQUIRE(sim.host.reports.size() == 2);
   CHECK(sim.host.evaluated[0] == Approx(1.0));

@@ -95,8 +95,8 @@ TEST_CASE("study figures: bands by round and by virtual time over the seeds that
   CHECK(by_round.mean[0] == Approx(0.3));
   CHECK(by_round.std[1] == Approx(std::sqrt(0.02)));
   const auto by_time = band_by_time(runs, {5, 12, 20, 100});
-  CHECK(std::isnan(by_time.mean[0]));    // nobody evaluated by 5 s
-  CHECK(by_time.mean[1] == Approx(0.2)); // only the first run by 12 s
-  CHECK(by_time.mean[2] == Approx(0.4)); // 0.4 and 0.4
-  CHECK(by_time.mean[3] == Approx(0.5)); // both finished: their final accuracies
+  CHECK(std::isnan(by_time.mean[0]));     // nobody evaluated by 5 s
+  CHECK(by_time.mean[1] == Approx(0.2));  // only the first run by 12 s
+  CHECK(by_time.mean[2] == Approx(0.4));  // 0.4 and 0.4
+  CHECK(by_time.mean[3] == Approx(0.5));  // both finished: their final accuracies
 }

@@ -59,8 +59,8 @@ TEST_CASE("summary: accuracy at a virtual-time budget is the last evaluation at 
   const auto s = summarize(rounds, {{}, {50.0, 100.0, 450.0, 800.0, 5000.0}});
   REQUIRE(s.accuracy_at.size() == 5);
   CHECK_FALSE(s.accuracy_at[0].second.has_value());  // nothing evaluated by 50 s
-  CHECK(s.accuracy_at[1].second == 0.1);               // round 1 ends at exactly 100 s
-  CHECK(s.accuracy_at[2].second == 0.5);               // round 4 (400 s), not round 5 (500 s)
+  CHECK(s.accuracy_at[1].second == 0.1);             // round 1 ends at exactly 100 s
+  CHECK(s.accuracy_at[2].second == 0.5);             // round 4 (400 s), not round 5 (500 s)
   CHECK(s.accuracy_at[3].second == 0.8);
   CHECK(s.accuracy_at[4].second == 0.8);  // the run was over: the model a user had then
 }

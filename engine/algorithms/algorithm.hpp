@@ -12,12 +12,12 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/state_archive.hpp"
-#include "engine/metrics/algorithm_metrics.hpp"
-#include "engine/tensors/federated_types.hpp"
-#include "engine/data/dataset.hpp"
-#include "engine/models/model.hpp"
 #include "engine/config/param_spec.hpp"
+#include "engine/core/state_archive.hpp"
+#include "engine/data/dataset.hpp"
+#include "engine/metrics/algorithm_metrics.hpp"
+#include "engine/models/model.hpp"
+#include "engine/tensors/federated_types.hpp"
 
 namespace drift {
 
@@ -29,7 +29,7 @@ struct ClientContext {
   // The client's local training data, for passes outside SGD (knowledge, prototypes).
   const Dataset* data = nullptr;
   const std::vector<std::int64_t>* indices = nullptr;
-  std::uint32_t epoch = 0;  // local epoch of the current batch, set by the training loop
+  std::uint32_t epoch = 0;                // local epoch of the current batch, set by the training loop
   const torch::Tensor* inputs = nullptr;  // the current batch's images, set by the training loop
   torch::Device device = torch::kCPU;     // where the model, batches, payload and state are
   std::uint64_t seed = 0;                 // the scenario seed, for state every client derives alike
@@ -38,7 +38,8 @@ struct ClientContext {
 // One pass of the model over the client's local data in eval mode without gradients, in
 // ascending index order (so sums do not depend on the shuffled batch order); the model is
 // put back in train mode afterwards. `visit(out, labels)` sees each batch.
-void for_each_local_batch(ClientContext& ctx, const std::function<void(const ModelOutput&, const torch::Tensor&)>& visit);
+void for_each_local_batch(ClientContext& ctx,
+                          const std::function<void(const ModelOutput&, const torch::Tensor&)>& visit);
 
 // Whether the batch being trained belongs to the last local epoch (knowledge collected "during
 // the last epoch", as the FedSKC, FedSC and FPL code do).
@@ -59,8 +60,8 @@ class ClientAlgorithm {
 
 // What an aggregation knows about the updates it folds in, index for index with them.
 struct AggregationInput {
-  std::uint32_t round = 0;                    // the aggregation's number: sync round, or async aggregation
-  std::vector<std::uint64_t> staleness{};     // model versions between the one pulled and the current one
+  std::uint32_t round = 0;                      // the aggregation's number: sync round, or async aggregation
+  std::vector<std::uint64_t> staleness{};       // model versions between the one pulled and the current one
   std::vector<std::uint64_t> pulled_version{};  // the model version each update trained from
 };
 
@@ -94,13 +95,13 @@ class ServerAlgorithm {
 
 // What a server half may need to know about the federation it serves.
 struct FederationShape {
-  std::uint32_t num_clients = 0;   // registered population (SCAFFOLD divides by it)
+  std::uint32_t num_clients = 0;  // registered population (SCAFFOLD divides by it)
   std::int64_t num_classes = 0;
-  std::uint32_t cohort = 0;        // clients aggregated per round (sync) or buffer size (async)
-  std::vector<std::int64_t> input_shape;  // {C, H, W} of the clients' data
-  double pixel_mean = 0.0, pixel_std = 1.0;  // the data's normalisation: x = (p - mean) / std, p in [0, 1]
+  std::uint32_t cohort = 0;                       // clients aggregated per round (sync) or buffer size (async)
+  std::vector<std::int64_t> input_shape;          // {C, H, W} of the clients' data
+  double pixel_mean = 0.0, pixel_std = 1.0;       // the data's normalisation: x = (p - mean) / std, p in [0, 1]
   std::vector<double> channel_mean, channel_std;  // per channel instead, when set (data.augment.mean, std)
-  std::uint64_t seed = 0;          // the scenario seed (server-made state shared with clients)
+  std::uint64_t seed = 0;                         // the scenario seed (server-made state shared with clients)
 };
 
 // Named parameter sets: choosing `preset = NAME` makes these values the defaults of the

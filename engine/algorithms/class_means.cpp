@@ -33,7 +33,8 @@ std::map<std::uint32_t, std::int64_t> ClassMeans::counts() const {
   std::map<std::uint32_t, std::int64_t> out;
   if (empty()) return out;
   for (std::int64_t c = 0; c < counts_.size(0); ++c)
-    if (const auto n = static_cast<std::int64_t>(counts_[c].item<double>()); n > 0) out[static_cast<std::uint32_t>(c)] = n;
+    if (const auto n = static_cast<std::int64_t>(counts_[c].item<double>()); n > 0)
+      out[static_cast<std::uint32_t>(c)] = n;
   return out;
 }
 

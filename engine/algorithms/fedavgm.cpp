@@ -1,17 +1,18 @@
 // FedAvgM (Hsu et al. 2019): FedAvg with server momentum over the mean client change:
 //   delta = sum_k a_k (w_k - w), u = beta u + delta, w = w + eta u.
-#include "engine/tensors/tensor_archive.hpp"
 #include "engine/algorithms/aggregation.hpp"
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/algorithms/builtin.hpp"
 #include "engine/algorithms/param_helpers.hpp"
+#include "engine/tensors/tensor_archive.hpp"
 
 namespace drift {
 namespace {
 
 class FedAvgMServer final : public ServerAlgorithm {
  public:
-  FedAvgMServer(double eta, double beta, std::string weighting) : eta_(eta), beta_(beta), weighting_(std::move(weighting)) {}
+  FedAvgMServer(double eta, double beta, std::string weighting)
+      : eta_(eta), beta_(beta), weighting_(std::move(weighting)) {}
 
   void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, const AggregationInput&) override {
     const auto average = weighted_average(global, updates, update_weights(weighting_, updates));
@@ -41,15 +42,17 @@ class LocalSgd final : public ClientAlgorithm {};
 }  // namespace
 
 AlgorithmInfo fedavgm_info() {
-  AlgorithmInfo info{"fedavgm",
-          "FedAvgM: FedAvg with server momentum",
-          {number_param("server_lr", 1.0, "server learning rate eta", 0.0, std::nullopt, true),
-           number_param("server_momentum", 0.9, "server momentum beta", 0.0, 1.0),
-           choice_param("weighting", "samples", {"uniform", "samples"}, "mean of client changes: by samples or uniform")},
-          [](const ParamSet&) { return std::make_unique<LocalSgd>(); },
-          [](const ParamSet& p, const FederationShape&) {
-            return std::make_unique<FedAvgMServer>(p.number("server_lr"), p.number("server_momentum"), p.string("weighting"));
-          }};
+  AlgorithmInfo info{
+      "fedavgm",
+      "FedAvgM: FedAvg with server momentum",
+      {number_param("server_lr", 1.0, "server learning rate eta", 0.0, std::nullopt, true),
+       number_param("server_momentum", 0.9, "server momentum beta", 0.0, 1.0),
+       choice_param("weighting", "samples", {"uniform", "samples"}, "mean of client changes: by samples or uniform")},
+      [](const ParamSet&) { return std::make_unique<LocalSgd>(); },
+      [](const ParamSet& p, const FederationShape&) {
+        return std::make_unique<FedAvgMServer>(p.number("server_lr"), p.number("server_momentum"),
+                                               p.string("weighting"));
+      }};
   info.packed = plain_local_sgd;
   return info;
 }

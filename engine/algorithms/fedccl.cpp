@@ -9,8 +9,8 @@
 //  - Server: per class, all clients' signals (in client order) form the local bank; FINCH on
 //    them gives centres G_j^k, and the global signal is their unweighted mean (the de-biasing
 //    step). Weights: FedAvg by |D_i|. A class nobody held this round keeps its signals.
-#include "engine/tensors/tensor_archive.hpp"
 #include "engine/algorithms/fedccl.hpp"
+#include "engine/tensors/tensor_archive.hpp"
 
 #include <set>
 
@@ -33,7 +33,8 @@ void stack_bank(const Payload& payload, const std::string& key, torch::Tensor& b
   std::vector<torch::Tensor> rows, tags;
   for (const auto& [c, vectors] : it->second) {
     rows.push_back(vectors.to(torch::kFloat32));
-    tags.push_back(torch::full({vectors.size(0)}, static_cast<std::int64_t>(c), vectors.options().dtype(torch::kInt64)));
+    tags.push_back(
+        torch::full({vectors.size(0)}, static_cast<std::int64_t>(c), vectors.options().dtype(torch::kInt64)));
   }
   bank = torch::cat(rows);
   labels = torch::cat(tags);
@@ -66,15 +67,18 @@ torch::Tensor FedCCLClient::loss(const torch::Tensor& labels, const ModelOutput&
   if (o_.embedding_pass == "last_epoch" && in_last_local_epoch(ctx)) {
     collect(out.features.detach(), labels);
   }
-  if (o_.local_weight > 0.0) total = total + o_.local_weight * contrast(out.features, labels, local_bank_, local_labels_, o_.tau);
-  if (o_.global_weight > 0.0) total = total + o_.global_weight * contrast(out.features, labels, global_bank_, global_labels_, o_.tau);
+  if (o_.local_weight > 0.0)
+    total = total + o_.local_weight * contrast(out.features, labels, local_bank_, local_labels_, o_.tau);
+  if (o_.global_weight > 0.0)
+    total = total + o_.global_weight * contrast(out.features, labels, global_bank_, global_labels_, o_.tau);
   return total;
 }
 
 void FedCCLClient::end(ClientContext& ctx, ClientUpdate& update) {
   if (o_.embedding_pass == "after") {
     embeddings_.clear();
-    for_each_local_batch(ctx, [&](const ModelOutput& out, const torch::Tensor& labels) { collect(out.features, labels); });
+    for_each_local_batch(ctx,
+                         [&](const ModelOutput& out, const torch::Tensor& labels) { collect(out.features, labels); });
   }
   for (const auto& [c, rows] : embeddings_) {
     const auto points = torch::cat(rows).to(torch::kCPU);
@@ -106,22 +110,23 @@ void FedCCLServer::aggregate(NamedTensors& global, const std::vector<ClientUpdat
 }
 
 AlgorithmInfo fedccl_info() {
-  return {"fedccl",
-          "FedCCL: FINCH-clustered class signals; contrast against every client's clusters and de-biased global signals",
-          {number_param("tau", 0.07, "temperature of both contrastive terms", 0.0, std::nullopt, true),
-           number_param("local_weight", 1.0, "weight of L_local (local cluster signals)", 0.0),
-           number_param("global_weight", 1.0, "weight of L_global (global signals)", 0.0),
-           choice_param("embedding_pass", "after", {"after", "last_epoch"},
-                        "embeddings for clustering: eval pass after training, or the last epoch in train mode (FPL)")},
-          [](const ParamSet& p) {
-            FedCCLOptions o;
-            o.tau = p.number("tau");
-            o.local_weight = p.number("local_weight");
-            o.global_weight = p.number("global_weight");
-            o.embedding_pass = p.string("embedding_pass");
-            return std::make_unique<FedCCLClient>(o);
-          },
-          [](const ParamSet&, const FederationShape&) { return std::make_unique<FedCCLServer>(); }};
+  return {
+      "fedccl",
+      "FedCCL: FINCH-clustered class signals; contrast against every client's clusters and de-biased global signals",
+      {number_param("tau", 0.07, "temperature of both contrastive terms", 0.0, std::nullopt, true),
+       number_param("local_weight", 1.0, "weight of L_local (local cluster signals)", 0.0),
+       number_param("global_weight", 1.0, "weight of L_global (global signals)", 0.0),
+       choice_param("embedding_pass", "after", {"after", "last_epoch"},
+                    "embeddings for clustering: eval pass after training, or the last epoch in train mode (FPL)")},
+      [](const ParamSet& p) {
+        FedCCLOptions o;
+        o.tau = p.number("tau");
+        o.local_weight = p.number("local_weight");
+        o.global_weight = p.number("global_weight");
+        o.embedding_pass = p.string("embedding_pass");
+        return std::make_unique<FedCCLClient>(o);
+      },
+      [](const ParamSet&, const FederationShape&) { return std::make_unique<FedCCLServer>(); }};
 }
 
 void FedCCLServer::archive(StateArchive& ar) {

@@ -23,15 +23,16 @@ class FedCCLClient final : public ClientAlgorithm {
   void collect(const torch::Tensor& features, const torch::Tensor& labels);  // into embeddings_
 
   FedCCLOptions o_;
-  torch::Tensor local_bank_, local_labels_;    // every client's cluster signals, [N, d], [N]
-  torch::Tensor global_bank_, global_labels_;  // one de-biased signal per class
+  torch::Tensor local_bank_, local_labels_;                         // every client's cluster signals, [N, d], [N]
+  torch::Tensor global_bank_, global_labels_;                       // one de-biased signal per class
   std::map<std::uint32_t, std::vector<torch::Tensor>> embeddings_;  // per class, batch by batch
 };
 
 class FedCCLServer final : public ServerAlgorithm {
  public:
   Payload broadcast(std::uint32_t round) override;
-  void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, const AggregationInput& input) override;
+  void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates,
+                 const AggregationInput& input) override;
   void archive(StateArchive& ar) override;
 
  private:

@@ -5,7 +5,6 @@
 //  - Server: trains the head, Linear(d, C), with CE on the round's (prototype, class) pairs,
 //    SGD for server_epochs full-batch steps; the head persists across rounds and is
 //    initialised from the scenario seed.
-#include "engine/tensors/tensor_archive.hpp"
 #include "engine/algorithms/aggregation.hpp"
 #include "engine/algorithms/builtin.hpp"
 #include "engine/algorithms/class_means.hpp"
@@ -13,6 +12,7 @@
 #include "engine/algorithms/param_helpers.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/rng.hpp"
+#include "engine/tensors/tensor_archive.hpp"
 
 namespace drift {
 namespace {
@@ -24,7 +24,8 @@ class FedGhClient final : public ClientAlgorithm {
   void begin(ClientContext& ctx) override { load_head(ctx.model, ctx.task.payload); }
   void end(ClientContext& ctx, ClientUpdate& update) override {
     ClassMeans means;
-    for_each_local_batch(ctx, [&](const ModelOutput& out, const torch::Tensor& labels) { means.add(out.features, labels); });
+    for_each_local_batch(ctx,
+                         [&](const ModelOutput& out, const torch::Tensor& labels) { means.add(out.features, labels); });
     if (!means.empty()) update.payload.class_vectors[kPrototypes] = means.means();
   }
 };
@@ -81,14 +82,15 @@ class FedGhServer final : public ServerAlgorithm {
 }  // namespace
 
 AlgorithmInfo fedgh_info() {
-  AlgorithmInfo info{"fedgh",
-                     "FedGH: private feature extractors; the server trains a global head on class prototypes",
-                     {number_param("server_lr", 0.01, "server SGD learning rate for the global head", 0.0, std::nullopt, true),
-                      integer_param("server_epochs", 100, "full-batch server steps per round", 1.0)},
-                     [](const ParamSet&) { return std::make_unique<FedGhClient>(); },
-                     [](const ParamSet& p, const FederationShape& shape) {
-                       return std::make_unique<FedGhServer>(p.number("server_lr"), p.integer("server_epochs"), shape);
-                     }};
+  AlgorithmInfo info{
+      "fedgh",
+      "FedGH: private feature extractors; the server trains a global head on class prototypes",
+      {number_param("server_lr", 0.01, "server SGD learning rate for the global head", 0.0, std::nullopt, true),
+       integer_param("server_epochs", 100, "full-batch server steps per round", 1.0)},
+      [](const ParamSet&) { return std::make_unique<FedGhClient>(); },
+      [](const ParamSet& p, const FederationShape& shape) {
+        return std::make_unique<FedGhServer>(p.number("server_lr"), p.integer("server_epochs"), shape);
+      }};
   info.private_models = true;
   return info;
 }

@@ -7,8 +7,8 @@
 //    centroids, converted to the clients' input, broadcast with the centroids; classes nobody
 //    has uploaded yet are left out unless unseen_classes = "keep" (docs/algorithms.md#fedktl).
 //  - No weights are ever aggregated: the algorithm declares private models.
-#include "engine/tensors/tensor_archive.hpp"
 #include "engine/algorithms/fedktl.hpp"
+#include "engine/tensors/tensor_archive.hpp"
 
 #include <cmath>
 
@@ -139,12 +139,14 @@ AlgorithmInfo fedktl_info() {
                     "pairs of classes no client has uploaded yet (random centroids): left out, or sent as the "
                     "authors' code does"),
        string_param("generator", "random",
-                    "a generator folder (drift pretrain-generator, or an export; see docs/algorithm_guide.md#latent-generators-for-fedktl) or 'random': a seeded "
+                    "a generator folder (drift pretrain-generator, or an export; see "
+                    "docs/algorithm_guide.md#latent-generators-for-fedktl) or 'random': a seeded "
                     "random-weight MLP"),
        integer_param("latent_dim", 64, "generator = random: latent width H", 1.0),
        integer_param("resolution", 32, "generator = random: image side before resizing to the data", 4.0)},
       [](const ParamSet& p) {
-        return std::make_unique<FedKtlClient>(FedKtlClientOptions{p.number("mu"), p.number("scale"), p.number("margin")});
+        return std::make_unique<FedKtlClient>(
+            FedKtlClientOptions{p.number("mu"), p.number("scale"), p.number("margin")});
       },
       [](const ParamSet& p, const FederationShape& shape) -> std::unique_ptr<ServerAlgorithm> {
         FedKtlServerOptions o;
@@ -156,10 +158,9 @@ AlgorithmInfo fedktl_info() {
         o.alignment.median_bandwidths = p.string("mmd_bandwidths") == "median";
         o.keep_unseen = p.string("unseen_classes") == "keep";
         const auto& where = p.string("generator");
-        auto generator = where == "random"
-                             ? random_generator(p.integer("latent_dim"), p.integer("resolution"),
-                                                stream_seed(shape.seed, "fedktl-generator"))
-                             : load_generator(where);
+        auto generator = where == "random" ? random_generator(p.integer("latent_dim"), p.integer("resolution"),
+                                                              stream_seed(shape.seed, "fedktl-generator"))
+                                           : load_generator(where);
         return std::make_unique<FedKtlServer>(std::move(o), std::move(generator), shape);
       }};
   info.model_options = [](const ParamSet& p) {

@@ -13,9 +13,9 @@
 namespace drift {
 
 struct FedKtlClientOptions {
-  double mu = 50.0;      // weight of the latent-regression task L_M
-  double scale = 64.0;   // ArcFace s
-  double margin = 0.5;   // ArcFace m
+  double mu = 50.0;     // weight of the latent-regression task L_M
+  double scale = 64.0;  // ArcFace s
+  double margin = 0.5;  // ArcFace m
 };
 
 class FedKtlClient final : public ClientAlgorithm {
@@ -28,7 +28,7 @@ class FedKtlClient final : public ClientAlgorithm {
 
  private:
   FedKtlClientOptions options_;
-  torch::Tensor images_, latents_;  // this round's generated pairs (absent in round 1)
+  torch::Tensor images_, latents_;          // this round's generated pairs (absent in round 1)
   torch::nn::Linear latent_head_{nullptr};  // h', re-made from the shared seed every round
   std::vector<std::int64_t> pair_order_;
   std::size_t next_pair_ = 0;
@@ -46,7 +46,8 @@ class FedKtlServer final : public ServerAlgorithm {
  public:
   FedKtlServer(FedKtlServerOptions options, std::unique_ptr<LatentGenerator> generator, const FederationShape& shape);
   Payload broadcast(std::uint32_t round) override;
-  void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, const AggregationInput& input) override;
+  void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates,
+                 const AggregationInput& input) override;
 
   const torch::Tensor& centroids() const { return centroids_; }
   void archive(StateArchive& ar) override;
@@ -56,9 +57,9 @@ class FedKtlServer final : public ServerAlgorithm {
   std::unique_ptr<LatentGenerator> generator_;
   FederationShape shape_;
   FeatureTransformer transformer_{nullptr};
-  torch::Tensor centroids_;        // [C, H], persistent
-  std::vector<bool> seen_;         // by class: uploaded at least once
-  torch::Tensor images_, latents_; // what the next round's clients get
+  torch::Tensor centroids_;         // [C, H], persistent
+  std::vector<bool> seen_;          // by class: uploaded at least once
+  torch::Tensor images_, latents_;  // what the next round's clients get
   Rng rng_;
 };
 

@@ -29,9 +29,8 @@ void FedNHClient::begin(ClientContext& ctx) {
 
 void FedNHClient::end(ClientContext& ctx, ClientUpdate& update) {
   ClassMeans means;
-  for_each_local_batch(ctx, [&](const ModelOutput& out, const torch::Tensor& labels) {
-    means.add(unit_rows(out.features), labels);
-  });
+  for_each_local_batch(
+      ctx, [&](const ModelOutput& out, const torch::Tensor& labels) { means.add(unit_rows(out.features), labels); });
   for (const auto& [c, mean] : means.means()) update.payload.class_vectors["fednh.prototypes"][c] = unit_rows(mean);
   for (const auto& [c, n] : means.counts())
     update.payload.class_vectors["fednh.counts"][c] = torch::full({1, 1}, static_cast<float>(n));

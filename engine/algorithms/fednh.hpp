@@ -13,7 +13,8 @@ class FedNHClient final : public ClientAlgorithm {
 class FedNHServer final : public ServerAlgorithm {
  public:
   FedNHServer(double rho, double server_lr) : rho_(rho), server_lr_(server_lr) {}
-  void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, const AggregationInput& input) override;
+  void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates,
+                 const AggregationInput& input) override;
   void archive(StateArchive&) override {}  // the prototypes live in the global model
 
  private:

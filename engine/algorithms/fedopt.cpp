@@ -5,12 +5,12 @@
 //   w = w + eta m / (sqrt(v) + tau), with m0 = 0, v0 = tau^2 and no bias correction (the paper's form).
 #include <cmath>
 
-#include "engine/tensors/tensor_archive.hpp"
 #include "engine/algorithms/aggregation.hpp"
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/algorithms/builtin.hpp"
 #include "engine/algorithms/fedopt.hpp"
 #include "engine/algorithms/param_helpers.hpp"
+#include "engine/tensors/tensor_archive.hpp"
 
 namespace drift {
 
@@ -34,9 +34,15 @@ void FedOptServer::aggregate(NamedTensors& global, const std::vector<ClientUpdat
     const auto delta2 = delta * delta;
     m_[i] = beta1_ * m_[i] + (1.0 - beta1_) * delta;
     switch (rule_) {
-      case Rule::adagrad: v_[i] = v_[i] + delta2; break;
-      case Rule::adam: v_[i] = beta2_ * v_[i] + (1.0 - beta2_) * delta2; break;
-      case Rule::yogi: v_[i] = v_[i] - (1.0 - beta2_) * delta2 * torch::sign(v_[i] - delta2); break;
+      case Rule::adagrad:
+        v_[i] = v_[i] + delta2;
+        break;
+      case Rule::adam:
+        v_[i] = beta2_ * v_[i] + (1.0 - beta2_) * delta2;
+        break;
+      case Rule::yogi:
+        v_[i] = v_[i] - (1.0 - beta2_) * delta2 * torch::sign(v_[i] - delta2);
+        break;
     }
     const auto step = eta_ * m_[i] / (torch::sqrt(v_[i]) + tau_);
     w = (w.to(torch::kFloat64) + step).to(w.scalar_type());
@@ -53,17 +59,18 @@ class LocalSgd final : public ClientAlgorithm {};
 
 AlgorithmInfo fedopt_info(const std::string& name, FedOptServer::Rule rule, const std::string& description) {
   AlgorithmInfo info{name,
-          description,
-          {number_param("server_lr", 0.01, "server learning rate eta", 0.0, std::nullopt, true),
-           number_param("beta1", 0.9, "first-moment decay", 0.0, 1.0),
-           number_param("beta2", 0.99, "second-moment decay (Adam, Yogi)", 0.0, 1.0),
-           number_param("tau", 1e-3, "adaptivity (also v0 = tau^2)", 0.0, std::nullopt, true),
-           choice_param("weighting", "uniform", {"uniform", "samples"}, "mean of client changes: uniform (paper) or by samples")},
-          [](const ParamSet&) { return std::make_unique<LocalSgd>(); },
-          [rule](const ParamSet& p, const FederationShape&) {
-            return std::make_unique<FedOptServer>(rule, p.number("server_lr"), p.number("beta1"), p.number("beta2"),
-                                                  p.number("tau"), p.string("weighting"));
-          }};
+                     description,
+                     {number_param("server_lr", 0.01, "server learning rate eta", 0.0, std::nullopt, true),
+                      number_param("beta1", 0.9, "first-moment decay", 0.0, 1.0),
+                      number_param("beta2", 0.99, "second-moment decay (Adam, Yogi)", 0.0, 1.0),
+                      number_param("tau", 1e-3, "adaptivity (also v0 = tau^2)", 0.0, std::nullopt, true),
+                      choice_param("weighting", "uniform", {"uniform", "samples"},
+                                   "mean of client changes: uniform (paper) or by samples")},
+                     [](const ParamSet&) { return std::make_unique<LocalSgd>(); },
+                     [rule](const ParamSet& p, const FederationShape&) {
+                       return std::make_unique<FedOptServer>(rule, p.number("server_lr"), p.number("beta1"),
+                                                             p.number("beta2"), p.number("tau"), p.string("weighting"));
+                     }};
   info.packed = plain_local_sgd;
   return info;
 }
@@ -77,7 +84,8 @@ AlgorithmInfo fedyogi_info() {
   return fedopt_info("fedyogi", FedOptServer::Rule::yogi, "FedYogi: Yogi on the server over the mean client change");
 }
 AlgorithmInfo fedadagrad_info() {
-  return fedopt_info("fedadagrad", FedOptServer::Rule::adagrad, "FedAdagrad: Adagrad on the server over the mean client change");
+  return fedopt_info("fedadagrad", FedOptServer::Rule::adagrad,
+                     "FedAdagrad: Adagrad on the server over the mean client change");
 }
 
 void FedOptServer::archive(StateArchive& ar) {

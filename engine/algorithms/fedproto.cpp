@@ -9,8 +9,8 @@
 //    uploaded as class vectors "prototypes" (one [1, d] row per class held).
 //  - Server: P^c = unweighted mean of the uploaded prototypes of class c (PFLlib, FPL); a
 //    class nobody uploaded keeps its last prototype.
-#include "engine/tensors/tensor_archive.hpp"
 #include "engine/algorithms/fedproto.hpp"
+#include "engine/tensors/tensor_archive.hpp"
 
 #include "engine/algorithms/aggregation.hpp"
 #include "engine/algorithms/builtin.hpp"
@@ -63,7 +63,8 @@ Payload FedProtoServer::broadcast(std::uint32_t) {
   return p;
 }
 
-void FedProtoServer::aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, const AggregationInput&) {
+void FedProtoServer::aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates,
+                               const AggregationInput&) {
   if (average_weights_) global = weighted_average(global, updates, sample_weights(updates));
   std::map<std::uint32_t, std::pair<torch::Tensor, int>> sums;
   for (const auto& u : updates) {
@@ -77,7 +78,6 @@ void FedProtoServer::aggregate(NamedTensors& global, const std::vector<ClientUpd
   }
   for (auto& [c, entry] : sums) prototypes_[c] = (entry.first / entry.second).to(torch::kFloat32);
 }
-
 
 AlgorithmInfo fedproto_info() {
   return {"fedproto",

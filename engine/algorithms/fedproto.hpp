@@ -22,9 +22,9 @@ class FedProtoClient final : public ClientAlgorithm {
   const char* key() const;
   double lambda_;
   ClassMeanTarget target_;
-  std::map<std::uint32_t, torch::Tensor> global_;       // received prototypes, [1, d] per class
-  torch::Tensor prototypes_, has_prototype_;            // [C, d], [C] built on the first batch
-  ClassMeans means_;                                     // local feature means per class
+  std::map<std::uint32_t, torch::Tensor> global_;  // received prototypes, [1, d] per class
+  torch::Tensor prototypes_, has_prototype_;       // [C, d], [C] built on the first batch
+  ClassMeans means_;                               // local feature means per class
 };
 
 class FedProtoServer final : public ServerAlgorithm {
@@ -34,7 +34,8 @@ class FedProtoServer final : public ServerAlgorithm {
   explicit FedProtoServer(bool average_weights = true, ClassMeanTarget target = ClassMeanTarget::features)
       : average_weights_(average_weights), target_(target) {}
   Payload broadcast(std::uint32_t round) override;
-  void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, const AggregationInput& input) override;
+  void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates,
+                 const AggregationInput& input) override;
   const std::map<std::uint32_t, torch::Tensor>& prototypes() const { return prototypes_; }
   void archive(StateArchive& ar) override;
 

@@ -1,13 +1,13 @@
 // FedProx (Li et al. 2020): FedAvg whose local objective adds (mu/2) * ||w - w_global||^2 over
 // all trainable parameters (docs/algorithms.md#fedprox). The server half is FedAvg's.
+#include "engine/algorithms/fedprox.hpp"
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/algorithms/builtin.hpp"
-#include "engine/algorithms/fedprox.hpp"
 
 namespace drift {
 
-torch::Tensor proximal_term(const std::vector<torch::Tensor>& params,
-                            const std::vector<torch::Tensor>& anchor, double mu) {
+torch::Tensor proximal_term(const std::vector<torch::Tensor>& params, const std::vector<torch::Tensor>& anchor,
+                            double mu) {
   auto total = torch::zeros({}, params.empty() ? torch::TensorOptions() : params.front().options());
   for (std::size_t i = 0; i < params.size(); ++i) total = total + (params[i] - anchor[i]).pow(2).sum();
   return total * (mu / 2.0);

@@ -2,8 +2,8 @@
 // the `reference` preset follows what the released code computes: raw client
 // prototypes instead of relational ones, CPDR inactive, the sample itself as the RPCL
 // positive and negatives pooled over the batch, prototypes from the last local epoch.
-#include "engine/tensors/tensor_archive.hpp"
 #include "engine/algorithms/fedsc.hpp"
+#include "engine/tensors/tensor_archive.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -20,7 +20,8 @@ torch::Tensor relational_prototypes(const torch::Tensor& rows, const torch::Tens
                                     const std::string& rule) {
   const auto x = rows.to(torch::kFloat64);
   const auto n = x.size(0);
-  const auto theta = torch::acos(cosine_matrix(x, global.to(torch::kFloat64).reshape({1, -1})).squeeze(1).clamp(-1.0, 1.0));
+  const auto theta =
+      torch::acos(cosine_matrix(x, global.to(torch::kFloat64).reshape({1, -1})).squeeze(1).clamp(-1.0, 1.0));
   std::vector<double> angle(static_cast<std::size_t>(n));
   for (std::int64_t k = 0; k < n; ++k) angle[static_cast<std::size_t>(k)] = theta[k].item<double>();
   const auto m = std::min<std::int64_t>(neighbours, n - 1);
@@ -74,7 +75,8 @@ torch::Tensor rpcl_loss(const torch::Tensor& z, const torch::Tensor& labels, con
   if (o.pooled_negatives) negative = negative.any(0, /*keepdim=*/true).expand_as(negative);
   const auto logits = (sims / o.tau).masked_fill(negative.logical_not(), -1e30);
   const double positive = 1.0 / o.tau;
-  auto per_sample = torch::logaddexp(torch::logsumexp(logits, 1), torch::full({z.size(0)}, positive, z.options())) - positive;
+  auto per_sample =
+      torch::logaddexp(torch::logsumexp(logits, 1), torch::full({z.size(0)}, positive, z.options())) - positive;
   // A sample with no negative at all has loss log(1 + 0) = 0 up to rounding; make it exact.
   per_sample = torch::where(negative.any(1), per_sample, torch::zeros_like(per_sample));
   return per_sample.mean();
@@ -131,7 +133,8 @@ torch::Tensor Client::loss(const torch::Tensor& labels, const ModelOutput& out, 
 void Client::end(ClientContext& ctx, ClientUpdate& update) {
   if (o_.knowledge_pass == KnowledgePass::after) {
     means_.clear();
-    for_each_local_batch(ctx, [&](const ModelOutput& out, const torch::Tensor& labels) { means_.add(out.features, labels); });
+    for_each_local_batch(
+        ctx, [&](const ModelOutput& out, const torch::Tensor& labels) { means_.add(out.features, labels); });
   }
   if (!means_.empty()) update.payload.class_vectors["prototypes"] = means_.means();
   // The label histogram: the discrepancy weights need it (as the released code uploads it).
@@ -178,7 +181,8 @@ void Server::aggregate(NamedTensors& global, const std::vector<ClientUpdate>& up
   if (!o_.keep_stale) relational_.clear(), consistent_.clear();
   for (const auto& [c, list] : rows) {
     const auto stacked = torch::stack(list);
-    const auto relational = o_.merge ? relational_prototypes(stacked, stacked.mean(0), o_.neighbours, o_.rule) : stacked;
+    const auto relational =
+        o_.merge ? relational_prototypes(stacked, stacked.mean(0), o_.neighbours, o_.rule) : stacked;
     const auto& w = row_weights[c];
     const double w_sum = std::accumulate(w.begin(), w.end(), 0.0);
     auto cc = torch::zeros({stacked.size(1)}, torch::kFloat64);
@@ -205,8 +209,7 @@ AlgorithmInfo fedsc_info() {
       {bool_param("rpcl", true, "module: relational prototype contrastive learning"),
        bool_param("cpdr", true, "module: consistent prototype discrepancy regularisation"),
        number_param("tau", 0.05, "RPCL temperature", 0.0, std::nullopt, true),
-       number_param("rpcl_weight", 1.0, "weight of RPCL", 0.0),
-       number_param("cpdr_weight", 1.0, "weight of CPDR", 0.0),
+       number_param("rpcl_weight", 1.0, "weight of RPCL", 0.0), number_param("cpdr_weight", 1.0, "weight of CPDR", 0.0),
        integer_param("M", 2, "neighbours merged into each relational prototype (< cohort)", 1.0),
        choice_param("neighbour_rule", "angle", {"angle", "global"},
                     "nearest by angular difference to client k, or the clients closest to the global prototype"),

@@ -29,9 +29,9 @@ struct ClientOptions {
   bool rpcl = true, cpdr = true;
   double tau = 0.05;
   double rpcl_weight = 1.0, cpdr_weight = 1.0;
-  bool normalize = true;           // U: divide the cosine by the batch's mean distance to each prototype
-  bool self_positive = false;      // released code: the positive is the sample itself (cos = 1)
-  bool pooled_negatives = false;   // released code: negatives pooled over the batch's labels
+  bool normalize = true;          // U: divide the cosine by the batch's mean distance to each prototype
+  bool self_positive = false;     // released code: the positive is the sample itself (cos = 1)
+  bool pooled_negatives = false;  // released code: negatives pooled over the batch's labels
   KnowledgePass knowledge_pass = KnowledgePass::after;
 };
 
@@ -53,15 +53,15 @@ class Client final : public ClientAlgorithm {
 
  private:
   ClientOptions o_;
-  torch::Tensor bank_, bank_classes_;   // relational prototypes and their classes
-  torch::Tensor consistent_, has_;      // [K, d] and [K] bool
+  torch::Tensor bank_, bank_classes_;  // relational prototypes and their classes
+  torch::Tensor consistent_, has_;     // [K, d] and [K] bool
   ClassMeans means_;
 };
 
 struct ServerOptions {
   std::int64_t neighbours = 2;
   std::string rule = "angle";
-  bool merge = true;        // off: the raw client prototypes (released code)
+  bool merge = true;  // off: the raw client prototypes (released code)
   bool keep_stale = true;
 };
 
@@ -69,7 +69,8 @@ class Server final : public ServerAlgorithm {
  public:
   explicit Server(ServerOptions o) : o_(std::move(o)) {}
   Payload broadcast(std::uint32_t round) override;
-  void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, const AggregationInput& input) override;
+  void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates,
+                 const AggregationInput& input) override;
   const std::map<std::uint32_t, torch::Tensor>& consistent() const { return consistent_; }
   AlgorithmMetrics metrics() const override { return {{}, {{"consistency_weight", last_weights_}}}; }
   const std::map<std::uint32_t, torch::Tensor>& relational() const { return relational_; }

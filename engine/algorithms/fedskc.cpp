@@ -1,8 +1,8 @@
 // FedSKC (docs/algorithms.md#fedskc). Two presets: `paper` (the formulas as written, with
 // drift's decisions where the paper is silent) and `reference` (what the authors' released
 // code computes). Every module and each discrepancy is a parameter of its own.
-#include "engine/tensors/tensor_archive.hpp"
 #include "engine/algorithms/fedskc.hpp"
+#include "engine/tensors/tensor_archive.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -92,7 +92,8 @@ torch::Tensor lcl_loss(const torch::Tensor& logits, const torch::Tensor& labels,
   s = s / o.tau;
   // Column of each sample's class in `knowledge`, -1 when the class has none.
   std::vector<std::int64_t> column_of(static_cast<std::size_t>(logits.size(1)), -1);
-  for (std::size_t j = 0; j < classes.size(); ++j) column_of[static_cast<std::size_t>(classes[j])] = static_cast<std::int64_t>(j);
+  for (std::size_t j = 0; j < classes.size(); ++j)
+    column_of[static_cast<std::size_t>(classes[j])] = static_cast<std::int64_t>(j);
   auto column = torch::tensor(column_of).to(labels.device()).index_select(0, labels);
   const auto present = column.ge(0);
   // A sample without a positive either sits out (paper) or uses itself, cos = 1 (code).
@@ -148,7 +149,8 @@ torch::Tensor Client::loss(const torch::Tensor& labels, const ModelOutput& out, 
 void Client::end(ClientContext& ctx, ClientUpdate& update) {
   if (o_.knowledge_pass == KnowledgePass::after) {
     means_.clear();
-    for_each_local_batch(ctx, [&](const ModelOutput& out, const torch::Tensor& labels) { means_.add(out.logits, labels); });
+    for_each_local_batch(ctx,
+                         [&](const ModelOutput& out, const torch::Tensor& labels) { means_.add(out.logits, labels); });
   }
   if (means_.empty()) return;
   auto& upload = update.payload.class_vectors["knowledge"];
@@ -184,7 +186,8 @@ void Server::aggregate(NamedTensors& global, const std::vector<ClientUpdate>& up
     for (const auto& u : updates) {
       double d = 0.0;
       if (auto it = u.payload.class_vectors.find("knowledge"); it != u.payload.class_vectors.end())
-        for (const auto& [c, row] : it->second) d += (row.reshape({-1}).to(torch::kFloat64) - fresh.at(c)).norm().item<double>();
+        for (const auto& [c, row] : it->second)
+          d += (row.reshape({-1}).to(torch::kFloat64) - fresh.at(c)).norm().item<double>();
       discrepancy.push_back(d);
       samples.push_back(static_cast<double>(u.num_samples));
     }
@@ -210,7 +213,8 @@ void Server::aggregate(NamedTensors& global, const std::vector<ClientUpdate>& up
       // When the previous knowledge was nearly flat (early rounds: near-uniform logits), rho is
       // in the thousands and the literal step (1 - beta) rho (w_prev - w) throws the weights
       // far past both models: the divergence of docs/algorithms.md#fedskc. The limit bounds it.
-      last_applied_rho_ = o_.gpr_rho_limit > 0.0 ? std::clamp(last_rho_, -o_.gpr_rho_limit, o_.gpr_rho_limit) : last_rho_;
+      last_applied_rho_ =
+          o_.gpr_rho_limit > 0.0 ? std::clamp(last_rho_, -o_.gpr_rho_limit, o_.gpr_rho_limit) : last_rho_;
       apply_gpr(global, previous_model, last_applied_rho_, o_.beta, o_.gpr_convex, o_.gpr_buffers);
     }
   }
@@ -254,7 +258,8 @@ AlgorithmInfo fedskc_info() {
        choice_param("normalization", "batch", {"none", "batch", "dataset"},
                     "U of Eq. 2: none, per batch, or over the local data at round start"),
        bool_param("positive_twice", false, "count the positive again among the C candidates (released code)"),
-       bool_param("self_positive", false, "a class without knowledge uses the sample itself as positive (released code)"),
+       bool_param("self_positive", false,
+                  "a class without knowledge uses the sample itself as positive (released code)"),
        bool_param("silu", true, "upload c * sigmoid(c) instead of the plain mean logits"),
        choice_param("knowledge_pass", "after", {"after", "last_epoch"},
                     "mean logits from an eval pass after training, or collected during the last epoch"),
@@ -264,9 +269,11 @@ AlgorithmInfo fedskc_info() {
        number_param("beta", 0.95, "GPR retention", 0.0, 1.0),
        choice_param("gpr_mode", "literal", {"literal", "convex"},
                     "literal: beta w + (1-beta) rho (w_prev - w); convex: w + (1-beta) rho (w_prev - w)"),
-       number_param("gpr_rho_limit", 1.0, "GPR applies rho clamped to [-limit, limit]; 0 = unbounded (paper, code)", 0.0),
+       number_param("gpr_rho_limit", 1.0, "GPR applies rho clamped to [-limit, limit]; 0 = unbounded (paper, code)",
+                    0.0),
        choice_param("gpr_variance", "population", {"population", "unbiased"}, "variance of the C knowledge entries"),
-       choice_param("gpr_scope", "parameters", {"parameters", "state"}, "GPR on parameters, or BatchNorm statistics too"),
+       choice_param("gpr_scope", "parameters", {"parameters", "state"},
+                    "GPR on parameters, or BatchNorm statistics too"),
        choice_param("gpr_classes", "common", {"common", "own"},
                     "variance sums over classes fresh in both rounds, or each round's own"),
        bool_param("keep_stale", true, "a class nobody held this round keeps its previous knowledge")},

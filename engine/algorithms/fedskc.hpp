@@ -47,11 +47,11 @@ struct ClientOptions {
   bool lcl = true;
   double tau = 0.08;
   double weight = 1.0;
-  double warmup_rounds = 0.0;    // LCL weight min(round / warmup, 1); 0 = none
+  double warmup_rounds = 0.0;  // LCL weight min(round / warmup, 1); 0 = none
   Normalization normalization = Normalization::batch;
-  bool positive_twice = false;   // released code: the positive also sits among the C candidates
-  bool self_positive = false;    // released code: a class without knowledge uses the sample itself
-  bool silu = true;              // c <- c * sigmoid(c) on upload
+  bool positive_twice = false;  // released code: the positive also sits among the C candidates
+  bool self_positive = false;   // released code: a class without knowledge uses the sample itself
+  bool silu = true;             // c <- c * sigmoid(c) on upload
   KnowledgePass knowledge_pass = KnowledgePass::after;
 };
 
@@ -82,7 +82,7 @@ struct ServerOptions {
   bool gpr = true;
   double beta = 0.95;
   bool gpr_convex = false;
-  double gpr_rho_limit = 1.0;      // |rho| applied at most this; 0: unbounded (paper, released code)
+  double gpr_rho_limit = 1.0;  // |rho| applied at most this; 0: unbounded (paper, released code)
   bool gpr_unbiased = false;
   bool gpr_buffers = false;
   bool gpr_common_classes = true;  // sum the variances over classes fresh in both rounds
@@ -93,19 +93,20 @@ class Server final : public ServerAlgorithm {
  public:
   explicit Server(ServerOptions options) : o_(options) {}
   Payload broadcast(std::uint32_t round) override;
-  void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, const AggregationInput& input) override;
+  void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates,
+                 const AggregationInput& input) override;
 
   const Knowledge& knowledge() const { return knowledge_; }
-  double last_rho() const { return last_rho_; }            // as computed; NaN when GPR was skipped
+  double last_rho() const { return last_rho_; }                  // as computed; NaN when GPR was skipped
   double last_applied_rho() const { return last_applied_rho_; }  // after gpr_rho_limit
-  AlgorithmMetrics metrics() const override;               // rho and the aggregation weights
+  AlgorithmMetrics metrics() const override;                     // rho and the aggregation weights
   const std::vector<double>& last_weights() const { return last_weights_; }
   void archive(StateArchive& ar) override;
 
  private:
   ServerOptions o_;
-  Knowledge knowledge_;   // what the next round receives
-  Knowledge previous_;    // last round's fresh knowledge, for GPR
+  Knowledge knowledge_;  // what the next round receives
+  Knowledge previous_;   // last round's fresh knowledge, for GPR
   bool has_previous_ = false;
   double last_rho_ = 0.0;
   double last_applied_rho_ = 0.0;

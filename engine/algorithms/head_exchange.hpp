@@ -3,8 +3,8 @@
 // across architectures because every backbone ends in the common feature width
 // ([model] feature_dim). The head's tensors travel in the payload as "head.weight" and
 // "head.bias", the names they have in the model.
-#include "engine/tensors/payload.hpp"
 #include "engine/models/model.hpp"
+#include "engine/tensors/payload.hpp"
 
 namespace drift {
 

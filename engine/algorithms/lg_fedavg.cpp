@@ -4,10 +4,10 @@
 //  - Client: starts from the global head when there is one, trains everything with CE,
 //    uploads its head.
 //  - Server: head = sum_k (n_k / n) head_k over the round's updates.
-#include "engine/tensors/tensor_archive.hpp"
 #include "engine/algorithms/aggregation.hpp"
 #include "engine/algorithms/builtin.hpp"
 #include "engine/algorithms/head_exchange.hpp"
+#include "engine/tensors/tensor_archive.hpp"
 
 namespace drift {
 namespace {

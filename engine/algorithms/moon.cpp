@@ -79,7 +79,8 @@ AlgorithmInfo moon_info() {
       "MOON: model-contrastive learning against the global model (positive) and the client's previous model",
       {number_param("mu", 1.0, "weight of the model-contrastive term (paper: 5 on CIFAR-10, 1 on CIFAR-100)", 0.0),
        number_param("tau", 0.5, "temperature", 0.0, std::nullopt, true),
-       integer_param("projection_dim", 256, "projection head output width; 0 = no head (PFLlib variant)", 0.0, 65536.0)},
+       integer_param("projection_dim", 256, "projection head output width; 0 = no head (PFLlib variant)", 0.0,
+                     65536.0)},
       [](const ParamSet& p) { return std::make_unique<MoonClient>(p.number("mu"), p.number("tau")); },
       [](const ParamSet&, const FederationShape&) { return make_fedavg_server(); }};
   info.model_options = [](const ParamSet& p) {

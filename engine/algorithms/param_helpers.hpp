@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "engine/algorithms/algorithm.hpp"
-#include "engine/tensors/federated_types.hpp"
 #include "engine/config/param_spec.hpp"
+#include "engine/tensors/federated_types.hpp"
 
 namespace drift {
 

@@ -5,8 +5,8 @@
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/algorithms/builtin.hpp"
 #include "engine/algorithms/param_helpers.hpp"
-#include "engine/core/error.hpp"
 #include "engine/config/suggest.hpp"
+#include "engine/core/error.hpp"
 
 namespace drift {
 
@@ -21,11 +21,11 @@ torch::Tensor ClientAlgorithm::loss(const torch::Tensor& labels, const ModelOutp
 }
 
 const std::vector<AlgorithmInfo>& algorithm_catalog() {
-  static const std::vector<AlgorithmInfo> catalog = {fedavg_info(),  fedprox_info(),    fedavgm_info(), fedadam_info(),
-                                                     fedyogi_info(), fedadagrad_info(), scaffold_info(), fedproto_info(),
-                                                     moon_info(),    fednh_info(),      fedrcl_info(),   fedccl_info(),
-                                                     fedskc_info(),  fedsc_info(),      fedktl_info(),   fedproto_ht_info(),
-                                                     feddistill_info(), lg_fedavg_info(), fedgh_info()};
+  static const std::vector<AlgorithmInfo> catalog = {
+      fedavg_info(),      fedprox_info(),    fedavgm_info(),   fedadam_info(), fedyogi_info(),
+      fedadagrad_info(),  scaffold_info(),   fedproto_info(),  moon_info(),    fednh_info(),
+      fedrcl_info(),      fedccl_info(),     fedskc_info(),    fedsc_info(),   fedktl_info(),
+      fedproto_ht_info(), feddistill_info(), lg_fedavg_info(), fedgh_info()};
   return catalog;
 }
 
@@ -64,8 +64,8 @@ std::vector<ParamSpec> algorithm_params(const AlgorithmInfo& info, const std::st
   }
   std::vector<std::string> names;
   for (const auto& p : info.presets) names.push_back(p.name);
-  std::vector<ParamSpec> params = {choice_param("preset", info.presets.front().name, names,
-                                                "parameter set that supplies the defaults below")};
+  std::vector<ParamSpec> params = {
+      choice_param("preset", info.presets.front().name, names, "parameter set that supplies the defaults below")};
   for (auto spec : info.params) {
     if (auto it = chosen->values.find(spec.key); it != chosen->values.end()) spec.default_value = it->second;
     params.push_back(std::move(spec));

@@ -7,12 +7,12 @@
 //  - After T local steps: c_i+ = c_i - c + (x - y) / (T lr); upload delta_c = c_i+ - c_i as
 //    "c_delta:<parameter>".
 //  - Server: x <- x + (eta_g / |S|) sum (y_k - x); c <- c + (1 / K) sum delta_c_k, K = all clients.
-#include "engine/tensors/tensor_archive.hpp"
+#include "engine/algorithms/scaffold.hpp"
 #include "engine/algorithms/aggregation.hpp"
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/algorithms/builtin.hpp"
 #include "engine/algorithms/param_helpers.hpp"
-#include "engine/algorithms/scaffold.hpp"
+#include "engine/tensors/tensor_archive.hpp"
 
 namespace drift {
 namespace {
@@ -55,7 +55,8 @@ void ScaffoldClient::end(ClientContext& ctx, ClientUpdate& update) {
   }
 }
 
-void ScaffoldServer::aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, const AggregationInput&) {
+void ScaffoldServer::aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates,
+                               const AggregationInput&) {
   const auto average = weighted_average(global, updates, update_weights("uniform", updates));
   torch::NoGradGuard no_grad;
   for (std::size_t i = 0; i < global.size(); ++i) {
@@ -64,7 +65,8 @@ void ScaffoldServer::aggregate(NamedTensors& global, const std::vector<ClientUpd
       x = average[i].value;
       continue;
     }
-    x = (x.to(torch::kFloat64) + eta_ * (average[i].value.to(torch::kFloat64) - x.to(torch::kFloat64))).to(x.scalar_type());
+    x = (x.to(torch::kFloat64) + eta_ * (average[i].value.to(torch::kFloat64) - x.to(torch::kFloat64)))
+            .to(x.scalar_type());
   }
   for (const auto& u : updates) {
     for (const auto& [key, delta] : u.payload.tensors) {
@@ -89,7 +91,8 @@ AlgorithmInfo scaffold_info() {
           {number_param("server_lr", 1.0, "server learning rate eta_g", 0.0, std::nullopt, true)},
           [](const ParamSet&) { return std::make_unique<ScaffoldClient>(); },
           [](const ParamSet& p, const FederationShape& shape) {
-            return std::make_unique<ScaffoldServer>(p.number("server_lr"), std::max<std::uint32_t>(1, shape.num_clients));
+            return std::make_unique<ScaffoldServer>(p.number("server_lr"),
+                                                    std::max<std::uint32_t>(1, shape.num_clients));
           }};
 }
 

@@ -25,7 +25,8 @@ class ScaffoldServer final : public ServerAlgorithm {
  public:
   ScaffoldServer(double eta, std::uint32_t num_clients) : eta_(eta), num_clients_(num_clients) {}
   Payload broadcast(std::uint32_t round) override;
-  void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, const AggregationInput& input) override;
+  void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates,
+                 const AggregationInput& input) override;
   const std::map<std::string, torch::Tensor>& control() const { return c_; }
   void archive(StateArchive& ar) override;
 

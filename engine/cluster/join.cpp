@@ -54,8 +54,9 @@ std::optional<std::string> join_refusal(const JoinPolicy& policy, const JoinRequ
   if (!constant_time_equal(policy.token, request.token)) return "wrong join token";
   if (request.protocol != kClusterProtocol || request.drift_version != drift_version() ||
       request.torch_version != torch_version())
-    return "incompatible version: the coordinator runs " + build_text(kClusterProtocol, drift_version(), torch_version()) +
-           ", the worker " + build_text(request.protocol, request.drift_version, request.torch_version);
+    return "incompatible version: the coordinator runs " +
+           build_text(kClusterProtocol, drift_version(), torch_version()) + ", the worker " +
+           build_text(request.protocol, request.drift_version, request.torch_version);
   if (!request.expected_scenario.empty() && request.expected_scenario != policy.scenario_hash)
     return "scenario hash mismatch: the worker expects " + request.expected_scenario + ", the coordinator runs " +
            policy.scenario_hash;

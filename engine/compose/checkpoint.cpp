@@ -13,8 +13,8 @@
 #include "engine/compose/atomic_file.hpp"
 #include "engine/compose/fingerprint.hpp"
 #include "engine/core/error.hpp"
-#include "engine/core/stream_hash.hpp"
 #include "engine/core/state_archive.hpp"
+#include "engine/core/stream_hash.hpp"
 #include "engine/core/version.hpp"
 
 namespace drift {
@@ -85,7 +85,8 @@ nlohmann::json checksums_of(const fs::path& directory) {
 void verify_checksums(const fs::path& directory, const nlohmann::json& about) {
   const auto where = (directory / "checkpoint.json").string();
   if (!about.is_object() || !about.contains("checksums") || !about["checksums"].is_object())
-    throw DecodeError(where + " lists no checksums: the checkpoint was written by an older drift or edited; "
+    throw DecodeError(where +
+                      " lists no checksums: the checkpoint was written by an older drift or edited; "
                       "run the scenario again");
   const auto& expected = about["checksums"];
   const auto files = checkpoint_files(directory);
@@ -96,7 +97,8 @@ void verify_checksums(const fs::path& directory, const nlohmann::json& about) {
     const auto file = directory / name;
     if (!fs::is_regular_file(file)) throw DecodeError(file.string() + " is missing from the checkpoint");
     const auto actual = hash_file(file);
-    if (!sum.is_object() || sum.value("bytes", std::uint64_t{0}) != actual.bytes() || sum.value("hash", "") != actual.hex())
+    if (!sum.is_object() || sum.value("bytes", std::uint64_t{0}) != actual.bytes() ||
+        sum.value("hash", "") != actual.hex())
       throw DecodeError(file.string() + " does not match the checksum " + where + " recorded (" +
                         std::to_string(actual.bytes()) + " bytes now): the checkpoint is corrupt or was edited");
   }

@@ -17,9 +17,9 @@
 namespace drift {
 
 struct Checkpoint {
-  std::uint32_t round = 0;    // the aggregation it was taken after
+  std::uint32_t round = 0;  // the aggregation it was taken after
   double virtual_time = 0.0;
-  double wall_seconds = 0.0;  // the run's wall time so far, over every process that ran it
+  double wall_seconds = 0.0;           // the run's wall time so far, over every process that ran it
   std::string driver, sampler, files;  // StateArchive bytes
 };
 

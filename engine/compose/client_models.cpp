@@ -23,8 +23,8 @@ void restore_private(Model& model, Payload& state, const NamedTensors& initial) 
   }
   if (own.empty()) return load_state(model, initial);
   if (own.size() != initial.size())
-    throw DecodeError("private state holds " + std::to_string(own.size()) + " of the " + std::to_string(initial.size()) +
-                      " tensors of architecture '" + model.recipe().name + "'");
+    throw DecodeError("private state holds " + std::to_string(own.size()) + " of the " +
+                      std::to_string(initial.size()) + " tensors of architecture '" + model.recipe().name + "'");
   load_state(model, own);
 }
 
@@ -52,7 +52,6 @@ ClientModels::Entry& ClientModels::entry_for(const std::string& name) {
   return by_architecture_.emplace(name, std::move(e)).first->second;
 }
 
-
 Model& ClientModels::shared_model() { return *entry_for(scenario_.model).model; }
 
 ClientUpdate ClientModels::train(ClientAlgorithm& algorithm, const TrainingTask& task, std::uint32_t client,
@@ -75,7 +74,8 @@ ClientUpdate ClientModels::train(ClientAlgorithm& algorithm, const TrainingTask&
 }
 
 std::vector<PackOutcome> ClientModels::train_pack(const TrainingTask& task, const std::vector<std::uint32_t>& clients) {
-  if (const auto why = pack_refusal(scenario_); !why.empty()) throw DecodeError("a pack job for a scenario that does not pack: " + why);
+  if (const auto why = pack_refusal(scenario_); !why.empty())
+    throw DecodeError("a pack job for a scenario that does not pack: " + why);
   if (clients.empty() || clients.size() > scenario_.pack)
     throw DecodeError("a pack of " + std::to_string(clients.size()) + " clients (devices.pack is " +
                       std::to_string(scenario_.pack) + ")");

@@ -11,7 +11,8 @@ std::string partition_conflict(const PartitionConfig& p, const DataConfig& data,
   if (p.scheme == "natural") {
     if (!find_dataset(data.dataset)->natural_clients)
       return "partition.scheme = \"natural\" needs a dataset whose samples name their writers (femnist, "
-             "shakespeare); '" + data.dataset + "' has none";
+             "shakespeare); '" +
+             data.dataset + "' has none";
     if (data.client_test_fraction > 0.0)
       return "partition.scheme = \"natural\" keeps every writer's own test split: leave data.client_test_fraction at 0";
     if (p.long_tail != 1.0) return "partition.long_tail does not apply to natural clients (their data is their own)";
@@ -25,7 +26,8 @@ std::string partition_conflict(const PartitionConfig& p, const DataConfig& data,
   if (p.scheme == "file" && p.long_tail != 1.0)
     return "partition.long_tail does not apply to scheme = \"file\" (the file fixes every index)";
   if (p.scheme == "dirichlet_creff" && clients < 10)
-    return "partition.scheme = \"dirichlet_creff\" splits among 10 workers per chunk and needs federation.clients >= 10";
+    return "partition.scheme = \"dirichlet_creff\" splits among 10 workers per chunk and needs federation.clients >= "
+           "10";
   return "";
 }
 
@@ -38,7 +40,8 @@ void finish_augment(const Scenario& s, toml::table& root, const std::string& sou
   if (a.mean.size() != a.std.size())
     throw UserError(source + ": data.augment.mean and data.augment.std go together, one value per channel each");
   if ((a.enabled() || !a.mean.empty()) && find_dataset(s.data.dataset)->text)
-    throw UserError(source + ": data.augment crops, flips and normalises images, but dataset '" + s.data.dataset + "' holds text");
+    throw UserError(source + ": data.augment crops, flips and normalises images, but dataset '" + s.data.dataset +
+                    "' holds text");
 }
 
 }  // namespace drift

@@ -36,12 +36,15 @@ FederationData prepare_federation_data(const Scenario& scenario) {
   if (scenario.partition.scheme == "natural") {
     fed.client_test_sizes = take_natural_clients(fed.data, fed.partition, scenario.clients, scenario.seed);
     if (fed.client_test_sizes.empty() && find_algorithm(scenario.algorithm)->private_models)
-      throw UserError("algorithm '" + scenario.algorithm + "' evaluates every client's own model on its own test "
-                      "data, but no test sample of '" + scenario.data.dataset + "' belongs to a training writer "
+      throw UserError("algorithm '" + scenario.algorithm +
+                      "' evaluates every client's own model on its own test "
+                      "data, but no test sample of '" +
+                      scenario.data.dataset +
+                      "' belongs to a training writer "
                       "(LEAF split it by writer): regenerate it split by sample (preprocess.sh --t sample)");
   } else {
-    fed.partition =
-        make_partition(scenario.partition, labels, fed.data.train->num_classes, scenario.clients, scenario.seed, domains);
+    fed.partition = make_partition(scenario.partition, labels, fed.data.train->num_classes, scenario.clients,
+                                   scenario.seed, domains);
   }
   if (held_out > 0.0) fed.client_test_sizes = hold_out_client_tests(fed.data, fed.partition, held_out, scenario.seed);
   if (scenario.training.drop_last) {
@@ -55,10 +58,10 @@ FederationData prepare_federation_data(const Scenario& scenario) {
   }
   // Nothing to evaluate the global model on: every evaluation would wait for results that never come.
   if (fed.data.test->size() == 0)
-    throw UserError("data.dataset = \"" + scenario.data.dataset + "\" has no test samples (its test split is empty" +
-                    std::string(scenario.partition.scheme == "natural" ? ", e.g. a LEAF test/*.json that lists no users"
-                                                                       : "") +
-                    "): the global model could never be evaluated; give it a test split");
+    throw UserError(
+        "data.dataset = \"" + scenario.data.dataset + "\" has no test samples (its test split is empty" +
+        std::string(scenario.partition.scheme == "natural" ? ", e.g. a LEAF test/*.json that lists no users" : "") +
+        "): the global model could never be evaluated; give it a test split");
   fed.histograms = class_histograms(fed.partition, labels, fed.data.train->num_classes);
   fed.population = std::make_shared<const Population>(build_population(scenario, fed.histograms));
   ClientAvailability check(scenario, *fed.population);  // parses and checks availability traces
@@ -101,12 +104,14 @@ std::vector<std::int64_t> hold_out_client_tests(DatasetSplits& data, Partition& 
 }
 
 std::vector<std::int64_t> take_natural_clients(DatasetSplits& data, Partition& partition, std::uint32_t clients,
-                                              std::uint64_t seed) {
+                                               std::uint64_t seed) {
   const auto& train = *data.train;
   if (!train.owners.defined())
-    throw UserError("partition.scheme = \"natural\" needs a dataset whose samples name their writers (femnist, shakespeare)");
+    throw UserError(
+        "partition.scheme = \"natural\" needs a dataset whose samples name their writers (femnist, shakespeare)");
   Rng rng = make_stream(seed, "natural-writers");
-  auto natural = partition_natural(int64_values(train.owners), static_cast<std::int64_t>(train.owner_names.size()), clients, rng);
+  auto natural =
+      partition_natural(int64_values(train.owners), static_cast<std::int64_t>(train.owner_names.size()), clients, rng);
   for (std::size_t k = 0; k < natural.writers.size(); ++k)
     if (natural.partition.indices[k].empty())
       throw UserError("writer '" + train.owner_names[static_cast<std::size_t>(natural.writers[k])] +
@@ -143,7 +148,8 @@ std::vector<DeviceSlots> scenario_devices(const Scenario& scenario) {
   return parse_device_pool(scenario.cpu_slots > 0 ? "cpu:" + std::to_string(scenario.cpu_slots) : "cpu");
 }
 
-std::shared_ptr<Model> make_architecture_model(const Scenario& scenario, const Dataset& train, const std::string& name) {
+std::shared_ptr<Model> make_architecture_model(const Scenario& scenario, const Dataset& train,
+                                               const std::string& name) {
   ModelOptions options;
   const auto* algorithm = find_algorithm(scenario.algorithm);
   if (algorithm != nullptr && algorithm->model_options) options = algorithm->model_options(scenario.algorithm_params);

@@ -4,10 +4,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/config/scenario.hpp"
 #include "engine/data/dataset.hpp"
 #include "engine/data/partition.hpp"
 #include "engine/models/model.hpp"
-#include "engine/config/scenario.hpp"
 #include "engine/population/population.hpp"
 #include "engine/training/devices.hpp"
 
@@ -38,7 +38,7 @@ std::vector<std::int64_t> hold_out_client_tests(DatasetSplits& data, Partition& 
 // client order. Returns the test samples per client, or nothing when the test split's writers
 // are not training writers (LEAF's split by writer: the test set stays whole and global).
 std::vector<std::int64_t> take_natural_clients(DatasetSplits& data, Partition& partition, std::uint32_t clients,
-                                              std::uint64_t seed);
+                                               std::uint64_t seed);
 
 // The scenario's device pool: devices.pool, or cpu x devices.cpu_slots (0: one per core).
 std::vector<DeviceSlots> scenario_devices(const Scenario& scenario);

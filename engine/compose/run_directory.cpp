@@ -44,7 +44,8 @@ void flush_checked(std::ofstream& out, const fs::path& p) {
 // UserError saying what differs.
 StreamHash check_mark(const fs::path& p, std::uint64_t size, const std::string& hash) {
   const auto refuse = [&](const std::string& what) {
-    throw UserError(p.string() + " " + what + ": cannot resume (the run directory was changed since its checkpoint, "
+    throw UserError(p.string() + " " + what +
+                    ": cannot resume (the run directory was changed since its checkpoint, "
                     "or the checkpoint belongs to another run)");
   };
   std::error_code ec;
@@ -122,10 +123,12 @@ void check_output_path(const std::string& path, const std::string& what) {
   constexpr std::size_t kMaxPath = 4095, kMaxComponent = 255;  // Linux's PATH_MAX - 1 and NAME_MAX
   for (unsigned char c : path)
     if (c < 0x20 || c == 0x7f) throw UserError(what + ": the path holds a control character (a newline, say)");
-  if (path.size() > kMaxPath) throw UserError(what + ": the path is longer than " + std::to_string(kMaxPath) + " bytes");
+  if (path.size() > kMaxPath)
+    throw UserError(what + ": the path is longer than " + std::to_string(kMaxPath) + " bytes");
   for (const auto& part : fs::path(path))
     if (part.native().size() > kMaxComponent)
-      throw UserError(what + ": a directory name in the path is longer than " + std::to_string(kMaxComponent) + " bytes");
+      throw UserError(what + ": a directory name in the path is longer than " + std::to_string(kMaxComponent) +
+                      " bytes");
 }
 
 fs::path choose_run_directory(const Scenario& scenario, const std::string& requested) {
@@ -144,7 +147,8 @@ fs::path choose_run_directory(const Scenario& scenario, const std::string& reque
   }
 }
 
-RunDirectory::RunDirectory(fs::path path, const Scenario& scenario, const FederationData& data, const std::string& holder)
+RunDirectory::RunDirectory(fs::path path, const Scenario& scenario, const FederationData& data,
+                           const std::string& holder)
     : path_(std::move(path)),
       participation_(data.partition.num_clients()),
       shadow_clients_(scenario.simulation.shadow_clients > 0) {
@@ -165,12 +169,13 @@ RunDirectory::RunDirectory(fs::path path, const Scenario& scenario, const Federa
   if (!data.data.test->domain_names.empty()) partition["domains"] = data.data.test->domain_names;
   json clients = json::array();
   for (std::size_t k = 0; k < data.partition.num_clients(); ++k) {
-    json client = {{"client", k},
-                   {"num_samples", data.partition.indices[k].size()},
-                   {"class_histogram", data.histograms[k]}};
+    json client = {
+        {"client", k}, {"num_samples", data.partition.indices[k].size()}, {"class_histogram", data.histograms[k]}};
     if (k < data.client_test_sizes.size()) client["test_samples"] = data.client_test_sizes[k];
-    if (const auto& train = *data.data.train; scenario.partition.scheme == "natural" && !data.partition.indices[k].empty())
-      client["writer"] = train.owner_names[static_cast<std::size_t>(train.owners[data.partition.indices[k][0]].item<std::int64_t>())];
+    if (const auto& train = *data.data.train;
+        scenario.partition.scheme == "natural" && !data.partition.indices[k].empty())
+      client["writer"] =
+          train.owner_names[static_cast<std::size_t>(train.owners[data.partition.indices[k][0]].item<std::int64_t>())];
     clients.push_back(std::move(client));
   }
   partition["clients"] = std::move(clients);
@@ -220,8 +225,10 @@ void RunDirectory::append(const RoundReport& r) {
   if (r.online >= 0) m["online"] = r.online;
   if (!r.divergence.empty()) m["divergence"] = r.divergence;
   if (shadow_clients_)
-    m["update_drift"] = {{"relative_l2", r.update_drift}, {"cosine", r.update_cosine},
-                         {"shadow_clients", r.shadow_clients}, {"shadow_samples", r.shadow_samples}};
+    m["update_drift"] = {{"relative_l2", r.update_drift},
+                         {"cosine", r.update_cosine},
+                         {"shadow_clients", r.shadow_clients},
+                         {"shadow_samples", r.shadow_samples}};
   if (r.evaluated) {
     m["test_accuracy"] = r.test_accuracy;
     m["test_loss"] = r.test_loss;
@@ -252,17 +259,21 @@ void RunDirectory::append(const RoundReport& r) {
   for (const auto& c : r.clients) {
     if (c.client_id < participation_.size()) {
       auto& p = participation_[c.client_id];
-      if (c.event == ClientEvent::selected) ++p.selected;
-      else if (c.event == ClientEvent::late) ++p.late;
-      else if (c.event == ClientEvent::dropped) ++p.dropped;
-      else if (c.event == ClientEvent::failed) ++p.failed;
+      if (c.event == ClientEvent::selected)
+        ++p.selected;
+      else if (c.event == ClientEvent::late)
+        ++p.late;
+      else if (c.event == ClientEvent::dropped)
+        ++p.dropped;
+      else if (c.event == ClientEvent::failed)
+        ++p.failed;
     }
     std::string detail = c.detail;
     for (auto& ch : detail)
       if (ch == ',' || ch == '\n' || ch == '"') ch = ' ';
-    rows << r.round << ',' << c.client_id << ',' << name_of(c.event) << ',' << json(c.time).dump() << ',' << c.num_samples
-             << ',' << json(c.train_loss).dump() << ',' << c.bytes_down << ',' << c.bytes_up << ',' << c.staleness << ','
-             << detail << '\n';
+    rows << r.round << ',' << c.client_id << ',' << name_of(c.event) << ',' << json(c.time).dump() << ','
+         << c.num_samples << ',' << json(c.train_loss).dump() << ',' << c.bytes_down << ',' << c.bytes_up << ','
+         << c.staleness << ',' << detail << '\n';
   }
   const auto text = rows.str();
   clients_.write(text);
@@ -335,7 +346,8 @@ void RunDirectory::write_participation() {
   out << "client,selected,aggregated,late,dropped,failed\n";
   for (std::size_t c = 0; c < participation_.size(); ++c) {
     const auto& p = participation_[c];
-    out << c << ',' << p.selected << ',' << p.aggregated << ',' << p.late << ',' << p.dropped << ',' << p.failed << '\n';
+    out << c << ',' << p.selected << ',' << p.aggregated << ',' << p.late << ',' << p.dropped << ',' << p.failed
+        << '\n';
   }
   flush_checked(out, path_ / "participation.csv");
 }
@@ -370,8 +382,12 @@ void RunDirectory::write_summary(const RunSummary& s, const std::string& status,
                   {"mean_cohort_js", s.mean_cohort_js},
                   {"mean_cohort_change_tv", s.mean_change_tv},
                   {"mean_cohort_change_js", s.mean_change_js},
-                  {"updates", {{"aggregated", s.updates}, {"finished", s.finished}, {"late", s.late},
-                               {"dropped", s.dropped}, {"failed", s.failed}}},
+                  {"updates",
+                   {{"aggregated", s.updates},
+                    {"finished", s.finished},
+                    {"late", s.late},
+                    {"dropped", s.dropped},
+                    {"failed", s.failed}}},
                   {"discarded_samples", s.discarded_samples},
                   {"wasted_compute_seconds", s.wasted_compute_seconds},
                   {"wall_seconds", wall_seconds}};

@@ -4,20 +4,20 @@
 // wall-clock time goes to timings.jsonl.
 #include <array>
 #include <chrono>
-#include <filesystem>
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include "engine/compose/federation_data.hpp"
+#include "engine/config/scenario.hpp"
 #include "engine/core/directory_lock.hpp"
 #include "engine/core/process_usage.hpp"
 #include "engine/core/state_archive.hpp"
 #include "engine/core/stream_hash.hpp"
 #include "engine/metrics/round_report.hpp"
 #include "engine/metrics/summary.hpp"
-#include "engine/config/scenario.hpp"
-#include "engine/compose/federation_data.hpp"
 
 namespace drift {
 

@@ -8,8 +8,8 @@
 #include <sstream>
 
 #include "engine/algorithms/algorithm.hpp"
-#include "engine/compose/run_directory.hpp"
 #include "engine/compose/data_keys.hpp"
+#include "engine/compose/run_directory.hpp"
 #include "engine/compose/scenario_table.hpp"
 #include "engine/compose/schema.hpp"
 #include "engine/compose/toml_writer.hpp"
@@ -34,7 +34,8 @@ std::string resolve_path(const std::string& path, const std::filesystem::path& b
 void absolutise_traces(toml::table& root, const std::filesystem::path& base_dir) {
   auto fix = [&](toml::node_view<toml::node> section) {
     if (auto* t = section.as_table())
-      if (auto v = (*t)["trace"].value<std::string>(); v && !v->empty()) t->insert_or_assign("trace", resolve_path(*v, base_dir));
+      if (auto v = (*t)["trace"].value<std::string>(); v && !v->empty())
+        t->insert_or_assign("trace", resolve_path(*v, base_dir));
   };
   fix(root["profile"]);
   fix(root["availability"]);
@@ -83,7 +84,8 @@ void read_groups(Scenario& s, const toml::table& root) {
     const std::string prefix = "groups." + g.name;
     store_keys(g, group_keys(), t, prefix);
     g.profile = s.profile;
-    if (const auto* profile = t["profile"].as_table()) store_keys(g.profile, profile_keys(), *profile, prefix + ".profile");
+    if (const auto* profile = t["profile"].as_table())
+      store_keys(g.profile, profile_keys(), *profile, prefix + ".profile");
     g.availability = s.availability;
     if (const auto* availability = t["availability"].as_table())
       store_keys(g.availability, availability_keys(), *availability, prefix + ".availability");
@@ -119,14 +121,15 @@ void finish_model_group(Scenario& s, const AlgorithmInfo& algorithm, const std::
 void check_combinations(const Scenario& s, const AlgorithmInfo& algorithm, const std::string& source) {
   if (algorithm.private_models) {
     if (s.data.client_test_fraction <= 0.0 && s.partition.scheme != "natural")
-      throw UserError(source + ": algorithm '" + s.algorithm + "' keeps private models, evaluated on each client's "
+      throw UserError(source + ": algorithm '" + s.algorithm +
+                      "' keeps private models, evaluated on each client's "
                       "own test split: set data.client_test_fraction (PFLlib: 0.25), or use natural clients");
   }
   const bool text = find_dataset(s.data.dataset)->text;
   for (const auto& name : s.model_group.empty() ? std::vector<std::string>{s.model} : s.model_group)
     if (find_model(name)->text != text)
-      throw UserError(source + ": model '" + name + "' reads " + (text ? "images" : "token sequences") + ", but dataset '" +
-                      s.data.dataset + "' holds " + (text ? "text: use char-lstm" : "images"));
+      throw UserError(source + ": model '" + name + "' reads " + (text ? "images" : "token sequences") +
+                      ", but dataset '" + s.data.dataset + "' holds " + (text ? "text: use char-lstm" : "images"));
   if (text && algorithm.needs_images)
     throw UserError(source + ": algorithm '" + s.algorithm + "' makes images on the server, but dataset '" +
                     s.data.dataset + "' holds text");
@@ -136,8 +139,10 @@ void check_combinations(const Scenario& s, const AlgorithmInfo& algorithm, const
                     " needs simulation.max_virtual_time: once every update fails, no aggregation ever comes, and "
                     "only a time limit ends the run");
   if (s.simulation.shadow_clients > 0 && s.simulation.mode != SimulationMode::sync)
-    throw UserError(source + ": simulation.shadow_clients measures a sync round's cohort against the population; "
-                    "under " + name_of(s.simulation.mode) + " there is no round cohort to compare");
+    throw UserError(source +
+                    ": simulation.shadow_clients measures a sync round's cohort against the population; "
+                    "under " +
+                    name_of(s.simulation.mode) + " there is no round cohort to compare");
   if (s.simulation.shadow_clients > 0 && algorithm.private_models)
     throw UserError(source + ": simulation.shadow_clients compares updates of one shared model; '" + s.algorithm +
                     "' keeps private models, which have no common update");
@@ -181,8 +186,8 @@ namespace {
 void check_run_name(const std::string& name, const std::string& source) {
   constexpr std::size_t kMaxName = 100;
   auto refuse = [&](const std::string& why) {
-    throw UserError(source + ": name '" + name.substr(0, kMaxName) + (name.size() > kMaxName ? "...'" : "'") + " " + why +
-                    " (it names the run directory under runs_dir)");
+    throw UserError(source + ": name '" + name.substr(0, kMaxName) + (name.size() > kMaxName ? "...'" : "'") + " " +
+                    why + " (it names the run directory under runs_dir)");
   };
   if (name.empty()) throw UserError(source + ": name is empty (it names the run directory under runs_dir)");
   if (name == "." || name == "..") refuse("is not a name");
@@ -200,7 +205,8 @@ Scenario build_scenario(toml::table& root, const std::string& source) {
   Scenario s;
   s.source = source;
   try {
-    for (const auto& section : scenario_sections()) store_keys(s, section.keys, section_table(root, section.name), section.name);
+    for (const auto& section : scenario_sections())
+      store_keys(s, section.keys, section_table(root, section.name), section.name);
   } catch (const UserError& e) {
     throw UserError(source + ": " + e.what());  // a key whose store checks it against the keys before it
   }

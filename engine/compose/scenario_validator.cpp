@@ -151,7 +151,8 @@ class Validator {
       for (auto&& [k, node] : table) {
         const std::string key(k.str());
         if (const auto* nested = find_section(path_of(section.name, key)); nested != nullptr) {
-          if (!node.is_table()) fail(&node, nested->name, "'" + nested->name + "' must be a table ([" + nested->name + "])");
+          if (!node.is_table())
+            fail(&node, nested->name, "'" + nested->name + "' must be a table ([" + nested->name + "])");
           continue;
         }
         if (find_key(section, key, extra) == nullptr) {
@@ -260,8 +261,8 @@ class Validator {
         fail(&node, prefix, prefix + " needs exactly one of at_round and at_time");
       require(entry, &node, prefix, "action", "");
       const auto action = entry["action"].value<std::string>().value();
-      const bool needs_group = action == "offline" || action == "online" || action == "speed" ||
-                               action == "leave" || action == "join";
+      const bool needs_group =
+          action == "offline" || action == "online" || action == "speed" || action == "leave" || action == "join";
       if (needs_group) {
         require(entry, &node, prefix, "group", "for action " + action);
         const auto group = entry["group"].value<std::string>().value();
@@ -277,7 +278,8 @@ class Validator {
         fail(entry.get("value"), prefix + ".value", prefix + ".value (a speed factor) must be > 0");
       if (action == "fraction") {
         const double v = entry["value"].value<double>().value_or(0.0);
-        if (v <= 0.0 || v > 1.0) fail(entry.get("value"), prefix + ".value", prefix + ".value (a fraction) must be in (0, 1]");
+        if (v <= 0.0 || v > 1.0)
+          fail(entry.get("value"), prefix + ".value", prefix + ".value (a fraction) must be in (0, 1]");
       }
       if (action == "sampler") {
         require(entry, &node, prefix, "sampler", "for action sampler");
@@ -303,8 +305,8 @@ class Validator {
       const auto n = count->value<std::int64_t>().value_or(0);
       if (n > clients) {
         fail(count, "sampler.clients_per_round",
-             "sampler.clients_per_round is " + std::to_string(n) + " but there are only " +
-                 std::to_string(clients) + " clients (federation.clients)");
+             "sampler.clients_per_round is " + std::to_string(n) + " but there are only " + std::to_string(clients) +
+                 " clients (federation.clients)");
       }
     }
   }

@@ -43,7 +43,9 @@ std::string fedbuff_only(const S& s) {
   return s.simulation.mode == SimulationMode::fedasync ? "under fedasync (FedBuff's)" : async_only(s);
 }
 std::function<std::string(const S&)> for_sampler(std::string name, std::string whose) {
-  return [name, whose](const S& s) { return s.sampler.name == name ? "" : "for the " + s.sampler.name + " sampler (" + whose + ")"; };
+  return [name, whose](const S& s) {
+    return s.sampler.name == name ? "" : "for the " + s.sampler.name + " sampler (" + whose + ")";
+  };
 }
 
 // [model] group: "resnet8, resnet10" into the names, each a known model.
@@ -58,7 +60,8 @@ void store_model_group(S& s, const ParamValue& v) {
     const auto name = item.substr(first, last - first + 1);
     const auto names = model_names();
     if (std::find(names.begin(), names.end(), name) == names.end())
-      throw UserError("model.group: unknown model '" + name + "'" + did_you_mean(name, names) + "; the models are: " + join(names));
+      throw UserError("model.group: unknown model '" + name + "'" + did_you_mean(name, names) +
+                      "; the models are: " + join(names));
     s.model_group.push_back(name);
   }
 }
@@ -74,8 +77,8 @@ void store_model_assignment(S& s, const ParamValue& v) {
   const auto& list = std::get<std::vector<double>>(v);
   if (s.model_group.empty()) throw UserError("model.assignment needs model.group");
   if (list.size() != s.clients)
-    throw UserError("model.assignment has " + std::to_string(list.size()) + " entries for " + std::to_string(s.clients) +
-                    " clients (one architecture index per client)");
+    throw UserError("model.assignment has " + std::to_string(list.size()) + " entries for " +
+                    std::to_string(s.clients) + " clients (one architecture index per client)");
   s.model_assignment.clear();
   for (double index : list) {
     if (index != std::floor(index) || index >= static_cast<double>(s.model_group.size()))
@@ -103,6 +106,8 @@ std::vector<ScenarioSection> make_sections() {
   using Sim = SimulationConfig;
   using As = AsyncConfig;
   using C = CheckpointConfig;
+  // One row per key reads better than clang-format's layout of the table.
+  // clang-format off
   std::vector<ScenarioSection> sections = {
       {"", "top level",
        {bind_key<S>("name", "run name; defaults to the file name", &S::name).optional(),
@@ -225,6 +230,7 @@ std::vector<ScenarioSection> make_sections() {
        {bind_key<S>("runs_dir", "parent directory of run directories", &S::runs_dir),
         bind_key<S>("log_eligible", "write an 'eligible' row per eligible client and round to clients.csv", &S::log_eligible)}},
   };
+  // clang-format on
   for (auto& section : sections) {
     if (section.name == "profile")
       for (const auto& k : profile_keys()) section.keys.push_back(lift(k, &S::profile));
@@ -238,6 +244,7 @@ std::vector<ScenarioSection> make_sections() {
 
 const std::vector<KeyBinding<ProfileConfig>>& profile_keys() {
   using P = ProfileConfig;
+  // clang-format off
   static const std::vector<KeyBinding<P>> keys = {
       bind_key<P>("speed", "training samples per second (median if speed_sigma > 0)", &P::speed).range(kMinRate, kMaxRate),
       bind_key<P>("speed_sigma", "lognormal sigma of speed across clients; 0 = constant", &P::speed_sigma).range(0.0, 10.0),
@@ -248,11 +255,13 @@ const std::vector<KeyBinding<ProfileConfig>>& profile_keys() {
       bind_key<P>("trace_clients", "ids: trace client k is client k | seeded: a seeded draw of the trace's clients, one per client",
               &P::trace_clients).choices(trace_mappings),
   };
+  // clang-format on
   return keys;
 }
 
 const std::vector<KeyBinding<AvailabilityConfig>>& availability_keys() {
   using A = AvailabilityConfig;
+  // clang-format off
   static const std::vector<KeyBinding<A>> keys = {
       bind_key<A>("model", "how clients come and go", &A::model).choices(availability_models),
       bind_key<A>("mean_online", "markov: mean online period, seconds", &A::mean_online).range(0.0, kMaxVirtualSeconds, true),
@@ -264,11 +273,13 @@ const std::vector<KeyBinding<AvailabilityConfig>>& availability_keys() {
       bind_key<A>("trace_clients", "ids: trace client k is client k | seeded: a seeded draw of the trace's clients, one per client",
               &A::trace_clients).choices(trace_mappings),
   };
+  // clang-format on
   return keys;
 }
 
 const std::vector<KeyBinding<GroupConfig>>& group_keys() {
   using G = GroupConfig;
+  // clang-format off
   static const std::vector<KeyBinding<G>> keys = {
       bind_key<G>("rule", "how the group's clients are chosen", &G::rule).optional().choices(group_rules),
       bind_key<G>("labels", "dominant_label: the client's most frequent label is one of these; label_set: the client holds only these labels",
@@ -277,11 +288,13 @@ const std::vector<KeyBinding<GroupConfig>>& group_keys() {
       bind_key<G>("to", "id_range: last client id (inclusive)", &G::to).optional().range(0.0, {}),
       bind_key<G>("share", "proportion: chance that a client not yet grouped joins", &G::share).optional().range(0.0, 1.0, true),
   };
+  // clang-format on
   return keys;
 }
 
 const std::vector<KeyBinding<TimelineEntry>>& timeline_keys() {
   using T = TimelineEntry;
+  // clang-format off
   static const std::vector<KeyBinding<T>> keys = {
       bind_key<T>("at_round", "round at whose start the entry fires", &T::at_round).optional().range(1.0, {}),
       bind_key<T>("at_time", "virtual time at which the entry fires", &T::at_time).optional().range(0.0, kMaxVirtualSeconds),
@@ -290,6 +303,7 @@ const std::vector<KeyBinding<TimelineEntry>>& timeline_keys() {
       bind_key<T>("value", "speed factor, fraction or deadline", &T::value).optional().range(0.0, kMaxVirtualSeconds),
       bind_key<T>("sampler", "sampler name (action = sampler)", &T::sampler).optional(),
   };
+  // clang-format on
   return keys;
 }
 

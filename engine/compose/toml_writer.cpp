@@ -20,18 +20,27 @@ bool is_bare_key(std::string_view key) {
 // (Not named quoted(): std::quoted would win overload resolution by ADL on std::string.)
 // A literal string ('text') where nothing needs escaping, as toml++ writes them; else a basic one.
 std::string toml_string(std::string_view text) {
-  const bool literal = std::none_of(text.begin(), text.end(), [](char c) {
-    return c == '\'' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
-  });
+  const bool literal = std::none_of(
+      text.begin(), text.end(), [](char c) { return c == '\'' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
   if (literal) return "'" + std::string(text) + "'";
   std::string out = "\"";
   for (char c : text) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
           char escape[8];
@@ -69,11 +78,16 @@ void write_array(std::ostream& out, const toml::array& array) {
 }
 
 void write_value(std::ostream& out, const toml::node& node) {
-  if (const auto* v = node.as_floating_point()) out << float_text(v->get());
-  else if (const auto* i = node.as_integer()) out << i->get();
-  else if (const auto* b = node.as_boolean()) out << (b->get() ? "true" : "false");
-  else if (const auto* s = node.as_string()) out << toml_string(s->get());
-  else if (const auto* a = node.as_array()) write_array(out, *a);
+  if (const auto* v = node.as_floating_point())
+    out << float_text(v->get());
+  else if (const auto* i = node.as_integer())
+    out << i->get();
+  else if (const auto* b = node.as_boolean())
+    out << (b->get() ? "true" : "false");
+  else if (const auto* s = node.as_string())
+    out << toml_string(s->get());
+  else if (const auto* a = node.as_array())
+    write_array(out, *a);
   else if (const auto* t = node.as_table()) {  // an inline table inside an array
     out << "{";
     bool first = true;
@@ -98,7 +112,8 @@ void write_table(std::ostream& out, const toml::table& table, const std::string&
     const std::string child = (path.empty() ? "" : path + ".") + key_text(k.str());
     if (const auto* t = v.as_table()) {
       // A table that holds only tables needs no header of its own ([groups] before [groups.a]).
-      const bool only_tables = !t->empty() && std::all_of(t->begin(), t->end(), [](auto&& kv) { return kv.second.is_table(); });
+      const bool only_tables =
+          !t->empty() && std::all_of(t->begin(), t->end(), [](auto&& kv) { return kv.second.is_table(); });
       if (!only_tables) out << "\n[" << child << "]\n";
       write_table(out, *t, child);
     } else if (v.is_array_of_tables()) {

@@ -12,7 +12,9 @@
 namespace drift {
 namespace {
 
-[[noreturn]] void fail(const std::string& where, const std::string& message) { throw UserError(where + ": " + message); }
+[[noreturn]] void fail(const std::string& where, const std::string& message) {
+  throw UserError(where + ": " + message);
+}
 
 // Finite, and within the key's bounds; an integer key without its own upper bound still has
 // its C++ type's: every count drift keeps fits in 32 bits, so a larger value would wrap (the
@@ -25,15 +27,16 @@ void check_range(const ParamSpec& spec, const std::string& path, const std::stri
   if (std::isnan(v)) fail(where, path + " must be a number, not nan");
   if (std::isinf(v)) fail(where, path + " must be a finite number, not " + (v > 0 ? "inf" : "-inf"));
   if (spec.min && (spec.min_exclusive ? v <= *spec.min : v < *spec.min)) {
-    fail(where, path + " must be " + (spec.min_exclusive ? "> " : ">= ") + format_bound(*spec.min) +
-                          ", got " + format_bound(v));
+    fail(where, path + " must be " + (spec.min_exclusive ? "> " : ">= ") + format_bound(*spec.min) + ", got " +
+                    format_bound(v));
   }
   if (bounded && v > max) fail(where, path + " must be <= " + format_bound(max) + ", got " + format_bound(v));
 }
 
 }  // namespace
 
-ParamValue read_value(const ParamSpec& spec, const std::string& path, const toml::node& node, const std::string& where) {
+ParamValue read_value(const ParamSpec& spec, const std::string& path, const toml::node& node,
+                      const std::string& where) {
   auto wrong_type = [&]() {
     std::ostringstream got;
     got << node.type();
@@ -53,10 +56,13 @@ ParamValue read_value(const ParamSpec& spec, const std::string& path, const toml
       // Past 2^53 an integer has no exact double: it would be used as a different number.
       if (node.is_integer() && std::llabs(node.as_integer()->get()) > (std::int64_t{1} << 53))
         fail(where, path + " = " + std::to_string(node.as_integer()->get()) +
-                              " is too large to be used exactly; write it as a float (e.g. 1e18)");
-      if (node.is_integer()) value = static_cast<double>(node.as_integer()->get());
-      else if (node.is_floating_point()) value = node.as_floating_point()->get();
-      else wrong_type();
+                        " is too large to be used exactly; write it as a float (e.g. 1e18)");
+      if (node.is_integer())
+        value = static_cast<double>(node.as_integer()->get());
+      else if (node.is_floating_point())
+        value = node.as_floating_point()->get();
+      else
+        wrong_type();
       break;
     case ParamKind::string:
       if (!node.is_string()) wrong_type();
@@ -66,9 +72,12 @@ ParamValue read_value(const ParamSpec& spec, const std::string& path, const toml
       if (!node.is_array()) wrong_type();
       std::vector<double> list;
       for (const auto& item : *node.as_array()) {
-        if (item.is_integer()) list.push_back(static_cast<double>(item.as_integer()->get()));
-        else if (item.is_floating_point()) list.push_back(item.as_floating_point()->get());
-        else wrong_type();
+        if (item.is_integer())
+          list.push_back(static_cast<double>(item.as_integer()->get()));
+        else if (item.is_floating_point())
+          list.push_back(item.as_floating_point()->get());
+        else
+          wrong_type();
       }
       value = list;
       break;
@@ -87,12 +96,13 @@ ParamValue read_value(const ParamSpec& spec, const std::string& path, const toml
       const auto dot = path.rfind('.');
       const std::string leaf = dot == std::string::npos ? path : path.substr(dot + 1);
       const auto section_start = path.rfind('.', dot == std::string::npos ? 0 : dot - 1);
-      const std::string section = dot == std::string::npos ? path
-                                  : path.substr(section_start == std::string::npos || section_start >= dot ? 0 : section_start + 1,
-                                                dot - (section_start == std::string::npos || section_start >= dot ? 0 : section_start + 1));
+      const std::string section =
+          dot == std::string::npos
+              ? path
+              : path.substr(section_start == std::string::npos || section_start >= dot ? 0 : section_start + 1,
+                            dot - (section_start == std::string::npos || section_start >= dot ? 0 : section_start + 1));
       const std::string what = leaf == "name" ? section : leaf;
-      fail(where, "unknown " + what + " '" + s + "'" + did_you_mean(s, options) +
-                            "; choose one of: " + join(options));
+      fail(where, "unknown " + what + " '" + s + "'" + did_you_mean(s, options) + "; choose one of: " + join(options));
     }
   }
   return value;

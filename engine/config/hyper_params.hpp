@@ -13,7 +13,7 @@ struct HyperParams {
   std::uint32_t batch_size = 64;
   bool drop_last = false;
   double grad_clip = 0.0;  // clip the global gradient norm of every step to this; 0 = off
-  double lr_decay = 1.0;  // learning rate of round r = learning_rate * lr_decay^(r - 1) (server side)
+  double lr_decay = 1.0;   // learning rate of round r = learning_rate * lr_decay^(r - 1) (server side)
 };
 
 }  // namespace drift

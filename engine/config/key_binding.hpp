@@ -61,19 +61,28 @@ struct is_vector<std::vector<T>> : std::true_type {};
 
 template <class T>
 constexpr ParamKind kind_of() {
-  if constexpr (std::is_same_v<T, bool>) return ParamKind::boolean;
-  else if constexpr (std::is_integral_v<T>) return ParamKind::integer;
-  else if constexpr (std::is_floating_point_v<T>) return ParamKind::number;
-  else if constexpr (is_vector<T>::value) return ParamKind::number_list;
-  else return ParamKind::string;  // std::string, or an enum spelt by its ChoiceNames
+  if constexpr (std::is_same_v<T, bool>)
+    return ParamKind::boolean;
+  else if constexpr (std::is_integral_v<T>)
+    return ParamKind::integer;
+  else if constexpr (std::is_floating_point_v<T>)
+    return ParamKind::number;
+  else if constexpr (is_vector<T>::value)
+    return ParamKind::number_list;
+  else
+    return ParamKind::string;  // std::string, or an enum spelt by its ChoiceNames
 }
 
 template <class T>
 ParamValue to_value(const T& v) {
-  if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, double> || std::is_same_v<T, std::string>) return v;
-  else if constexpr (std::is_integral_v<T>) return static_cast<std::int64_t>(v);
-  else if constexpr (std::is_enum_v<T>) return name_of(v);
-  else return std::vector<double>(v.begin(), v.end());
+  if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, double> || std::is_same_v<T, std::string>)
+    return v;
+  else if constexpr (std::is_integral_v<T>)
+    return static_cast<std::int64_t>(v);
+  else if constexpr (std::is_enum_v<T>)
+    return name_of(v);
+  else
+    return std::vector<double>(v.begin(), v.end());
 }
 
 template <class T>
@@ -98,7 +107,7 @@ T from_value(const ParamValue& value) {
 // target.*m1.*m2...; const when the target is.
 template <class Target, class... Members>
 auto& member_of(Target& target, Members... members) {
-  return (target .* ... .* members);
+  return (target.*....*members);
 }
 
 }  // namespace binding_detail
@@ -116,9 +125,7 @@ KeyBinding<Target> bind_key(std::string key, std::string help, Members... member
   b.store = [members...](Target& t, const ParamValue& v) {
     binding_detail::member_of(t, members...) = binding_detail::from_value<Member>(v);
   };
-  b.load = [members...](const Target& t) {
-    return binding_detail::to_value(binding_detail::member_of(t, members...));
-  };
+  b.load = [members...](const Target& t) { return binding_detail::to_value(binding_detail::member_of(t, members...)); };
   return b;
 }
 
@@ -126,8 +133,8 @@ KeyBinding<Target> bind_key(std::string key, std::string help, Members... member
 // caller writes how it is stored and loaded, and gives its kind and default.
 template <class Target>
 KeyBinding<Target> bind_custom_key(std::string key, std::string help, ParamKind kind, std::optional<ParamValue> def,
-                               std::function<void(Target&, const ParamValue&)> store,
-                               std::function<ParamValue(const Target&)> load) {
+                                   std::function<void(Target&, const ParamValue&)> store,
+                                   std::function<ParamValue(const Target&)> load) {
   KeyBinding<Target> b;
   b.spec = make_param(std::move(key), kind, std::move(def), std::move(help));
   b.store = std::move(store);

@@ -18,11 +18,16 @@ ParamSpec make_param(std::string key, ParamKind kind, std::optional<ParamValue> 
 
 std::string describe(ParamKind kind) {
   switch (kind) {
-    case ParamKind::boolean: return "a boolean (true or false)";
-    case ParamKind::integer: return "an integer";
-    case ParamKind::number: return "a number";
-    case ParamKind::string: return "a string";
-    case ParamKind::number_list: return "a list of numbers";
+    case ParamKind::boolean:
+      return "a boolean (true or false)";
+    case ParamKind::integer:
+      return "an integer";
+    case ParamKind::number:
+      return "a number";
+    case ParamKind::string:
+      return "a string";
+    case ParamKind::number_list:
+      return "a list of numbers";
   }
   return "?";
 }
@@ -30,7 +35,8 @@ std::string describe(ParamKind kind) {
 std::string format_bound(double value) {
   std::ostringstream out;
   // Whole numbers in full ("2147483647", not "2.14748e+09"), as a user would type them.
-  if (std::isfinite(value) && value == std::floor(value) && std::fabs(value) < 1e16) out << std::fixed << std::setprecision(0);
+  if (std::isfinite(value) && value == std::floor(value) && std::fabs(value) < 1e16)
+    out << std::fixed << std::setprecision(0);
   out << value;
   return out.str();
 }

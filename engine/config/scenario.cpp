@@ -19,9 +19,12 @@ std::uint32_t SamplerConfig::cohort_size(std::uint32_t clients) const {
 
 std::uint32_t aggregated_per_round(const Scenario& s) {
   switch (s.simulation.mode) {
-    case SimulationMode::fedasync: return 1;
-    case SimulationMode::fedbuff: return static_cast<std::uint32_t>(s.async.buffer_size);
-    case SimulationMode::sync: break;
+    case SimulationMode::fedasync:
+      return 1;
+    case SimulationMode::fedbuff:
+      return static_cast<std::uint32_t>(s.async.buffer_size);
+    case SimulationMode::sync:
+      break;
   }
   return s.sampler.cohort_size(s.clients);
 }

@@ -18,10 +18,10 @@ namespace drift {
 // ("augment", client, round, epoch, batch) stream, applied on the training device, never to
 // the test set.
 struct AugmentConfig {
-  std::string preset = "none";     // none | cifar | cifar-batch (crop_padding 4 and flip; see the schema)
-  std::int64_t crop_padding = 0;   // pad each side with black, crop back to the image's size at random
-  bool flip = false;               // mirror left-right with probability 1/2
-  bool per_batch = false;          // one draw for the whole batch (FedSKC's and FedSC's code), not per sample
+  std::string preset = "none";    // none | cifar | cifar-batch (crop_padding 4 and flip; see the schema)
+  std::int64_t crop_padding = 0;  // pad each side with black, crop back to the image's size at random
+  bool flip = false;              // mirror left-right with probability 1/2
+  bool per_batch = false;         // one draw for the whole batch (FedSKC's and FedSC's code), not per sample
   // Per-channel normalisation of pixels in [0, 1], train and test alike (it is not random), as
   // torchvision's Normalize; empty: the dataset's own scalar normalisation.
   std::vector<double> mean, std;
@@ -30,7 +30,7 @@ struct AugmentConfig {
 
 struct DataConfig {
   std::string dataset = "fashion-mnist";
-  std::string path;  // directory of the dataset files; "" = the dataset's default location
+  std::string path;                    // directory of the dataset files; "" = the dataset's default location
   std::int64_t max_train_samples = 0;  // 0 = all; otherwise the first N (for quick runs)
   std::int64_t max_test_samples = 0;
   // > 0: family B (PFLlib). Train and test sets are merged into one pool before partitioning,
@@ -54,7 +54,7 @@ struct SamplerConfig {
   std::string name = "uniform";
   std::int64_t clients_per_round = 0;  // exactly one of these two is set
   double fraction = 0.0;
-  double candidates = 2.0;  // power_of_choice: candidate set size as a multiple of the cohort
+  double candidates = 2.0;      // power_of_choice: candidate set size as a multiple of the cohort
   std::string strata = "auto";  // cyclic: groups | labels | auto (groups if any are defined)
   // The cohort size this gives for a population: round(fraction * clients), at least 1.
   std::uint32_t cohort_size(std::uint32_t clients) const;
@@ -63,30 +63,30 @@ struct SamplerConfig {
 struct EvaluationConfig {
   std::int64_t every = 1;  // evaluate the global model every N rounds (and after the last)
   std::int64_t batch_size = 500;
-  std::int64_t chunk_size = 2000;  // test samples per evaluation job on the device pool
+  std::int64_t chunk_size = 2000;              // test samples per evaluation job on the device pool
   std::vector<double> targets{0.5, 0.7, 0.8};  // accuracies for rounds-to-X in summary.json
-  std::vector<double> at_times;    // virtual-time budgets for accuracy-at-T in summary.json
+  std::vector<double> at_times;                // virtual-time budgets for accuracy-at-T in summary.json
 };
 
 // How fast a client computes and communicates. Group overrides replace single fields.
 struct ProfileConfig {
-  double speed = 1000.0;          // training samples per second (median when speed_sigma > 0)
-  double speed_sigma = 0.0;       // lognormal spread of speed across clients; 0 = constant
-  double up_bandwidth = 1.25e6;   // bytes per second
+  double speed = 1000.0;         // training samples per second (median when speed_sigma > 0)
+  double speed_sigma = 0.0;      // lognormal spread of speed across clients; 0 = constant
+  double up_bandwidth = 1.25e6;  // bytes per second
   double down_bandwidth = 1.25e7;
-  double latency = 0.05;          // seconds, each way
-  std::string trace;              // CSV client,speed,up_bandwidth,down_bandwidth,latency
+  double latency = 0.05;              // seconds, each way
+  std::string trace;                  // CSV client,speed,up_bandwidth,down_bandwidth,latency
   std::string trace_clients = "ids";  // ids: trace client k is client k | seeded (docs/traces.md)
 };
 
 struct AvailabilityConfig {
-  std::string model = "always";   // always | markov | diurnal | trace
-  double mean_online = 3600.0;    // markov: mean seconds online / offline
+  std::string model = "always";  // always | markov | diurnal | trace
+  double mean_online = 3600.0;   // markov: mean seconds online / offline
   double mean_offline = 3600.0;
-  double period = 86400.0;        // diurnal: online for duty*period once per period,
-  double duty = 0.5;              //   starting at -phase
+  double period = 86400.0;  // diurnal: online for duty*period once per period,
+  double duty = 0.5;        //   starting at -phase
   double phase = 0.0;
-  std::string trace;              // CSV client,start,end online intervals
+  std::string trace;                  // CSV client,start,end online intervals
   std::string trace_clients = "ids";  // ids: trace client k is client k | seeded (docs/traces.md)
 };
 
@@ -103,38 +103,38 @@ struct GroupConfig {
 
 struct SimulationConfig {
   SimulationMode mode = SimulationMode::sync;
-  double deadline = 0.0;             // sync: virtual seconds per round; 0 = none
-  double over_selection = 1.0;       // sync: select ceil(factor * cohort), keep the first finishers
-  std::int64_t min_cohort = 1;       // sync: fewer updates and the round aggregates nothing
-  double dropout = 0.0;              // per-task probability of dropping out mid-task
+  double deadline = 0.0;                            // sync: virtual seconds per round; 0 = none
+  double over_selection = 1.0;                      // sync: select ceil(factor * cohort), keep the first finishers
+  std::int64_t min_cohort = 1;                      // sync: fewer updates and the round aggregates nothing
+  double dropout = 0.0;                             // per-task probability of dropping out mid-task
   LateUpdates late_updates = LateUpdates::discard;  // sync: stale folds them into the next round
-  bool train_doomed = false;         // sync: train updates that will certainly be discarded
-  double max_virtual_time = 0.0;     // stop when virtual time passes this; 0 = no limit
-  std::int64_t drift_window = 10;    // aggregations in the sliding drift window
+  bool train_doomed = false;                        // sync: train updates that will certainly be discarded
+  double max_virtual_time = 0.0;                    // stop when virtual time passes this; 0 = no limit
+  std::int64_t drift_window = 10;                   // aggregations in the sliding drift window
   ClientStateStore client_state = ClientStateStore::memory;
   DivergencePolicy on_divergence = DivergencePolicy::stop;
-  std::int64_t shadow_clients = 0;   // sync: unselected clients also trained to measure update drift
+  std::int64_t shadow_clients = 0;  // sync: unselected clients also trained to measure update drift
 };
 
 struct AsyncConfig {
-  std::int64_t concurrency = 10;     // clients training at once
-  double alpha = 0.6;                // FedAsync mixing weight
+  std::int64_t concurrency = 10;  // clients training at once
+  double alpha = 0.6;             // FedAsync mixing weight
   StalenessKind staleness = StalenessKind::polynomial;
   double staleness_a = 0.5;
   double staleness_b = 4.0;
-  std::int64_t buffer_size = 10;     // FedBuff K
-  double server_lr = 1.0;            // FedBuff eta_g
+  std::int64_t buffer_size = 10;  // FedBuff K
+  double server_lr = 1.0;         // FedBuff eta_g
 };
 
 // Something that happens at a round or a virtual time.
 struct TimelineEntry {
-  std::int64_t at_round = 0;         // one of at_round (>= 1) or at_time (>= 0) is set
+  std::int64_t at_round = 0;  // one of at_round (>= 1) or at_time (>= 0) is set
   double at_time = -1.0;
   TimelineAction action = TimelineAction::offline;
-  std::string group;                 // group the action applies to (offline, online, speed, leave, join)
-  double value = 0.0;                // speed factor, fraction, deadline
-  std::string sampler;               // for action = sampler
-  std::size_t index = 0;             // position in the file, for messages
+  std::string group;      // group the action applies to (offline, online, speed, leave, join)
+  double value = 0.0;     // speed factor, fraction, deadline
+  std::string sampler;    // for action = sampler
+  std::size_t index = 0;  // position in the file, for messages
 };
 
 // When a run saves a checkpoint (docs/checkpoints.md); a run also saves one when it ends and
@@ -155,7 +155,7 @@ struct Scenario {
   std::uint32_t rounds = 10;
   SamplerConfig sampler;
   std::string model = "small-cnn";  // the architecture (the first of model_group when a group is set)
-  std::int64_t model_width = 0;  // base channels of the ResNets; 0 = the architecture's default
+  std::int64_t model_width = 0;     // base channels of the ResNets; 0 = the architecture's default
   // Heterogeneous models (private-model algorithms): client i trains
   // model_group[model_assignment[i]], or model_group[i mod size] without an assignment.
   std::vector<std::string> model_group;
@@ -171,13 +171,13 @@ struct Scenario {
   SimulationConfig simulation;
   AsyncConfig async;
   std::vector<TimelineEntry> timeline;  // sorted by (round or time, file order)
-  std::int64_t cpu_slots = 0;  // trainer slots on the CPU; 0 = one per core
-  std::string device_pool;     // "cpu:2,cuda:0x4"; empty = cpu x cpu_slots
-  std::uint32_t pack = 1;      // clients of a sync round trained together as one packed model
+  std::int64_t cpu_slots = 0;           // trainer slots on the CPU; 0 = one per core
+  std::string device_pool;              // "cpu:2,cuda:0x4"; empty = cpu x cpu_slots
+  std::uint32_t pack = 1;               // clients of a sync round trained together as one packed model
   CheckpointConfig checkpoint;
   std::string runs_dir = "runs";
-  bool log_eligible = true;  // write "eligible" rows to clients.csv (one per eligible client per round)
-  std::string resolved_toml;  // the scenario with every default written out
+  bool log_eligible = true;           // write "eligible" rows to clients.csv (one per eligible client per round)
+  std::string resolved_toml;          // the scenario with every default written out
   std::vector<std::string> warnings;  // keys that do nothing here (compose/consistency)
 };
 

@@ -21,8 +21,7 @@ constexpr double kTwoPi = 6.283185307179586476925286766559;
 
 }  // namespace
 
-std::uint64_t stream_seed(std::uint64_t seed, std::string_view purpose,
-                          std::initializer_list<std::uint64_t> ids) {
+std::uint64_t stream_seed(std::uint64_t seed, std::string_view purpose, std::initializer_list<std::uint64_t> ids) {
   std::uint64_t h = 0xcbf29ce484222325ULL;
   for (unsigned char c : purpose) {
     h ^= c;
@@ -56,9 +55,7 @@ std::uint64_t Rng::next_u64() {
 
 double Rng::uniform() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
 
-double Rng::uniform_open() {
-  return (static_cast<double>(next_u64() >> 12) + 0.5) * 0x1.0p-52;
-}
+double Rng::uniform_open() { return (static_cast<double>(next_u64() >> 12) + 0.5) * 0x1.0p-52; }
 
 std::uint64_t Rng::below(std::uint64_t n) {
   if (n == 0) throw std::invalid_argument("Rng::below(0)");

@@ -15,8 +15,7 @@
 namespace drift {
 
 // Stable 64-bit seed for a stream: FNV-1a over the purpose, then SplitMix64 over each id.
-std::uint64_t stream_seed(std::uint64_t seed, std::string_view purpose,
-                          std::initializer_list<std::uint64_t> ids = {});
+std::uint64_t stream_seed(std::uint64_t seed, std::string_view purpose, std::initializer_list<std::uint64_t> ids = {});
 
 // xoshiro256** seeded through SplitMix64.
 class Rng {
@@ -24,10 +23,10 @@ class Rng {
   explicit Rng(std::uint64_t seed);
 
   std::uint64_t next_u64();
-  double uniform();                         // [0, 1), 53 random bits
-  double uniform_open();                    // (0, 1), safe for log()
-  std::uint64_t below(std::uint64_t n);     // uniform in [0, n), unbiased; n > 0
-  double normal();                          // standard normal (Box-Muller, both halves used)
+  double uniform();                      // [0, 1), 53 random bits
+  double uniform_open();                 // (0, 1), safe for log()
+  std::uint64_t below(std::uint64_t n);  // uniform in [0, n), unbiased; n > 0
+  double normal();                       // standard normal (Box-Muller, both halves used)
   // log of a Gamma(alpha, 1) draw. Working in log space keeps tiny alphas (1e-4) from
   // underflowing to zero, which is what makes Dirichlet sampling safe for any alpha > 0.
   double log_gamma_draw(double alpha);
@@ -49,8 +48,7 @@ class Rng {
   double spare_normal_ = 0.0;
 };
 
-inline Rng make_stream(std::uint64_t seed, std::string_view purpose,
-                       std::initializer_list<std::uint64_t> ids = {}) {
+inline Rng make_stream(std::uint64_t seed, std::string_view purpose, std::initializer_list<std::uint64_t> ids = {}) {
   return Rng(stream_seed(seed, purpose, ids));
 }
 

@@ -127,8 +127,10 @@ class StateArchive {
   [[noreturn]] void corrupt(const std::string& why) const;
   template <class K>
   void key_of(K& k) {
-    if constexpr (std::is_same_v<K, std::string>) text(k);
-    else value(k);
+    if constexpr (std::is_same_v<K, std::string>)
+      text(k);
+    else
+      value(k);
   }
 
   bool loading_;

@@ -32,15 +32,20 @@ torch::Tensor crop_and_flip(const torch::Tensor& images, std::int64_t padding, c
   const auto device = images.device();
   auto padded = images;
   if (padding > 0) {
-    padded = fill.to(device, images.scalar_type()).view({1, c, 1, 1}).expand({b, c, h + 2 * padding, w + 2 * padding}).clone();
+    padded = fill.to(device, images.scalar_type())
+                 .view({1, c, 1, 1})
+                 .expand({b, c, h + 2 * padding, w + 2 * padding})
+                 .clone();
     padded.slice(2, padding, padding + h).slice(3, padding, padding + w).copy_(images);
   }
-  const auto row_index = torch::tensor(rows, torch::kInt64).to(device).view({b, 1, h, 1}).expand({b, c, h, w + 2 * padding});
+  const auto row_index =
+      torch::tensor(rows, torch::kInt64).to(device).view({b, 1, h, 1}).expand({b, c, h, w + 2 * padding});
   const auto col_index = torch::tensor(cols, torch::kInt64).to(device).view({b, 1, 1, w}).expand({b, c, h, w});
   return padded.gather(2, row_index).gather(3, col_index);
 }
 
-torch::Tensor augment_batch(const torch::Tensor& images, const AugmentConfig& config, const torch::Tensor& fill, Rng& rng) {
+torch::Tensor augment_batch(const torch::Tensor& images, const AugmentConfig& config, const torch::Tensor& fill,
+                            Rng& rng) {
   return crop_and_flip(images, config.crop_padding, fill, draw_crop_flips(images.size(0), config, rng));
 }
 

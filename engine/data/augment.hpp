@@ -31,6 +31,7 @@ torch::Tensor crop_and_flip(const torch::Tensor& images, std::int64_t padding, c
 
 // Both together: the batch as the step trains on it. `fill` is black in the data's
 // normalisation (Dataset::black()).
-torch::Tensor augment_batch(const torch::Tensor& images, const AugmentConfig& config, const torch::Tensor& fill, Rng& rng);
+torch::Tensor augment_batch(const torch::Tensor& images, const AugmentConfig& config, const torch::Tensor& fill,
+                            Rng& rng);
 
 }  // namespace drift

@@ -19,7 +19,8 @@ std::vector<std::uint8_t> read_all(const std::string& path, const CifarFormat& f
 
 }  // namespace
 
-std::shared_ptr<Dataset> read_cifar(const std::vector<std::string>& files, const CifarFormat& format, std::int64_t limit) {
+std::shared_ptr<Dataset> read_cifar(const std::vector<std::string>& files, const CifarFormat& format,
+                                    std::int64_t limit) {
   const std::int64_t record = format.label_bytes + kPixels;
   std::vector<std::uint8_t> pixels;
   std::vector<std::int64_t> labels;
@@ -36,7 +37,8 @@ std::shared_ptr<Dataset> read_cifar(const std::vector<std::string>& files, const
       const std::int64_t label = at[format.label_index];
       if (label >= format.num_classes)
         throw UserError(path + ": record " + std::to_string(r) + " has label " + std::to_string(label) + "; " +
-                        format.name + " has " + std::to_string(format.num_classes) + " classes (another dataset's file?)");
+                        format.name + " has " + std::to_string(format.num_classes) +
+                        " classes (another dataset's file?)");
       labels.push_back(label);
       pixels.insert(pixels.end(), at + format.label_bytes, at + record);
     }

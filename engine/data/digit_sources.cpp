@@ -166,18 +166,35 @@ torch::Tensor read_psf_digits(const std::string& path) {
       while (o < b.size()) {
         std::uint32_t cp;
         if (psf2) {
-          if (b[o] == 0xFF) { ++o; break; }
-          if (b[o] == 0xFE) { in_sequence = true; ++o; continue; }
+          if (b[o] == 0xFF) {
+            ++o;
+            break;
+          }
+          if (b[o] == 0xFE) {
+            in_sequence = true;
+            ++o;
+            continue;
+          }
           cp = b[o++];  // the digits are single UTF-8 bytes; longer code points are skipped
-          if (cp >= 0x80) { while (o < b.size() && (b[o] & 0xC0) == 0x80) ++o; continue; }
+          if (cp >= 0x80) {
+            while (o < b.size() && (b[o] & 0xC0) == 0x80) ++o;
+            continue;
+          }
         } else {
-          if (o + 1 >= b.size()) { o = b.size(); break; }
+          if (o + 1 >= b.size()) {
+            o = b.size();
+            break;
+          }
           cp = std::uint32_t{b[o]} | (std::uint32_t{b[o + 1]} << 8);
           o += 2;
           if (cp == 0xFFFF) break;
-          if (cp == 0xFFFE) { in_sequence = true; continue; }
+          if (cp == 0xFFFE) {
+            in_sequence = true;
+            continue;
+          }
         }
-        if (!in_sequence && cp >= '0' && cp <= '9' && glyph_of[cp - '0'] < 0) glyph_of[cp - '0'] = static_cast<std::int64_t>(g);
+        if (!in_sequence && cp >= '0' && cp <= '9' && glyph_of[cp - '0'] < 0)
+          glyph_of[cp - '0'] = static_cast<std::int64_t>(g);
       }
     }
   }
@@ -189,7 +206,8 @@ torch::Tensor read_psf_digits(const std::string& path) {
     const std::uint8_t* bits = b.data() + header + g * glyph_bytes;
     for (std::int64_t y = 0; y < height; ++y)
       for (std::int64_t x = 0; x < width; ++x)
-        a[d][y][x] = (bits[static_cast<std::size_t>(y) * row_bytes + static_cast<std::size_t>(x / 8)] >> (7 - x % 8)) & 1;
+        a[d][y][x] =
+            (bits[static_cast<std::size_t>(y) * row_bytes + static_cast<std::size_t>(x / 8)] >> (7 - x % 8)) & 1;
   }
   if (glyphs.sum().item<double>() == 0.0) throw UserError(path + ": the digit glyphs are empty");
   return glyphs;
@@ -220,7 +238,9 @@ DigitImages render_synth_digits(const std::vector<torch::Tensor>& glyphs, std::i
                                       {static_cast<float>(sy * s), static_cast<float>(sy * c), static_cast<float>(ty)}})
                            .unsqueeze(0);
     const auto grid = F::affine_grid(theta, {1, 1, kSide, kSide}, /*align_corners=*/false);
-    auto mask = F::grid_sample(glyph, grid, F::GridSampleFuncOptions().mode(torch::kBilinear).padding_mode(torch::kZeros).align_corners(false));
+    auto mask = F::grid_sample(
+        glyph, grid,
+        F::GridSampleFuncOptions().mode(torch::kBilinear).padding_mode(torch::kZeros).align_corners(false));
     // Shading: foreground and background levels apart by at least 0.4, either polarity, noise.
     const double bg = rng.uniform() * 0.5, fg = bg + 0.4 + rng.uniform() * (0.6 - bg);
     auto image = bg + (fg - bg) * mask;

@@ -61,7 +61,8 @@ std::shared_ptr<Dataset> to_dataset(FlatSplit& flat, std::vector<std::int64_t> s
   shape.insert(shape.begin(), n);
   // The tensor takes the vector's memory over instead of copying it.
   auto inputs = std::make_shared<std::vector<float>>(std::move(flat.inputs));
-  d->images = torch::from_blob(inputs->data(), shape, [inputs](void*) mutable { inputs.reset(); }, torch::kFloat32);
+  d->images = torch::from_blob(
+      inputs->data(), shape, [inputs](void*) mutable { inputs.reset(); }, torch::kFloat32);
   d->labels = torch::tensor(flat.labels, torch::kInt64);
   d->owners = torch::tensor(flat.owners, torch::kInt64);
   d->num_classes = num_classes;
@@ -94,8 +95,8 @@ DatasetSplits read_leaf_femnist(const std::string& directory, const DataConfig& 
     for (std::size_t i = 0; i < u.y_values.size(); ++i) {
       const double y = u.y_values[i];
       if (y < 0 || y >= kFemnistClasses || y != static_cast<double>(static_cast<std::int64_t>(y)))
-        throw UserError(u.file + ": user '" + u.id + "' sample " + std::to_string(i) + " has label " +
-                        number_text(y) + ", expected a class 0 to 61");
+        throw UserError(u.file + ": user '" + u.id + "' sample " + std::to_string(i) + " has label " + number_text(y) +
+                        ", expected a class 0 to 61");
       out.labels.push_back(static_cast<std::int64_t>(y));
     }
     for (const float v : u.x_values)
@@ -127,7 +128,8 @@ DatasetSplits read_leaf_shakespeare(const std::string& directory, const DataConf
     const auto at = vocabulary.find(c);
     if (at == std::string::npos)
       throw UserError(u.file + ": user '" + u.id + "' sample " + std::to_string(sample) + " holds the byte " +
-                      std::to_string(static_cast<unsigned char>(c)) + ", which is not in LEAF's 80-character vocabulary");
+                      std::to_string(static_cast<unsigned char>(c)) +
+                      ", which is not in LEAF's 80-character vocabulary");
     return static_cast<std::int64_t>(at);
   };
   auto add = [&](LeafUser& u, FlatSplit& out) {

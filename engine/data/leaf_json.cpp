@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -20,8 +20,22 @@ namespace {
 using json = nlohmann::json;
 
 // Where a value sits in LEAF's layout; anything else (LEAF's "hierarchies", say) is skipped.
-enum class Slot { root, users_list, user_name, counts_list, count, user_map, user, x_list, x_item, x_row, x_number,
-                  y_list, y_item, other };
+enum class Slot {
+  root,
+  users_list,
+  user_name,
+  counts_list,
+  count,
+  user_map,
+  user,
+  x_list,
+  x_item,
+  x_row,
+  x_number,
+  y_list,
+  y_item,
+  other
+};
 
 struct Frame {
   Slot slot;
@@ -42,11 +56,19 @@ class LeafSax {
   bool binary(json::binary_t&) { return scalar("binary data"); }
   bool string(json::string_t& s) {
     switch (child_slot()) {
-      case Slot::user_name: names_.push_back(s); return true;
-      case Slot::x_item: current().x_text.push_back(s); return true;
-      case Slot::y_item: current().y_text.push_back(s); return true;
-      case Slot::other: return true;
-      default: return scalar("a string");
+      case Slot::user_name:
+        names_.push_back(s);
+        return true;
+      case Slot::x_item:
+        current().x_text.push_back(s);
+        return true;
+      case Slot::y_item:
+        current().y_text.push_back(s);
+        return true;
+      case Slot::other:
+        return true;
+      default:
+        return scalar("a string");
     }
   }
   bool key(json::string_t& k) {
@@ -105,7 +127,10 @@ class LeafSax {
 
   std::vector<LeafUser> finish() {
     if (!seen_users_ || !seen_counts_ || !seen_data_)
-      fail(std::string("missing the key '") + (!seen_users_ ? "users" : !seen_counts_ ? "num_samples" : "user_data") +
+      fail(std::string("missing the key '") +
+           (!seen_users_    ? "users"
+            : !seen_counts_ ? "num_samples"
+                            : "user_data") +
            "' (LEAF files hold users, num_samples and user_data)");
     if (names_.size() != counts_.size())
       fail("lists " + std::to_string(names_.size()) + " users but " + std::to_string(counts_.size()) + " num_samples");
@@ -141,31 +166,45 @@ class LeafSax {
         if (parent.key == "num_samples") return seen_counts_ = true, Slot::counts_list;
         if (parent.key == "user_data") return seen_data_ = true, Slot::user_map;
         return Slot::other;
-      case Slot::users_list: return Slot::user_name;
-      case Slot::counts_list: return Slot::count;
-      case Slot::user_map: return Slot::user;
-      case Slot::user: return parent.key == "x" ? Slot::x_list : parent.key == "y" ? Slot::y_list : Slot::other;
-      case Slot::x_list: return Slot::x_item;
-      case Slot::x_row: return Slot::x_number;
-      case Slot::y_list: return Slot::y_item;
-      default: return Slot::other;
+      case Slot::users_list:
+        return Slot::user_name;
+      case Slot::counts_list:
+        return Slot::count;
+      case Slot::user_map:
+        return Slot::user;
+      case Slot::user:
+        return parent.key == "x" ? Slot::x_list : parent.key == "y" ? Slot::y_list : Slot::other;
+      case Slot::x_list:
+        return Slot::x_item;
+      case Slot::x_row:
+        return Slot::x_number;
+      case Slot::y_list:
+        return Slot::y_item;
+      default:
+        return Slot::other;
     }
   }
 
   bool number(double v) {
     switch (child_slot()) {
       case Slot::count:
-        if (v < 0 || v > 1e15 || v != std::floor(v)) fail("num_samples holds " + std::to_string(v) + ", expected a count");
+        if (v < 0 || v > 1e15 || v != std::floor(v))
+          fail("num_samples holds " + std::to_string(v) + ", expected a count");
         counts_.push_back(static_cast<std::int64_t>(v));
         return true;
       case Slot::x_number:
-        if (std::abs(v) > std::numeric_limits<float>::max()) fail(where() + ": x holds " + std::to_string(v) + ", beyond a float");
+        if (std::abs(v) > std::numeric_limits<float>::max())
+          fail(where() + ": x holds " + std::to_string(v) + ", beyond a float");
         current().x_values.push_back(static_cast<float>(v));
         ++row_length_;
         return true;
-      case Slot::y_item: current().y_values.push_back(v); return true;
-      case Slot::other: return true;
-      default: return scalar("a number");
+      case Slot::y_item:
+        current().y_values.push_back(v);
+        return true;
+      case Slot::other:
+        return true;
+      default:
+        return scalar("a number");
     }
   }
 
@@ -173,10 +212,20 @@ class LeafSax {
   bool scalar(const std::string& what) {
     const Slot slot = child_slot();
     if (slot == Slot::other) return true;
-    static const char* expected[] = {"an object", "a list of user names", "a user name (string)", "a list of counts",
-                                     "a count", "an object of users", "an object with x and y", "a list",
-                                     "a list of numbers or a string", "a list of numbers", "a number", "a list",
-                                     "a number or a string", ""};
+    static const char* expected[] = {"an object",
+                                     "a list of user names",
+                                     "a user name (string)",
+                                     "a list of counts",
+                                     "a count",
+                                     "an object of users",
+                                     "an object with x and y",
+                                     "a list",
+                                     "a list of numbers or a string",
+                                     "a list of numbers",
+                                     "a number",
+                                     "a list",
+                                     "a number or a string",
+                                     ""};
     fail((users_.empty() ? std::string("the file") : where()) + ": found " + what + ", expected " +
          expected[static_cast<int>(slot)]);
   }

@@ -13,13 +13,13 @@ namespace drift {
 // numbers and every y as a number; text tasks (Shakespeare) give both as strings.
 struct LeafUser {
   std::string id;
-  std::string file;                   // the file it came from, for messages
-  std::int64_t declared = 0;          // its entry in num_samples
-  std::vector<float> x_values;        // numeric x, row after row
-  std::int64_t x_rows = 0;            // numeric x: how many rows
-  std::vector<std::string> x_text;    // text x
-  std::vector<double> y_values;       // numeric y
-  std::vector<std::string> y_text;    // text y
+  std::string file;                 // the file it came from, for messages
+  std::int64_t declared = 0;        // its entry in num_samples
+  std::vector<float> x_values;      // numeric x, row after row
+  std::int64_t x_rows = 0;          // numeric x: how many rows
+  std::vector<std::string> x_text;  // text x
+  std::vector<double> y_values;     // numeric y
+  std::vector<std::string> y_text;  // text y
   std::int64_t samples() const { return x_rows + static_cast<std::int64_t>(x_text.size()); }
   std::int64_t labels() const { return static_cast<std::int64_t>(y_values.size() + y_text.size()); }
 };

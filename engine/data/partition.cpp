@@ -40,8 +40,11 @@ const std::vector<PartitionSchemeInfo>& partition_schemes() {
       {"shards", "label-sorted shards, shards_per_client per client (McMahan et al.)"},
       {"file", "per-client index lists read from partition.file (JSON), to replicate another framework's split"},
       {"domains", "multi-domain datasets: client k holds domain k mod D, each domain dealt evenly among its clients"},
-      {"domains_dirichlet", "as domains, each domain first keeping a Dirichlet(alpha) share of its samples (FedCCL's imbalanced setting)"},
-      {"natural", "LEAF datasets: one client per writer or speaker with their own train/test split (a seeded sample of writers when there are fewer clients)"},
+      {"domains_dirichlet",
+       "as domains, each domain first keeping a Dirichlet(alpha) share of its samples (FedCCL's imbalanced setting)"},
+      {"natural",
+       "LEAF datasets: one client per writer or speaker with their own train/test split (a seeded sample of writers "
+       "when there are fewer clients)"},
   };
   return schemes;
 }
@@ -59,9 +62,8 @@ Partition partition_iid(std::int64_t num_samples, std::uint32_t clients, Rng& rn
   return cut_into_equal_slices(order, clients);
 }
 
-Partition partition_dirichlet(const std::vector<std::int64_t>& labels, std::int64_t num_classes,
-                              std::uint32_t clients, double alpha, std::int64_t min_size,
-                              std::int64_t max_attempts, Rng& rng) {
+Partition partition_dirichlet(const std::vector<std::int64_t>& labels, std::int64_t num_classes, std::uint32_t clients,
+                              double alpha, std::int64_t min_size, std::int64_t max_attempts, Rng& rng) {
   const auto n = static_cast<std::int64_t>(labels.size());
   if (!(alpha > 0.0)) throw UserError("partition.alpha must be > 0");
   if (min_size * static_cast<std::int64_t>(clients) > n) {
@@ -70,7 +72,8 @@ Partition partition_dirichlet(const std::vector<std::int64_t>& labels, std::int6
                     " training samples; lower partition.min_client_samples or federation.clients");
   }
   std::vector<std::vector<std::int64_t>> by_class(static_cast<std::size_t>(num_classes));
-  for (std::int64_t i = 0; i < n; ++i) by_class[static_cast<std::size_t>(labels[static_cast<std::size_t>(i)])].push_back(i);
+  for (std::int64_t i = 0; i < n; ++i)
+    by_class[static_cast<std::size_t>(labels[static_cast<std::size_t>(i)])].push_back(i);
   const double cap = static_cast<double>(n) / clients;
 
   std::int64_t smallest = 0;
@@ -103,8 +106,8 @@ Partition partition_dirichlet(const std::vector<std::int64_t>& labels, std::int6
       std::size_t begin = 0;
       for (std::uint32_t k = 0; k < clients; ++k) {
         cumulative += proportions[k] / total;
-        const std::size_t end = k + 1 == clients ? members.size()
-                                                 : std::min(members.size(), static_cast<std::size_t>(cumulative * m));
+        const std::size_t end =
+            k + 1 == clients ? members.size() : std::min(members.size(), static_cast<std::size_t>(cumulative * m));
         if (end > begin) {
           p.indices[k].insert(p.indices[k].end(), members.begin() + static_cast<std::ptrdiff_t>(begin),
                               members.begin() + static_cast<std::ptrdiff_t>(end));
@@ -169,7 +172,8 @@ Partition partition_dirichlet_creff(const std::vector<std::int64_t>& labels, std
   for (std::int64_t j = 0; j < chunks; ++j) {
     const std::int64_t begin = j * chunk_size, end = j + 1 == chunks ? n : std::min(n, (j + 1) * chunk_size);
     std::vector<std::int64_t> chunk_labels;
-    for (std::int64_t i = begin; i < end; ++i) chunk_labels.push_back(labels[static_cast<std::size_t>(order[static_cast<std::size_t>(i)])]);
+    for (std::int64_t i = begin; i < end; ++i)
+      chunk_labels.push_back(labels[static_cast<std::size_t>(order[static_cast<std::size_t>(i)])]);
     const auto min_size = static_cast<std::int64_t>(std::ceil(0.5 * static_cast<double>(end - begin) / kWorkers));
     Partition workers;
     try {
@@ -188,7 +192,8 @@ Partition partition_dirichlet_creff(const std::vector<std::int64_t>& labels, std
 std::vector<std::int64_t> long_tail_pool(const std::vector<std::int64_t>& labels, std::int64_t num_classes, double rho,
                                          Rng& rng) {
   std::vector<std::vector<std::int64_t>> by_class(static_cast<std::size_t>(num_classes));
-  for (std::size_t i = 0; i < labels.size(); ++i) by_class[static_cast<std::size_t>(labels[i])].push_back(static_cast<std::int64_t>(i));
+  for (std::size_t i = 0; i < labels.size(); ++i)
+    by_class[static_cast<std::size_t>(labels[i])].push_back(static_cast<std::int64_t>(i));
   const double n_max = std::floor(static_cast<double>(labels.size()) / static_cast<double>(num_classes));
   std::vector<std::int64_t> pool;
   for (std::int64_t c = 0; c < num_classes; ++c) {
@@ -196,7 +201,8 @@ std::vector<std::int64_t> long_tail_pool(const std::vector<std::int64_t>& labels
     const double exponent = num_classes > 1 ? static_cast<double>(c) / static_cast<double>(num_classes - 1) : 0.0;
     const auto keep = static_cast<std::size_t>(std::floor(n_max * std::pow(1.0 / rho, exponent)));
     rng.shuffle(members);
-    pool.insert(pool.end(), members.begin(), members.begin() + static_cast<std::ptrdiff_t>(std::min(keep, members.size())));
+    pool.insert(pool.end(), members.begin(),
+                members.begin() + static_cast<std::ptrdiff_t>(std::min(keep, members.size())));
   }
   std::sort(pool.begin(), pool.end());
   return pool;
@@ -209,7 +215,8 @@ Partition partition_domains(const std::vector<std::int64_t>& domains, std::int64
     throw UserError("the domain partition needs at least one client per domain: " + std::to_string(num_domains) +
                     " domains, " + std::to_string(clients) + " clients");
   std::vector<std::vector<std::int64_t>> by_domain(static_cast<std::size_t>(num_domains));
-  for (std::size_t i = 0; i < domains.size(); ++i) by_domain.at(static_cast<std::size_t>(domains[i])).push_back(static_cast<std::int64_t>(i));
+  for (std::size_t i = 0; i < domains.size(); ++i)
+    by_domain.at(static_cast<std::size_t>(domains[i])).push_back(static_cast<std::int64_t>(i));
   std::vector<double> keep(static_cast<std::size_t>(num_domains), 1.0);
   if (skewed) {
     if (!(alpha > 0.0)) throw UserError("partition.alpha must be > 0");
@@ -221,15 +228,18 @@ Partition partition_domains(const std::vector<std::int64_t>& domains, std::int64
   p.indices.resize(clients);
   for (std::int64_t d = 0; d < num_domains; ++d) {
     std::vector<std::uint32_t> members;
-    for (std::uint32_t k = static_cast<std::uint32_t>(d); k < clients; k += static_cast<std::uint32_t>(num_domains)) members.push_back(k);
+    for (std::uint32_t k = static_cast<std::uint32_t>(d); k < clients; k += static_cast<std::uint32_t>(num_domains))
+      members.push_back(k);
     auto& pool = by_domain[static_cast<std::size_t>(d)];
     rng.shuffle(pool);
     const auto floor = static_cast<std::size_t>(min_size) * members.size();
-    auto kept = static_cast<std::size_t>(std::ceil(keep[static_cast<std::size_t>(d)] * static_cast<double>(pool.size())));
+    auto kept =
+        static_cast<std::size_t>(std::ceil(keep[static_cast<std::size_t>(d)] * static_cast<double>(pool.size())));
     kept = std::min(pool.size(), std::max(kept, floor));
     if (kept < floor || kept < members.size())
-      throw UserError("domain " + std::to_string(d) + " holds " + std::to_string(pool.size()) + " samples, too few for " +
-                      std::to_string(members.size()) + " clients of at least " + std::to_string(min_size));
+      throw UserError("domain " + std::to_string(d) + " holds " + std::to_string(pool.size()) +
+                      " samples, too few for " + std::to_string(members.size()) + " clients of at least " +
+                      std::to_string(min_size));
     pool.resize(kept);
     const auto slices = cut_into_equal_slices(pool, static_cast<std::uint32_t>(members.size()));
     for (std::size_t m = 0; m < members.size(); ++m) {
@@ -254,7 +264,8 @@ NaturalPartition partition_natural(const std::vector<std::int64_t>& owners, std:
     std::sort(writers.begin(), writers.end());
   }
   std::vector<std::int64_t> client_of(static_cast<std::size_t>(num_writers), -1);
-  for (std::size_t k = 0; k < writers.size(); ++k) client_of[static_cast<std::size_t>(writers[k])] = static_cast<std::int64_t>(k);
+  for (std::size_t k = 0; k < writers.size(); ++k)
+    client_of[static_cast<std::size_t>(writers[k])] = static_cast<std::int64_t>(k);
   out.partition.indices.resize(clients);
   for (std::size_t i = 0; i < owners.size(); ++i) {
     const auto owner = owners[i];
@@ -269,11 +280,14 @@ NaturalPartition partition_natural(const std::vector<std::int64_t>& owners, std:
 Partition make_partition(const PartitionConfig& config, const std::vector<std::int64_t>& labels,
                          std::int64_t num_classes, std::uint32_t clients, std::uint64_t seed,
                          const std::vector<std::int64_t>& domains) {
-  if (config.scheme == "file") return partition_from_file(config.file, static_cast<std::int64_t>(labels.size()), clients);
+  if (config.scheme == "file")
+    return partition_from_file(config.file, static_cast<std::int64_t>(labels.size()), clients);
   if (config.scheme == "natural")
-    throw UserError("partition.scheme = \"natural\" needs a dataset whose samples name their writers (femnist, shakespeare)");
+    throw UserError(
+        "partition.scheme = \"natural\" needs a dataset whose samples name their writers (femnist, shakespeare)");
   if (config.scheme == "domains" || config.scheme == "domains_dirichlet") {
-    if (domains.empty()) throw UserError("partition.scheme = \"" + config.scheme + "\" needs a multi-domain dataset (digit5)");
+    if (domains.empty())
+      throw UserError("partition.scheme = \"" + config.scheme + "\" needs a multi-domain dataset (digit5)");
     if (config.long_tail > 1.0) throw UserError("partition.long_tail does not combine with the domain partition");
     Rng rng = make_stream(seed, "partition");
     const auto num_domains = *std::max_element(domains.begin(), domains.end()) + 1;

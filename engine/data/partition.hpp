@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/rng.hpp"
 #include "engine/config/scenario.hpp"
+#include "engine/core/rng.hpp"
 
 namespace drift {
 
@@ -29,9 +29,8 @@ Partition partition_iid(std::int64_t num_samples, std::uint32_t clients, Rng& rn
 // class's shuffled indices are cut at the cumulative proportions. The whole draw is repeated
 // until every client has >= min_size samples (the PFLlib / NIID-Bench convention). Throws
 // UserError if that is impossible (min_size * K > N) or fails after max_attempts.
-Partition partition_dirichlet(const std::vector<std::int64_t>& labels, std::int64_t num_classes,
-                              std::uint32_t clients, double alpha, std::int64_t min_size,
-                              std::int64_t max_attempts, Rng& rng);
+Partition partition_dirichlet(const std::vector<std::int64_t>& labels, std::int64_t num_classes, std::uint32_t clients,
+                              double alpha, std::int64_t min_size, std::int64_t max_attempts, Rng& rng);
 
 // McMahan et al.: sort by label, cut into clients * shards_per_client equal shards, deal
 // shards_per_client random shards to each client.
@@ -45,8 +44,8 @@ Partition partition_shards(const std::vector<std::int64_t>& labels, std::uint32_
 Partition partition_dirichlet_creff(const std::vector<std::int64_t>& labels, std::int64_t num_classes,
                                     std::uint32_t clients, double alpha, std::int64_t max_attempts, Rng& rng);
 
-// The long-tailed training pool of docs/algorithms.md#conventions: class c keeps its first floor(n_max * rho^(-c/(C-1)))
-// shuffled samples, n_max = N / C (class 0 is the head). Ascending indices.
+// The long-tailed training pool of docs/algorithms.md#conventions: class c keeps its first floor(n_max *
+// rho^(-c/(C-1))) shuffled samples, n_max = N / C (class 0 is the head). Ascending indices.
 std::vector<std::int64_t> long_tail_pool(const std::vector<std::int64_t>& labels, std::int64_t num_classes, double rho,
                                          Rng& rng);
 

@@ -18,7 +18,8 @@ Partition partition_from_file(const std::string& path, std::int64_t num_samples,
   const auto depth_limit = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
     using E = nlohmann::json::parse_event_t;
     if ((event == E::array_start || event == E::object_start) && depth >= kMaxDepth)
-      throw UserError(path + ": nested deeper than a partition file is ({\"clients\": [{\"indices\": [...]}]} "
+      throw UserError(path +
+                      ": nested deeper than a partition file is ({\"clients\": [{\"indices\": [...]}]} "
                       "or [[...], ...])");
     return true;
   };
@@ -49,7 +50,8 @@ Partition partition_from_file(const std::string& path, std::int64_t num_samples,
       if (!item.is_number_integer()) throw UserError(who + ": '" + item.dump() + "' is not an integer index");
       // An index past int64's range arrives unsigned: compare it as written (item.dump()),
       // never as a wrapped negative number.
-      const bool too_big = item.is_number_unsigned() && item.get<std::uint64_t>() >= static_cast<std::uint64_t>(num_samples);
+      const bool too_big =
+          item.is_number_unsigned() && item.get<std::uint64_t>() >= static_cast<std::uint64_t>(num_samples);
       const auto i = too_big ? num_samples : item.get<std::int64_t>();
       if (i < 0 || i >= num_samples)
         throw UserError(who + ": index " + item.dump() + " is outside the training set [0, " +

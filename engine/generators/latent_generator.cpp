@@ -5,8 +5,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "engine/core/error.hpp"
 
@@ -58,8 +58,8 @@ class TorchScriptGenerator final : public LatentGenerator {
       c[i][static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(spec_.c_dim)))] = 1.0f;
     auto w = call(*mapping_, {z, c}, "mapping.pt");
     if (w.dim() == 3) w = w.select(1, 0);  // StyleGAN broadcasts one w to every style input
-    expect(w.dim() == 2 && w.size(0) == n && w.size(1) == spec_.latent_dim, "mapping.pt", "[" + std::to_string(n) + ", " +
-           std::to_string(spec_.latent_dim) + "] latents", w);
+    expect(w.dim() == 2 && w.size(0) == n && w.size(1) == spec_.latent_dim, "mapping.pt",
+           "[" + std::to_string(n) + ", " + std::to_string(spec_.latent_dim) + "] latents", w);
     return w;
   }
 
@@ -69,9 +69,10 @@ class TorchScriptGenerator final : public LatentGenerator {
     if (spec_.num_ws > 1) w = w.unsqueeze(1).expand({n, spec_.num_ws, spec_.latent_dim}).contiguous();
     auto images = call(synthesis_, {w}, "synthesis.pt");
     const auto r = spec_.resolution;
-    expect(images.dim() == 4 && images.size(0) == n && images.size(1) == 3 && images.size(2) == r && images.size(3) == r,
-           "synthesis.pt", "[" + std::to_string(n) + ", 3, " + std::to_string(r) + ", " + std::to_string(r) + "] images",
-           images);
+    expect(
+        images.dim() == 4 && images.size(0) == n && images.size(1) == 3 && images.size(2) == r && images.size(3) == r,
+        "synthesis.pt", "[" + std::to_string(n) + ", 3, " + std::to_string(r) + ", " + std::to_string(r) + "] images",
+        images);
     if (!torch::isfinite(images).all().item<bool>())
       throw UserError(directory_ + "/synthesis.pt produced values that are not finite");
     const double lo = spec_.unit_range ? 0.0 : -1.0, tolerance = 1e-3;
@@ -83,7 +84,6 @@ class TorchScriptGenerator final : public LatentGenerator {
   }
 
  private:
-
   torch::Tensor call(torch::jit::Module& module, std::vector<torch::jit::IValue> inputs, const char* file) {
     torch::NoGradGuard no_grad;
     try {
@@ -123,7 +123,8 @@ GeneratorSpec read_generator_spec(const std::string& directory) {
   if (!j.is_object()) throw UserError(path + ": expected a JSON object");
   GeneratorSpec s;
   s.mapping = !j.contains("mapping") || j["mapping"] == true;
-  if (j.contains("mapping") && !j["mapping"].is_boolean()) throw UserError(path + ": \"mapping\" must be true or false");
+  if (j.contains("mapping") && !j["mapping"].is_boolean())
+    throw UserError(path + ": \"mapping\" must be true or false");
   s.latent_dim = positive(j, "latent_dim", path, true, 0);
   s.resolution = positive(j, "resolution", path, true, 0);
   s.num_ws = positive(j, "num_ws", path, false, 1);
@@ -132,7 +133,8 @@ GeneratorSpec read_generator_spec(const std::string& directory) {
   s.c_dim = positive(j, "c_dim", path, false, 0);
   if (j.contains("range") && !j["range"].is_string()) throw UserError(path + ": \"range\" must be a string");
   const auto range = j.value("range", std::string("[-1,1]"));
-  if (range != "[-1,1]" && range != "[0,1]") throw UserError(path + ": \"range\" must be \"[-1,1]\" or \"[0,1]\", got \"" + range + "\"");
+  if (range != "[-1,1]" && range != "[0,1]")
+    throw UserError(path + ": \"range\" must be \"[-1,1]\" or \"[0,1]\", got \"" + range + "\"");
   s.unit_range = range == "[0,1]";
   return s;
 }
@@ -151,7 +153,9 @@ class RandomMlpGenerator final : public LatentGenerator {
   }
 
   const GeneratorSpec& spec() const override { return spec_; }
-  torch::Tensor sample_valid_latents(std::int64_t n, Rng& rng) override { return gaussian_matrix(n, spec_.latent_dim, rng); }
+  torch::Tensor sample_valid_latents(std::int64_t n, Rng& rng) override {
+    return gaussian_matrix(n, spec_.latent_dim, rng);
+  }
   torch::Tensor synthesize(const torch::Tensor& latents) override {
     torch::NoGradGuard no_grad;
     const auto r = spec_.resolution;
@@ -164,7 +168,8 @@ class RandomMlpGenerator final : public LatentGenerator {
   torch::Tensor first_, second_;
 };
 
-std::unique_ptr<LatentGenerator> random_generator(std::int64_t latent_dim, std::int64_t resolution, std::uint64_t seed) {
+std::unique_ptr<LatentGenerator> random_generator(std::int64_t latent_dim, std::int64_t resolution,
+                                                  std::uint64_t seed) {
   return std::make_unique<RandomMlpGenerator>(latent_dim, resolution, seed);
 }
 
@@ -177,11 +182,12 @@ torch::Tensor images_for_clients(const torch::Tensor& images, const GeneratorSpe
   if (input_shape[0] == 1) unit = unit.mean(1, /*keepdim=*/true);
   namespace F = torch::nn::functional;
   const auto resized = F::interpolate(unit, F::InterpolateFuncOptions()
-                                               .size(std::vector<std::int64_t>{input_shape[1], input_shape[2]})
-                                               .mode(torch::kBilinear)
-                                               .align_corners(false));
+                                                .size(std::vector<std::int64_t>{input_shape[1], input_shape[2]})
+                                                .mode(torch::kBilinear)
+                                                .align_corners(false));
   const auto unit_pixels = resized.clamp(0.0, 1.0);
-  if (pixel_mean.size() == 1 && pixel_std.size() == 1) return ((unit_pixels - pixel_mean[0]) / pixel_std[0]).contiguous();
+  if (pixel_mean.size() == 1 && pixel_std.size() == 1)
+    return ((unit_pixels - pixel_mean[0]) / pixel_std[0]).contiguous();
   // One value per channel.
   const auto per_channel = [&](const std::vector<double>& v) {
     if (v.size() != 1 && static_cast<std::int64_t>(v.size()) != input_shape[0])

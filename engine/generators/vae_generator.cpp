@@ -25,17 +25,19 @@ torch::Tensor fan_in_uniform(std::vector<std::int64_t> shape, std::int64_t fan_i
 void pretrain_vae_generator(const Dataset& train, const VaeGeneratorOptions& o, const std::string& directory,
                             const std::function<void(std::int64_t, double)>& progress) {
   if (o.latent_dim < 1 || o.hidden < 1 || o.resolution < 4 || o.epochs < 1 || o.batch_size < 1)
-    throw UserError("pretrain-generator: latent dimension, hidden width, epochs and batch size must be positive, "
-                    "resolution at least 4");
+    throw UserError(
+        "pretrain-generator: latent dimension, hidden width, epochs and batch size must be positive, "
+        "resolution at least 4");
   if (train.size() < 2) throw UserError("pretrain-generator: the dataset has fewer than 2 images");
   const auto r = o.resolution, pixels = r * r;
 
   // Pixels back to [0,1] (the loader's normalisation is affine), grey, at the output size.
   auto images = train.images.mean(1, true);
   images = (images - images.min()) / (images.max() - images.min()).clamp_min(1e-12);
-  images = torch::nn::functional::interpolate(
-               images, torch::nn::functional::InterpolateFuncOptions().size(std::vector<std::int64_t>{r, r}).mode(
-                           torch::kBilinear).align_corners(false))
+  images = torch::nn::functional::interpolate(images, torch::nn::functional::InterpolateFuncOptions()
+                                                          .size(std::vector<std::int64_t>{r, r})
+                                                          .mode(torch::kBilinear)
+                                                          .align_corners(false))
                .clamp(0.0, 1.0)
                .reshape({train.size(), pixels})
                .contiguous();
@@ -51,7 +53,8 @@ void pretrain_vae_generator(const Dataset& train, const VaeGeneratorOptions& o, 
       "def forward(self, w):\n"
       "    h = torch.relu(torch.matmul(w, self.w1) + self.b1)\n"
       "    x = torch.sigmoid(torch.matmul(h, self.w2) + self.b2)\n"
-      "    return x.view(-1, 1, " + side + ", " + side + ").repeat(1, 3, 1, 1)\n");
+      "    return x.view(-1, 1, " +
+      side + ", " + side + ").repeat(1, 3, 1, 1)\n");
 
   // The encoder is only needed for training: plain tensors.
   auto e1 = fan_in_uniform({pixels, o.hidden}, pixels, gen), eb1 = fan_in_uniform({o.hidden}, pixels, gen);
@@ -77,8 +80,7 @@ void pretrain_vae_generator(const Dataset& train, const VaeGeneratorOptions& o, 
       const auto eps = at::randn({size, o.latent_dim}, noise, torch::TensorOptions().dtype(torch::kFloat32));
       const auto z = mu + torch::exp(0.5 * log_var) * eps;
       const auto decoded = decoder.forward({z}).toTensor().select(1, 0).reshape({size, pixels});
-      const auto reconstruction = torch::binary_cross_entropy(decoded.clamp(1e-6, 1 - 1e-6), x,
-                                                              {}, at::Reduction::Sum);
+      const auto reconstruction = torch::binary_cross_entropy(decoded.clamp(1e-6, 1 - 1e-6), x, {}, at::Reduction::Sum);
       const auto kl = -0.5 * torch::sum(1 + log_var - mu.pow(2) - log_var.exp());
       const auto loss = (reconstruction + kl) / static_cast<double>(size);
       optimizer.zero_grad();
@@ -93,9 +95,10 @@ void pretrain_vae_generator(const Dataset& train, const VaeGeneratorOptions& o, 
   for (const auto& p : decoder.parameters()) p.requires_grad_(false);
   decoder.eval();
   decoder.save((std::filesystem::path(directory) / "synthesis.pt").string());
-  const nlohmann::json spec = {{"latent_dim", o.latent_dim}, {"resolution", r},       {"num_ws", 1},
-                               {"range", "[0,1]"},         {"mapping", false},       {"made_by", "drift pretrain-generator (VAE)"},
-                               {"epochs", o.epochs},       {"seed", o.seed}};
+  const nlohmann::json spec = {
+      {"latent_dim", o.latent_dim}, {"resolution", r},  {"num_ws", 1},
+      {"range", "[0,1]"},           {"mapping", false}, {"made_by", "drift pretrain-generator (VAE)"},
+      {"epochs", o.epochs},         {"seed", o.seed}};
   std::ofstream((std::filesystem::path(directory) / "generator.json")) << spec.dump(2) << "\n";
 }
 

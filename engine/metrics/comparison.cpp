@@ -95,9 +95,12 @@ std::string comparison_markdown(const std::vector<ComparisonRow>& rows, const st
         << fixed(last5.std, 2) << " |";
     for (std::size_t t = 0; t < targets.size(); ++t) {
       const auto r = reached(row, t);
-      if (r.count == 0) out << " – |";
-      else if (r.count == counted) out << " " << fixed(r.rounds.mean, 1) << " |";
-      else out << " " << fixed(r.rounds.mean, 1) << " (" << r.count << "/" << counted << ") |";
+      if (r.count == 0)
+        out << " – |";
+      else if (r.count == counted)
+        out << " " << fixed(r.rounds.mean, 1) << " |";
+      else
+        out << " " << fixed(r.rounds.mean, 1) << " (" << r.count << "/" << counted << ") |";
     }
     out << " " << fixed(bytes.mean, 3) << " |\n";
   }

@@ -27,7 +27,7 @@ Evaluation combine_evaluations(const std::vector<EvalResult>& parts, std::int64_
 }
 
 std::vector<std::pair<std::uint64_t, std::uint64_t>> evaluation_chunks(std::uint64_t n, std::uint64_t chunk,
-                                                                      const std::vector<std::uint64_t>& boundaries) {
+                                                                       const std::vector<std::uint64_t>& boundaries) {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
   std::vector<std::uint64_t> cuts = boundaries;
   cuts.push_back(n);

@@ -27,8 +27,8 @@ Evaluation combine_evaluations(const std::vector<EvalResult>& parts, std::int64_
 
 // The ranges of `n` test samples in chunks of `chunk`, independent of the number of slots.
 // A chunk never crosses one of `boundaries` (domain starts), so each belongs to one domain.
-std::vector<std::pair<std::uint64_t, std::uint64_t>> evaluation_chunks(std::uint64_t n, std::uint64_t chunk,
-                                                                      const std::vector<std::uint64_t>& boundaries = {});
+std::vector<std::pair<std::uint64_t, std::uint64_t>> evaluation_chunks(
+    std::uint64_t n, std::uint64_t chunk, const std::vector<std::uint64_t>& boundaries = {});
 
 // Accuracy per domain from range results that each lie inside one domain.
 std::vector<double> domain_accuracies(const std::vector<EvalResult>& parts, const std::vector<std::uint64_t>& starts);

@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/metrics/algorithm_metrics.hpp"
 #include "engine/config/choices.hpp"
+#include "engine/metrics/algorithm_metrics.hpp"
 
 namespace drift {
 
@@ -49,20 +49,20 @@ struct RoundReport {
   std::uint64_t model_version = 0;
   double time_start = 0.0;  // virtual seconds
   double time_end = 0.0;
-  std::int64_t eligible = -1;  // -1: not counted (output.log_eligible = false)
-  std::int64_t online = -1;    // registered and online at the round's start; -1: not counted
+  std::int64_t eligible = -1;             // -1: not counted (output.log_eligible = false)
+  std::int64_t online = -1;               // registered and online at the round's start; -1: not counted
   std::vector<std::uint32_t> cohort;      // selected
   std::vector<std::uint32_t> aggregated;  // whose updates entered this aggregation
   std::uint32_t num_updates = 0;
   std::uint32_t finished = 0, late = 0, dropped = 0, failed = 0;
-  std::vector<std::uint64_t> staleness;   // per aggregated update, ascending
-  std::uint64_t discarded_samples = 0;    // trained, then thrown away (late or dropped)
-  double wasted_compute_seconds = 0.0;    // virtual compute time of discarded and dropped work
+  std::vector<std::uint64_t> staleness;  // per aggregated update, ascending
+  std::uint64_t discarded_samples = 0;   // trained, then thrown away (late or dropped)
+  double wasted_compute_seconds = 0.0;   // virtual compute time of discarded and dropped work
   double cohort_tv = 0.0, cohort_js = 0.0, window_tv = 0.0, window_js = 0.0;
   // Sampling drift as FedSKC defines it: how far this aggregation's cohort label distribution
   // moved from the previous one's (NaN when either aggregated nobody).
   double change_tv = 0.0, change_js = 0.0;
-  double coverage = 0.0;                  // clients aggregated at least once / population
+  double coverage = 0.0;  // clients aggregated at least once / population
   std::uint64_t samples = 0;
   double train_loss = 0.0;
   double train_accuracy = 0.0;

@@ -64,9 +64,9 @@ struct RunSummary {
   double final_loss = 0.0;
   double last5_mean_accuracy = 0.0;  // mean over the last min(5, evaluations) evaluations
   std::vector<std::pair<double, std::optional<std::uint32_t>>> rounds_to;  // target -> first round
-  double virtual_time = 0.0;  // end of the last aggregation
-  std::vector<std::pair<double, std::optional<double>>> time_to;      // target -> first virtual time
-  std::vector<std::pair<double, std::optional<double>>> accuracy_at;  // budget -> accuracy then
+  double virtual_time = 0.0;                                               // end of the last aggregation
+  std::vector<std::pair<double, std::optional<double>>> time_to;           // target -> first virtual time
+  std::vector<std::pair<double, std::optional<double>>> accuracy_at;       // budget -> accuracy then
   // Means over the aggregations where they are defined; NaN when none is.
   double mean_cohort_tv = 0.0, mean_cohort_js = 0.0, mean_change_tv = 0.0, mean_change_js = 0.0;
   double mean_update_drift = 0.0;  // NaN when never measured

@@ -11,7 +11,8 @@ constexpr std::int64_t kLayers = 2;
 
 }  // namespace
 
-CharLstm::CharLstm(const std::vector<std::int64_t>& input_shape, std::int64_t num_classes, const ModelOptions& options) {
+CharLstm::CharLstm(const std::vector<std::int64_t>& input_shape, std::int64_t num_classes,
+                   const ModelOptions& options) {
   if (input_shape.size() != 1 || input_shape[0] < 1)
     throw UserError("char-lstm reads token sequences [L]: use it with a text dataset (shakespeare)");
   // The vocabulary is the label set: the model predicts the next token.

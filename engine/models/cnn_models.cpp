@@ -9,8 +9,8 @@ TwoConvSpec small_cnn_spec() { return {16, 32, 5, 0, 128}; }
 TwoConvSpec fedavg_cnn_spec() { return {32, 64, 5, 2, 512}; }
 TwoConvSpec cnn4_spec() { return {32, 64, 5, 0, 512}; }
 
-TwoConvCnn::TwoConvCnn(const TwoConvSpec& spec, const std::vector<std::int64_t>& input_shape,
-                       std::int64_t num_classes, const std::string& name, const ModelOptions& options) {
+TwoConvCnn::TwoConvCnn(const TwoConvSpec& spec, const std::vector<std::int64_t>& input_shape, std::int64_t num_classes,
+                       const std::string& name, const ModelOptions& options) {
   auto side_after_blocks = [&](std::int64_t side) {
     for (int block = 0; block < 2; ++block) side = (side + 2 * spec.padding - spec.kernel + 1) / 2;
     return side;
@@ -19,9 +19,11 @@ TwoConvCnn::TwoConvCnn(const TwoConvSpec& spec, const std::vector<std::int64_t>&
     throw UserError(name + " needs [C, H, W] input large enough for two conv + pool blocks");
   const auto h = side_after_blocks(input_shape[1]), w = side_after_blocks(input_shape[2]);
   conv1_ = register_module(
-      "conv1", torch::nn::Conv2d(torch::nn::Conv2dOptions(input_shape[0], spec.channels1, spec.kernel).padding(spec.padding)));
+      "conv1",
+      torch::nn::Conv2d(torch::nn::Conv2dOptions(input_shape[0], spec.channels1, spec.kernel).padding(spec.padding)));
   conv2_ = register_module(
-      "conv2", torch::nn::Conv2d(torch::nn::Conv2dOptions(spec.channels1, spec.channels2, spec.kernel).padding(spec.padding)));
+      "conv2",
+      torch::nn::Conv2d(torch::nn::Conv2dOptions(spec.channels1, spec.channels2, spec.kernel).padding(spec.padding)));
   fc_ = register_module("fc", torch::nn::Linear(spec.channels2 * h * w, spec.features));
   build_head(spec.features, num_classes, options);
 }

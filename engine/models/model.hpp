@@ -34,12 +34,12 @@ struct ModelOptions {
   std::int64_t width = 0;           // base channels of the ResNets; 0 = the paper's 64
   std::int64_t projection_dim = 0;  // > 0: Linear(d,d) -> ReLU -> Linear(d,P) before the classifier
   HeadKind head = HeadKind::linear;
-  bool feature_levels = false;      // fill ModelOutput::levels
+  bool feature_levels = false;  // fill ModelOutput::levels
   // > 0: the backbone's features are average-pooled (or repeated) to this width
   // (AdaptiveAvgPool1d), so architectures of different widths share one head shape.
   std::int64_t feature_dim = 0;
-  std::int64_t etf_dim = 0;         // etf head: K (0 = the number of classes)
-  std::uint64_t shared_seed = 0;    // etf head: seed of the ETF, the same for every client
+  std::int64_t etf_dim = 0;       // etf head: K (0 = the number of classes)
+  std::uint64_t shared_seed = 0;  // etf head: seed of the ETF, the same for every client
 };
 
 // Enough to build an identical, freshly initialised model: algorithms that keep extra copies

@@ -45,11 +45,16 @@ void init_parameters(torch::nn::Module& model, std::uint64_t seed) {
   auto gen = at::make_generator<at::CPUGeneratorImpl>(stream_seed(seed, "model-init"));
   torch::NoGradGuard no_grad;
   for (const auto& m : model.modules(/*include_self=*/true)) {
-    if (auto* conv = m->as<torch::nn::Conv2dImpl>()) init_uniform_fan_in(conv->weight, conv->bias, gen);
-    else if (auto* linear = m->as<torch::nn::LinearImpl>()) init_uniform_fan_in(linear->weight, linear->bias, gen);
-    else if (m->name() == "CosineHead") init_orthogonal_rows(m->named_parameters(false)["weight"], gen);
-    else if (auto* lstm = m->as<torch::nn::LSTMImpl>()) init_recurrent(*lstm, gen);
-    else if (auto* embedding = m->as<torch::nn::EmbeddingImpl>()) embedding->weight.normal_(0.0, 1.0, gen);
+    if (auto* conv = m->as<torch::nn::Conv2dImpl>())
+      init_uniform_fan_in(conv->weight, conv->bias, gen);
+    else if (auto* linear = m->as<torch::nn::LinearImpl>())
+      init_uniform_fan_in(linear->weight, linear->bias, gen);
+    else if (m->name() == "CosineHead")
+      init_orthogonal_rows(m->named_parameters(false)["weight"], gen);
+    else if (auto* lstm = m->as<torch::nn::LSTMImpl>())
+      init_recurrent(*lstm, gen);
+    else if (auto* embedding = m->as<torch::nn::EmbeddingImpl>())
+      embedding->weight.normal_(0.0, 1.0, gen);
   }
 }
 
@@ -66,8 +71,10 @@ const std::vector<ModelInfo>& model_catalog() {
       {"resnet34", "ResNet-34 layout: 3x3 stem + 3, 4, 6, 3 BasicBlocks (w .. 8w), w = [model] width (64)"},
       {"mobilenetv2", "MobileNetV2 with a stride-1 stem; channels x width/32 ([model] width, default 32)"},
       {"googlenet", "GoogLeNet-style: stem, inception 3a, 3b, pool, 4a; channels x width/64 (default 64)"},
-      {"char-lstm", "LEAF's Shakespeare model: 8-dim character embedding, 2-layer LSTM of 256 units, the last "
-                    "step's output as features (text datasets)", true},
+      {"char-lstm",
+       "LEAF's Shakespeare model: 8-dim character embedding, 2-layer LSTM of 256 units, the last "
+       "step's output as features (text datasets)",
+       true},
   };
   return catalog;
 }
@@ -88,19 +95,32 @@ std::shared_ptr<Model> make_model(const std::string& name, const std::vector<std
                                   std::int64_t num_classes, std::uint64_t seed, const ModelOptions& options) {
   const std::int64_t width = options.width > 0 ? options.width : 64;
   std::shared_ptr<Model> model;
-  if (name == "small-cnn") model = std::make_shared<TwoConvCnn>(small_cnn_spec(), input_shape, num_classes, name, options);
-  else if (name == "fedavg-cnn") model = std::make_shared<TwoConvCnn>(fedavg_cnn_spec(), input_shape, num_classes, name, options);
-  else if (name == "cnn4") model = std::make_shared<TwoConvCnn>(cnn4_spec(), input_shape, num_classes, name, options);
-  else if (name == "resnet4") model = std::make_shared<ResNet>(std::vector<std::int64_t>{1}, width, input_shape, num_classes, options);
-  else if (name == "resnet6") model = std::make_shared<ResNet>(std::vector<std::int64_t>{1, 1}, width, input_shape, num_classes, options);
-  else if (name == "resnet8") model = std::make_shared<ResNet>(std::vector<std::int64_t>{1, 1, 1}, width, input_shape, num_classes, options);
-  else if (name == "resnet10") model = std::make_shared<ResNet>(std::vector<std::int64_t>{1, 1, 1, 1}, width, input_shape, num_classes, options);
-  else if (name == "resnet18") model = std::make_shared<ResNet>(std::vector<std::int64_t>{2, 2, 2, 2}, width, input_shape, num_classes, options);
-  else if (name == "resnet34") model = std::make_shared<ResNet>(std::vector<std::int64_t>{3, 4, 6, 3}, width, input_shape, num_classes, options);
-  else if (name == "mobilenetv2") model = std::make_shared<MobileNetV2>(options.width > 0 ? options.width : 32, input_shape, num_classes, options);
-  else if (name == "char-lstm") model = std::make_shared<CharLstm>(input_shape, num_classes, options);
-  else if (name == "googlenet") model = std::make_shared<GoogLeNetStyle>(width, input_shape, num_classes, options);
-  else throw UserError("unknown model '" + name + "'");
+  if (name == "small-cnn")
+    model = std::make_shared<TwoConvCnn>(small_cnn_spec(), input_shape, num_classes, name, options);
+  else if (name == "fedavg-cnn")
+    model = std::make_shared<TwoConvCnn>(fedavg_cnn_spec(), input_shape, num_classes, name, options);
+  else if (name == "cnn4")
+    model = std::make_shared<TwoConvCnn>(cnn4_spec(), input_shape, num_classes, name, options);
+  else if (name == "resnet4")
+    model = std::make_shared<ResNet>(std::vector<std::int64_t>{1}, width, input_shape, num_classes, options);
+  else if (name == "resnet6")
+    model = std::make_shared<ResNet>(std::vector<std::int64_t>{1, 1}, width, input_shape, num_classes, options);
+  else if (name == "resnet8")
+    model = std::make_shared<ResNet>(std::vector<std::int64_t>{1, 1, 1}, width, input_shape, num_classes, options);
+  else if (name == "resnet10")
+    model = std::make_shared<ResNet>(std::vector<std::int64_t>{1, 1, 1, 1}, width, input_shape, num_classes, options);
+  else if (name == "resnet18")
+    model = std::make_shared<ResNet>(std::vector<std::int64_t>{2, 2, 2, 2}, width, input_shape, num_classes, options);
+  else if (name == "resnet34")
+    model = std::make_shared<ResNet>(std::vector<std::int64_t>{3, 4, 6, 3}, width, input_shape, num_classes, options);
+  else if (name == "mobilenetv2")
+    model = std::make_shared<MobileNetV2>(options.width > 0 ? options.width : 32, input_shape, num_classes, options);
+  else if (name == "char-lstm")
+    model = std::make_shared<CharLstm>(input_shape, num_classes, options);
+  else if (name == "googlenet")
+    model = std::make_shared<GoogLeNetStyle>(width, input_shape, num_classes, options);
+  else
+    throw UserError("unknown model '" + name + "'");
   init_parameters(*model, seed);
   model->set_recipe({name, input_shape, num_classes, seed, options});
   return model;

@@ -17,7 +17,8 @@ BasicBlockImpl::BasicBlockImpl(std::int64_t in, std::int64_t out, std::int64_t s
   conv2_ = register_module("conv2", torch::nn::Conv2d(conv3x3(out, out, 1)));
   bn2_ = register_module("bn2", torch::nn::BatchNorm2d(out));
   if (stride != 1 || in != out) {
-    shortcut_conv_ = register_module("shortcut_conv", torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, 1).stride(stride).bias(false)));
+    shortcut_conv_ = register_module(
+        "shortcut_conv", torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, 1).stride(stride).bias(false)));
     shortcut_bn_ = register_module("shortcut_bn", torch::nn::BatchNorm2d(out));
   }
 }
@@ -29,8 +30,8 @@ torch::Tensor BasicBlockImpl::forward(const torch::Tensor& x) {
   return torch::relu(y + skip);
 }
 
-ResNet::ResNet(const std::vector<std::int64_t>& blocks, std::int64_t width, const std::vector<std::int64_t>& input_shape,
-               std::int64_t num_classes, const ModelOptions& options) {
+ResNet::ResNet(const std::vector<std::int64_t>& blocks, std::int64_t width,
+               const std::vector<std::int64_t>& input_shape, std::int64_t num_classes, const ModelOptions& options) {
   if (input_shape.size() != 3) throw UserError("resnet needs [C, H, W] input");
   if (width < 1) throw UserError("resnet width must be positive");
   if (blocks.empty()) throw UserError("resnet needs at least one stage");

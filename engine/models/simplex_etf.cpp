@@ -27,18 +27,19 @@ torch::Tensor orthonormal_columns(const torch::Tensor& m) {
 torch::Tensor simplex_etf(std::int64_t k, std::int64_t classes, Rng& rng) {
   if (classes < 2) throw std::invalid_argument("a simplex ETF needs at least 2 classes");
   if (k < classes - 1)
-    throw std::invalid_argument("a simplex ETF of " + std::to_string(classes) + " classes needs K >= " +
-                                std::to_string(classes - 1) + ", got " + std::to_string(k));
+    throw std::invalid_argument("a simplex ETF of " + std::to_string(classes) +
+                                " classes needs K >= " + std::to_string(classes - 1) + ", got " + std::to_string(k));
   const auto c = static_cast<double>(classes);
-  const auto centring = torch::eye(classes, torch::kFloat64) - torch::full({classes, classes}, 1.0 / c, torch::kFloat64);
+  const auto centring =
+      torch::eye(classes, torch::kFloat64) - torch::full({classes, classes}, 1.0 / c, torch::kFloat64);
   torch::Tensor basis;  // K x C with P^T P = I (K >= C), or the K = C-1 equivalent of P (I - 11^T/C)
   if (k >= classes) {
     basis = orthonormal_columns(uniform_matrix(k, classes, rng)).matmul(centring);
   } else {
     // Columns 2..C of a QR of [1 | random] span the complement of 1; U U^T = I - 11^T/C.
     auto seed = torch::cat({torch::ones({classes, 1}, torch::kFloat64), uniform_matrix(classes, classes - 1, rng)}, 1);
-    const auto u = orthonormal_columns(seed).narrow(1, 1, classes - 1);      // C x (C-1)
-    const auto rotation = orthonormal_columns(uniform_matrix(k, k, rng));    // (C-1) x (C-1)
+    const auto u = orthonormal_columns(seed).narrow(1, 1, classes - 1);    // C x (C-1)
+    const auto rotation = orthonormal_columns(uniform_matrix(k, k, rng));  // (C-1) x (C-1)
     basis = rotation.matmul(u.t());
   }
   return (std::sqrt(c / (c - 1.0)) * basis).to(torch::kFloat32);

@@ -16,7 +16,8 @@ std::int64_t scaled(std::int64_t channels, std::int64_t factor, std::int64_t bas
 torch::nn::Sequential conv_bn(std::int64_t in, std::int64_t out, std::int64_t kernel, std::int64_t stride,
                               std::int64_t groups, bool relu6) {
   torch::nn::Sequential s(
-      torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, kernel).stride(stride).padding(kernel / 2).groups(groups).bias(false)),
+      torch::nn::Conv2d(
+          torch::nn::Conv2dOptions(in, out, kernel).stride(stride).padding(kernel / 2).groups(groups).bias(false)),
       torch::nn::BatchNorm2d(out));
   if (relu6) s->push_back(torch::nn::ReLU6());
   return s;
@@ -91,7 +92,8 @@ MobileNetV2::MobileNetV2(std::int64_t width, const std::vector<std::int64_t>& in
   struct Row {
     std::int64_t t, c, n, s;
   };
-  const Row rows[] = {{1, 16, 1, 1}, {6, 24, 2, 2}, {6, 32, 3, 2}, {6, 64, 4, 2}, {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
+  const Row rows[] = {{1, 16, 1, 1}, {6, 24, 2, 2},  {6, 32, 3, 2}, {6, 64, 4, 2},
+                      {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
   std::int64_t in = scaled(32, width, 32);
   stem_ = register_module("stem", conv_bn(input_shape[0], in, 3, 1, 1, true));
   for (std::size_t r = 0; r < std::size(rows); ++r) {

@@ -49,7 +49,8 @@ class Markov final : public AvailabilityModel {
       : mean_on_(mean_online), mean_off_(mean_offline), seed_(seed), group_(group) {}
   bool online(std::uint32_t client, double t) override {
     auto& h = history(client, t);
-    const auto switches = static_cast<std::size_t>(std::upper_bound(h.switches.begin(), h.switches.end(), t) - h.switches.begin());
+    const auto switches =
+        static_cast<std::size_t>(std::upper_bound(h.switches.begin(), h.switches.end(), t) - h.switches.begin());
     return h.starts_online != (switches % 2 == 1);
   }
   double next_offline(std::uint32_t client, double t) override {

@@ -37,7 +37,7 @@ bool read_trace_line(std::istream& in, std::string& line, const std::string& whe
   const auto got = static_cast<std::size_t>(in.gcount());
   if (in.fail() && !in.eof() && got == sizeof buffer - 1)
     throw UserError(where + ": a line longer than " + std::to_string(kMaxLineBytes) + " bytes: not a CSV trace");
-  if (got == 0) return false;  // the end, or an error
+  if (got == 0) return false;                     // the end, or an error
   line.assign(buffer, in.eof() ? got : got - 1);  // without the newline getline counted
   return true;
 }
@@ -95,8 +95,8 @@ std::vector<long> trace_rows_to_clients(const CsvTable& table, std::uint32_t cli
                       " is not a client id (a whole number from 0 to 4e9)");
     }
     if (mapping == "ids" && id >= clients)
-      throw UserError(table.path + ":" + std::to_string(table.lines[i]) + ": client " + std::to_string(static_cast<long>(id)) +
-                      " is not a client id below " + std::to_string(clients) +
+      throw UserError(table.path + ":" + std::to_string(table.lines[i]) + ": client " +
+                      std::to_string(static_cast<long>(id)) + " is not a client id below " + std::to_string(clients) +
                       " (trace_clients = \"seeded\" draws the clients from a larger trace)");
     out.push_back(static_cast<long>(id));
   }

@@ -12,7 +12,9 @@ namespace {
 
 bool matches(const GroupConfig& g, std::size_t group_index, std::uint32_t client, const std::vector<std::int64_t>* hist,
              std::uint64_t seed) {
-  auto contains = [&](std::int64_t label) { return std::find(g.labels.begin(), g.labels.end(), label) != g.labels.end(); };
+  auto contains = [&](std::int64_t label) {
+    return std::find(g.labels.begin(), g.labels.end(), label) != g.labels.end();
+  };
   if (g.rule == "id_range") return client >= g.from && client <= g.to;
   if (g.rule == "proportion") return make_stream(seed, "group", {group_index, client}).uniform() < g.share;
   if (hist == nullptr || hist->empty()) return false;
@@ -58,13 +60,14 @@ void apply_profile_trace(const std::string& path, const std::string& mapping, st
     const auto where = path + ":" + std::to_string(t.lines[i]);
     const auto rate_ok = [](double v) { return v >= kMinRate && v <= kMaxRate; };
     if (!(rate_ok(r[sp]) && rate_ok(r[up]) && rate_ok(r[down]) && r[lat] >= 0 && r[lat] <= kMaxVirtualSeconds))
-      throw UserError(where + ": speed and bandwidths must lie in [1e-6, 1e15] per second, latency in [0, 1e12] s, "
+      throw UserError(where +
+                      ": speed and bandwidths must lie in [1e-6, 1e15] per second, latency in [0, 1e12] s, "
                       "so that every virtual time derived from them stays finite");
     if (client_of[i] < 0) continue;  // a trace client the seeded draw left out
     auto& seen = first_line[static_cast<std::size_t>(client_of[i])];
     if (seen != 0)
-      throw UserError(where + ": trace client " + std::to_string(static_cast<long>(r[c])) + " already has a row (line " +
-                      std::to_string(seen) + ")");
+      throw UserError(where + ": trace client " + std::to_string(static_cast<long>(r[c])) +
+                      " already has a row (line " + std::to_string(seen) + ")");
     seen = t.lines[i];
     pop.system[static_cast<std::size_t>(client_of[i])] = {r[sp], r[up], r[down], r[lat]};
   }
@@ -89,7 +92,8 @@ void assign_groups_and_profiles(const Scenario& s, Population& pop) {
   }
   if (!s.profile.trace.empty()) apply_profile_trace(s.profile.trace, s.profile.trace_clients, s.seed, pop);
   for (const auto& g : s.groups)
-    if (!g.profile.trace.empty() && g.profile.trace != s.profile.trace) apply_profile_trace(g.profile.trace, g.profile.trace_clients, s.seed, pop);
+    if (!g.profile.trace.empty() && g.profile.trace != s.profile.trace)
+      apply_profile_trace(g.profile.trace, g.profile.trace_clients, s.seed, pop);
 }
 
 }  // namespace

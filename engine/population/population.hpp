@@ -14,20 +14,20 @@ namespace drift {
 inline constexpr std::uint32_t kNoGroup = std::numeric_limits<std::uint32_t>::max();
 
 struct ClientSystem {
-  double speed = 1.0;           // samples per second
-  double up_bandwidth = 1.0;    // bytes per second
+  double speed = 1.0;         // samples per second
+  double up_bandwidth = 1.0;  // bytes per second
   double down_bandwidth = 1.0;
-  double latency = 0.0;         // seconds each way
+  double latency = 0.0;  // seconds each way
 };
 
 struct Population {
   std::vector<std::uint64_t> num_samples;
-  std::vector<std::vector<std::int64_t>> histograms;  // may be empty (synthetic populations)
-  std::vector<std::uint32_t> group;                   // index into group_names, or kNoGroup
-  std::vector<std::string> group_names;               // scenario.groups order
+  std::vector<std::vector<std::int64_t>> histograms;      // may be empty (synthetic populations)
+  std::vector<std::uint32_t> group;                       // index into group_names, or kNoGroup
+  std::vector<std::string> group_names;                   // scenario.groups order
   std::vector<std::vector<std::uint32_t>> group_members;  // ascending ids per group
   std::vector<ClientSystem> system;
-  std::vector<double> label_distribution;             // of the whole population
+  std::vector<double> label_distribution;  // of the whole population
   std::int64_t num_classes = 0;
 
   std::uint32_t size() const { return static_cast<std::uint32_t>(num_samples.size()); }

@@ -32,7 +32,9 @@ double Presence::leave_time(std::uint32_t client) const {
   return g == kNoGroup ? kNever : leave_time_[g];
 }
 
-void Presence::join_no_earlier_than(std::uint32_t group, double t) { join_time_[group] = std::max(join_time_[group], t); }
+void Presence::join_no_earlier_than(std::uint32_t group, double t) {
+  join_time_[group] = std::max(join_time_[group], t);
+}
 
 void Presence::leave(std::uint32_t group, double t) { leave_time_[group] = std::min(leave_time_[group], t); }
 

@@ -44,8 +44,10 @@ TraceKind trace_kind_of(const std::string& path) {
   const auto header = first_header(path);
   if (header.find("start") != std::string::npos) return TraceKind::availability;
   if (header.find("speed") != std::string::npos) return TraceKind::profile;
-  throw UserError(path + ": neither an availability trace (client,start,end) nor a profile trace "
-                  "(client,speed,up_bandwidth,down_bandwidth,latency); its header is '" + header + "'");
+  throw UserError(path +
+                  ": neither an availability trace (client,start,end) nor a profile trace "
+                  "(client,speed,up_bandwidth,down_bandwidth,latency); its header is '" +
+                  header + "'");
 }
 
 AvailabilitySummary summarise_availability(const std::string& path) {
@@ -81,7 +83,8 @@ AvailabilitySummary summarise_availability(const std::string& path) {
   out.online_fraction = total / (static_cast<double>(out.clients) * (out.end - out.start));
   std::sort(events.begin(), events.end());  // an end sorts before a start at the same time
   long now = 0;
-  for (const auto& [time, step] : events) out.most_online = std::max<std::size_t>(out.most_online, static_cast<std::size_t>(now += step));
+  for (const auto& [time, step] : events)
+    out.most_online = std::max<std::size_t>(out.most_online, static_cast<std::size_t>(now += step));
   add_by_hour(reach, out.start, out.end);
   for (std::size_t h = 0; h < 24; ++h)
     out.online_by_hour[h] = reach[h] > 0 ? online[h] / (reach[h] * static_cast<double>(out.clients)) : -1.0;
@@ -90,7 +93,9 @@ AvailabilitySummary summarise_availability(const std::string& path) {
 
 Spread spread_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
-  auto rank = [&](double q) { return v[static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size()))) - (q > 0 ? 1 : 0)]; };
+  auto rank = [&](double q) {
+    return v[static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size()))) - (q > 0 ? 1 : 0)];
+  };
   return {v.front(), rank(0.1), rank(0.5), rank(0.9), v.back()};
 }
 

@@ -18,9 +18,9 @@ TraceKind trace_kind_of(const std::string& path);
 struct AvailabilitySummary {
   std::size_t clients = 0, intervals = 0;
   double lowest_id = 0, highest_id = 0;
-  double start = 0, end = 0;         // the first interval's start, the last one's end
-  double online_fraction = 0;        // online client-seconds / (clients x (end - start))
-  std::size_t most_online = 0;       // the most clients online at one moment
+  double start = 0, end = 0;    // the first interval's start, the last one's end
+  double online_fraction = 0;   // online client-seconds / (clients x (end - start))
+  std::size_t most_online = 0;  // the most clients online at one moment
   // Hour of the day (time mod 24 h): the fraction of the clients online during that hour,
   // over every day of the span; negative for an hour the span never reaches.
   std::array<double, 24> online_by_hour{};

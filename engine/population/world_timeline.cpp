@@ -41,9 +41,7 @@ double WorldTimeline::next_timed_entry() const {
   return next;
 }
 
-bool WorldTimeline::any_pending() const {
-  return std::find(applied_.begin(), applied_.end(), 0) != applied_.end();
-}
+bool WorldTimeline::any_pending() const { return std::find(applied_.begin(), applied_.end(), 0) != applied_.end(); }
 
 std::uint32_t WorldTimeline::group_of(std::size_t index) const {
   const auto& e = entries_.at(index);
@@ -54,14 +52,21 @@ void WorldTimeline::apply_to_world(std::size_t index, double t, ClientAvailabili
                                    Presence& presence) const {
   const auto g = group_of(index);
   switch (entries_.at(index).action) {
-    case TimelineAction::offline: availability.force(g, t, false); break;
-    case TimelineAction::online: availability.force(g, t, true); break;
+    case TimelineAction::offline:
+      availability.force(g, t, false);
+      break;
+    case TimelineAction::online:
+      availability.force(g, t, true);
+      break;
     case TimelineAction::leave:
       availability.force(g, t, false);
       presence.leave(g, t);
       break;
-    case TimelineAction::join: presence.join(g, t); break;
-    default: break;  // speed, deadline: the driver's; sampler, fraction: the sampler's
+    case TimelineAction::join:
+      presence.join(g, t);
+      break;
+    default:
+      break;  // speed, deadline: the driver's; sampler, fraction: the sampler's
   }
 }
 

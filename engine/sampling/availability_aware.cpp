@@ -7,8 +7,9 @@ namespace drift {
 std::vector<std::uint32_t> AvailabilityAwareSampler::select(const SelectionContext& ctx) {
   Rng rng = make_stream(seed_, "sample", {calls_++});
   std::vector<std::uint32_t> chosen;
-  draw_distinct(chosen, ctx.count, population_, rng, [&] { return static_cast<std::uint32_t>(rng.below(population_)); },
-                [&](std::uint32_t c) { return ctx.eligible(c) && ctx.online(c); });
+  draw_distinct(
+      chosen, ctx.count, population_, rng, [&] { return static_cast<std::uint32_t>(rng.below(population_)); },
+      [&](std::uint32_t c) { return ctx.eligible(c) && ctx.online(c); });
   std::sort(chosen.begin(), chosen.end());
   return chosen;
 }

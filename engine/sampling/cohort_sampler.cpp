@@ -66,7 +66,8 @@ Selection CohortSampler::answer(const SelectionRequest& request) {
   if (!std::is_sorted(request.busy.begin(), request.busy.end()) || (!request.busy.empty() && request.busy.back() >= n))
     throw std::invalid_argument("selection request: busy clients must be ascending ids of the population");
   for (const auto& l : request.losses)
-    if (l.client >= n) throw std::invalid_argument("selection request: loss of unknown client " + std::to_string(l.client));
+    if (l.client >= n)
+      throw std::invalid_argument("selection request: loss of unknown client " + std::to_string(l.client));
   for (const auto& step : request.timeline)
     if (step.index >= scenario_.timeline.size())
       throw std::invalid_argument("selection request: no timeline entry " + std::to_string(step.index));

@@ -59,7 +59,8 @@ class CohortSampler {
   void apply(const TimelineStep& step);
   std::uint32_t cohort_size(double t) const;
   // `cohort`: the sync cohort size (unused for async slots).
-  std::vector<std::uint32_t> draw(const SelectionRequest& request, std::uint32_t cohort, std::vector<std::uint32_t>& busy);
+  std::vector<std::uint32_t> draw(const SelectionRequest& request, std::uint32_t cohort,
+                                  std::vector<std::uint32_t>& busy);
 
   const Scenario& scenario_;
   std::shared_ptr<const Population> population_;
@@ -67,8 +68,8 @@ class CohortSampler {
   Presence presence_;
   WorldTimeline timeline_;
   std::unique_ptr<Sampler> sampler_;
-  double fraction_override_ = 0.0;  // > 0 once the timeline sets it
-  std::vector<double> last_loss_;   // per client, NaN before its first report
+  double fraction_override_ = 0.0;     // > 0 once the timeline sets it
+  std::vector<double> last_loss_;      // per client, NaN before its first report
   std::vector<TimelineStep> applied_;  // every timeline step applied, in order
 };
 

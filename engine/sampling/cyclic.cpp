@@ -1,8 +1,8 @@
 // Controlled sampling drift: round r draws its cohort from stratum (r - 1) mod S only, where
 // the strata are the scenario's groups or the clients' dominant labels (sampler.strata).
 // A stratum with too few eligible clients gives a smaller cohort; nothing is borrowed.
-#include "engine/sampling/samplers.hpp"
 #include "engine/population/population.hpp"
+#include "engine/sampling/samplers.hpp"
 
 namespace drift {
 

@@ -3,8 +3,8 @@
 // A client that has never trained counts as having infinite loss; ties go to the lower id.
 #include <cmath>
 
-#include "engine/sampling/samplers.hpp"
 #include "engine/population/population.hpp"
+#include "engine/sampling/samplers.hpp"
 
 namespace drift {
 
@@ -18,14 +18,14 @@ std::vector<std::uint32_t> PowerOfChoiceSampler::select(const SelectionContext& 
   Rng rng = make_stream(seed_, "sample", {calls_++});
   std::vector<std::uint32_t> pool;
   const auto d = static_cast<std::uint32_t>(std::ceil(candidates_ * ctx.count));
-  draw_distinct(pool, d, population_, rng, [&] { return alias_.draw(rng); }, ctx.eligible);
+  draw_distinct(
+      pool, d, population_, rng, [&] { return alias_.draw(rng); }, ctx.eligible);
   auto loss = [&](std::uint32_t c) {
     const double l = ctx.last_loss ? (*ctx.last_loss)[c] : NAN;
     return std::isnan(l) ? INFINITY : l;
   };
-  std::sort(pool.begin(), pool.end(), [&](std::uint32_t a, std::uint32_t b) {
-    return loss(a) != loss(b) ? loss(a) > loss(b) : a < b;
-  });
+  std::sort(pool.begin(), pool.end(),
+            [&](std::uint32_t a, std::uint32_t b) { return loss(a) != loss(b) ? loss(a) > loss(b) : a < b; });
   if (pool.size() > ctx.count) pool.resize(ctx.count);
   std::sort(pool.begin(), pool.end());
   return pool;

@@ -1,11 +1,12 @@
 #include "engine/core/error.hpp"
-#include "engine/sampling/samplers.hpp"
 #include "engine/population/population.hpp"
+#include "engine/sampling/samplers.hpp"
 
 namespace drift {
 
 std::vector<std::vector<std::uint32_t>> dominant_label_strata(const Population& population) {
-  std::vector<std::vector<std::uint32_t>> strata(static_cast<std::size_t>(std::max<std::int64_t>(population.num_classes, 1)));
+  std::vector<std::vector<std::uint32_t>> strata(
+      static_cast<std::size_t>(std::max<std::int64_t>(population.num_classes, 1)));
   for (std::uint32_t c = 0; c < population.size(); ++c) {
     std::size_t label = 0;
     if (!population.histograms.empty()) {
@@ -50,7 +51,8 @@ std::unique_ptr<Sampler> make_sampler(const std::string& name, const Scenario& s
   if (name == "availability_aware") return std::make_unique<AvailabilityAwareSampler>(population.size(), s.seed);
   if (name == "size_weighted") return std::make_unique<SizeWeightedSampler>(population, s.seed);
   if (name == "round_robin") return std::make_unique<RoundRobinSampler>(population.size());
-  if (name == "power_of_choice") return std::make_unique<PowerOfChoiceSampler>(population, s.seed, s.sampler.candidates);
+  if (name == "power_of_choice")
+    return std::make_unique<PowerOfChoiceSampler>(population, s.seed, s.sampler.candidates);
   if (name == "cyclic") return std::make_unique<CyclicSampler>(population, s.seed, s.sampler.strata);
   if (name == "stratified") return std::make_unique<StratifiedSampler>(population, s.seed);
   throw UserError("unknown sampler '" + name + "'");

@@ -18,11 +18,11 @@ namespace drift {
 struct Population;
 
 struct SelectionContext {
-  std::uint32_t round = 0;  // round (sync) or aggregation index + 1 (async)
-  double time = 0.0;        // virtual time of the selection
-  std::uint32_t count = 0;  // how many clients to select
-  std::function<bool(std::uint32_t)> eligible;  // registered, present and idle
-  std::function<bool(std::uint32_t)> online;    // what availability-aware samplers may ask
+  std::uint32_t round = 0;                         // round (sync) or aggregation index + 1 (async)
+  double time = 0.0;                               // virtual time of the selection
+  std::uint32_t count = 0;                         // how many clients to select
+  std::function<bool(std::uint32_t)> eligible;     // registered, present and idle
+  std::function<bool(std::uint32_t)> online;       // what availability-aware samplers may ask
   const std::vector<double>* last_loss = nullptr;  // latest training loss per client, NaN if none
 };
 

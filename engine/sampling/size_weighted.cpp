@@ -1,6 +1,6 @@
 // Without replacement, each draw proportional to the client's number of samples.
-#include "engine/sampling/samplers.hpp"
 #include "engine/population/population.hpp"
+#include "engine/sampling/samplers.hpp"
 
 namespace drift {
 
@@ -12,7 +12,8 @@ SizeWeightedSampler::SizeWeightedSampler(const Population& population, std::uint
 std::vector<std::uint32_t> SizeWeightedSampler::select(const SelectionContext& ctx) {
   Rng rng = make_stream(seed_, "sample", {calls_++});
   std::vector<std::uint32_t> chosen;
-  draw_distinct(chosen, ctx.count, population_, rng, [&] { return alias_.draw(rng); }, ctx.eligible);
+  draw_distinct(
+      chosen, ctx.count, population_, rng, [&] { return alias_.draw(rng); }, ctx.eligible);
   std::sort(chosen.begin(), chosen.end());
   return chosen;
 }

@@ -4,8 +4,8 @@
 // short of eligible clients hand their seats to the others.
 #include <cmath>
 
-#include "engine/sampling/samplers.hpp"
 #include "engine/population/population.hpp"
+#include "engine/sampling/samplers.hpp"
 
 namespace drift {
 

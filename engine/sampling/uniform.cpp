@@ -8,8 +8,9 @@ namespace drift {
 std::vector<std::uint32_t> UniformSampler::select(const SelectionContext& ctx) {
   Rng rng = make_stream(seed_, "sample", {calls_++});
   std::vector<std::uint32_t> chosen;
-  draw_distinct(chosen, ctx.count, population_, rng, [&] { return static_cast<std::uint32_t>(rng.below(population_)); },
-                ctx.eligible);
+  draw_distinct(
+      chosen, ctx.count, population_, rng, [&] { return static_cast<std::uint32_t>(rng.below(population_)); },
+      ctx.eligible);
   std::sort(chosen.begin(), chosen.end());
   return chosen;
 }

@@ -79,7 +79,8 @@ void Accounting::archive(StateArchive& ar) {
   ar.value(participants_);
   window_.archive(ar);
   ar.values(previous_cohort_);
-  if (participation_.size() != population_.size()) throw DecodeError("a checkpoint's accounting is for another population");
+  if (participation_.size() != population_.size())
+    throw DecodeError("a checkpoint's accounting is for another population");
 }
 
 }  // namespace drift

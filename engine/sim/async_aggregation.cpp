@@ -116,7 +116,8 @@ void AsyncAggregation::archive(StateArchive& ar) {
   archive_tensors(ar, delta_sum_);
   ar.vector(pending_.updates, [&](ClientUpdate& u) { archive_update(ar, u); });
   ar.values(pending_.staleness);
-  if (!applied_.updates.empty()) throw std::logic_error("AsyncAggregation: archived before the last aggregation was taken");
+  if (!applied_.updates.empty())
+    throw std::logic_error("AsyncAggregation: archived before the last aggregation was taken");
   ar.section("server half");
   algorithm_->archive(ar);
 }

@@ -59,8 +59,8 @@ class AsyncAggregation {
   std::shared_ptr<const NamedTensors> global_;
   std::uint64_t version_ = 0;
   std::vector<at::Tensor> delta_sum_;  // FedBuff: float64, per tensor
-  Applied pending_;  // buffered since the last aggregation
-  Applied applied_;  // the last aggregation's
+  Applied pending_;                    // buffered since the last aggregation
+  Applied applied_;                    // the last aggregation's
 };
 
 }  // namespace drift

@@ -166,7 +166,8 @@ class AsyncDriver final : public Driver {
     parts_.losses.push_back({c, u.metrics.loss});
     ++report_.finished;
     report_.bytes_up += f.outcome.upload_bytes;
-    record(arrival_record(ClientEvent::finished, c, t, u.num_samples, u.metrics.loss, f.outcome.upload_bytes, staleness, ""));
+    record(arrival_record(ClientEvent::finished, c, t, u.num_samples, u.metrics.loss, f.outcome.upload_bytes, staleness,
+                          ""));
     if (aggregation_.add(std::move(u), *f.pulled, staleness, aggregations_ + 1)) return aggregated();
     parts_.listener.on_progress(aggregations_ + 1, aggregation_.buffered(), aggregation_.per_aggregation());
   }
@@ -194,7 +195,8 @@ class AsyncDriver final : public Driver {
     report_.total_rounds = parts_.scenario.rounds;
     report_.algorithm = std::move(applied.metrics);
     report_.divergence = divergence_of(report_, global());
-    const bool diverged = !report_.divergence.empty() && parts_.scenario.simulation.on_divergence == DivergencePolicy::stop;
+    const bool diverged =
+        !report_.divergence.empty() && parts_.scenario.simulation.on_divergence == DivergencePolicy::stop;
     const RunEnd end{RunStatus::diverged, report_.divergence};
     reports_.aggregated(std::move(report_), global(), diverged || stopping());
     open_report();
@@ -385,7 +387,8 @@ std::unique_ptr<Driver> make_async_driver(DriverSetup setup, JobRunner& runner, 
 }
 
 std::unique_ptr<Driver> make_driver(DriverSetup setup, JobRunner& runner, DriverListener& listener) {
-  if (setup.scenario->simulation.mode == SimulationMode::sync) return make_sync_driver(std::move(setup), runner, listener);
+  if (setup.scenario->simulation.mode == SimulationMode::sync)
+    return make_sync_driver(std::move(setup), runner, listener);
   return make_async_driver(std::move(setup), runner, listener);
 }
 

@@ -34,7 +34,8 @@ double running_bound(const InFlightJobs& jobs, Roster& roster, std::uint32_t& cl
   for (const auto& [id, f] : jobs) {
     if (!f.launched || f.answered) continue;
     const auto& p = f.plan;
-    const double t = std::min({p.earliest_finish, p.drop_time, roster.offline_between(p.client, p.start, p.earliest_finish)});
+    const double t =
+        std::min({p.earliest_finish, p.drop_time, roster.offline_between(p.client, p.start, p.earliest_finish)});
     if (t < bound || (t == bound && f.plan.client < client)) {
       bound = t;
       client = f.plan.client;

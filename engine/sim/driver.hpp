@@ -2,15 +2,15 @@
 // Round drivers: discrete-event simulations in virtual time whose events carry real
 // training. A driver decides who trains, from which model, and what happens when; the host
 // (the server actor, or a test) runs the training through a JobRunner and reports each job's
-// outcome back, and asks the sampler for clients and reports its answer back. Events are applied strictly in (virtual time, client id, sequence) order, so
-// results never depend on which job finishes first in wall time.
+// outcome back, and asks the sampler for clients and reports its answer back. Events are applied strictly in (virtual
+// time, client id, sequence) order, so results never depend on which job finishes first in wall time.
 #include <cstdint>
 #include <memory>
 #include <string>
 
 #include "engine/algorithms/algorithm.hpp"
-#include "engine/core/state_archive.hpp"
 #include "engine/config/scenario.hpp"
+#include "engine/core/state_archive.hpp"
 #include "engine/metrics/round_report.hpp"
 #include "engine/metrics/summary.hpp"
 #include "engine/population/population.hpp"

@@ -32,7 +32,8 @@ void PersonalEvaluations::report(RoundReport& r) const {
 void PersonalEvaluations::archive(StateArchive& ar) {
   ar.section("personal");
   const auto clients = latest_.size();
-  ar.vector(latest_, [&](std::optional<EvalResult>& r) { ar.optional(r, [&](EvalResult& e) { archive_eval_result(ar, e); }); });
+  ar.vector(latest_,
+            [&](std::optional<EvalResult>& r) { ar.optional(r, [&](EvalResult& e) { archive_eval_result(ar, e); }); });
   if (latest_.size() != clients) throw DecodeError("a checkpoint's evaluations are for another population");
 }
 

@@ -36,8 +36,10 @@ double Roster::next_available(double t) {
 
 void Roster::set_busy(std::uint32_t client, bool busy) {
   busy_[client] = busy ? 1 : 0;
-  if (busy) busy_set_.insert(client);
-  else busy_set_.erase(client);
+  if (busy)
+    busy_set_.insert(client);
+  else
+    busy_set_.erase(client);
 }
 
 void Roster::work_until(std::uint32_t client, double t) {

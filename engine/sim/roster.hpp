@@ -40,9 +40,9 @@ class Roster {
   const Population& population_;
   ClientAvailability availability_;
   Presence presence_;
-  std::vector<char> busy_;                          // has a task whose outcome is not applied yet
+  std::vector<char> busy_;                         // has a task whose outcome is not applied yet
   std::set<std::uint32_t> busy_set_;               // the same clients, so listing them costs O(busy)
-  std::vector<double> busy_until_;                  // by client
+  std::vector<double> busy_until_;                 // by client
   std::map<std::uint32_t, double> working_until_;  // the clients whose busy_until_ may still be ahead
 };
 

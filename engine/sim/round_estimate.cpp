@@ -11,7 +11,8 @@ namespace {
 
 double quantile(std::vector<double> sorted, double q) {
   if (sorted.empty()) return 0.0;
-  const auto i = static_cast<std::size_t>(std::min<double>(sorted.size() - 1, std::floor(q * static_cast<double>(sorted.size()))));
+  const auto i =
+      static_cast<std::size_t>(std::min<double>(sorted.size() - 1, std::floor(q * static_cast<double>(sorted.size()))));
   return sorted[i];
 }
 
@@ -44,8 +45,8 @@ RoundEstimate estimate_rounds(const Scenario& s, const Population& p, std::uint6
     const double per = s.simulation.mode == SimulationMode::fedbuff ? static_cast<double>(s.async.buffer_size) : 1.0;
     const double at_work = std::min<double>(static_cast<double>(s.async.concurrency), p.size());
     e.round = e.task_median * per / at_work;
-    e.basis = std::to_string(static_cast<long long>(per)) + " update(s) from " + std::to_string(static_cast<long long>(at_work)) +
-              " clients at work";
+    e.basis = std::to_string(static_cast<long long>(per)) + " update(s) from " +
+              std::to_string(static_cast<long long>(at_work)) + " clients at work";
   }
   e.run = e.round * s.rounds;
   if (s.simulation.max_virtual_time > 0) e.run = std::min(e.run, s.simulation.max_virtual_time);
@@ -69,8 +70,7 @@ std::vector<std::string> virtual_time_warnings(const Scenario& s, const RoundEst
   if (cycle <= 0.0 || e.run <= 0.0 || e.run >= cycle) return out;
   std::string text = "the run spans about " + human_duration(e.run) + " of virtual time, less than one " + model +
                      " availability cycle (" + human_duration(cycle) + "): who is online will barely change";
-  if (s.data.max_train_samples > 0)
-    text += "; data.max_train_samples shrinks every client's task, and so virtual time";
+  if (s.data.max_train_samples > 0) text += "; data.max_train_samples shrinks every client's task, and so virtual time";
   out.push_back(text + ". Raise federation.rounds, or lower profile.speed to keep the same day");
   return out;
 }

@@ -15,7 +15,8 @@ double outcome_time(const TaskPlan& plan, const JobOutcome& outcome, Roster& ros
 Triage triage(const TaskPlan& plan, const JobOutcome& outcome, Roster& roster) {
   const double t = outcome_time(plan, outcome, roster);
   if (!outcome.ok) return {outcome.lost ? Fate::lost : Fate::failed, t, outcome.error};
-  if (t < plan.finish(outcome.upload_bytes)) return {Fate::dropped, t, t == plan.drop_time ? "dropped out" : "went offline"};
+  if (t < plan.finish(outcome.upload_bytes))
+    return {Fate::dropped, t, t == plan.drop_time ? "dropped out" : "went offline"};
   return {Fate::arrived, t, ""};
 }
 

@@ -131,11 +131,15 @@ class SyncDriver final : public Driver {
       // Work that can never be used is not trained, unless asked to measure it.
       if (offline < p.plan.earliest_finish || p.plan.drop_time < p.plan.earliest_finish) {
         const double at = std::min(offline, p.plan.drop_time);
-        drop(c, at, p.plan, offline <= now_ ? "offline when selected" : offline < p.plan.drop_time ? "went offline" : "dropped out");
+        drop(c, at, p.plan,
+             offline <= now_              ? "offline when selected"
+             : offline < p.plan.drop_time ? "went offline"
+                                          : "dropped out");
         continue;
       }
       const bool certainly_late = p.plan.earliest_finish > deadline_at;
-      if (certainly_late && parts_.scenario.simulation.late_updates == LateUpdates::discard && !parts_.scenario.simulation.train_doomed) {
+      if (certainly_late && parts_.scenario.simulation.late_updates == LateUpdates::discard &&
+          !parts_.scenario.simulation.train_doomed) {
         ++report_.late;
         report_.wasted_compute_seconds += wasted_compute(p.plan);
         record(untrained_late_record(c, p.plan.earliest_finish, parts_.population->num_samples[c],
@@ -183,8 +187,9 @@ class SyncDriver final : public Driver {
       }
       last_event = std::max(last_event, fate.time);
     }
-    std::sort(arrivals.begin(), arrivals.end(),
-              [](const Arrival& a, const Arrival& b) { return a.time != b.time ? a.time < b.time : a.client < b.client; });
+    std::sort(arrivals.begin(), arrivals.end(), [](const Arrival& a, const Arrival& b) {
+      return a.time != b.time ? a.time < b.time : a.client < b.client;
+    });
     return arrivals;
   }
 
@@ -199,7 +204,8 @@ class SyncDriver final : public Driver {
       auto& o = a.job->outcome;
       const auto& u = o.update;
       if (accepted.size() < needed_ && a.time <= deadline_at) {
-        record(arrival_record(ClientEvent::finished, a.client, a.time, u.num_samples, u.metrics.loss, o.upload_bytes, 0, ""));
+        record(arrival_record(ClientEvent::finished, a.client, a.time, u.num_samples, u.metrics.loss, o.upload_bytes, 0,
+                              ""));
         report_.bytes_up += o.upload_bytes;
         ++report_.finished;
         end = std::max(end, a.time);
@@ -256,7 +262,8 @@ class SyncDriver final : public Driver {
     });
     now_ = end;
     report_.divergence = divergence_of(report_, private_models_ ? nullptr : &global_);
-    const bool diverged = !report_.divergence.empty() && parts_.scenario.simulation.on_divergence == DivergencePolicy::stop;
+    const bool diverged =
+        !report_.divergence.empty() && parts_.scenario.simulation.on_divergence == DivergencePolicy::stop;
     RunEnd run_end;
     if (diverged) run_end = {RunStatus::diverged, report_.divergence};
     const bool last = diverged || stop_reached(parts_.scenario, round_, now_);
@@ -299,7 +306,8 @@ class SyncDriver final : public Driver {
     }
     report_.staleness = input.staleness;
     std::sort(report_.staleness.begin(), report_.staleness.end());
-    const bool enough = !accepted.empty() && static_cast<std::int64_t>(accepted.size()) >= parts_.scenario.simulation.min_cohort;
+    const bool enough =
+        !accepted.empty() && static_cast<std::int64_t>(accepted.size()) >= parts_.scenario.simulation.min_cohort;
     if (enough) {
       shadow_.report(report_, global_, accepted, version_);
       Accounting::add_training_metrics(report_, accepted);
@@ -336,8 +344,8 @@ class SyncDriver final : public Driver {
   bool awaiting_selection_ = false;
   RoundReport report_;
   std::map<std::uint64_t, Pending> jobs_;  // by job id
-  std::size_t outstanding_ = 0;   // jobs (and shadow jobs) not answered yet
-  std::uint32_t answered_ = 0;    // the round's own jobs answered so far
+  std::size_t outstanding_ = 0;            // jobs (and shadow jobs) not answered yet
+  std::uint32_t answered_ = 0;             // the round's own jobs answered so far
   std::vector<StaleUpdate> stale_;
   bool finished_ = false;
 };

@@ -21,7 +21,9 @@ struct TaskPlan {
   double up_bandwidth = 1.0;
   std::uint64_t down_bytes = 0;
   std::uint64_t model_version = 0;
-  double finish(std::uint64_t upload_bytes) const { return earliest_finish + static_cast<double>(upload_bytes) / up_bandwidth; }
+  double finish(std::uint64_t upload_bytes) const {
+    return earliest_finish + static_cast<double>(upload_bytes) / up_bandwidth;
+  }
 };
 
 // Virtual compute time a task spent before `until` (its end, by default): the one formula for

@@ -63,7 +63,8 @@ std::string render_figure(const fs::path& dir, const Figure& f, const std::strin
     script << "set terminal " << terminal << " size " << size << (png ? "" : " dynamic") << " font 'DejaVu Sans,10'\n"
            << "set termoption noenhanced\n"
            << "set output '" << f.name << (png ? ".png" : ".svg") << "'\n"
-           << f.body << "\nunset output\nreset\n" << figure_preamble() << "\n";
+           << f.body << "\nunset output\nreset\n"
+           << figure_preamble() << "\n";
   }
   write_text_file(dir / (f.name + ".gp"), script.str());
   std::fflush(nullptr);

@@ -9,9 +9,9 @@
 namespace drift {
 
 struct Figure {
-  std::string name;    // file stem: NAME.gp, NAME.png, NAME.svg
-  std::string title;   // a caption for index.html
-  std::string body;    // gnuplot commands that draw it (no terminal, no output)
+  std::string name;               // file stem: NAME.gp, NAME.png, NAME.svg
+  std::string title;              // a caption for index.html
+  std::string body;               // gnuplot commands that draw it (no terminal, no output)
   int width = 900, height = 500;  // pixels
 };
 

@@ -74,7 +74,8 @@ Factor grid_factor(const std::string& option) {
   if (f.name == "seed") throw UserError("--grid seed=...: seeds are given with --seeds or --seed-list");
   for (const auto& value : split_top_level(option.substr(eq + 1), "--grid " + f.name)) {
     // A quoted TOML string is shown (and names directories) without its quotes.
-    const bool quoted = value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front();
+    const bool quoted =
+        value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front();
     f.levels.push_back({quoted ? value.substr(1, value.size() - 2) : value, {f.name + "=" + value}});
   }
   return f;

@@ -54,11 +54,16 @@ window.addEventListener('load', function () {
 std::string html_escape(const std::string& text) {
   std::string out;
   for (char c : text) {
-    if (c == '&') out += "&amp;";
-    else if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '"') out += "&quot;";
-    else out += c;
+    if (c == '&')
+      out += "&amp;";
+    else if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else if (c == '"')
+      out += "&quot;";
+    else
+      out += c;
   }
   return out;
 }
@@ -74,14 +79,17 @@ std::string markdown_tables_to_html(const std::string& markdown) {
       header = !in_table;
       in_table = true;
       out << "<tr>";
-      for (const auto& c : table_cells(line)) out << (header ? "<th>" : "<td>") << html_escape(c) << (header ? "</th>" : "</td>");
+      for (const auto& c : table_cells(line))
+        out << (header ? "<th>" : "<td>") << html_escape(c) << (header ? "</th>" : "</td>");
       out << "</tr>\n";
       continue;
     }
     if (in_table) out << "</table></div>\n";
     in_table = false;
-    if (line.rfind("## ", 0) == 0) out << "<h2>" << html_escape(line.substr(3)) << "</h2>\n";
-    else if (!line.empty()) out << "<p>" << html_escape(line) << "</p>\n";
+    if (line.rfind("## ", 0) == 0)
+      out << "<h2>" << html_escape(line.substr(3)) << "</h2>\n";
+    else if (!line.empty())
+      out << "<p>" << html_escape(line) << "</p>\n";
   }
   if (in_table) out << "</table></div>\n";
   return out.str();
@@ -90,7 +98,9 @@ std::string markdown_tables_to_html(const std::string& markdown) {
 std::string render_html(const HtmlPage& page) {
   std::ostringstream out;
   out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>" << html_escape(page.title)
-      << "</title>\n" << kStyle << "\n" << kImageCheck << "\n</head><body>\n<h1>" << html_escape(page.title) << "</h1>\n"
+      << "</title>\n"
+      << kStyle << "\n"
+      << kImageCheck << "\n</head><body>\n<h1>" << html_escape(page.title) << "</h1>\n"
       << page.intro_html;
   if (!page.note.empty()) out << "<p class=\"warning\">" << html_escape(page.note) << "</p>\n";
   for (const auto& f : page.figures) {

@@ -18,11 +18,11 @@ std::string markdown_tables_to_html(const std::string& markdown);
 
 struct HtmlPage {
   std::string title;
-  std::string intro_html;                 // tables, lists: already HTML
-  std::vector<Figure> figures;            // shown as <figures_prefix>/NAME.png, linked to the SVG
+  std::string intro_html;       // tables, lists: already HTML
+  std::vector<Figure> figures;  // shown as <figures_prefix>/NAME.png, linked to the SVG
   std::string figures_prefix = "figures";
-  std::string note;                       // e.g. why there are no figures
-  std::string outro_html;                 // after the figures: lists of runs, files
+  std::string note;        // e.g. why there are no figures
+  std::string outro_html;  // after the figures: lists of runs, files
 };
 
 std::string render_html(const HtmlPage& page);

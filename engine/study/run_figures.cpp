@@ -36,14 +36,16 @@ std::vector<json> read_metrics_lines(const fs::path& file) {
 // evaluations.dat: round time accuracy(%) test_loss; time in `unit`.
 void write_round_data(const std::vector<json>& metrics, const fs::path& dir, const TimeUnit& unit) {
   std::ostringstream rounds, evals;
-  rounds << "# round time_" << unit.label << " train_loss cohort_tv cohort_js window_tv window_js change_tv update_drift\n";
+  rounds << "# round time_" << unit.label
+         << " train_loss cohort_tv cohort_js window_tv window_js change_tv update_drift\n";
   evals << "# round time_" << unit.label << " accuracy_percent test_loss\n";
   for (const auto& m : metrics) {
     const double hours = number_or_nan(m, "time_end") / unit.seconds;
     rounds << m.value("round", 0) << ' ' << data_number(hours) << ' ' << data_number(number_or_nan(m, "train_loss"));
     for (const char* k : {"cohort_tv", "cohort_js", "window_tv", "window_js", "change_tv"})
       rounds << ' ' << data_number(number_or_nan(m, k));
-    rounds << ' ' << data_number(m.contains("update_drift") ? number_or_nan(m["update_drift"], "relative_l2") : std::nan(""));
+    rounds << ' '
+           << data_number(m.contains("update_drift") ? number_or_nan(m["update_drift"], "relative_l2") : std::nan(""));
     rounds << '\n';
     if (m.contains("test_accuracy"))
       evals << m.value("round", 0) << ' ' << data_number(hours) << ' '
@@ -56,11 +58,12 @@ void write_round_data(const std::vector<json>& metrics, const fs::path& dir, con
 
 // Two panels side by side, their keys inside at `key` ("right bottom"), so the plots keep the width.
 Figure two_panels(const std::string& name, const std::string& title, const std::string& y_label,
-                  const std::string& by_round, const std::string& by_time, const TimeUnit& unit, const std::string& key) {
+                  const std::string& by_round, const std::string& by_time, const TimeUnit& unit,
+                  const std::string& key) {
   return {name, title,
           "set multiplot layout 1,2 title '" + title + "'\nset key inside " + key + "\nset ylabel '" + y_label +
-              "'\nset xlabel 'round'\n" +
-              by_round + "\nset xlabel 'virtual time (" + unit.label + ")'\n" + by_time + "\nunset multiplot",
+              "'\nset xlabel 'round'\n" + by_round + "\nset xlabel 'virtual time (" + unit.label + ")'\n" + by_time +
+              "\nunset multiplot",
           1100, 450};
 }
 
@@ -111,19 +114,22 @@ Figure participation_figure(const std::vector<ClientRow>& rows, std::uint32_t ro
     data << '\n';
   }
   write_text_file(dir / "participation.dat", data.str());
-  const std::string title = "Participation: client x round" +
-                            (shown < clients ? " (first " + std::to_string(shown) + " of " + std::to_string(clients) +
-                                                   " clients)"
-                                             : std::string(""));
+  const std::string title =
+      "Participation: client x round" +
+      (shown < clients ? " (first " + std::to_string(shown) + " of " + std::to_string(clients) + " clients)"
+                       : std::string(""));
   return {"participation", title,
-          "set title '" + title + "'\nset xlabel 'round'\nset ylabel 'client'\nunset key\nunset grid\n"
-          "set rmargin at screen 0.8\nset cbrange [-0.5:8.5]\nset palette maxcolors 9\n"
-          "set palette defined (0 '#ffffff', 1 '#bdbdbd', 2 '#e3ecf7', 3 '#ffd54f', 4 '#2e7d32', 5 '#fb8c00', "
-          "6 '#c62828', 7 '#6a1b9a', 8 '#26a69a')\n"
-          "set cbtics ('busy' 0, 'offline' 1, 'online, idle' 2, 'selected' 3, 'finished' 4, 'late' 5, "
-          "'dropped' 6, 'failed' 7, 'stale' 8)\n"
-          "set xrange [0.5:" + std::to_string(rounds) + ".5]\nset yrange [-0.5:" + std::to_string(shown) + "-0.5]\n"
-          "plot 'participation.dat' using 1:2:3 with image",
+          "set title '" + title +
+              "'\nset xlabel 'round'\nset ylabel 'client'\nunset key\nunset grid\n"
+              "set rmargin at screen 0.8\nset cbrange [-0.5:8.5]\nset palette maxcolors 9\n"
+              "set palette defined (0 '#ffffff', 1 '#bdbdbd', 2 '#e3ecf7', 3 '#ffd54f', 4 '#2e7d32', 5 '#fb8c00', "
+              "6 '#c62828', 7 '#6a1b9a', 8 '#26a69a')\n"
+              "set cbtics ('busy' 0, 'offline' 1, 'online, idle' 2, 'selected' 3, 'finished' 4, 'late' 5, "
+              "'dropped' 6, 'failed' 7, 'stale' 8)\n"
+              "set xrange [0.5:" +
+              std::to_string(rounds) + ".5]\nset yrange [-0.5:" + std::to_string(shown) +
+              "-0.5]\n"
+              "plot 'participation.dat' using 1:2:3 with image",
           1000, 600};
 }
 
@@ -153,11 +159,13 @@ Figure timeline_figure(const std::vector<ClientRow>& rows, std::uint32_t round, 
   const std::string title = "Client tasks selected in round " + std::to_string(round) + " (" + std::to_string(tasks) +
                             " tasks) in virtual time";
   return {name, title,
-          "set title '" + title + "'\nset xlabel 'virtual time (" + unit.label + ")'\nset ylabel 'client'\nunset key\n"
-          "set rmargin at screen 0.85\nset cbrange [3.5:7.5]\nset palette maxcolors 4\n"
-          "set palette defined (4 '#2e7d32', 5 '#fb8c00', 6 '#c62828', 7 '#6a1b9a')\n"
-          "set cbtics ('finished' 4, 'late' 5, 'dropped' 6, 'failed' 7)\n"
-          "plot '" + name + ".dat' using 2:1:($3-$2):(0):4 with vectors nohead lw 3 lc palette",
+          "set title '" + title + "'\nset xlabel 'virtual time (" + unit.label +
+              ")'\nset ylabel 'client'\nunset key\n"
+              "set rmargin at screen 0.85\nset cbrange [3.5:7.5]\nset palette maxcolors 4\n"
+              "set palette defined (4 '#2e7d32', 5 '#fb8c00', 6 '#c62828', 7 '#6a1b9a')\n"
+              "set cbtics ('finished' 4, 'late' 5, 'dropped' 6, 'failed' 7)\n"
+              "plot '" +
+              name + ".dat' using 2:1:($3-$2):(0):4 with vectors nohead lw 3 lc palette",
           1000, 500};
 }
 
@@ -176,13 +184,17 @@ Figure partition_figure(const fs::path& run_dir, const fs::path& dir) {
     data << '\n';
   }
   write_text_file(dir / "partition.dat", data.str());
-  const std::string title = "Training samples per client and class" +
-                            (shown < clients.size() ? " (first " + std::to_string(shown) + " clients)" : std::string(""));
+  const std::string title =
+      "Training samples per client and class" +
+      (shown < clients.size() ? " (first " + std::to_string(shown) + " clients)" : std::string(""));
   return {"partition", title,
-          "set title '" + title + "'\nset xlabel 'client'\nset ylabel 'class'\nunset key\nunset grid\n"
-          "set palette defined (0 '#ffffff', 1 '#08306b')\nset cblabel 'samples'\n"
-          "set yrange [-0.5:" + std::to_string(classes) + "-0.5]\nset xrange [-0.5:" + std::to_string(shown) + "-0.5]\n"
-          "plot 'partition.dat' using 1:2:3 with image",
+          "set title '" + title +
+              "'\nset xlabel 'client'\nset ylabel 'class'\nunset key\nunset grid\n"
+              "set palette defined (0 '#ffffff', 1 '#08306b')\nset cblabel 'samples'\n"
+              "set yrange [-0.5:" +
+              std::to_string(classes) + "-0.5]\nset xrange [-0.5:" + std::to_string(shown) +
+              "-0.5]\n"
+              "plot 'partition.dat' using 1:2:3 with image",
           1000, 450};
 }
 
@@ -208,7 +220,8 @@ Figure staleness_figure(const std::vector<json>& metrics, const fs::path& dir) {
 
 }  // namespace
 
-std::vector<Figure> run_figures(const fs::path& run_dir, const fs::path& dir, std::vector<std::uint32_t> timeline_rounds) {
+std::vector<Figure> run_figures(const fs::path& run_dir, const fs::path& dir,
+                                std::vector<std::uint32_t> timeline_rounds) {
   const auto metrics = read_metrics_lines(run_dir / "metrics.jsonl");
   if (metrics.empty()) return {};
   fs::create_directories(dir);
@@ -219,12 +232,13 @@ std::vector<Figure> run_figures(const fs::path& run_dir, const fs::path& dir, st
   figures.push_back(two_panels("accuracy", "Test accuracy", "accuracy (%)",
                                "plot 'evaluations.dat' using 1:3" + points + " title 'test'",
                                "plot 'evaluations.dat' using 2:3" + points + " title 'test'", unit, "right bottom"));
-  figures.push_back(two_panels(
-      "loss", "Loss", "loss",
-      "plot 'rounds.dat' using 1:3 with lines title 'train (aggregated)', 'evaluations.dat' using 1:4" + points +
-          " title 'test'",
-      "plot 'rounds.dat' using 2:3 with lines title 'train (aggregated)', 'evaluations.dat' using 2:4" + points +
-          " title 'test'", unit, "right top"));
+  figures.push_back(
+      two_panels("loss", "Loss", "loss",
+                 "plot 'rounds.dat' using 1:3 with lines title 'train (aggregated)', 'evaluations.dat' using 1:4" +
+                     points + " title 'test'",
+                 "plot 'rounds.dat' using 2:3 with lines title 'train (aggregated)', 'evaluations.dat' using 2:4" +
+                     points + " title 'test'",
+                 unit, "right top"));
   figures.push_back({"drift", "Sampling drift: distance of label distributions",
                      "set title 'Sampling drift'\nset xlabel 'round'\nset ylabel 'distance'\nset yrange [0:*]\n"
                      "set key below\n"
@@ -245,7 +259,8 @@ std::vector<Figure> run_figures(const fs::path& run_dir, const fs::path& dir, st
   const auto clients = partition.is_object() ? partition.value("num_clients", 0u) : 0u;
   if (clients > 0 && rounds > 0) figures.push_back(participation_figure(rows, rounds, clients, dir));
   // By default the first round and the last: how the world looked at the start and at the end.
-  if (timeline_rounds.empty()) timeline_rounds = rounds > 1 ? std::vector<std::uint32_t>{1, rounds} : std::vector<std::uint32_t>{1};
+  if (timeline_rounds.empty())
+    timeline_rounds = rounds > 1 ? std::vector<std::uint32_t>{1, rounds} : std::vector<std::uint32_t>{1};
   for (auto round : timeline_rounds) {
     if (round < 1 || round > rounds)
       throw UserError("--rounds " + std::to_string(round) + ": the run has rounds 1 to " + std::to_string(rounds));

@@ -42,8 +42,8 @@ struct Column {
   std::string name;
   std::function<std::optional<double>(const RunSummary&)> value;
   int digits;
-  bool accuracy;  // withheld for diverged runs
-  bool in_markdown = true;  // study.md shows the columns a reader compares; study.csv all
+  bool accuracy;               // withheld for diverged runs
+  bool in_markdown = true;     // study.md shows the columns a reader compares; study.csv all
   bool measured_only = false;  // study.md leaves it out when no run measured it
 };
 
@@ -59,21 +59,26 @@ std::vector<Column> result_columns(const SummaryTargets& targets) {
   };
   for (std::size_t i = 0; i < targets.accuracies.size(); ++i) {
     const auto p = number_label(targets.accuracies[i] * 100.0);
-    c.push_back({"rounds_to_" + p, [i](const RunSummary& s) {
+    c.push_back({"rounds_to_" + p,
+                 [i](const RunSummary& s) {
                    const auto& r = s.rounds_to.at(i).second;
                    return r ? std::optional<double>(*r) : std::nullopt;
-                 }, 1, true, false});
-    c.push_back({"hours_to_" + p, [i](const RunSummary& s) {
+                 },
+                 1, true, false});
+    c.push_back({"hours_to_" + p,
+                 [i](const RunSummary& s) {
                    const auto& t = s.time_to.at(i).second;
                    return t ? std::optional<double>(*t / 3600.0) : std::nullopt;
-                 }, 2, true});
+                 },
+                 2, true});
   }
   for (std::size_t i = 0; i < targets.times.size(); ++i)
     c.push_back({"accuracy_at_" + number_label(targets.times[i]) + "s",
                  [i](const RunSummary& s) { return s.accuracy_at.at(i).second; }, 4, true});
   c.push_back({"mean_cohort_tv", [](const RunSummary& s) { return finite(s.mean_cohort_tv); }, 3, false});
   c.push_back({"mean_cohort_change_tv", [](const RunSummary& s) { return finite(s.mean_change_tv); }, 3, false});
-  c.push_back({"mean_update_drift", [](const RunSummary& s) { return finite(s.mean_update_drift); }, 3, false, true, true});
+  c.push_back(
+      {"mean_update_drift", [](const RunSummary& s) { return finite(s.mean_update_drift); }, 3, false, true, true});
   c.push_back({"mean_cohort_js", [](const RunSummary& s) { return finite(s.mean_cohort_js); }, 3, false, false});
   c.push_back({"mean_cohort_change_js", [](const RunSummary& s) { return finite(s.mean_change_js); }, 3, false, false});
   c.push_back({"failed", [](const RunSummary& s) { return std::optional<double>(s.failed); }, 0, false});
@@ -99,14 +104,16 @@ std::string cell_text(const std::vector<const RunRecord*>& runs, const Column& c
     if (const auto v = col.value(r->summary)) values.push_back(*v);
   }
   std::string text;
-  if (values.empty()) text = counted ? "–" : "";
+  if (values.empty())
+    text = counted ? "–" : "";
   else {
     const auto ms = mean_std(values);
     text = fixed(ms.mean, col.digits) + (values.size() > 1 ? " ± " + fixed(ms.std, col.digits) : "");
     if (values.size() < counted) text += " (" + std::to_string(values.size()) + "/" + std::to_string(counted) + ")";
   }
-  if (diverged) text += (text.empty() ? "" : ", ") + std::string("diverged ") + std::to_string(diverged) + "/" +
-                        std::to_string(diverged + counted);
+  if (diverged)
+    text += (text.empty() ? "" : ", ") + std::string("diverged ") + std::to_string(diverged) + "/" +
+            std::to_string(diverged + counted);
   return text.empty() ? "–" : text;
 }
 

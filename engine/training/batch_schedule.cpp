@@ -30,8 +30,8 @@ BatchSchedule batch_schedule(const std::vector<std::int64_t>& indices, const Hyp
 std::pair<torch::Tensor, torch::Tensor> scheduled_batch(const BatchSource& source, const BatchSchedule& schedule,
                                                         const BatchSchedule::Step& step, std::uint32_t client_id) {
   const auto& data = *source.data;
-  const auto idx =
-      indices_for(data, torch::from_blob(const_cast<std::int64_t*>(schedule.indices(step)), {step.size}, torch::kInt64));
+  const auto idx = indices_for(
+      data, torch::from_blob(const_cast<std::int64_t*>(schedule.indices(step)), {step.size}, torch::kInt64));
   auto x = data.images.index_select(0, idx).to(source.device);
   auto y = data.labels.index_select(0, idx).to(source.device);
   if (source.augment != nullptr && source.augment->enabled()) {

@@ -46,8 +46,7 @@ std::vector<DeviceSlots> parse_device_pool(const std::string& text) {
       const auto rest = entry.substr(5);
       const auto x = rest.find('x');
       const long gpu = parse_integer(rest.substr(0, x), 0, 255);
-      if (gpu < 0)
-        throw UserError("device '" + entry + "': expected cuda:INDEX or cuda:INDEXxSLOTS, e.g. cuda:0x4");
+      if (gpu < 0) throw UserError("device '" + entry + "': expected cuda:INDEX or cuda:INDEXxSLOTS, e.g. cuda:0x4");
       d.device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(gpu));
       d.slots = x == std::string::npos ? 1 : parse_count(rest.substr(x + 1), entry);
     } else {
@@ -66,9 +65,10 @@ void require_devices(const std::vector<DeviceSlots>& devices) {
   for (const auto& d : devices) {
     if (!d.device.is_cuda()) continue;
     if (!cuda_available())
-      throw UserError("device " + d.name() +
-                      " asked for, but this drift is linked against a LibTorch without CUDA (Debian's libtorch "
-                      "is CPU-only); build with a CUDA LibTorch (make CMAKE_ARGS=-DCMAKE_PREFIX_PATH=...) or use cpu:N");
+      throw UserError(
+          "device " + d.name() +
+          " asked for, but this drift is linked against a LibTorch without CUDA (Debian's libtorch "
+          "is CPU-only); build with a CUDA LibTorch (make CMAKE_ARGS=-DCMAKE_PREFIX_PATH=...) or use cpu:N");
     const auto count = static_cast<std::int64_t>(torch::cuda::device_count());
     if (d.device.index() >= count)
       throw UserError("device " + d.name() + " asked for, but only " + std::to_string(count) + " GPU(s) are visible");

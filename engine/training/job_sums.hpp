@@ -18,10 +18,10 @@ class JobSums {
            std::int64_t step);
 
   struct Totals {
-    std::vector<double> loss;            // sum of loss x batch size, in float64
-    std::vector<std::int64_t> correct;   // training predictions that were right
-    std::vector<std::int64_t> first_bad; // the first step whose loss was not finite; -1: none
-    std::vector<double> bad_value;       // that loss
+    std::vector<double> loss;             // sum of loss x batch size, in float64
+    std::vector<std::int64_t> correct;    // training predictions that were right
+    std::vector<std::int64_t> first_bad;  // the first step whose loss was not finite; -1: none
+    std::vector<double> bad_value;        // that loss
   };
   Totals read() const;  // the one host synchronisation
 

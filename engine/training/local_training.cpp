@@ -49,16 +49,16 @@ ClientUpdate train_locally(Model& model, ClientAlgorithm& algorithm, const Datas
   const auto& hp = task.hyper;
   auto trained = model.parameters();
   for (auto& t : algorithm.extra_parameters()) trained.push_back(t);
-  torch::optim::SGD optimizer(trained, torch::optim::SGDOptions(hp.learning_rate)
-                                                      .momentum(hp.momentum)
-                                                      .weight_decay(hp.weight_decay));
+  torch::optim::SGD optimizer(
+      trained, torch::optim::SGDOptions(hp.learning_rate).momentum(hp.momentum).weight_decay(hp.weight_decay));
   const auto n = static_cast<std::int64_t>(indices.size());
   JobSums sums(1, device);
   const auto row = torch::zeros({1}, torch::TensorOptions().dtype(torch::kInt64).device(device));
   std::uint64_t seen = 0;
   std::uint32_t steps = 0;
   const auto schedule = batch_schedule(indices, hp, client_id, task.round, seed);
-  const BatchSource source{&data, device, &augment, augment.enabled() ? data.black() : torch::Tensor(), seed, task.round};
+  const BatchSource source{&data, device,    &augment, augment.enabled() ? data.black() : torch::Tensor(),
+                           seed,  task.round};
   for (const auto& step : schedule.steps) {
     ctx.epoch = step.epoch;
     auto [x, y] = scheduled_batch(source, schedule, step, client_id);

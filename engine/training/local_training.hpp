@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "engine/algorithms/algorithm.hpp"
-#include "engine/tensors/federated_types.hpp"
 #include "engine/data/dataset.hpp"
 #include "engine/metrics/evaluation.hpp"
 #include "engine/models/model.hpp"
+#include "engine/tensors/federated_types.hpp"
 
 namespace drift {
 
@@ -23,16 +23,15 @@ class TrainingError : public std::runtime_error {
 // loss stopped being finite.
 std::string non_finite_loss_message(std::uint32_t client_id, std::uint32_t round, double value, std::int64_t step);
 
-// Loads the task's weights into `model` (unless the task has none: private models), runs `local_epochs` of SGD over `indices` in an
-// order drawn from ("batch-order", client, round, epoch), and returns the update. `state`
-// is the client's private algorithm state, updated in place. `model` lives on `device`; the
-// batches, the task's payload and the state follow it there, and the update comes back on
-// the CPU. With `augment` enabled, every batch is augmented on the device from the ("augment",
-// client, round, epoch, batch) stream before the algorithm sees it.
+// Loads the task's weights into `model` (unless the task has none: private models), runs `local_epochs` of SGD over
+// `indices` in an order drawn from ("batch-order", client, round, epoch), and returns the update. `state` is the
+// client's private algorithm state, updated in place. `model` lives on `device`; the batches, the task's payload and
+// the state follow it there, and the update comes back on the CPU. With `augment` enabled, every batch is augmented on
+// the device from the ("augment", client, round, epoch, batch) stream before the algorithm sees it.
 ClientUpdate train_locally(Model& model, ClientAlgorithm& algorithm, const Dataset& data,
-                           const std::vector<std::int64_t>& indices, const TrainingTask& task,
-                           std::uint32_t client_id, Payload& state, std::uint64_t seed,
-                           const torch::Device& device = torch::kCPU, const AugmentConfig& augment = {});
+                           const std::vector<std::int64_t>& indices, const TrainingTask& task, std::uint32_t client_id,
+                           Payload& state, std::uint64_t seed, const torch::Device& device = torch::kCPU,
+                           const AugmentConfig& augment = {});
 
 // Evaluates `model` on test samples [begin, end) in batches; sums are in float64 and in
 // sample order, so a range always gives the same bits.

@@ -70,12 +70,14 @@ PackedModel::PackedModel(const Model& prototype, const NamedTensors& start, std:
     // with a 1x1 shortcut is the first of a later stage, which halves the resolution.
     if (resnet_ && p.key().rfind("layer", 0) == 0 && ends_with(p.key(), ".conv1.weight"))
       blocks_.push_back({p.key().substr(0, p.key().size() - std::string(".conv1.weight").size()), 1, false});
-    if (resnet_ && ends_with(p.key(), ".shortcut_conv.weight")) blocks_.back().stride = 2, blocks_.back().shortcut = true;
+    if (resnet_ && ends_with(p.key(), ".shortcut_conv.weight"))
+      blocks_.back().stride = 2, blocks_.back().shortcut = true;
   }
   for (const auto& t : start) {
     if (ends_with(t.name, ".running_mean") || ends_with(t.name, ".running_var")) {
       stat_names_.push_back(t.name);
-      stats_.push_back(torch::empty({clients, t.value.numel()}, t.value.options().device(device)).copy_(t.value.view({1, -1})));
+      stats_.push_back(
+          torch::empty({clients, t.value.numel()}, t.value.options().device(device)).copy_(t.value.view({1, -1})));
     } else if (ends_with(t.name, ".num_batches_tracked")) {
       tracked_start_[t.name] = t.value.item<std::int64_t>();
     } else if (std::find(param_names_.begin(), param_names_.end(), t.name) == param_names_.end()) {
@@ -105,7 +107,8 @@ torch::Tensor PackedModel::conv(const Tensors& w, const torch::Tensor& x, const 
 
 // BatchNorm over the S*C stacked channels: each client's own batch statistics, and its own
 // running ones updated in place.
-torch::Tensor PackedModel::norm(const Tensors& w, Tensors& stats, const torch::Tensor& x, const std::string& name) const {
+torch::Tensor PackedModel::norm(const Tensors& w, Tensors& stats, const torch::Tensor& x,
+                                const std::string& name) const {
   auto mean = stats[index_of(stat_names_, name + ".running_mean")].view({-1});
   auto var = stats[index_of(stat_names_, name + ".running_var")].view({-1});
   return F::batch_norm(x, mean, var,
@@ -134,7 +137,8 @@ torch::Tensor PackedModel::forward(const Tensors& w, Tensors& stats, const torch
     auto h = torch::relu(norm(w, stats, conv(w, y, b.name + ".conv1", b.stride, 1, rows), b.name + ".bn1"));
     h = norm(w, stats, conv(w, h, b.name + ".conv2", 1, 1, rows), b.name + ".bn2");
     const auto skip =
-        b.shortcut ? norm(w, stats, conv(w, y, b.name + ".shortcut_conv", b.stride, 0, rows), b.name + ".shortcut_bn") : y;
+        b.shortcut ? norm(w, stats, conv(w, y, b.name + ".shortcut_conv", b.stride, 0, rows), b.name + ".shortcut_bn")
+                   : y;
     y = torch::relu(h + skip);
   }
   return linear(w, per_client(y.mean({2, 3})), "head");

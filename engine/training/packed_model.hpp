@@ -73,10 +73,10 @@ class PackedModel {
   std::vector<Block> blocks_;
   NamedTensors layout_;  // the prototype's tensors (names, shapes, dtypes), as state_of lists them
   std::vector<std::string> param_names_, stat_names_;
-  Tensors params_, momentum_;          // [K, ...] per parameter
-  Tensors start_;                      // [1, ...]: every row starts from the task's weights
-  Tensors stats_;                      // [K, C] per BatchNorm running statistic
-  std::vector<std::int64_t> steps_;    // steps each row has taken (BatchNorm's num_batches_tracked)
+  Tensors params_, momentum_;                          // [K, ...] per parameter
+  Tensors start_;                                      // [1, ...]: every row starts from the task's weights
+  Tensors stats_;                                      // [K, C] per BatchNorm running statistic
+  std::vector<std::int64_t> steps_;                    // steps each row has taken (BatchNorm's num_batches_tracked)
   std::map<std::string, std::int64_t> tracked_start_;  // each BatchNorm's num_batches_tracked at the start
 };
 

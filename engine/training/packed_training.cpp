@@ -24,7 +24,8 @@ std::vector<PackOutcome> train_packed(const Model& prototype, const PackedObject
     longest = std::max(longest, schedules.back().steps.size());
   }
   JobSums sums(k, device);
-  const BatchSource source{&data, device, &augment, augment.enabled() ? data.black() : torch::Tensor(), seed, task.round};
+  const BatchSource source{&data, device,    &augment, augment.enabled() ? data.black() : torch::Tensor(),
+                           seed,  task.round};
   for (std::size_t t = 0; t < longest; ++t) {
     // The members still training, by the size of their batch: a shorter last batch (or a
     // member that has finished) keeps a client out of the others' step.
@@ -37,7 +38,8 @@ std::vector<PackOutcome> train_packed(const Model& prototype, const PackedObject
       std::vector<torch::Tensor> xs, ys;
       for (auto r : rows) {
         const auto& schedule = schedules[static_cast<std::size_t>(r)];
-        auto [x, y] = scheduled_batch(source, schedule, schedule.steps[t], members[static_cast<std::size_t>(r)].client_id);
+        auto [x, y] =
+            scheduled_batch(source, schedule, schedule.steps[t], members[static_cast<std::size_t>(r)].client_id);
         xs.push_back(x);
         ys.push_back(y);
       }

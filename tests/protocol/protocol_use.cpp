@@ -7,8 +7,7 @@
 
 using namespace drift::actors;
 
-void talk(caf::event_based_actor* self, const slot_actor& slot, const client_actor& client,
-          const pool_actor& pool) {
+void talk(caf::event_based_actor* self, const slot_actor& slot, const client_actor& client, const pool_actor& pool) {
 #if DRIFT_MISUSE == 1
   // A task is a client's message; a trainer slot does not take it.
   self->request(slot, caf::infinite, task_atom::value, Buffer{});

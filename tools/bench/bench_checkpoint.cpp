@@ -4,11 +4,11 @@
 // runs with a no-op trainer (the update is the received model), so the ratio column compares
 // a checkpoint with a simulated round of the same run, measured in the same process; the
 // last column is the cost at the default cadence (one checkpoint per 5 minutes of wall time).
+#include <unistd.h>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <string>
-#include <unistd.h>
 
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/compose/checkpoint.hpp"
@@ -60,7 +60,8 @@ struct Host : JobRunner, DriverListener {
     sampler->archive(s);
     c.sampler = s.take();
     c.files = std::string(files_bytes, '\0');
-    const auto bytes = write_checkpoint(run, std::move(c), "", [&](const fs::path& dir) { states.save_to(dir / "client_state"); });
+    const auto bytes =
+        write_checkpoint(run, std::move(c), "", [&](const fs::path& dir) { states.save_to(dir / "client_state"); });
     checkpoint_ms += ms_since(start);
     checkpoint_mb += static_cast<double>(bytes) / 1e6;
     ++checkpoints;
@@ -92,7 +93,8 @@ struct Cost {
 
 Cost measure(const std::string& mode, std::uint32_t clients, std::uint32_t cohort, std::size_t state_bytes) {
   const std::uint32_t rounds = 10;
-  const std::string text = "[federation]\nclients = " + std::to_string(clients) + "\nrounds = " + std::to_string(rounds) +
+  const std::string text = "[federation]\nclients = " + std::to_string(clients) +
+                           "\nrounds = " + std::to_string(rounds) +
                            "\n[sampler]\nclients_per_round = " + std::to_string(cohort) + "\n[simulation]\nmode = \"" +
                            mode + "\"\n[async]\nconcurrency = " + std::to_string(cohort) +
                            "\nbuffer_size = " + std::to_string(cohort) + "\n[output]\nlog_eligible = false\n";
@@ -128,8 +130,9 @@ Cost measure(const std::string& mode, std::uint32_t clients, std::uint32_t cohor
 }  // namespace
 
 int main() {
-  std::printf("checkpoint benchmark: small-cnn, fedavg, no-op trainer, a checkpoint after every aggregation;\n"
-              "  every client that trained holds a 4 KB private state (in memory)\n");
+  std::printf(
+      "checkpoint benchmark: small-cnn, fedavg, no-op trainer, a checkpoint after every aggregation;\n"
+      "  every client that trained holds a 4 KB private state (in memory)\n");
   std::printf("  %-8s %9s %7s %12s %14s %10s %12s %16s\n", "driver", "clients", "cohort", "round ms", "checkpoint ms",
               "MB", "ratio", "at 5 min cadence");
   for (const std::string mode : {"sync", "fedbuff"}) {

@@ -15,11 +15,11 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/federation.hpp"
+#include "engine/compose/loader.hpp"
 #include "engine/core/rng.hpp"
 #include "engine/metrics/evaluation.hpp"
 #include "engine/models/model.hpp"
 #include "engine/sampling/samplers.hpp"
-#include "engine/compose/loader.hpp"
 
 using namespace drift;
 namespace fs = std::filesystem;
@@ -57,9 +57,9 @@ std::vector<double> bare_fedavg(const Scenario& s, const FederationData& fed) {
       model->train();
       // The same schedule as the drivers: round r trains with lr * lr_decay^(r - 1).
       const double lr = s.training.learning_rate * std::pow(s.training.lr_decay, static_cast<double>(round - 1));
-      torch::optim::SGD opt(model->parameters(), torch::optim::SGDOptions(lr)
-                                                     .momentum(s.training.momentum)
-                                                     .weight_decay(s.training.weight_decay));
+      torch::optim::SGD opt(
+          model->parameters(),
+          torch::optim::SGDOptions(lr).momentum(s.training.momentum).weight_decay(s.training.weight_decay));
       const auto& indices = fed.partition.indices[client];
       for (std::uint32_t epoch = 0; epoch < s.training.local_epochs; ++epoch) {
         auto order = indices;
@@ -70,7 +70,7 @@ std::vector<double> bare_fedavg(const Scenario& s, const FederationData& fed) {
           auto idx = torch::from_blob(order.data() + b, {static_cast<std::int64_t>(n)}, torch::kInt64);
           opt.zero_grad();
           auto loss = torch::nn::functional::cross_entropy(model->forward(train.images.index_select(0, idx)).logits,
-                                                          train.labels.index_select(0, idx));
+                                                           train.labels.index_select(0, idx));
           loss.item<double>();  // drift checks every loss for nan; read it here too
           loss.backward();
           opt.step();
@@ -94,9 +94,14 @@ std::vector<double> bare_fedavg(const Scenario& s, const FederationData& fed) {
     std::int64_t correct = 0;
     for (const auto& [begin, end] : evaluation_chunks(static_cast<std::uint64_t>(test.size()),
                                                       static_cast<std::uint64_t>(s.evaluation.chunk_size), {})) {
-      for (auto b = static_cast<std::int64_t>(begin); b < static_cast<std::int64_t>(end); b += s.evaluation.batch_size) {
+      for (auto b = static_cast<std::int64_t>(begin); b < static_cast<std::int64_t>(end);
+           b += s.evaluation.batch_size) {
         const auto e = std::min<std::int64_t>(static_cast<std::int64_t>(end), b + s.evaluation.batch_size);
-        correct += model->forward(test.images.slice(0, b, e)).logits.argmax(1).eq(test.labels.slice(0, b, e)).sum().item<std::int64_t>();
+        correct += model->forward(test.images.slice(0, b, e))
+                       .logits.argmax(1)
+                       .eq(test.labels.slice(0, b, e))
+                       .sum()
+                       .item<std::int64_t>();
       }
     }
     accuracies.push_back(static_cast<double>(correct) / static_cast<double>(test.size()));
@@ -109,7 +114,8 @@ std::vector<double> drift_fedavg(std::shared_ptr<const Scenario> s, std::shared_
   const auto dir = fs::temp_directory_path() / ("drift-bench-" + std::to_string(getpid()));
   fs::remove_all(dir);
   auto directory = std::make_shared<RunDirectory>(dir, *s, *fed);
-  actors::run_federation(s, fed, directory, std::make_shared<actors::RunObserver>(), actors::FederationOptions{slots, {}, {}});
+  actors::run_federation(s, fed, directory, std::make_shared<actors::RunObserver>(),
+                         actors::FederationOptions{slots, {}, {}});
   std::vector<double> accuracies;
   std::ifstream in(dir / "metrics.jsonl");
   for (std::string line; std::getline(in, line);) accuracies.push_back(nlohmann::json::parse(line)["test_accuracy"]);
@@ -148,8 +154,10 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < std::min(bare_acc.size(), drift_acc.size()); ++i)
     largest = std::max(largest, std::abs(bare_acc[i] - drift_acc[i]));
   if (bare_acc.size() != drift_acc.size() || largest > kTolerance) {
-    std::fprintf(stderr, "the bare loop and drift disagree (final accuracy %.4f vs %.4f, largest gap %.4f > %.4f): "
-                 "not the same training\n", bare_acc.back(), drift_acc.back(), largest, kTolerance);
+    std::fprintf(stderr,
+                 "the bare loop and drift disagree (final accuracy %.4f vs %.4f, largest gap %.4f > %.4f): "
+                 "not the same training\n",
+                 bare_acc.back(), drift_acc.back(), largest, kTolerance);
     return 1;
   }
   std::printf("  same training: both reach %.2f%% after %u rounds (largest gap per round %.4f, tolerance %.4f)\n",

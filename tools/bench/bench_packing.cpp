@@ -76,7 +76,8 @@ Row measure(const Subject& subject, std::int64_t k, int repeats) {
     for (std::int64_t i = 0; i < k; ++i) {
       auto& opt = opts[static_cast<std::size_t>(i)];
       opt.zero_grad();
-      F::cross_entropy(models[static_cast<std::size_t>(i)]->forward(x.select(1, i).unsqueeze(1)).logits, y[i]).backward();
+      F::cross_entropy(models[static_cast<std::size_t>(i)]->forward(x.select(1, i).unsqueeze(1)).logits, y[i])
+          .backward();
       opt.step();
     }
   };
@@ -89,8 +90,9 @@ Row measure(const Subject& subject, std::int64_t k, int repeats) {
   for (std::int64_t i = 0; i < k; ++i) {
     const auto mine = check.unpack(i), theirs = state_of(*models[static_cast<std::size_t>(i)]);
     for (std::size_t t = 0; t < mine.size(); ++t)
-      row.max_diff = std::max(row.max_diff, (mine[t].value.to(torch::kDouble) - theirs[t].value.to(torch::kDouble))
-                                                .abs().max().item<double>());
+      row.max_diff =
+          std::max(row.max_diff,
+                   (mine[t].value.to(torch::kDouble) - theirs[t].value.to(torch::kDouble)).abs().max().item<double>());
   }
 
   row.unpacked_s = seconds_of(unpacked_step, repeats);

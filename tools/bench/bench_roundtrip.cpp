@@ -22,7 +22,9 @@ namespace {
 
 // Stands in for a trainer slot: answers every job with a prepared update of the real size.
 caf::behavior echo_slot(caf::event_based_actor*, Buffer update) {
-  return {[=](train_atom, const Buffer&, const Buffer&) { return caf::make_message(update, Buffer(std::vector<char>(64))); }};
+  return {[=](train_atom, const Buffer&, const Buffer&) {
+    return caf::make_message(update, Buffer(std::vector<char>(64)));
+  }};
 }
 
 struct Sizes {
@@ -44,7 +46,8 @@ double time_jobs(caf::actor_system& system, const caf::actor& slot, const Sizes&
   caf::scoped_actor self{system};
   auto one = [&] {
     self->request(slot, caf::infinite, train_atom::value, sizes.state, sizes.task)
-        .receive([](const Buffer&, const Buffer&) {}, [](caf::error& err) { throw std::runtime_error(to_string(err)); });
+        .receive([](const Buffer&, const Buffer&) {},
+                 [](caf::error& err) { throw std::runtime_error(to_string(err)); });
   };
   for (int i = 0; i < n / 10; ++i) one();
   const auto start = Clock::now();

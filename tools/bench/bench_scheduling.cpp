@@ -10,8 +10,8 @@
 #include <fstream>
 #include <string>
 
-#include "engine/compose/loader.hpp"
 #include "engine/algorithms/algorithm.hpp"
+#include "engine/compose/loader.hpp"
 #include "engine/sampling/cohort_sampler.hpp"
 #include "engine/sim/driver.hpp"
 #include "messages/selection_codec.hpp"
@@ -65,7 +65,8 @@ struct Result {
 };
 
 Result simulate(const std::string& mode, std::uint32_t clients, std::uint32_t rounds, bool through_codec) {
-  const std::string text = "[federation]\nclients = " + std::to_string(clients) + "\nrounds = " + std::to_string(rounds) +
+  const std::string text = "[federation]\nclients = " + std::to_string(clients) +
+                           "\nrounds = " + std::to_string(rounds) +
                            "\n[sampler]\nclients_per_round = 1000\n[simulation]\nmode = \"" + mode +
                            "\"\n[async]\nconcurrency = 1000\nbuffer_size = 1000\n[profile]\nspeed_sigma = 0.5\n"
                            "[evaluation]\nevery = 1000000\n[output]\nlog_eligible = false\n";
@@ -92,8 +93,9 @@ Result simulate(const std::string& mode, std::uint32_t clients, std::uint32_t ro
 
 int main() {
   std::printf("scheduling benchmark: no-op trainer, 1,000 clients per round (async: 1,000 concurrent, K = 1,000)\n");
-  std::printf("  'direct': the sampler answers in the driver's thread; 'codec': every SelectionRequest and\n"
-              "  Selection is encoded and decoded, as between the server and the sampler actor.\n");
+  std::printf(
+      "  'direct': the sampler answers in the driver's thread; 'codec': every SelectionRequest and\n"
+      "  Selection is encoded and decoded, as between the server and the sampler actor.\n");
   std::printf("  %-9s %10s %8s %14s %12s %10s %12s %12s\n", "driver", "clients", "rounds", "updates/s", "ms/round",
               "ratio", "codec ms", "codec cost");
   // The best of three runs of each variant, interleaved, so that the machine's noise (a few

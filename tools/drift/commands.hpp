@@ -3,8 +3,8 @@
 // main(), which prints it as one line and exits with 2.
 #include <atomic>
 #include <cstdint>
-#include <stdexcept>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -30,10 +30,10 @@ struct RunArgs {
   bool no_plots = false;
   bool quiet = false;  // log to the run directory only (a study prints its own lines)
   // Multi-node: coordinate workers (see drift worker).
-  std::string listen;       // HOST:PORT; empty: a single-process run
-  int workers = 0;          // wait for this many workers before the first round
-  bool no_local = false;    // train on workers only
-  std::string token_file;   // else $DRIFT_JOIN_TOKEN
+  std::string listen;      // HOST:PORT; empty: a single-process run
+  int workers = 0;         // wait for this many workers before the first round
+  bool no_local = false;   // train on workers only
+  std::string token_file;  // else $DRIFT_JOIN_TOKEN
   bool tls = false;
   std::string cert, key, ca;
   double join_timeout = 600;
@@ -120,10 +120,10 @@ int list_command();
 int list_keys_command();  // drift list keys: the scenario's key table
 
 struct WorkerArgs {
-  std::string connect;      // the coordinator's HOST:PORT
+  std::string connect;  // the coordinator's HOST:PORT
   std::string devices = "cpu";
   std::string token_file;
-  std::string name;         // default: host name and process id
+  std::string name;  // default: host name and process id
   std::string expect_scenario;
   bool tls = false;
   std::string cert, key, ca;

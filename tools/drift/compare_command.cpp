@@ -9,9 +9,9 @@
 
 #include "commands.hpp"
 #include "engine/core/error.hpp"
-#include "engine/study/gnuplot.hpp"
 #include "engine/metrics/comparison.hpp"
 #include "engine/metrics/metrics_file.hpp"
+#include "engine/study/gnuplot.hpp"
 
 namespace drift::cli {
 namespace fs = std::filesystem;
@@ -25,7 +25,7 @@ std::vector<std::string> domain_names(const fs::path& run) {
   std::ifstream in(run / "partition.json");
   const auto partition = json::parse(in, nullptr, false);
   return partition.is_object() && partition.contains("domains") ? partition["domains"].get<std::vector<std::string>>()
-                                                                 : std::vector<std::string>{};
+                                                                : std::vector<std::string>{};
 }
 
 // Communication and per-domain accuracy come from metrics.jsonl, which RoundFacts leaves out.

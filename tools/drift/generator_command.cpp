@@ -24,7 +24,8 @@ int check_generator_command(const std::string& directory) {
   else
     std::printf("  latents: N(0, I) of dimension %lld (no mapping)\n", static_cast<long long>(s.latent_dim));
   std::printf("  synthesis: %lld style input(s) -> 3 x %lld x %lld images in %s\n", static_cast<long long>(s.num_ws),
-              static_cast<long long>(s.resolution), static_cast<long long>(s.resolution), s.unit_range ? "[0,1]" : "[-1,1]");
+              static_cast<long long>(s.resolution), static_cast<long long>(s.resolution),
+              s.unit_range ? "[0,1]" : "[-1,1]");
   std::printf("  4 probe images: values in [%.3f, %.3f]; loaded and probed in %.2f s\n", images.min().item<double>(),
               images.max().item<double>(), seconds);
   return 0;

@@ -20,8 +20,8 @@ sigset_t watched_signals() {
 
 }  // namespace
 
-InterruptWatch::InterruptWatch(std::shared_ptr<actors::RunInterrupt> interrupt, std::function<void(const std::string&)> say,
-                               bool quit_on_second)
+InterruptWatch::InterruptWatch(std::shared_ptr<actors::RunInterrupt> interrupt,
+                               std::function<void(const std::string&)> say, bool quit_on_second)
     : interrupt_(std::move(interrupt)) {
   // Blocked before any other thread exists, so every thread the run starts inherits the mask
   // and the signals reach only the watcher.

@@ -15,14 +15,18 @@ std::string one_line(const char* text) {
   std::string out;
   for (const char* p = text; *p; ++p) {
     const auto c = static_cast<unsigned char>(*p);
-    if (c == '\n') out += "\\n";
-    else if (c == '\r') out += "\\r";
-    else if (c == '\t') out += "\\t";
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\r')
+      out += "\\r";
+    else if (c == '\t')
+      out += "\\t";
     else if (c < 0x20 || c == 0x7f) {
       char hex[8];
       std::snprintf(hex, sizeof hex, "\\x%02x", c);
       out += hex;
-    } else out += *p;
+    } else
+      out += *p;
   }
   return out;
 }
@@ -41,24 +45,28 @@ void add_trust_options(CLI::App* cmd, std::string& token_file, bool& tls, std::s
 
 // `drift run`, and `drift resume`, which takes the same options but a run directory.
 CLI::App* add_run(CLI::App& app, drift::cli::RunArgs& run, bool resume = false) {
-  auto* cmd = resume ? app.add_subcommand("resume", "continue a run from its last checkpoint (after an interrupt, a "
-                                                    "crash or a full disk), or extend a finished one with --set "
-                                                    "federation.rounds=N")
+  auto* cmd = resume ? app.add_subcommand("resume",
+                                          "continue a run from its last checkpoint (after an interrupt, a "
+                                          "crash or a full disk), or extend a finished one with --set "
+                                          "federation.rounds=N")
                      : app.add_subcommand("run", "run a scenario and write a run directory");
   cmd->add_option(resume ? "run_dir" : "scenario", run.scenario, resume ? "the run directory" : "scenario file (TOML)")
       ->required();
   cmd->add_option("--set", run.sets, "override a scenario key, e.g. --set federation.rounds=5 (repeatable)");
   if (!resume) cmd->add_option("--out", run.out, "run directory (default: <output.runs_dir>/<name>[-N])");
-  auto* slots_opt = cmd->add_option("--slots", run.slots, "CPU trainer slots (same as --devices cpu:N)")->check(CLI::Range(1, 4096));
-  cmd->add_option("--devices", run.devices, "device pool, e.g. cpu:2,cuda:0x4 (overrides [devices])")->excludes(slots_opt);
+  auto* slots_opt =
+      cmd->add_option("--slots", run.slots, "CPU trainer slots (same as --devices cpu:N)")->check(CLI::Range(1, 4096));
+  cmd->add_option("--devices", run.devices, "device pool, e.g. cpu:2,cuda:0x4 (overrides [devices])")
+      ->excludes(slots_opt);
   cmd->add_flag("--no-progress", run.no_progress, "plain log lines even on a terminal");
   cmd->add_flag("--no-plots", run.no_plots, "write no figures at the end");
   // Studies run each run as a child process that logs to its run directory only.
   cmd->add_flag("--quiet", run.quiet)->group("");
   // Tests: stop as if interrupted after this aggregation.
   cmd->add_option("--stop-after", run.stop_after)->check(CLI::Range(1, 1 << 30))->group("");
-  auto* listen = cmd->add_option("--listen", run.listen, "coordinate workers: listen on HOST:PORT (port 0: any free port)")
-                     ->group("Multi-node");
+  auto* listen =
+      cmd->add_option("--listen", run.listen, "coordinate workers: listen on HOST:PORT (port 0: any free port)")
+          ->group("Multi-node");
   cmd->add_option("--workers", run.workers, "wait for N workers before the first round")
       ->check(CLI::Range(0, 100000))
       ->group("Multi-node");
@@ -126,8 +134,9 @@ void add_study_options(CLI::App* cmd, drift::cli::StudyArgs& study, const std::s
 CLI::App* add_compare(CLI::App& app, drift::cli::StudyArgs& compare) {
   auto* cmd = app.add_subcommand("compare", "run a scenario for several algorithms and seeds; write a table");
   add_study_options(cmd, compare, "runs/compare-<scenario>");
-  cmd->add_option("--algorithms", compare.algorithms,
-                  "variants NAME[:PRESET][+KEY=VALUE]..., comma-separated, e.g. fedavg,fedskc:reference,fedskc+gpr=false")
+  cmd->add_option(
+         "--algorithms", compare.algorithms,
+         "variants NAME[:PRESET][+KEY=VALUE]..., comma-separated, e.g. fedavg,fedskc:reference,fedskc+gpr=false")
       ->required();
   return cmd;
 }
@@ -156,8 +165,8 @@ CLI::App* add_check_generator(CLI::App& app, std::string& generator_dir) {
 }
 
 CLI::App* add_pretrain_generator(CLI::App& app, drift::cli::PretrainGeneratorArgs& pretrain) {
-  auto* cmd = app.add_subcommand(
-      "pretrain-generator", "train drift's own small generator (a VAE decoder) and export it for FedKTL");
+  auto* cmd = app.add_subcommand("pretrain-generator",
+                                 "train drift's own small generator (a VAE decoder) and export it for FedKTL");
   cmd->add_option("--out", pretrain.out, "output folder (new or empty)")->required();
   cmd->add_option("--dataset", pretrain.dataset, "training images (default fashion-mnist)");
   cmd->add_option("--data-path", pretrain.data_path, "dataset folder (default: the Debian package's)");
@@ -193,7 +202,8 @@ int main(int argc, char** argv) {
   auto* study_cmd = add_study(app, study);
   auto* plot_cmd = add_plot(app, plot_dir, plot_rounds);
   std::string list_what;
-  app.add_subcommand("list", "list datasets, partitions, models, algorithms and samplers; `drift list keys`: every scenario key")
+  app.add_subcommand(
+         "list", "list datasets, partitions, models, algorithms and samplers; `drift list keys`: every scenario key")
       ->add_option("what", list_what, "keys: every scenario key with its type, default, range and help")
       ->check(CLI::IsMember({"keys"}));
   auto* generator_cmd = add_check_generator(app, generator_dir);

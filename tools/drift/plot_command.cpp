@@ -36,8 +36,10 @@ std::string render_all(const fs::path& dir, std::vector<Figure>& figures, const 
   const auto gnuplot = find_gnuplot();
   if (gnuplot.empty()) {
     figures.clear();
-    const std::string note = "no figures: gnuplot is not installed (Debian package gnuplot-nox; make quickstart "
-                             "installs it); the data files are in " + dir.string();
+    const std::string note =
+        "no figures: gnuplot is not installed (Debian package gnuplot-nox; make quickstart "
+        "installs it); the data files are in " +
+        dir.string();
     std::fprintf(stderr, "drift: %s\n", note.c_str());
     return note;
   }
@@ -46,7 +48,8 @@ std::string render_all(const fs::path& dir, std::vector<Figure>& figures, const 
   for (auto& f : figures) {
     if (stop && stop->load() != 0) throw PlotInterrupted();
     const auto error = render_figure(dir, f, gnuplot);
-    if (error.empty()) drawn.push_back(std::move(f));
+    if (error.empty())
+      drawn.push_back(std::move(f));
     else {
       std::fprintf(stderr, "drift: warning: %s\n", error.c_str());
       note = "some figures could not be drawn: " + error;
@@ -62,13 +65,13 @@ std::string summary_html(const json& s) {
   std::ostringstream out;
   out << "<table>\n";
   auto row = [&](const std::string& key, const json& value) {
-    out << "<tr><td>" << html_escape(key) << "</td><td>" << html_escape(value.is_string() ? value.get<std::string>() : value.dump())
-        << "</td></tr>\n";
+    out << "<tr><td>" << html_escape(key) << "</td><td>"
+        << html_escape(value.is_string() ? value.get<std::string>() : value.dump()) << "</td></tr>\n";
   };
-  for (const char* key : {"status", "reason", "rounds", "virtual_time", "best_accuracy", "best_round", "final_accuracy",
-                          "last5_mean_accuracy", "rounds_to_accuracy", "time_to_accuracy", "accuracy_at_time",
-                          "mean_cohort_tv", "mean_cohort_change_tv", "mean_update_drift", "updates", "wasted_compute_seconds", "diverged",
-                          "wall_seconds"})
+  for (const char* key :
+       {"status", "reason", "rounds", "virtual_time", "best_accuracy", "best_round", "final_accuracy",
+        "last5_mean_accuracy", "rounds_to_accuracy", "time_to_accuracy", "accuracy_at_time", "mean_cohort_tv",
+        "mean_cohort_change_tv", "mean_update_drift", "updates", "wasted_compute_seconds", "diverged", "wall_seconds"})
     if (s.contains(key)) row(key, s[key]);
   out << "</table>\n<p>Files: <a href=\"metrics.jsonl\">metrics.jsonl</a>, <a href=\"clients.csv\">clients.csv</a>, "
          "<a href=\"population.csv\">population.csv</a>, <a href=\"summary.json\">summary.json</a>, "
@@ -129,12 +132,13 @@ void plot_study_directory(const fs::path& out, const StudyTable& table) {
   std::string intro = markdown_tables_to_html(read_text(out / "study.md"));
   if (fs::exists(out / "comparison.md"))
     intro += "<h2>Comparison</h2>\n" + markdown_tables_to_html(read_text(out / "comparison.md"));
-  page.intro_html = intro + "<p>Files: <a href=\"study.csv\">study.csv</a>, <a href=\"study.md\">study.md</a>, "
-                            "<a href=\"study.json\">study.json</a></p>\n";
+  page.intro_html = intro +
+                    "<p>Files: <a href=\"study.csv\">study.csv</a>, <a href=\"study.md\">study.md</a>, "
+                    "<a href=\"study.json\">study.json</a></p>\n";
   std::string runs = "<h2>Runs</h2>\n<ul>\n";
   for (const auto& r : table.runs)
-    runs += "<li><a href=\"" + html_escape(r.path) + "/index.html\">" + html_escape(r.path) + "</a>: " +
-            html_escape(r.status) + "</li>\n";
+    runs += "<li><a href=\"" + html_escape(r.path) + "/index.html\">" + html_escape(r.path) +
+            "</a>: " + html_escape(r.status) + "</li>\n";
   page.outro_html = runs + "</ul>\n";
   write_text_file(out / "index.html", render_html(page));
 }

@@ -8,8 +8,10 @@ namespace {
 std::string clock_text(double seconds) {
   const auto s = static_cast<long>(seconds + 0.5);
   char out[32];
-  if (s >= 3600) std::snprintf(out, sizeof(out), "%ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
-  else std::snprintf(out, sizeof(out), "%ld:%02ld", s / 60, s % 60);
+  if (s >= 3600)
+    std::snprintf(out, sizeof(out), "%ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
+  else
+    std::snprintf(out, sizeof(out), "%ld:%02ld", s / 60, s % 60);
   return out;
 }
 
@@ -32,11 +34,11 @@ void ProgressDisplay::on_round(const RoundReport& r) {
 
   last_progress_ = std::chrono::steady_clock::now().time_since_epoch().count();
   auto& line_log = live_ ? file_only_ : log_;
-  line_log->info("round {}/{}: {} updates{}, train loss {:.4f}{} ({:.2f} s train, {:.2f} s eval)", r.round,
-                 r.total_rounds, r.num_updates, failed ? fmt::format(" ({} failed)", failed) : "", r.train_loss,
-                 r.evaluated ? fmt::format(", test accuracy {:.2f}%, test loss {:.4f}", 100 * r.test_accuracy, r.test_loss)
-                             : "",
-                 r.wall_train_seconds, r.wall_eval_seconds);
+  line_log->info(
+      "round {}/{}: {} updates{}, train loss {:.4f}{} ({:.2f} s train, {:.2f} s eval)", r.round, r.total_rounds,
+      r.num_updates, failed ? fmt::format(" ({} failed)", failed) : "", r.train_loss,
+      r.evaluated ? fmt::format(", test accuracy {:.2f}%, test loss {:.4f}", 100 * r.test_accuracy, r.test_loss) : "",
+      r.wall_train_seconds, r.wall_eval_seconds);
   for (const auto& c : r.clients)
     if (c.event == ClientEvent::failed) log_->warn("round {}: client {} failed: {}", r.round, c.client_id, c.detail);
   if (live_) {
@@ -68,9 +70,11 @@ void ProgressDisplay::on_finish(const RunSummary& s) {
     log_->error("diverged at aggregation {}: {}; its accuracies are not results", *s.diverged_round, s.divergence);
     return;
   }
-  log_->info("finished {} rounds in {:.0f} virtual s: best accuracy {:.2f}% (round {}), final {:.2f}%, mean of last 5 "
-             "{:.2f}%", s.rounds, s.virtual_time, 100 * s.best_accuracy, s.best_round, 100 * s.final_accuracy,
-             100 * s.last5_mean_accuracy);
+  log_->info(
+      "finished {} rounds in {:.0f} virtual s: best accuracy {:.2f}% (round {}), final {:.2f}%, mean of last 5 "
+      "{:.2f}%",
+      s.rounds, s.virtual_time, 100 * s.best_accuracy, s.best_round, 100 * s.final_accuracy,
+      100 * s.last5_mean_accuracy);
 }
 
 void ProgressDisplay::on_notice(const std::string& text) {

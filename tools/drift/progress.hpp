@@ -28,7 +28,8 @@ class ProgressDisplay final : public actors::RunObserver {
   // Written by the metrics sink's thread (on_round), read by the server's (on_progress).
   std::atomic<double> last_accuracy_{0.0};
   double last_loss_ = 0.0;
-  std::atomic<std::chrono::steady_clock::rep> last_progress_{std::chrono::steady_clock::now().time_since_epoch().count()};
+  std::atomic<std::chrono::steady_clock::rep> last_progress_{
+      std::chrono::steady_clock::now().time_since_epoch().count()};
 };
 
 }  // namespace drift::cli

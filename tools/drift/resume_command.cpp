@@ -22,9 +22,11 @@ void check_overrides(const std::vector<Override>& overrides) {
   const auto resumable = resumable_keys();
   for (const auto& o : overrides) {
     if (std::find(resumable.begin(), resumable.end(), o.key) != resumable.end()) continue;
-    throw UserError("--set " + o.key + ": a resumed run cannot change it, since the aggregations before the "
+    throw UserError("--set " + o.key +
+                    ": a resumed run cannot change it, since the aggregations before the "
                     "checkpoint were computed with its old value (run the scenario again instead); resume "
-                    "may change: " + join(resumable));
+                    "may change: " +
+                    join(resumable));
   }
 }
 
@@ -49,7 +51,8 @@ int resume_command(const RunArgs& args) {
     throw UserError(e.what());
   }
   if (!stored)
-    throw UserError(path.string() + " holds no checkpoint (a run writes its first at checkpoint.every or "
+    throw UserError(path.string() +
+                    " holds no checkpoint (a run writes its first at checkpoint.every or "
                     "checkpoint.minutes, at its end or when interrupted): start it again with drift run");
   const auto overrides = parse_overrides(args.sets);
   check_overrides(overrides);
@@ -64,8 +67,10 @@ int resume_command(const RunArgs& args) {
 
   const auto status = summary_status(path);
   if (status == "diverged" || status == "ended") {
-    std::printf("%s %s after its last checkpoint (aggregation %u); resuming would repeat that. summary.json "
-                "has the reason.\n", path.string().c_str(), status.c_str(), c.round);
+    std::printf(
+        "%s %s after its last checkpoint (aggregation %u); resuming would repeat that. summary.json "
+        "has the reason.\n",
+        path.string().c_str(), status.c_str(), c.round);
     return 0;
   }
   if (status == "completed" && stop_reached(*scenario, c.round, c.virtual_time)) {

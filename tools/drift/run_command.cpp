@@ -7,10 +7,10 @@
 
 #include "actors/federation.hpp"
 #include "commands.hpp"
-#include "interrupts.hpp"
 #include "engine/cluster/join.hpp"
 #include "engine/compose/packing.hpp"
 #include "engine/core/error.hpp"
+#include "interrupts.hpp"
 #include "progress.hpp"
 
 namespace drift::cli {
@@ -31,8 +31,8 @@ void describe_run(spdlog::logger& log, const Scenario& scenario, const Federatio
   log.info("{}: {} training / {} test samples, {} clients ({} partition)", scenario.data.dataset, train.size(),
            data.data.test->size(), scenario.clients, scenario.partition.scheme);
   if (scenario.simulation.mode == SimulationMode::sync)
-    log.info("sync rounds: {} clients per round ({} sampler), {} rounds", scenario.sampler.cohort_size(scenario.clients),
-             scenario.sampler.name, scenario.rounds);
+    log.info("sync rounds: {} clients per round ({} sampler), {} rounds",
+             scenario.sampler.cohort_size(scenario.clients), scenario.sampler.name, scenario.rounds);
   else
     log.info("{}: {} clients training at once ({} sampler), {} aggregations", name_of(scenario.simulation.mode),
              scenario.async.concurrency, scenario.sampler.name, scenario.rounds);
@@ -44,12 +44,11 @@ void describe_run(spdlog::logger& log, const Scenario& scenario, const Federatio
   log.info("run directory: {}", path.string());
   for (const auto& w : scenario.warnings) log.warn("{}", w);
   if (cluster.listen)
-    log.info("coordinator: {} worker(s){}", cluster.workers, cluster.no_local ? ", no local slots" : " plus local slots");
+    log.info("coordinator: {} worker(s){}", cluster.workers,
+             cluster.no_local ? ", no local slots" : " plus local slots");
 }
 
-bool is_loopback(const std::string& host) {
-  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
-}
+bool is_loopback(const std::string& host) { return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0; }
 
 actors::ClusterOptions cluster_options(const RunArgs& args) {
   actors::ClusterOptions c;
@@ -63,7 +62,8 @@ actors::ClusterOptions cluster_options(const RunArgs& args) {
   // message: one 32-byte header could make the coordinator allocate 4 GB. With --tls, a peer
   // without a certificate from the CA fails the TLS handshake before BASP reads anything.
   if (!is_loopback(c.listen->host) && !args.tls)
-    throw UserError("--listen " + args.listen + " off loopback needs --tls (with --cert, --key, --ca): without it "
+    throw UserError("--listen " + args.listen +
+                    " off loopback needs --tls (with --cert, --key, --ca): without it "
                     "any peer that connects can make the coordinator allocate gigabytes before the join token is "
                     "checked");
   if (args.no_local && args.workers < 1) throw UserError("--no-local needs --workers N (N >= 1): nobody would train");

@@ -7,9 +7,9 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <optional>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "commands.hpp"
@@ -45,7 +45,8 @@ std::vector<std::uint64_t> study_seeds(const StudyArgs& args) {
   if (args.seeds > 0 && !args.seed_list.empty()) throw UserError("--seeds and --seed-list: give one of them");
   if (!args.seed_list.empty()) {
     if (const auto twice = repeated(args.seed_list))
-      throw UserError("--seed-list names seed " + std::to_string(*twice) + " twice: the table would count its run twice");
+      throw UserError("--seed-list names seed " + std::to_string(*twice) +
+                      " twice: the table would count its run twice");
     return args.seed_list;
   }
   std::vector<std::uint64_t> seeds;
@@ -66,7 +67,8 @@ std::vector<Factor> study_factors(const StudyArgs& args) {
     factors.push_back(grid_factor(g));
     refuse_repeated_levels(factors.back(), "--grid " + g);
     for (std::size_t f = 0; f + 1 < factors.size(); ++f)
-      if (factors[f].name == factors.back().name) throw UserError("--grid " + g + ": " + factors[f].name + " is already a factor");
+      if (factors[f].name == factors.back().name)
+        throw UserError("--grid " + g + ": " + factors[f].name + " is already a factor");
   }
   for (const auto& s : args.sets)
     if (s.rfind("seed=", 0) == 0)
@@ -75,8 +77,8 @@ std::vector<Factor> study_factors(const StudyArgs& args) {
 }
 
 // What defines the study; a directory holding a different one is refused rather than mixed.
-json study_definition(const StudyArgs& args, const std::vector<Factor>& factors, const std::vector<std::uint64_t>& seeds,
-                      const std::string& resolved_scenario) {
+json study_definition(const StudyArgs& args, const std::vector<Factor>& factors,
+                      const std::vector<std::uint64_t>& seeds, const std::string& resolved_scenario) {
   json f = json::array();
   for (const auto& factor : factors) {
     json levels = json::array();
@@ -103,7 +105,8 @@ DirectoryLock prepare_directory(const fs::path& out, const json& definition) {
     std::ifstream in(file);
     const auto old = json::parse(in, nullptr, false);
     if (old != definition)
-      throw UserError("--out " + out.string() + " holds a different study (its study.json differs: scenario, factors, "
+      throw UserError("--out " + out.string() +
+                      " holds a different study (its study.json differs: scenario, factors, "
                       "seeds or --set); name a new directory");
     return lock;
   }
@@ -150,7 +153,8 @@ StudyPlan plan_study(const StudyArgs& args, const std::string& default_prefix) {
     }
   }
   if (!args.out.empty()) check_output_path(args.out, "--out");
-  plan.out = args.out.empty() ? fs::path("runs") / (default_prefix + fs::path(args.scenario).stem().string()) : fs::path(args.out);
+  plan.out = args.out.empty() ? fs::path("runs") / (default_prefix + fs::path(args.scenario).stem().string())
+                              : fs::path(args.out);
   plan.lock = prepare_directory(plan.out, study_definition(args, plan.factors, plan.seeds, resolved));
   return plan;
 }
@@ -196,7 +200,8 @@ StudyTable study_table(const StudyPlan& plan) {
 }
 
 int study_command(const StudyArgs& args) {
-  if (args.grid.empty() && args.algorithms.empty()) throw UserError("drift study: give at least one --grid or --algorithms");
+  if (args.grid.empty() && args.algorithms.empty())
+    throw UserError("drift study: give at least one --grid or --algorithms");
   const auto plan = plan_study(args, "study-");
   const int status = execute_study(args, plan);
   const auto table = study_table(plan);

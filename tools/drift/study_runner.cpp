@@ -14,9 +14,9 @@
 #include <map>
 #include <thread>
 
+#include "engine/compose/checkpoint.hpp"
 #include "engine/core/durations.hpp"
 #include "engine/core/error.hpp"
-#include "engine/compose/checkpoint.hpp"
 #include "engine/metrics/metrics_file.hpp"
 #include "interrupts.hpp"
 
@@ -122,8 +122,10 @@ class Progress {
       const double left = per_run * static_cast<double>(total_ - done_) / static_cast<double>(std::max(1, o_.jobs));
       line += "; ETA " + human_duration(left);
     }
-    if (o_.live) std::fprintf(stderr, "\r\033[K%s", line.c_str());
-    else std::fprintf(stderr, "%s\n", line.c_str());
+    if (o_.live)
+      std::fprintf(stderr, "\r\033[K%s", line.c_str());
+    else
+      std::fprintf(stderr, "%s\n", line.c_str());
   }
 
   void end_line() {
@@ -160,22 +162,26 @@ RunnerOutcome run_planned(const std::vector<PlannedRun>& runs, const RunnerOptio
       continue;
     }
     const bool resume = has_checkpoint(dir);  // one that cannot be read: drift resume says why
-    if (resume) ++outcome.resumed;
-    else fs::remove_all(dir);  // without a checkpoint, an unfinished run starts over
+    if (resume)
+      ++outcome.resumed;
+    else
+      fs::remove_all(dir);  // without a checkpoint, an unfinished run starts over
     queue.emplace_back(&r, resume);
   }
   Progress progress(o, runs.size(), outcome.skipped);
   std::map<pid_t, Running> running;
   auto interrupt = std::make_shared<actors::RunInterrupt>();
-  InterruptWatch watch(interrupt, [&](const std::string&) {}, false);
+  InterruptWatch watch(
+      interrupt, [&](const std::string&) {}, false);
   int forwarded = 0;
   std::size_t next = 0;
   while (next < queue.size() || !running.empty()) {
     // Each signal goes on to every running run once; after the first, nothing new starts.
     for (; forwarded < interrupt->received.load(); ++forwarded) {
       progress.end_line();
-      std::fprintf(stderr, forwarded == 0 ? "interrupted: the running runs stop at a checkpoint (again to stop them at once)\n"
-                                          : "interrupted again: stopping the running runs now\n");
+      std::fprintf(stderr, forwarded == 0
+                               ? "interrupted: the running runs stop at a checkpoint (again to stop them at once)\n"
+                               : "interrupted again: stopping the running runs now\n");
       for (const auto& [pid, r] : running) kill(pid, interrupt->signal.load());
     }
     if (interrupt->received.load() > 0) {

@@ -13,16 +13,16 @@ struct PlannedRun {
   std::string label;          // "sampler.name=uniform, seed 2"
   std::string relative_path;  // <cell>/seed-<N>, under the study directory
   std::vector<std::string> sets;
-  std::uint32_t rounds = 0;   // aggregations it will run, for the progress line
+  std::uint32_t rounds = 0;  // aggregations it will run, for the progress line
 };
 
 struct RunnerOptions {
   std::string scenario;
   std::filesystem::path study_dir;
   int jobs = 1;
-  int slots = 0;  // CPU slots per run; 0: the scenario's devices
+  int slots = 0;          // CPU slots per run; 0: the scenario's devices
   bool no_plots = false;  // children draw no figures
-  bool live = false;  // redraw one progress line (a terminal); else a line per run and every 30 s
+  bool live = false;      // redraw one progress line (a terminal); else a line per run and every 30 s
 };
 
 struct RunnerOutcome {

@@ -10,9 +10,12 @@ namespace {
 
 std::string duration_text(double seconds) {
   char text[64];
-  if (seconds >= 2 * 86400) std::snprintf(text, sizeof text, "%.1f days", seconds / 86400);
-  else if (seconds >= 2 * 3600) std::snprintf(text, sizeof text, "%.1f h", seconds / 3600);
-  else std::snprintf(text, sizeof text, "%.0f s", seconds);
+  if (seconds >= 2 * 86400)
+    std::snprintf(text, sizeof text, "%.1f days", seconds / 86400);
+  else if (seconds >= 2 * 3600)
+    std::snprintf(text, sizeof text, "%.1f h", seconds / 3600);
+  else
+    std::snprintf(text, sizeof text, "%.0f s", seconds);
   return text;
 }
 
@@ -31,7 +34,8 @@ void print_availability(const std::string& path) {
       std::printf("    %02zu:00   -      (the span never reaches this hour)\n", h);
       continue;
     }
-    std::printf("    %02zu:00 %5.1f %% %s\n", h, 100 * f, std::string(static_cast<std::size_t>(f * 40 + 0.5), '#').c_str());
+    std::printf("    %02zu:00 %5.1f %% %s\n", h, 100 * f,
+                std::string(static_cast<std::size_t>(f * 40 + 0.5), '#').c_str());
   }
 }
 
@@ -53,8 +57,10 @@ void print_profile(const std::string& path) {
 }  // namespace
 
 int trace_info_command(const std::string& path) {
-  if (trace_kind_of(path) == TraceKind::availability) print_availability(path);
-  else print_profile(path);
+  if (trace_kind_of(path) == TraceKind::availability)
+    print_availability(path);
+  else
+    print_profile(path);
   return 0;
 }
 

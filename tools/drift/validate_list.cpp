@@ -2,18 +2,18 @@
 
 #include "commands.hpp"
 #include "engine/algorithms/algorithm.hpp"
-#include "engine/data/dataset.hpp"
-#include "engine/data/partition.hpp"
-#include "engine/models/model.hpp"
-#include "engine/sampling/sampler.hpp"
 #include "engine/compose/client_models.hpp"
 #include "engine/compose/federation_data.hpp"
 #include "engine/compose/packing.hpp"
 #include "engine/compose/schema.hpp"
 #include "engine/config/suggest.hpp"
-#include "engine/training/packed_model.hpp"
 #include "engine/core/durations.hpp"
+#include "engine/data/dataset.hpp"
+#include "engine/data/partition.hpp"
+#include "engine/models/model.hpp"
+#include "engine/sampling/sampler.hpp"
 #include "engine/sim/round_estimate.hpp"
+#include "engine/training/packed_model.hpp"
 
 namespace drift::cli {
 
@@ -59,8 +59,9 @@ int validate_command(const ValidateArgs& args) {
   for (const auto& t : state_of(model.shared_model())) bytes += t.value.numel() * t.value.element_size();
   const auto estimate = estimate_rounds(scenario, *data.population, bytes);
   std::cout << "  virtual time: a client's task takes " << human_duration(estimate.task_median) << " (median) to "
-            << human_duration(estimate.task_max) << "; " << (sim.mode == SimulationMode::sync ? "a round" : "an aggregation")
-            << " about " << human_duration(estimate.round) << " (" << estimate.basis << "); the run about "
+            << human_duration(estimate.task_max) << "; "
+            << (sim.mode == SimulationMode::sync ? "a round" : "an aggregation") << " about "
+            << human_duration(estimate.round) << " (" << estimate.basis << "); the run about "
             << human_duration(estimate.run) << "\n";
   for (const auto& w : scenario.warnings) std::cout << "  warning: " << w << "\n";
   for (const auto& w : virtual_time_warnings(scenario, estimate)) std::cout << "  warning: " << w << "\n";
@@ -80,7 +81,8 @@ int list_command() {
   for (const auto& p : partition_schemes()) row(p.name, p.description);
   section("models");
   // Which models and algorithms train several clients as one packed model (devices.pack).
-  for (const auto& m : model_catalog()) row(m.name, m.description + (packing_refusal(m.name, {}).empty() ? " [packs]" : ""));
+  for (const auto& m : model_catalog())
+    row(m.name, m.description + (packing_refusal(m.name, {}).empty() ? " [packs]" : ""));
   section("algorithms");
   for (const auto& a : algorithm_catalog()) {
     row(a.name, a.description + (a.packed ? " [packs]" : ""));
@@ -101,8 +103,10 @@ std::string value_text(const ParamValue& v) {
   return std::visit(
       [](const auto& x) -> std::string {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, bool>) return x ? "true" : "false";
-        else if constexpr (std::is_same_v<T, std::string>) return "\"" + x + "\"";
+        if constexpr (std::is_same_v<T, bool>)
+          return x ? "true" : "false";
+        else if constexpr (std::is_same_v<T, std::string>)
+          return "\"" + x + "\"";
         else if constexpr (std::is_same_v<T, std::vector<double>>) {
           std::string out;
           for (double d : x) out += (out.empty() ? "" : ", ") + format_bound(d);
@@ -120,8 +124,8 @@ std::string key_line(const ParamSpec& spec) {
   line = line.substr(0, line.find(" ("));
   line += spec.default_value ? ", default " + value_text(*spec.default_value) : ", optional";
   if (spec.min || spec.max)
-    line += std::string(", in ") + (spec.min ? (spec.min_exclusive ? "(" : "[") + format_bound(*spec.min) : "(-inf") + ", " +
-            (spec.max ? format_bound(*spec.max) + "]" : "inf)");
+    line += std::string(", in ") + (spec.min ? (spec.min_exclusive ? "(" : "[") + format_bound(*spec.min) : "(-inf") +
+            ", " + (spec.max ? format_bound(*spec.max) + "]" : "inf)");
   if (spec.choices) line += ", one of: " + join(spec.choices());
   return line + "; " + spec.help;
 }

@@ -3,10 +3,10 @@
 //   0  state.bin, with a checkpoint.json whose checksums match it, so the bytes get past the
 //      checksum to the state decoder, and then to the run directory's marks;
 //   1  checkpoint.json itself, beside a fixed state.bin.
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <unistd.h>
 
 #include "engine/compose/checkpoint.hpp"
 #include "engine/compose/loader.hpp"

@@ -2,12 +2,12 @@
 // What every fuzz target does with libFuzzer's bytes. A refusal (DecodeError for a message,
 // UserError for a file a person wrote) is the right answer to bad input; any other exception,
 // a crash, a leak or undefined behaviour is a finding.
+#include <unistd.h>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "engine/core/error.hpp"
@@ -43,8 +43,8 @@ template <class Read>
 int read_as_file(const std::uint8_t* data, std::size_t size, const char* suffix, Read&& read) {
   static const auto path =
       (std::filesystem::temp_directory_path() / ("drift-fuzz-" + std::to_string(::getpid()) + suffix)).string();
-  std::ofstream(path, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char*>(data),
-                                                                 static_cast<std::streamsize>(size));
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
   try {
     read(path);
   } catch (const UserError&) {

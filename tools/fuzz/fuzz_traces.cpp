@@ -16,7 +16,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       c.model = "trace";
       c.trace = path;
       auto model = drift::make_availability_model(c, 8, 1, 0);
-      for (std::uint32_t client = 0; client < 8; ++client) model->next_online(client, 0.0), model->next_offline(client, 0.0);
+      for (std::uint32_t client = 0; client < 8; ++client)
+        model->next_online(client, 0.0), model->next_offline(client, 0.0);
     });
   }
   if (kind == 1) {
@@ -25,7 +26,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       drift::build_population(s, std::vector<std::vector<std::int64_t>>(8, std::vector<std::int64_t>{5, 5}));
     });
   }
-  return drift::fuzz::read_as_file(data, size, ".json", [](const std::string& path) {
-    drift::partition_from_file(path, 100, 4);
-  });
+  return drift::fuzz::read_as_file(data, size, ".json",
+                                   [](const std::string& path) { drift::partition_from_file(path, 100, 4); });
 }

@@ -5,7 +5,8 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using drift::msg::Buffer;
   return drift::fuzz::decode_bytes(data, size, [](const Buffer& b) {
-    drift::fuzz::each_decoder(b, [](const Buffer& x) { drift::msg::decode_update(x); },
-                              [](const Buffer& x) { drift::msg::decode_client_state(x); });
+    drift::fuzz::each_decoder(
+        b, [](const Buffer& x) { drift::msg::decode_update(x); },
+        [](const Buffer& x) { drift::msg::decode_client_state(x); });
   });
 }
