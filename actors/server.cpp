@@ -13,6 +13,7 @@
 #include "engine/compose/packing.hpp"
 #include "engine/core/error.hpp"
 #include "engine/sim/driver.hpp"
+#include "engine/tensors/update_check.hpp"
 #include "engine/training/local_training.hpp"
 #include "messages/codec.hpp"
 #include "messages/pack_codec.hpp"
@@ -250,13 +251,7 @@ class Host final : public JobRunner, public DriverListener {
     JobOutcome o;
     try {
       o.update = msg::decode_update(buffer);
-      if (o.update.client_id != client_id)
-        throw DecodeError("update claims to come from client " + std::to_string(o.update.client_id));
-      check_compatible(reference_, o.update.weights);
-      if (private_models_) check_personal_evaluation(client_id, o.update);
-      for (const auto& t : o.update.weights)
-        if (t.value.is_floating_point() && !torch::isfinite(t.value).all().item<bool>())
-          throw DecodeError("tensor '" + t.name + "' holds nan or infinite values");
+      check_update(o.update, client_id, reference_, personal_split(client_id));
       o.ok = true;
       o.upload_bytes = buffer.size();
     } catch (const std::exception& e) {
@@ -266,18 +261,11 @@ class Host final : public JobRunner, public DriverListener {
     driver_->on_outcome(job, std::move(o));
   }
 
-  // The client's own evaluation must cover exactly its held-out split.
-  void check_personal_evaluation(std::uint32_t client_id, const ClientUpdate& u) const {
-    if (!u.personal) throw DecodeError("a private-model update carries no evaluation");
+  // The held-out split a private-model client's evaluation must cover.
+  std::optional<PersonalSplit> personal_split(std::uint32_t client_id) const {
+    if (!private_models_) return std::nullopt;
     const auto [begin, end] = client_test_range(*ctx_.data, client_id);
-    std::uint64_t counted = 0;
-    for (auto n : u.personal->count) counted += n;
-    if (u.personal->begin != begin || u.personal->end != end || counted != end - begin ||
-        u.personal->count.size() != static_cast<std::size_t>(ctx_.data->data.test->num_classes))
-      throw DecodeError("the evaluation does not cover the client's test split");
-    for (std::size_t c = 0; c < u.personal->count.size(); ++c)
-      if (u.personal->correct[c] > u.personal->count[c])
-        throw DecodeError("the evaluation counts more hits than samples");
+    return PersonalSplit{begin, end, static_cast<std::size_t>(ctx_.data->data.test->num_classes)};
   }
 
   void start_evaluation(std::uint64_t id, const NamedTensors& weights) {
