@@ -77,6 +77,18 @@ TEST_CASE("summary: totals, and means of the distances over the aggregations tha
   CHECK(std::isnan(summarize({}, {}).mean_change_tv));
 }
 
+TEST_CASE("metrics.jsonl's counts read back at the width they were written with", "[summary]") {
+  // 5e9 discarded samples: a 32-bit read would have wrapped it to 705,032,704.
+  const auto rounds = read_metrics_file(
+      write_metrics("wide", "{\"round\":1,\"time_end\":1.5,\"discarded_samples\":5000000000,\"late\":4294967296}\n"));
+  REQUIRE(rounds.size() == 1);
+  CHECK(rounds[0].discarded_samples == 5000000000ULL);
+  CHECK(rounds[0].late == 0);  // too wide for its 32-bit field: not read, rather than wrapped
+  CHECK(rounds[0].time_end == 1.5);
+  CHECK(std::isnan(rounds[0].cohort_js));  // absent: undefined, not 0
+  CHECK(summarize(rounds, {}).discarded_samples == 5000000000ULL);
+}
+
 TEST_CASE("summary: the first diverged aggregation and its reason", "[summary]") {
   const auto path = write_metrics("diverged",
                                   "{\"round\":1,\"time_end\":10,\"finished\":2,\"test_accuracy\":0.3,\"test_loss\":2}\n"

@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <fstream>
+#include <limits>
+#include <type_traits>
 
 #include "engine/core/error.hpp"
 
@@ -12,37 +14,44 @@ namespace {
 
 using nlohmann::json;
 
-double number(const json& line, const char* key, double fallback = 0.0) {
+// `field` from `line[key]`, read as the field's own type, so a count cannot be read narrower
+// than it was written (discarded_samples is 64-bit). A missing key leaves `fallback`; a null
+// number was written from a NaN.
+template <class T>
+void read(const json& line, const char* key, T& field, T fallback = T{}) {
   const auto it = line.find(key);
-  if (it == line.end()) return fallback;
-  return it->is_number() ? it->get<double>() : std::nan("");  // null: written from a NaN
-}
-
-std::uint32_t count(const json& line, const char* key) {
-  const auto it = line.find(key);
-  return it != line.end() && it->is_number_unsigned() ? it->get<std::uint32_t>() : 0;
+  field = fallback;
+  if (it == line.end()) return;
+  if constexpr (std::is_floating_point_v<T>) {
+    field = it->is_number() ? it->get<T>() : std::numeric_limits<T>::quiet_NaN();
+  } else {
+    static_assert(std::is_unsigned_v<T>, "counts in metrics.jsonl are unsigned");
+    if (it->is_number_unsigned() && it->get<std::uint64_t>() <= std::numeric_limits<T>::max()) field = it->get<T>();
+  }
 }
 
 RoundFacts facts_from(const json& m) {
+  constexpr double nan = std::numeric_limits<double>::quiet_NaN();
   RoundFacts f;
-  f.round = count(m, "round");
-  f.time_end = number(m, "time_end");
-  f.num_updates = count(m, "num_updates");
-  f.finished = count(m, "finished");
-  f.late = count(m, "late");
-  f.dropped = count(m, "dropped");
-  f.failed = count(m, "failed");
-  f.discarded_samples = count(m, "discarded_samples");
-  f.wasted_compute_seconds = number(m, "wasted_compute_seconds");
-  f.cohort_tv = number(m, "cohort_tv", std::nan(""));
-  f.cohort_js = number(m, "cohort_js", std::nan(""));
-  f.change_tv = number(m, "change_tv", std::nan(""));
-  f.change_js = number(m, "change_js", std::nan(""));
-  f.update_drift = m.contains("update_drift") ? number(m["update_drift"], "relative_l2", std::nan("")) : std::nan("");
+  read(m, "round", f.round);
+  read(m, "time_end", f.time_end);
+  read(m, "num_updates", f.num_updates);
+  read(m, "finished", f.finished);
+  read(m, "late", f.late);
+  read(m, "dropped", f.dropped);
+  read(m, "failed", f.failed);
+  read(m, "discarded_samples", f.discarded_samples);
+  read(m, "wasted_compute_seconds", f.wasted_compute_seconds);
+  read(m, "cohort_tv", f.cohort_tv, nan);
+  read(m, "cohort_js", f.cohort_js, nan);
+  read(m, "change_tv", f.change_tv, nan);
+  read(m, "change_js", f.change_js, nan);
+  f.update_drift = nan;
+  if (m.contains("update_drift")) read(m["update_drift"], "relative_l2", f.update_drift, nan);
   f.evaluated = m.contains("test_accuracy");
   if (f.evaluated) {
-    f.accuracy = number(m, "test_accuracy");
-    f.loss = number(m, "test_loss");
+    read(m, "test_accuracy", f.accuracy);
+    read(m, "test_loss", f.loss);
   }
   if (m.contains("divergence") && m["divergence"].is_string()) f.divergence = m["divergence"].get<std::string>();
   return f;
