@@ -29,7 +29,7 @@ TEST_CASE("FedAdam, FedYogi and FedAdagrad steps against hand-computed numbers",
   // b2 0.99, tau 1e-3 (v0 = 1e-6); m1 = 0.1 * 2 = 0.2.
   const std::vector<ClientUpdate> updates = {update(0, 10, 1.0), update(1, 30, 3.0)};
   auto step = [&](FedOptServer::Rule rule) {
-    FedOptServer server(rule, 0.01, 0.9, 0.99, 1e-3, "uniform");
+    FedOptServer server(rule, FedOptOptions{});  // eta 0.01, betas 0.9 / 0.99, tau 1e-3, uniform
     NamedTensors w = {{"w", torch::zeros({1}, torch::kFloat64)}};
     server.aggregate(w, updates, {1});
     return value(w);
@@ -42,7 +42,7 @@ TEST_CASE("FedAdam, FedYogi and FedAdagrad steps against hand-computed numbers",
   CHECK(step(FedOptServer::Rule::adagrad) == Approx(0.01 * 0.2 / (std::sqrt(adagrad_v) + 1e-3)).epsilon(1e-12));
 
   // A second Adam step keeps the moments: from w1, both clients land 1 above w1: delta = 1.
-  FedOptServer server(FedOptServer::Rule::adam, 0.01, 0.9, 0.99, 1e-3, "uniform");
+  FedOptServer server(FedOptServer::Rule::adam, FedOptOptions{});
   NamedTensors w = {{"w", torch::zeros({1}, torch::kFloat64)}};
   server.aggregate(w, updates, {1});
   const double w1 = value(w);

@@ -26,11 +26,13 @@ TEST_CASE("FedSC relational prototypes under both neighbour rules", "[algorithms
   const auto p = rows({{1, 0}, {0, 1}, {1, 1}});
   const auto g = p.mean(0);
   // angle rule, M = 1: rows 0 and 1 pair up (difference 0); row 2 ties 45/45 and takes row 0.
-  CHECK(torch::allclose(relational_prototypes(p, g, 1, "angle"), rows({{0.5, 0.5}, {0.5, 0.5}, {1, 0.5}})));
+  CHECK(
+      torch::allclose(relational_prototypes(p, g, 1, NeighbourRule::angle), rows({{0.5, 0.5}, {0.5, 0.5}, {1, 0.5}})));
   // global rule, M = 1: rows 0 and 1 take row 2 (angle 0); row 2 ties and takes row 0.
-  CHECK(torch::allclose(relational_prototypes(p, g, 1, "global"), rows({{1, 0.5}, {0.5, 1}, {1, 0.5}})));
+  CHECK(torch::allclose(relational_prototypes(p, g, 1, NeighbourRule::global), rows({{1, 0.5}, {0.5, 1}, {1, 0.5}})));
   // One holder: its own prototype.
-  CHECK(torch::allclose(relational_prototypes(rows({{3, 4}}), torch::tensor({3.0, 4.0}), 2, "angle"), rows({{3, 4}})));
+  CHECK(torch::allclose(relational_prototypes(rows({{3, 4}}), torch::tensor({3.0, 4.0}), 2, NeighbourRule::angle),
+                        rows({{3, 4}})));
 }
 
 TEST_CASE("FedSC discrepancy from uniform and consistency weights", "[algorithms][fedsc]") {

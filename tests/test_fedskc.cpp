@@ -152,7 +152,7 @@ TEST_CASE("FedSKC GPR: rho after nearly flat knowledge is bounded by gpr_rho_lim
 TEST_CASE("FedSKC server: GDA weights the models, stale classes are kept or dropped", "[algorithms][fedskc]") {
   ServerOptions o;
   o.gpr = false;
-  o.gda_raw_counts = false;
+  o.gda_count = GdaCount::fraction;
   Server server(o);
   NamedTensors global = {{"w", torch::zeros({1}, torch::kFloat64)}};
   // Class 0: [0] and [2] -> c~ = [1]; d = [1, 1] -> a = [0.5, 0.5]; b = [0.25, 0.75];

@@ -220,7 +220,7 @@ TEST_CASE("FedKTL server: prototypes in, one client-ready image and latent per c
   CHECK_FALSE(torch::equal(server.centroids()[1], before[1]));
 
   FedKtlServerOptions keep = o;
-  keep.keep_unseen = true;  // the authors' code: all C pairs
+  keep.unseen_classes = UnseenClasses::keep;  // the authors' code: all C pairs
   FedKtlServer all(keep, random_generator(16, 32, 1), shape);
   all.aggregate(none, updates, {1});
   CHECK(all.broadcast(2).tensors.at("ktl_images").size(0) == 4);

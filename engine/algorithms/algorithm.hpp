@@ -154,6 +154,9 @@ struct AlgorithmInfo {
   // Set when the client half packs: its local objective as the packed trainer computes it.
   // Unset: clients train one at a time whatever devices.pack says.
   std::function<PackedObjective(const ParamSet&)> packed;
+  // The parameters read into the algorithm's Options and written back (set by algorithm_info()
+  // of param_table.hpp): the registry test proves each key fills a member of its own.
+  std::function<ParamSet(const ParamSet&)> echo_params;
 };
 
 // The parameters of `info` with defaults taken from `preset` (empty: the default preset),

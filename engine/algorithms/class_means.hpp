@@ -8,16 +8,18 @@
 #include <map>
 #include <string>
 
+#include "engine/config/choices.hpp"
+
 namespace drift {
 
 // When a client computes the class means it uploads: `after` training, in a separate eval-mode
 // pass over its data (the papers), or running over the `last_epoch` in train mode (the
 // authors' code).
 enum class KnowledgePass { after, last_epoch };
-
-inline KnowledgePass knowledge_pass_from(const std::string& name) {
-  return name == "last_epoch" ? KnowledgePass::last_epoch : KnowledgePass::after;
-}
+template <>
+struct ChoiceNames<KnowledgePass> {
+  static constexpr std::array<std::string_view, 2> names{"after", "last_epoch"};
+};
 
 class ClassMeans {
  public:

@@ -4,15 +4,22 @@
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/algorithms/builtin.hpp"
 #include "engine/algorithms/param_helpers.hpp"
+#include "engine/algorithms/param_table.hpp"
 #include "engine/tensors/tensor_archive.hpp"
 
 namespace drift {
 namespace {
 
+struct FedAvgMOptions {
+  double server_lr = 1.0;        // eta
+  double server_momentum = 0.9;  // beta
+  UpdateWeighting weighting = UpdateWeighting::samples;
+};
+
 class FedAvgMServer final : public ServerAlgorithm {
  public:
-  FedAvgMServer(double eta, double beta, std::string weighting)
-      : eta_(eta), beta_(beta), weighting_(std::move(weighting)) {}
+  explicit FedAvgMServer(const FedAvgMOptions& o)
+      : eta_(o.server_lr), beta_(o.server_momentum), weighting_(o.weighting) {}
 
   void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, const AggregationInput&) override {
     const auto average = weighted_average(global, updates, update_weights(weighting_, updates));
@@ -33,7 +40,7 @@ class FedAvgMServer final : public ServerAlgorithm {
 
  private:
   double eta_, beta_;
-  std::string weighting_;
+  UpdateWeighting weighting_;
   std::vector<torch::Tensor> momentum_;
 };
 
@@ -42,17 +49,15 @@ class LocalSgd final : public ClientAlgorithm {};
 }  // namespace
 
 AlgorithmInfo fedavgm_info() {
-  AlgorithmInfo info{
-      "fedavgm",
-      "FedAvgM: FedAvg with server momentum",
-      {number_param("server_lr", 1.0, "server learning rate eta", 0.0, std::nullopt, true),
-       number_param("server_momentum", 0.9, "server momentum beta", 0.0, 1.0),
-       choice_param("weighting", "samples", {"uniform", "samples"}, "mean of client changes: by samples or uniform")},
-      [](const ParamSet&) { return std::make_unique<LocalSgd>(); },
-      [](const ParamSet& p, const FederationShape&) {
-        return std::make_unique<FedAvgMServer>(p.number("server_lr"), p.number("server_momentum"),
-                                               p.string("weighting"));
-      }};
+  using O = FedAvgMOptions;
+  const ParamTable<O> params{{
+      bind_key<O>("server_lr", "server learning rate eta", &O::server_lr).range(0.0, std::nullopt, true),
+      bind_key<O>("server_momentum", "server momentum beta", &O::server_momentum).range(0.0, 1.0),
+      bind_key<O>("weighting", "mean of client changes: by samples or uniform", &O::weighting),
+  }};
+  auto info = algorithm_info(
+      "fedavgm", "FedAvgM: FedAvg with server momentum", params, [](const O&) { return std::make_unique<LocalSgd>(); },
+      [](const O& o, const FederationShape&) { return std::make_unique<FedAvgMServer>(o); });
   info.packed = plain_local_sgd;
   return info;
 }

@@ -18,7 +18,7 @@
 #include "engine/algorithms/builtin.hpp"
 #include "engine/algorithms/contrastive.hpp"
 #include "engine/algorithms/finch.hpp"
-#include "engine/algorithms/param_helpers.hpp"
+#include "engine/algorithms/param_table.hpp"
 
 namespace drift {
 namespace {
@@ -64,7 +64,7 @@ void FedCCLClient::begin(ClientContext& ctx) {
 
 torch::Tensor FedCCLClient::loss(const torch::Tensor& labels, const ModelOutput& out, ClientContext& ctx) {
   auto total = ClientAlgorithm::loss(labels, out, ctx);
-  if (o_.embedding_pass == "last_epoch" && in_last_local_epoch(ctx)) {
+  if (o_.embedding_pass == KnowledgePass::last_epoch && in_last_local_epoch(ctx)) {
     collect(out.features.detach(), labels);
   }
   if (o_.local_weight > 0.0)
@@ -75,7 +75,7 @@ torch::Tensor FedCCLClient::loss(const torch::Tensor& labels, const ModelOutput&
 }
 
 void FedCCLClient::end(ClientContext& ctx, ClientUpdate& update) {
-  if (o_.embedding_pass == "after") {
+  if (o_.embedding_pass == KnowledgePass::after) {
     embeddings_.clear();
     for_each_local_batch(ctx,
                          [&](const ModelOutput& out, const torch::Tensor& labels) { collect(out.features, labels); });
@@ -110,23 +110,21 @@ void FedCCLServer::aggregate(NamedTensors& global, const std::vector<ClientUpdat
 }
 
 AlgorithmInfo fedccl_info() {
-  return {
+  using O = FedCCLOptions;
+  const ParamTable<O> params{{
+      bind_key<O>("tau", "temperature of both contrastive terms", &O::tau).range(0.0, std::nullopt, true),
+      bind_key<O>("local_weight", "weight of L_local (local cluster signals)", &O::local_weight)
+          .range(0.0, std::nullopt),
+      bind_key<O>("global_weight", "weight of L_global (global signals)", &O::global_weight).range(0.0, std::nullopt),
+      bind_key<O>("embedding_pass",
+                  "embeddings for clustering: eval pass after training, or the last epoch in train mode (FPL)",
+                  &O::embedding_pass),
+  }};
+  return algorithm_info(
       "fedccl",
       "FedCCL: FINCH-clustered class signals; contrast against every client's clusters and de-biased global signals",
-      {number_param("tau", 0.07, "temperature of both contrastive terms", 0.0, std::nullopt, true),
-       number_param("local_weight", 1.0, "weight of L_local (local cluster signals)", 0.0),
-       number_param("global_weight", 1.0, "weight of L_global (global signals)", 0.0),
-       choice_param("embedding_pass", "after", {"after", "last_epoch"},
-                    "embeddings for clustering: eval pass after training, or the last epoch in train mode (FPL)")},
-      [](const ParamSet& p) {
-        FedCCLOptions o;
-        o.tau = p.number("tau");
-        o.local_weight = p.number("local_weight");
-        o.global_weight = p.number("global_weight");
-        o.embedding_pass = p.string("embedding_pass");
-        return std::make_unique<FedCCLClient>(o);
-      },
-      [](const ParamSet&, const FederationShape&) { return std::make_unique<FedCCLServer>(); }};
+      params, [](const O& o) { return std::make_unique<FedCCLClient>(o); },
+      [](const O&, const FederationShape&) { return std::make_unique<FedCCLServer>(); });
 }
 
 void FedCCLServer::archive(StateArchive& ar) {

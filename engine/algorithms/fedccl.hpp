@@ -3,13 +3,14 @@
 #include <vector>
 
 #include "engine/algorithms/algorithm.hpp"
+#include "engine/algorithms/class_means.hpp"
 
 namespace drift {
 
 struct FedCCLOptions {
   double tau = 0.07;
   double local_weight = 1.0, global_weight = 1.0;
-  std::string embedding_pass = "after";  // after (eval pass) | last_epoch (train mode, FPL)
+  KnowledgePass embedding_pass = KnowledgePass::after;  // eval pass after, or the last epoch (FPL)
 };
 
 class FedCCLClient final : public ClientAlgorithm {

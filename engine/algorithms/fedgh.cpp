@@ -9,7 +9,7 @@
 #include "engine/algorithms/builtin.hpp"
 #include "engine/algorithms/class_means.hpp"
 #include "engine/algorithms/head_exchange.hpp"
-#include "engine/algorithms/param_helpers.hpp"
+#include "engine/algorithms/param_table.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/rng.hpp"
 #include "engine/tensors/tensor_archive.hpp"
@@ -79,18 +79,26 @@ class FedGhServer final : public ServerAlgorithm {
   torch::nn::Linear head_{nullptr};
 };
 
+struct FedGhOptions {
+  double server_lr = 0.01;  // SGD on the global head
+  std::int64_t server_epochs = 100;
+};
+
 }  // namespace
 
 AlgorithmInfo fedgh_info() {
-  AlgorithmInfo info{
-      "fedgh",
-      "FedGH: private feature extractors; the server trains a global head on class prototypes",
-      {number_param("server_lr", 0.01, "server SGD learning rate for the global head", 0.0, std::nullopt, true),
-       integer_param("server_epochs", 100, "full-batch server steps per round", 1.0)},
-      [](const ParamSet&) { return std::make_unique<FedGhClient>(); },
-      [](const ParamSet& p, const FederationShape& shape) {
-        return std::make_unique<FedGhServer>(p.number("server_lr"), p.integer("server_epochs"), shape);
-      }};
+  using O = FedGhOptions;
+  const ParamTable<O> params{{
+      bind_key<O>("server_lr", "server SGD learning rate for the global head", &O::server_lr)
+          .range(0.0, std::nullopt, true),
+      bind_key<O>("server_epochs", "full-batch server steps per round", &O::server_epochs).range(1.0, std::nullopt),
+  }};
+  auto info = algorithm_info(
+      "fedgh", "FedGH: private feature extractors; the server trains a global head on class prototypes", params,
+      [](const O&) { return std::make_unique<FedGhClient>(); },
+      [](const O& o, const FederationShape& shape) {
+        return std::make_unique<FedGhServer>(o.server_lr, o.server_epochs, shape);
+      });
   info.private_models = true;
   return info;
 }

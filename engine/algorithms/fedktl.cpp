@@ -15,7 +15,7 @@
 #include "engine/algorithms/aggregation.hpp"
 #include "engine/algorithms/builtin.hpp"
 #include "engine/algorithms/class_means.hpp"
-#include "engine/algorithms/param_helpers.hpp"
+#include "engine/algorithms/param_table.hpp"
 #include "engine/core/error.hpp"
 
 namespace drift {
@@ -112,7 +112,7 @@ void FedKtlServer::aggregate(NamedTensors&, const std::vector<ClientUpdate>& upd
   align_latents(transformer_, centroids_, uploaded.rows, uploaded.labels, sampler, options_.alignment, rng_);
   std::vector<std::int64_t> sent;
   for (std::size_t c = 0; c < seen_.size(); ++c)
-    if (seen_[c] || options_.keep_unseen) sent.push_back(static_cast<std::int64_t>(c));
+    if (seen_[c] || options_.unseen_classes == UnseenClasses::keep) sent.push_back(static_cast<std::int64_t>(c));
   latents_ = centroids_.detach().index_select(0, torch::tensor(sent, torch::kInt64));
   const bool per_channel = !shape_.channel_mean.empty();
   images_ = images_for_clients(generator_->synthesize(latents_), generator_->spec(), shape_.input_shape,
@@ -121,66 +121,70 @@ void FedKtlServer::aggregate(NamedTensors&, const std::vector<ClientUpdate>& upd
 }
 
 AlgorithmInfo fedktl_info() {
-  AlgorithmInfo info{
+  using O = FedKtlOptions;
+  constexpr auto client = &O::client;
+  constexpr auto server = &O::server;
+  constexpr auto alignment = &FedKtlServerOptions::alignment;
+  // clang-format off
+  const ParamTable<O> params{{
+      bind_key<O>("mu", "weight of the generated-pair regression L_M", client, &FedKtlClientOptions::mu)
+          .range(0.0, std::nullopt),
+      bind_key<O>("lambda", "server: weight of the MSE to the centroid table", server, alignment,
+                  &LatentAlignmentOptions::lambda).range(0.0, std::nullopt),
+      bind_key<O>("scale", "ArcFace scale s", client, &FedKtlClientOptions::scale).range(0.0, std::nullopt, true),
+      bind_key<O>("margin", "ArcFace margin m (radians)", client, &FedKtlClientOptions::margin).range(0.0, 3.14159),
+      bind_key<O>("etf_dim", "K, the ETF's dimension (>= classes - 1); 0 = the number of classes", server,
+                  &FedKtlServerOptions::etf_dim).range(0.0, std::nullopt),
+      bind_key<O>("server_lr", "server Adam learning rate eta_S", server, alignment, &LatentAlignmentOptions::lr)
+          .range(0.0, std::nullopt, true),
+      bind_key<O>("server_epochs", "server epochs E_S over the round's prototypes", server, alignment,
+                  &LatentAlignmentOptions::epochs).range(1.0, std::nullopt),
+      bind_key<O>("server_batch", "server batch B_S", server, alignment, &LatentAlignmentOptions::batch_size)
+          .range(2.0, std::nullopt),
+      bind_key<O>("mmd_bandwidths",
+                  "RBF bandwidths: the paper's {10, 15, 20, 50}, or rescaled per batch to the median distance "
+                  "(for large latents, e.g. Stable Diffusion's 16384)",
+                  server, alignment, &LatentAlignmentOptions::bandwidth_rule),
+      bind_key<O>("unseen_classes",
+                  "pairs of classes no client has uploaded yet (random centroids): left out, or sent as the "
+                  "authors' code does",
+                  server, &FedKtlServerOptions::unseen_classes),
+      bind_key<O>("generator",
+                  "a generator folder (drift pretrain-generator, or an export; see "
+                  "docs/algorithm_guide.md#latent-generators-for-fedktl) or 'random': a seeded random-weight MLP",
+                  &O::generator),
+      bind_key<O>("latent_dim", "generator = random: latent width H", &O::latent_dim).range(1.0, std::nullopt),
+      bind_key<O>("resolution", "generator = random: image side before resizing to the data", &O::resolution)
+          .range(4.0, std::nullopt),
+  }};
+  // clang-format on
+  auto info = algorithm_info(
       "fedktl",
-      "FedKTL: private heterogeneous models on a shared ETF; prototypes up, generated image-latent pairs down",
-      {number_param("mu", 50.0, "weight of the generated-pair regression L_M", 0.0),
-       number_param("lambda", 1.0, "server: weight of the MSE to the centroid table", 0.0),
-       number_param("scale", 64.0, "ArcFace scale s", 0.0, std::nullopt, true),
-       number_param("margin", 0.5, "ArcFace margin m (radians)", 0.0, 3.14159),
-       integer_param("etf_dim", 0, "K, the ETF's dimension (>= classes - 1); 0 = the number of classes", 0.0),
-       number_param("server_lr", 0.01, "server Adam learning rate eta_S", 0.0, std::nullopt, true),
-       integer_param("server_epochs", 100, "server epochs E_S over the round's prototypes", 1.0),
-       integer_param("server_batch", 100, "server batch B_S", 2.0),
-       choice_param("mmd_bandwidths", "fixed", {"fixed", "median"},
-                    "RBF bandwidths: the paper's {10, 15, 20, 50}, or rescaled per batch to the median distance "
-                    "(for large latents, e.g. Stable Diffusion's 16384)"),
-       choice_param("unseen_classes", "skip", {"skip", "keep"},
-                    "pairs of classes no client has uploaded yet (random centroids): left out, or sent as the "
-                    "authors' code does"),
-       string_param("generator", "random",
-                    "a generator folder (drift pretrain-generator, or an export; see "
-                    "docs/algorithm_guide.md#latent-generators-for-fedktl) or 'random': a seeded "
-                    "random-weight MLP"),
-       integer_param("latent_dim", 64, "generator = random: latent width H", 1.0),
-       integer_param("resolution", 32, "generator = random: image side before resizing to the data", 4.0)},
-      [](const ParamSet& p) {
-        return std::make_unique<FedKtlClient>(
-            FedKtlClientOptions{p.number("mu"), p.number("scale"), p.number("margin")});
-      },
-      [](const ParamSet& p, const FederationShape& shape) -> std::unique_ptr<ServerAlgorithm> {
-        FedKtlServerOptions o;
-        o.alignment.lambda = p.number("lambda");
-        o.alignment.lr = p.number("server_lr");
-        o.alignment.epochs = p.integer("server_epochs");
-        o.alignment.batch_size = p.integer("server_batch");
-        o.etf_dim = p.integer("etf_dim");
-        o.alignment.median_bandwidths = p.string("mmd_bandwidths") == "median";
-        o.keep_unseen = p.string("unseen_classes") == "keep";
-        const auto& where = p.string("generator");
-        auto generator = where == "random" ? random_generator(p.integer("latent_dim"), p.integer("resolution"),
-                                                              stream_seed(shape.seed, "fedktl-generator"))
-                                           : load_generator(where);
-        return std::make_unique<FedKtlServer>(std::move(o), std::move(generator), shape);
-      }};
-  info.model_options = [](const ParamSet& p) {
-    ModelOptions o;
-    o.head = HeadKind::etf;
-    o.etf_dim = p.integer("etf_dim");
-    return o;
-  };
+      "FedKTL: private heterogeneous models on a shared ETF; prototypes up, generated image-latent pairs down", params,
+      [](const O& o) { return std::make_unique<FedKtlClient>(o.client); },
+      [](const O& o, const FederationShape& shape) {
+        auto generator = o.generator == "random"
+                             ? random_generator(o.latent_dim, o.resolution, stream_seed(shape.seed, "fedktl-generator"))
+                             : load_generator(o.generator);
+        return std::make_unique<FedKtlServer>(o.server, std::move(generator), shape);
+      });
+  info.model_options = params.reading([](const O& o) {
+    ModelOptions m;
+    m.head = HeadKind::etf;
+    m.etf_dim = o.server.etf_dim;
+    return m;
+  });
   // A folder that is not a generator is refused when the scenario is validated; the modules
   // themselves are probed when the server starts.
-  info.check = [](const ParamSet& p, const FederationShape&) -> std::string {
-    const auto& where = p.string("generator");
-    if (where == "random") return "";
+  info.check = params.reading([](const O& o, const FederationShape&) -> std::string {
+    if (o.generator == "random") return "";
     try {
-      read_generator_spec(where);
+      read_generator_spec(o.generator);
     } catch (const UserError& e) {
       return std::string("algorithm.generator: ") + e.what();
     }
     return "";
-  };
+  });
   info.private_models = true;
   info.needs_images = true;
   return info;

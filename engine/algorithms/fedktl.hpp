@@ -4,6 +4,7 @@
 // generated (image, latent) pair per class comes down. The mathematical pieces live in
 // fedktl_math; this file wires them to clients, the server and a LatentGenerator.
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "engine/algorithms/algorithm.hpp"
@@ -34,12 +35,29 @@ class FedKtlClient final : public ClientAlgorithm {
   std::size_t next_pair_ = 0;
 };
 
+// A class no client has uploaded yet has a random centroid: its pair is left out of the
+// broadcast (`skip`, docs/algorithms.md#fedktl), or sent as the authors' code does (`keep`).
+enum class UnseenClasses { skip, keep };
+template <>
+struct ChoiceNames<UnseenClasses> {
+  static constexpr std::array<std::string_view, 2> names{"skip", "keep"};
+};
+
 struct FedKtlServerOptions {
   LatentAlignmentOptions alignment;
   std::int64_t etf_dim = 0;  // K; 0 = the number of classes
-  // A class no client has uploaded yet has a random centroid: its pair is left out of the
-  // broadcast (docs/algorithms.md#fedktl), unless `keep_unseen` (the authors' code sends all C pairs).
-  bool keep_unseen = false;
+  UnseenClasses unseen_classes = UnseenClasses::skip;
+};
+
+// Both halves' options and where the server's generator comes from, as the algorithm's
+// parameter table fills them. The server's options (they hold a vector) come last: after them,
+// the string makes GCC 12 report a false -Wmaybe-uninitialized on the constructor's cleanup.
+struct FedKtlOptions {
+  std::string generator = "random";  // a generator folder, or a seeded random-weight MLP
+  std::int64_t latent_dim = 64;      // of the random generator
+  std::int64_t resolution = 32;      // of the random generator's images
+  FedKtlClientOptions client;
+  FedKtlServerOptions server;
 };
 
 class FedKtlServer final : public ServerAlgorithm {

@@ -93,8 +93,9 @@ double align_latents(FeatureTransformer& transformer, torch::Tensor& centroids, 
       const auto rows = index.narrow(0, begin, size);
       const auto mapped = transformer->forward(prototypes.index_select(0, rows));
       const auto latents = sample_latents(size);
-      const auto bandwidths =
-          options.median_bandwidths ? median_bandwidths(mapped, latents, options.bandwidths) : options.bandwidths;
+      const auto bandwidths = options.bandwidth_rule == BandwidthRule::median
+                                  ? median_bandwidths(mapped, latents, options.bandwidths)
+                                  : options.bandwidths;
       const auto loss = mmd_rbf(mapped, latents, bandwidths) +
                         options.lambda * torch::mse_loss(mapped, table.index_select(0, labels.index_select(0, rows)));
       optimizer.zero_grad();

@@ -9,6 +9,7 @@
 #include <functional>
 #include <vector>
 
+#include "engine/config/choices.hpp"
 #include "engine/core/rng.hpp"
 #include "engine/models/simplex_etf.hpp"
 
@@ -42,6 +43,10 @@ struct FeatureTransformerImpl : torch::nn::Module {
 };
 TORCH_MODULE(FeatureTransformer);
 
+// The RBF bandwidths of the MMD: as given (`fixed`), or rescaled per batch to the median
+// distance (`median`, median_bandwidths()).
+enum class BandwidthRule { fixed, median };
+
 struct LatentAlignmentOptions {
   std::int64_t epochs = 100;      // E_S
   std::int64_t batch_size = 100;  // B_S
@@ -49,7 +54,7 @@ struct LatentAlignmentOptions {
   double lambda = 1.0;            // weight of the MSE to the centroid table
   double grad_clip = 100.0;
   std::vector<double> bandwidths{10.0, 15.0, 20.0, 50.0};
-  bool median_bandwidths = false;  // rescale the bandwidths per batch (median_bandwidths)
+  BandwidthRule bandwidth_rule = BandwidthRule::fixed;
 };
 
 // The server's step of one round (docs/algorithms.md#fedktl). `centroids` [C, H] persists across
@@ -61,5 +66,10 @@ struct LatentAlignmentOptions {
 double align_latents(FeatureTransformer& transformer, torch::Tensor& centroids, const torch::Tensor& prototypes,
                      const torch::Tensor& labels, const std::function<torch::Tensor(std::int64_t)>& sample_latents,
                      const LatentAlignmentOptions& options, Rng& rng);
+
+template <>
+struct ChoiceNames<BandwidthRule> {
+  static constexpr std::array<std::string_view, 2> names{"fixed", "median"};
+};
 
 }  // namespace drift

@@ -11,6 +11,7 @@
 #include "engine/algorithms/aggregation.hpp"
 #include "engine/algorithms/builtin.hpp"
 #include "engine/algorithms/param_helpers.hpp"
+#include "engine/algorithms/param_table.hpp"
 #include "engine/core/error.hpp"
 
 namespace drift {
@@ -37,7 +38,7 @@ void FedNHClient::end(ClientContext& ctx, ClientUpdate& update) {
 }
 
 void FedNHServer::aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, const AggregationInput&) {
-  auto mean = weighted_average(global, updates, update_weights("uniform", updates));
+  auto mean = weighted_average(global, updates, update_weights(UpdateWeighting::uniform, updates));
   torch::Tensor* prototypes = nullptr;
   for (std::size_t i = 0; i < mean.size(); ++i) {
     if (server_lr_ != 1.0 && mean[i].value.is_floating_point())
@@ -71,16 +72,26 @@ void FedNHServer::aggregate(NamedTensors& global, const std::vector<ClientUpdate
   global = std::move(mean);
 }
 
+namespace {
+
+struct FedNHOptions {
+  double rho = 0.9;        // prototype retention
+  double server_lr = 1.0;  // eta_g
+};
+
+}  // namespace
+
 AlgorithmInfo fednh_info() {
-  AlgorithmInfo info{
+  using O = FedNHOptions;
+  const ParamTable<O> params{{
+      bind_key<O>("rho", "prototype retention: W_c <- normalize(rho W_c + (1 - rho) mu_c)", &O::rho).range(0.0, 1.0),
+      bind_key<O>("server_lr", "eta_g: w <- w + eta_g * mean(w_k - w)", &O::server_lr).range(0.0, std::nullopt, true),
+  }};
+  auto info = algorithm_info(
       "fednh",
       "FedNH: frozen cosine classifier of unit prototypes, updated by the server from count-weighted client prototypes",
-      {number_param("rho", 0.9, "prototype retention: W_c <- normalize(rho W_c + (1 - rho) mu_c)", 0.0, 1.0),
-       number_param("server_lr", 1.0, "eta_g: w <- w + eta_g * mean(w_k - w)", 0.0, std::nullopt, true)},
-      [](const ParamSet&) { return std::make_unique<FedNHClient>(); },
-      [](const ParamSet& p, const FederationShape&) {
-        return std::make_unique<FedNHServer>(p.number("rho"), p.number("server_lr"));
-      }};
+      params, [](const O&) { return std::make_unique<FedNHClient>(); },
+      [](const O& o, const FederationShape&) { return std::make_unique<FedNHServer>(o.rho, o.server_lr); });
   info.model_options = [](const ParamSet&) {
     ModelOptions o;
     o.head = HeadKind::cosine;

@@ -9,7 +9,7 @@
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/algorithms/builtin.hpp"
 #include "engine/algorithms/fedopt.hpp"
-#include "engine/algorithms/param_helpers.hpp"
+#include "engine/algorithms/param_table.hpp"
 #include "engine/tensors/tensor_archive.hpp"
 
 namespace drift {
@@ -58,19 +58,17 @@ namespace {
 class LocalSgd final : public ClientAlgorithm {};
 
 AlgorithmInfo fedopt_info(const std::string& name, FedOptServer::Rule rule, const std::string& description) {
-  AlgorithmInfo info{name,
-                     description,
-                     {number_param("server_lr", 0.01, "server learning rate eta", 0.0, std::nullopt, true),
-                      number_param("beta1", 0.9, "first-moment decay", 0.0, 1.0),
-                      number_param("beta2", 0.99, "second-moment decay (Adam, Yogi)", 0.0, 1.0),
-                      number_param("tau", 1e-3, "adaptivity (also v0 = tau^2)", 0.0, std::nullopt, true),
-                      choice_param("weighting", "uniform", {"uniform", "samples"},
-                                   "mean of client changes: uniform (paper) or by samples")},
-                     [](const ParamSet&) { return std::make_unique<LocalSgd>(); },
-                     [rule](const ParamSet& p, const FederationShape&) {
-                       return std::make_unique<FedOptServer>(rule, p.number("server_lr"), p.number("beta1"),
-                                                             p.number("beta2"), p.number("tau"), p.string("weighting"));
-                     }};
+  using O = FedOptOptions;
+  const ParamTable<O> params{{
+      bind_key<O>("server_lr", "server learning rate eta", &O::server_lr).range(0.0, std::nullopt, true),
+      bind_key<O>("beta1", "first-moment decay", &O::beta1).range(0.0, 1.0),
+      bind_key<O>("beta2", "second-moment decay (Adam, Yogi)", &O::beta2).range(0.0, 1.0),
+      bind_key<O>("tau", "adaptivity (also v0 = tau^2)", &O::tau).range(0.0, std::nullopt, true),
+      bind_key<O>("weighting", "mean of client changes: uniform (paper) or by samples", &O::weighting),
+  }};
+  auto info = algorithm_info(
+      name, description, params, [](const O&) { return std::make_unique<LocalSgd>(); },
+      [rule](const O& o, const FederationShape&) { return std::make_unique<FedOptServer>(rule, o); });
   info.packed = plain_local_sgd;
   return info;
 }

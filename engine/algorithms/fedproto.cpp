@@ -14,7 +14,7 @@
 
 #include "engine/algorithms/aggregation.hpp"
 #include "engine/algorithms/builtin.hpp"
-#include "engine/algorithms/param_helpers.hpp"
+#include "engine/algorithms/param_table.hpp"
 
 namespace drift {
 
@@ -79,33 +79,50 @@ void FedProtoServer::aggregate(NamedTensors& global, const std::vector<ClientUpd
   for (auto& [c, entry] : sums) prototypes_[c] = (entry.first / entry.second).to(torch::kFloat32);
 }
 
+namespace {
+
+// The weight of the pull toward the global class means: FedProto's and FedDistill's default,
+// and the heterogeneous form's (HtFLlib uses 0.1).
+struct ClassMeanPull {
+  double lambda = 1.0;
+};
+struct HeterogeneousPull {
+  double lambda = 0.1;
+};
+
+template <class O>
+ParamTable<O> pull_params(const std::string& help) {
+  return {{bind_key<O>("lambda", help, &O::lambda).range(0.0, std::nullopt)}};
+}
+
+}  // namespace
+
 AlgorithmInfo fedproto_info() {
-  return {"fedproto",
-          "FedProto: FedAvg plus class prototypes; local loss pulls features toward the global prototype",
-          {number_param("lambda", 1.0, "weight of the prototype MSE term", 0.0)},
-          [](const ParamSet& p) { return std::make_unique<FedProtoClient>(p.number("lambda")); },
-          [](const ParamSet&, const FederationShape&) { return std::make_unique<FedProtoServer>(); }};
+  return algorithm_info(
+      "fedproto", "FedProto: FedAvg plus class prototypes; local loss pulls features toward the global prototype",
+      pull_params<ClassMeanPull>("weight of the prototype MSE term"),
+      [](const ClassMeanPull& o) { return std::make_unique<FedProtoClient>(o.lambda); },
+      [](const ClassMeanPull&, const FederationShape&) { return std::make_unique<FedProtoServer>(); });
 }
 
 AlgorithmInfo fedproto_ht_info() {
-  AlgorithmInfo info{"fedproto-ht",
-                     "FedProto, heterogeneous form: private models, only class prototypes are shared",
-                     {number_param("lambda", 0.1, "weight of the prototype MSE term (HtFLlib: 0.1)", 0.0)},
-                     [](const ParamSet& p) { return std::make_unique<FedProtoClient>(p.number("lambda")); },
-                     [](const ParamSet&, const FederationShape&) { return std::make_unique<FedProtoServer>(false); }};
+  auto info = algorithm_info(
+      "fedproto-ht", "FedProto, heterogeneous form: private models, only class prototypes are shared",
+      pull_params<HeterogeneousPull>("weight of the prototype MSE term (HtFLlib: 0.1)"),
+      [](const HeterogeneousPull& o) { return std::make_unique<FedProtoClient>(o.lambda); },
+      [](const HeterogeneousPull&, const FederationShape&) { return std::make_unique<FedProtoServer>(false); });
   info.private_models = true;
   return info;
 }
 
 AlgorithmInfo feddistill_info() {
-  AlgorithmInfo info{
-      "feddistill",
-      "FedDistill: private models; per-class mean logits are shared and local logits pulled toward them",
-      {number_param("lambda", 1.0, "weight of the logit MSE term", 0.0)},
-      [](const ParamSet& p) { return std::make_unique<FedProtoClient>(p.number("lambda"), ClassMeanTarget::logits); },
-      [](const ParamSet&, const FederationShape&) {
+  auto info = algorithm_info(
+      "feddistill", "FedDistill: private models; per-class mean logits are shared and local logits pulled toward them",
+      pull_params<ClassMeanPull>("weight of the logit MSE term"),
+      [](const ClassMeanPull& o) { return std::make_unique<FedProtoClient>(o.lambda, ClassMeanTarget::logits); },
+      [](const ClassMeanPull&, const FederationShape&) {
         return std::make_unique<FedProtoServer>(false, ClassMeanTarget::logits);
-      }};
+      });
   info.private_models = true;
   return info;
 }

@@ -3,6 +3,7 @@
 #include "engine/algorithms/fedprox.hpp"
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/algorithms/builtin.hpp"
+#include "engine/algorithms/param_table.hpp"
 
 namespace drift {
 
@@ -40,21 +41,21 @@ class FedProxClient final : public ClientAlgorithm {
   std::vector<torch::Tensor> anchor_;
 };
 
+struct FedProxOptions {
+  double mu = 0.01;
+};
+
 }  // namespace
 
 AlgorithmInfo fedprox_info() {
-  ParamSpec mu;
-  mu.key = "mu";
-  mu.kind = ParamKind::number;
-  mu.default_value = 0.01;
-  mu.min = 0.0;
-  mu.help = "weight of the proximal term (mu/2)*||w - w_global||^2";
-  AlgorithmInfo info{"fedprox",
-                     "FedProx: FedAvg with a proximal term pulling local models toward the global one",
-                     {mu},
-                     [](const ParamSet& p) { return std::make_unique<FedProxClient>(p.number("mu")); },
-                     [](const ParamSet&, const FederationShape&) { return make_fedavg_server(); }};
-  info.packed = [](const ParamSet& p) { return PackedObjective{p.number("mu")}; };
+  using O = FedProxOptions;
+  const ParamTable<O> params{
+      {bind_key<O>("mu", "weight of the proximal term (mu/2)*||w - w_global||^2", &O::mu).range(0.0, std::nullopt)}};
+  auto info = algorithm_info(
+      "fedprox", "FedProx: FedAvg with a proximal term pulling local models toward the global one", params,
+      [](const O& o) { return std::make_unique<FedProxClient>(o.mu); },
+      [](const O&, const FederationShape&) { return make_fedavg_server(); });
+  info.packed = params.reading([](const O& o) { return PackedObjective{o.mu}; });
   return info;
 }
 

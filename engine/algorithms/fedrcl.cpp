@@ -13,7 +13,7 @@
 
 #include "engine/algorithms/builtin.hpp"
 #include "engine/algorithms/contrastive.hpp"
-#include "engine/algorithms/param_helpers.hpp"
+#include "engine/algorithms/param_table.hpp"
 
 namespace drift {
 
@@ -52,25 +52,19 @@ torch::Tensor FedRCLClient::loss(const torch::Tensor& labels, const ModelOutput&
 }
 
 AlgorithmInfo fedrcl_info() {
-  AlgorithmInfo info{
-      "fedrcl",
-      "FedRCL: supervised contrastive learning with relaxation on every feature level of the local model",
-      {number_param("tau", 0.05, "temperature", 0.0, std::nullopt, true),
-       number_param("threshold", 0.7, "same-class similarity from which the relaxation penalty pushes apart", -1.0,
-                    1.0),
-       integer_param("negatives", 2, "hardest other-class samples per anchor", 1.0, 1024.0),
-       number_param("scl_weight", 1.0, "weight of the supervised contrastive term", 0.0),
-       number_param("penalty_weight", 1.0, "weight of the relaxation penalty", 0.0)},
-      [](const ParamSet& p) {
-        FedRCLOptions o;
-        o.tau = p.number("tau");
-        o.threshold = p.number("threshold");
-        o.negatives = p.integer("negatives");
-        o.scl_weight = p.number("scl_weight");
-        o.penalty_weight = p.number("penalty_weight");
-        return std::make_unique<FedRCLClient>(o);
-      },
-      [](const ParamSet&, const FederationShape&) { return make_fedavg_server(); }};
+  using O = FedRCLOptions;
+  const ParamTable<O> params{{
+      bind_key<O>("tau", "temperature", &O::tau).range(0.0, std::nullopt, true),
+      bind_key<O>("threshold", "same-class similarity from which the relaxation penalty pushes apart", &O::threshold)
+          .range(-1.0, 1.0),
+      bind_key<O>("negatives", "hardest other-class samples per anchor", &O::negatives).range(1.0, 1024.0),
+      bind_key<O>("scl_weight", "weight of the supervised contrastive term", &O::scl_weight).range(0.0, std::nullopt),
+      bind_key<O>("penalty_weight", "weight of the relaxation penalty", &O::penalty_weight).range(0.0, std::nullopt),
+  }};
+  auto info = algorithm_info(
+      "fedrcl", "FedRCL: supervised contrastive learning with relaxation on every feature level of the local model",
+      params, [](const O& o) { return std::make_unique<FedRCLClient>(o); },
+      [](const O&, const FederationShape&) { return make_fedavg_server(); });
   info.model_options = [](const ParamSet&) {
     ModelOptions o;
     o.feature_levels = true;

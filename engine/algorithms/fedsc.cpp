@@ -13,11 +13,12 @@
 #include "engine/algorithms/builtin.hpp"
 #include "engine/algorithms/contrastive.hpp"
 #include "engine/algorithms/param_helpers.hpp"
+#include "engine/algorithms/param_table.hpp"
 
 namespace drift::fedsc {
 
 torch::Tensor relational_prototypes(const torch::Tensor& rows, const torch::Tensor& global, std::int64_t neighbours,
-                                    const std::string& rule) {
+                                    NeighbourRule rule) {
   const auto x = rows.to(torch::kFloat64);
   const auto n = x.size(0);
   const auto theta =
@@ -29,7 +30,7 @@ torch::Tensor relational_prototypes(const torch::Tensor& rows, const torch::Tens
   for (std::int64_t k = 0; k < n; ++k) {
     auto key = [&](std::int64_t i) {
       const double a = angle[static_cast<std::size_t>(i)];
-      return rule == "global" ? a : std::abs(a - angle[static_cast<std::size_t>(k)]);
+      return rule == NeighbourRule::global ? a : std::abs(a - angle[static_cast<std::size_t>(k)]);
     };
     std::vector<std::int64_t> others;
     for (std::int64_t i = 0; i < n; ++i)
@@ -203,44 +204,40 @@ namespace drift {
 
 AlgorithmInfo fedsc_info() {
   using V = ParamValue;
-  AlgorithmInfo info{
-      "fedsc",
-      "FedSC: relational prototypes (RPCL) and consistent prototypes (CPDR) on features, FedAvg weights",
-      {bool_param("rpcl", true, "module: relational prototype contrastive learning"),
-       bool_param("cpdr", true, "module: consistent prototype discrepancy regularisation"),
-       number_param("tau", 0.05, "RPCL temperature", 0.0, std::nullopt, true),
-       number_param("rpcl_weight", 1.0, "weight of RPCL", 0.0), number_param("cpdr_weight", 1.0, "weight of CPDR", 0.0),
-       integer_param("M", 2, "neighbours merged into each relational prototype (< cohort)", 1.0),
-       choice_param("neighbour_rule", "angle", {"angle", "global"},
-                    "nearest by angular difference to client k, or the clients closest to the global prototype"),
-       bool_param("merge", true, "merge prototypes into relational ones (off: raw client prototypes, as the code)"),
-       bool_param("normalize", true, "divide cosines by the mean distance to each prototype (U)"),
-       bool_param("self_positive", false, "the sample itself is the RPCL positive (released code)"),
-       bool_param("pooled_negatives", false, "RPCL negatives pooled over the batch's labels (released code)"),
-       choice_param("knowledge_pass", "after", {"after", "last_epoch"},
-                    "prototypes from an eval pass after training, or collected during the last epoch"),
-       bool_param("keep_stale", true, "a class nobody held this round keeps its prototypes")},
-      [](const ParamSet& p) {
-        fedsc::ClientOptions o;
-        o.rpcl = p.boolean("rpcl");
-        o.cpdr = p.boolean("cpdr");
-        o.tau = p.number("tau");
-        o.rpcl_weight = p.number("rpcl_weight");
-        o.cpdr_weight = p.number("cpdr_weight");
-        o.normalize = p.boolean("normalize");
-        o.self_positive = p.boolean("self_positive");
-        o.pooled_negatives = p.boolean("pooled_negatives");
-        o.knowledge_pass = knowledge_pass_from(p.string("knowledge_pass"));
-        return std::make_unique<fedsc::Client>(o);
-      },
-      [](const ParamSet& p, const FederationShape&) {
-        fedsc::ServerOptions o;
-        o.neighbours = p.integer("M");
-        o.rule = p.string("neighbour_rule");
-        o.merge = p.boolean("merge");
-        o.keep_stale = p.boolean("keep_stale");
-        return std::make_unique<fedsc::Server>(o);
-      }};
+  using fedsc::ClientOptions, fedsc::ServerOptions, fedsc::Options;
+  constexpr auto client = &Options::client;
+  constexpr auto server = &Options::server;
+  // clang-format off
+  const ParamTable<Options> params{{
+      bind_key<Options>("rpcl", "module: relational prototype contrastive learning", client, &ClientOptions::rpcl),
+      bind_key<Options>("cpdr", "module: consistent prototype discrepancy regularisation", client, &ClientOptions::cpdr),
+      bind_key<Options>("tau", "RPCL temperature", client, &ClientOptions::tau).range(0.0, std::nullopt, true),
+      bind_key<Options>("rpcl_weight", "weight of RPCL", client, &ClientOptions::rpcl_weight).range(0.0, std::nullopt),
+      bind_key<Options>("cpdr_weight", "weight of CPDR", client, &ClientOptions::cpdr_weight).range(0.0, std::nullopt),
+      bind_key<Options>("M", "neighbours merged into each relational prototype (< cohort)", server,
+                        &ServerOptions::neighbours).range(1.0, std::nullopt),
+      bind_key<Options>("neighbour_rule",
+                        "nearest by angular difference to client k, or the clients closest to the global prototype",
+                        server, &ServerOptions::rule),
+      bind_key<Options>("merge", "merge prototypes into relational ones (off: raw client prototypes, as the code)",
+                        server, &ServerOptions::merge),
+      bind_key<Options>("normalize", "divide cosines by the mean distance to each prototype (U)", client,
+                        &ClientOptions::normalize),
+      bind_key<Options>("self_positive", "the sample itself is the RPCL positive (released code)", client,
+                        &ClientOptions::self_positive),
+      bind_key<Options>("pooled_negatives", "RPCL negatives pooled over the batch's labels (released code)", client,
+                        &ClientOptions::pooled_negatives),
+      bind_key<Options>("knowledge_pass",
+                        "prototypes from an eval pass after training, or collected during the last epoch", client,
+                        &ClientOptions::knowledge_pass),
+      bind_key<Options>("keep_stale", "a class nobody held this round keeps its prototypes", server,
+                        &ServerOptions::keep_stale),
+  }};
+  // clang-format on
+  auto info = algorithm_info(
+      "fedsc", "FedSC: relational prototypes (RPCL) and consistent prototypes (CPDR) on features, FedAvg weights",
+      params, [](const Options& o) { return std::make_unique<fedsc::Client>(o.client); },
+      [](const Options& o, const FederationShape&) { return std::make_unique<fedsc::Server>(o.server); });
   info.presets = {
       {"paper", "the paper's method as reconstructed from its prose (docs/algorithms.md#fedsc)", {}},
       {"reference",

@@ -12,12 +12,14 @@
 
 namespace drift::fedsc {
 
+// Which peers are a client's nearest: by angular difference to the global prototype
+// |theta_i - theta_k| (`angle`), or the rows closest to the global prototype (`global`).
+enum class NeighbourRule { angle, global };
+
 // Rows [n, d] of one class (client-id order) and the class's global prototype [d]. Each row
-// is averaged with its M nearest other rows; "angle": nearest in angular difference to the
-// global prototype |theta_i - theta_k|; "global": the rows closest to the global prototype.
-// Ties go to the lower index.
+// is averaged with its M nearest other rows under `rule`. Ties go to the lower index.
 torch::Tensor relational_prototypes(const torch::Tensor& rows, const torch::Tensor& global, std::int64_t neighbours,
-                                    const std::string& rule);
+                                    NeighbourRule rule);
 
 // d_k = sqrt(0.5 * sum_c (q_c - 1/C)^2), q = counts / sum(counts).
 double label_discrepancy(const torch::Tensor& counts);
@@ -60,9 +62,15 @@ class Client final : public ClientAlgorithm {
 
 struct ServerOptions {
   std::int64_t neighbours = 2;
-  std::string rule = "angle";
+  NeighbourRule rule = NeighbourRule::angle;
   bool merge = true;  // off: the raw client prototypes (released code)
   bool keep_stale = true;
+};
+
+// Both halves' options, as the algorithm's parameter table fills them.
+struct Options {
+  ClientOptions client;
+  ServerOptions server;
 };
 
 class Server final : public ServerAlgorithm {
@@ -84,3 +92,12 @@ class Server final : public ServerAlgorithm {
 };
 
 }  // namespace drift::fedsc
+
+namespace drift {
+
+template <>
+struct ChoiceNames<fedsc::NeighbourRule> {
+  static constexpr std::array<std::string_view, 2> names{"angle", "global"};
+};
+
+}  // namespace drift

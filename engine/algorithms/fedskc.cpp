@@ -13,6 +13,7 @@
 #include "engine/algorithms/builtin.hpp"
 #include "engine/algorithms/contrastive.hpp"
 #include "engine/algorithms/param_helpers.hpp"
+#include "engine/algorithms/param_table.hpp"
 
 namespace drift::fedskc {
 
@@ -191,7 +192,7 @@ void Server::aggregate(NamedTensors& global, const std::vector<ClientUpdate>& up
       discrepancy.push_back(d);
       samples.push_back(static_cast<double>(u.num_samples));
     }
-    last_weights_ = gda_weights(discrepancy, samples, o_.gda_raw_counts);
+    last_weights_ = gda_weights(discrepancy, samples, o_.gda_count == GdaCount::raw);
   }
   global = weighted_average(global, updates, last_weights_);
 
@@ -201,13 +202,14 @@ void Server::aggregate(NamedTensors& global, const std::vector<ClientUpdate>& up
     std::set<std::uint32_t> now, before;
     for (const auto& [c, _] : fresh) now.insert(c);
     for (const auto& [c, _] : previous_) before.insert(c);
-    if (o_.gpr_common_classes) {
+    if (o_.gpr_classes == GprClasses::common) {
       std::set<std::uint32_t> common;
       std::set_intersection(now.begin(), now.end(), before.begin(), before.end(), std::inserter(common, common.end()));
       now = before = common;
     }
-    const double v_now = knowledge_variance(fresh, now, o_.gpr_unbiased);
-    const double v_before = knowledge_variance(previous_, before, o_.gpr_unbiased);
+    const bool unbiased = o_.gpr_variance == GprVariance::unbiased;
+    const double v_now = knowledge_variance(fresh, now, unbiased);
+    const double v_before = knowledge_variance(previous_, before, unbiased);
     if (v_before > 0.0) {
       last_rho_ = (v_now - v_before) / v_before;
       // When the previous knowledge was nearly flat (early rounds: near-uniform logits), rho is
@@ -215,7 +217,8 @@ void Server::aggregate(NamedTensors& global, const std::vector<ClientUpdate>& up
       // far past both models: the divergence of docs/algorithms.md#fedskc. The limit bounds it.
       last_applied_rho_ =
           o_.gpr_rho_limit > 0.0 ? std::clamp(last_rho_, -o_.gpr_rho_limit, o_.gpr_rho_limit) : last_rho_;
-      apply_gpr(global, previous_model, last_applied_rho_, o_.beta, o_.gpr_convex, o_.gpr_buffers);
+      apply_gpr(global, previous_model, last_applied_rho_, o_.beta, o_.gpr_mode == GprMode::convex,
+                o_.gpr_scope == GprScope::state);
     }
   }
 
@@ -245,66 +248,53 @@ namespace drift {
 
 AlgorithmInfo fedskc_info() {
   using V = ParamValue;
-  AlgorithmInfo info{
+  using fedskc::ClientOptions, fedskc::ServerOptions, fedskc::Options;
+  constexpr auto client = &Options::client;
+  constexpr auto server = &Options::server;
+  // clang-format off
+  const ParamTable<Options> params{{
+      bind_key<Options>("lcl", "module: local contrastive learning against the global knowledge", client, &ClientOptions::lcl),
+      bind_key<Options>("gda", "module: global discrepancy aggregation (off: FedAvg weights)", server, &ServerOptions::gda),
+      bind_key<Options>("gpr", "module: global period review", server, &ServerOptions::gpr),
+      bind_key<Options>("tau", "LCL temperature", client, &ClientOptions::tau).range(0.0, std::nullopt, true),
+      bind_key<Options>("lcl_weight", "weight of the LCL term", client, &ClientOptions::weight).range(0.0, std::nullopt),
+      bind_key<Options>("warmup_rounds", "LCL weight min(round / warmup_rounds, 1); 0 = full weight", client,
+                        &ClientOptions::warmup_rounds).range(0.0, std::nullopt),
+      bind_key<Options>("normalization", "U of Eq. 2: none, per batch, or over the local data at round start", client,
+                        &ClientOptions::normalization),
+      bind_key<Options>("positive_twice", "count the positive again among the C candidates (released code)", client,
+                        &ClientOptions::positive_twice),
+      bind_key<Options>("self_positive", "a class without knowledge uses the sample itself as positive (released code)",
+                        client, &ClientOptions::self_positive),
+      bind_key<Options>("silu", "upload c * sigmoid(c) instead of the plain mean logits", client, &ClientOptions::silu),
+      bind_key<Options>("knowledge_pass",
+                        "mean logits from an eval pass after training, or collected during the last epoch", client,
+                        &ClientOptions::knowledge_pass),
+      bind_key<Options>("M", "neighbours merged into each client's class knowledge (< cohort)", server,
+                        &ServerOptions::neighbours).range(1.0, std::nullopt),
+      bind_key<Options>("gda_count", "Eq. 4's N_k term: raw counts (saturates: uniform weights) or left out", server,
+                        &ServerOptions::gda_count),
+      bind_key<Options>("beta", "GPR retention", server, &ServerOptions::beta).range(0.0, 1.0),
+      bind_key<Options>("gpr_mode",
+                        "literal: beta w + (1-beta) rho (w_prev - w); convex: w + (1-beta) rho (w_prev - w)", server,
+                        &ServerOptions::gpr_mode),
+      bind_key<Options>("gpr_rho_limit", "GPR applies rho clamped to [-limit, limit]; 0 = unbounded (paper, code)",
+                        server, &ServerOptions::gpr_rho_limit).range(0.0, std::nullopt),
+      bind_key<Options>("gpr_variance", "variance of the C knowledge entries", server, &ServerOptions::gpr_variance),
+      bind_key<Options>("gpr_scope", "GPR on parameters, or BatchNorm statistics too", server,
+                        &ServerOptions::gpr_scope),
+      bind_key<Options>("gpr_classes", "variance sums over classes fresh in both rounds, or each round's own", server,
+                        &ServerOptions::gpr_classes),
+      bind_key<Options>("keep_stale", "a class nobody held this round keeps its previous knowledge", server,
+                        &ServerOptions::keep_stale),
+  }};
+  // clang-format on
+  auto info = algorithm_info(
       "fedskc",
       "FedSKC: local contrastive learning on shared class knowledge (mean logits), global discrepancy "
       "aggregation, global period review",
-      {bool_param("lcl", true, "module: local contrastive learning against the global knowledge"),
-       bool_param("gda", true, "module: global discrepancy aggregation (off: FedAvg weights)"),
-       bool_param("gpr", true, "module: global period review"),
-       number_param("tau", 0.08, "LCL temperature", 0.0, std::nullopt, true),
-       number_param("lcl_weight", 1.0, "weight of the LCL term", 0.0),
-       number_param("warmup_rounds", 0.0, "LCL weight min(round / warmup_rounds, 1); 0 = full weight", 0.0),
-       choice_param("normalization", "batch", {"none", "batch", "dataset"},
-                    "U of Eq. 2: none, per batch, or over the local data at round start"),
-       bool_param("positive_twice", false, "count the positive again among the C candidates (released code)"),
-       bool_param("self_positive", false,
-                  "a class without knowledge uses the sample itself as positive (released code)"),
-       bool_param("silu", true, "upload c * sigmoid(c) instead of the plain mean logits"),
-       choice_param("knowledge_pass", "after", {"after", "last_epoch"},
-                    "mean logits from an eval pass after training, or collected during the last epoch"),
-       integer_param("M", 1, "neighbours merged into each client's class knowledge (< cohort)", 1.0),
-       choice_param("gda_count", "raw", {"raw", "fraction"},
-                    "Eq. 4's N_k term: raw counts (saturates: uniform weights) or left out"),
-       number_param("beta", 0.95, "GPR retention", 0.0, 1.0),
-       choice_param("gpr_mode", "literal", {"literal", "convex"},
-                    "literal: beta w + (1-beta) rho (w_prev - w); convex: w + (1-beta) rho (w_prev - w)"),
-       number_param("gpr_rho_limit", 1.0, "GPR applies rho clamped to [-limit, limit]; 0 = unbounded (paper, code)",
-                    0.0),
-       choice_param("gpr_variance", "population", {"population", "unbiased"}, "variance of the C knowledge entries"),
-       choice_param("gpr_scope", "parameters", {"parameters", "state"},
-                    "GPR on parameters, or BatchNorm statistics too"),
-       choice_param("gpr_classes", "common", {"common", "own"},
-                    "variance sums over classes fresh in both rounds, or each round's own"),
-       bool_param("keep_stale", true, "a class nobody held this round keeps its previous knowledge")},
-      [](const ParamSet& p) {
-        fedskc::ClientOptions o;
-        o.lcl = p.boolean("lcl");
-        o.tau = p.number("tau");
-        o.weight = p.number("lcl_weight");
-        o.warmup_rounds = p.number("warmup_rounds");
-        o.normalization = fedskc::normalization_from(p.string("normalization"));
-        o.positive_twice = p.boolean("positive_twice");
-        o.self_positive = p.boolean("self_positive");
-        o.silu = p.boolean("silu");
-        o.knowledge_pass = knowledge_pass_from(p.string("knowledge_pass"));
-        return std::make_unique<fedskc::Client>(o);
-      },
-      [](const ParamSet& p, const FederationShape&) {
-        fedskc::ServerOptions o;
-        o.neighbours = p.integer("M");
-        o.gda = p.boolean("gda");
-        o.gda_raw_counts = p.string("gda_count") == "raw";
-        o.gpr = p.boolean("gpr");
-        o.beta = p.number("beta");
-        o.gpr_convex = p.string("gpr_mode") == "convex";
-        o.gpr_rho_limit = p.number("gpr_rho_limit");
-        o.gpr_unbiased = p.string("gpr_variance") == "unbiased";
-        o.gpr_buffers = p.string("gpr_scope") == "state";
-        o.gpr_common_classes = p.string("gpr_classes") == "common";
-        o.keep_stale = p.boolean("keep_stale");
-        return std::make_unique<fedskc::Server>(o);
-      }};
+      params, [](const Options& o) { return std::make_unique<fedskc::Client>(o.client); },
+      [](const Options& o, const FederationShape&) { return std::make_unique<fedskc::Server>(o.server); });
   info.presets = {
       {"paper", "the formulas of the paper, with drift's choices where it is silent (docs/algorithms.md#fedskc)", {}},
       {"reference",

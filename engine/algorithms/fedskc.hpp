@@ -38,10 +38,16 @@ void apply_gpr(NamedTensors& current, const NamedTensors& previous, double rho, 
 // U of Eq. 2, the cosine's divisor: none (U = 1), the batch's or the local data set's mean
 // distance to each class's knowledge.
 enum class Normalization { none, batch, dataset };
-
-inline Normalization normalization_from(const std::string& name) {
-  return name == "dataset" ? Normalization::dataset : name == "batch" ? Normalization::batch : Normalization::none;
-}
+// Eq. 4's N_k term: the raw sample counts (the paper) or left out (`fraction`).
+enum class GdaCount { raw, fraction };
+// Eq. 5 as written (`literal`: beta w + ...) or as a step from w (`convex`: w + ...).
+enum class GprMode { literal, convex };
+// The variance of the C entries of a knowledge vector: divided by C or by C - 1.
+enum class GprVariance { population, unbiased };
+// What GPR moves: the parameters, or the BatchNorm statistics too (`state`).
+enum class GprScope { parameters, state };
+// The classes Eq. 5's variance sums run over: those fresh in both rounds, or each round's own.
+enum class GprClasses { common, own };
 
 struct ClientOptions {
   bool lcl = true;
@@ -78,15 +84,21 @@ class Client final : public ClientAlgorithm {
 struct ServerOptions {
   std::int64_t neighbours = 1;
   bool gda = true;
-  bool gda_raw_counts = true;
+  GdaCount gda_count = GdaCount::raw;
   bool gpr = true;
   double beta = 0.95;
-  bool gpr_convex = false;
+  GprMode gpr_mode = GprMode::literal;
   double gpr_rho_limit = 1.0;  // |rho| applied at most this; 0: unbounded (paper, released code)
-  bool gpr_unbiased = false;
-  bool gpr_buffers = false;
-  bool gpr_common_classes = true;  // sum the variances over classes fresh in both rounds
-  bool keep_stale = true;          // a class nobody held this round keeps its old knowledge
+  GprVariance gpr_variance = GprVariance::population;
+  GprScope gpr_scope = GprScope::parameters;
+  GprClasses gpr_classes = GprClasses::common;
+  bool keep_stale = true;  // a class nobody held this round keeps its old knowledge
+};
+
+// Both halves' options, as the algorithm's parameter table fills them.
+struct Options {
+  ClientOptions client;
+  ServerOptions server;
 };
 
 class Server final : public ServerAlgorithm {
@@ -114,3 +126,32 @@ class Server final : public ServerAlgorithm {
 };
 
 }  // namespace drift::fedskc
+
+namespace drift {
+
+template <>
+struct ChoiceNames<fedskc::Normalization> {
+  static constexpr std::array<std::string_view, 3> names{"none", "batch", "dataset"};
+};
+template <>
+struct ChoiceNames<fedskc::GdaCount> {
+  static constexpr std::array<std::string_view, 2> names{"raw", "fraction"};
+};
+template <>
+struct ChoiceNames<fedskc::GprMode> {
+  static constexpr std::array<std::string_view, 2> names{"literal", "convex"};
+};
+template <>
+struct ChoiceNames<fedskc::GprVariance> {
+  static constexpr std::array<std::string_view, 2> names{"population", "unbiased"};
+};
+template <>
+struct ChoiceNames<fedskc::GprScope> {
+  static constexpr std::array<std::string_view, 2> names{"parameters", "state"};
+};
+template <>
+struct ChoiceNames<fedskc::GprClasses> {
+  static constexpr std::array<std::string_view, 2> names{"common", "own"};
+};
+
+}  // namespace drift

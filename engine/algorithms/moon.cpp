@@ -13,7 +13,7 @@
 
 #include "engine/algorithms/builtin.hpp"
 #include "engine/algorithms/contrastive.hpp"
-#include "engine/algorithms/param_helpers.hpp"
+#include "engine/algorithms/param_table.hpp"
 
 namespace drift {
 namespace {
@@ -73,21 +73,34 @@ void MoonClient::end(ClientContext& ctx, ClientUpdate& update) {
   for (const auto& t : update.weights) ctx.state.tensors[kPrevious + t.name] = t.value;
 }
 
+namespace {
+
+struct MoonOptions {
+  double mu = 1.0;  // paper: 5 on CIFAR-10, 1 on CIFAR-100
+  double tau = 0.5;
+  std::int64_t projection_dim = 256;  // 0: no head (PFLlib)
+};
+
+}  // namespace
+
 AlgorithmInfo moon_info() {
-  AlgorithmInfo info{
-      "moon",
-      "MOON: model-contrastive learning against the global model (positive) and the client's previous model",
-      {number_param("mu", 1.0, "weight of the model-contrastive term (paper: 5 on CIFAR-10, 1 on CIFAR-100)", 0.0),
-       number_param("tau", 0.5, "temperature", 0.0, std::nullopt, true),
-       integer_param("projection_dim", 256, "projection head output width; 0 = no head (PFLlib variant)", 0.0,
-                     65536.0)},
-      [](const ParamSet& p) { return std::make_unique<MoonClient>(p.number("mu"), p.number("tau")); },
-      [](const ParamSet&, const FederationShape&) { return make_fedavg_server(); }};
-  info.model_options = [](const ParamSet& p) {
-    ModelOptions o;
-    o.projection_dim = p.integer("projection_dim");
-    return o;
-  };
+  using O = MoonOptions;
+  const ParamTable<O> params{{
+      bind_key<O>("mu", "weight of the model-contrastive term (paper: 5 on CIFAR-10, 1 on CIFAR-100)", &O::mu)
+          .range(0.0, std::nullopt),
+      bind_key<O>("tau", "temperature", &O::tau).range(0.0, std::nullopt, true),
+      bind_key<O>("projection_dim", "projection head output width; 0 = no head (PFLlib variant)", &O::projection_dim)
+          .range(0.0, 65536.0),
+  }};
+  auto info = algorithm_info(
+      "moon", "MOON: model-contrastive learning against the global model (positive) and the client's previous model",
+      params, [](const O& o) { return std::make_unique<MoonClient>(o.mu, o.tau); },
+      [](const O&, const FederationShape&) { return make_fedavg_server(); });
+  info.model_options = params.reading([](const O& o) {
+    ModelOptions m;
+    m.projection_dim = o.projection_dim;
+    return m;
+  });
   return info;
 }
 

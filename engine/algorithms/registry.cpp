@@ -4,7 +4,6 @@
 
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/algorithms/builtin.hpp"
-#include "engine/algorithms/param_helpers.hpp"
 #include "engine/config/suggest.hpp"
 #include "engine/core/error.hpp"
 
@@ -64,8 +63,10 @@ std::vector<ParamSpec> algorithm_params(const AlgorithmInfo& info, const std::st
   }
   std::vector<std::string> names;
   for (const auto& p : info.presets) names.push_back(p.name);
-  std::vector<ParamSpec> params = {
-      choice_param("preset", info.presets.front().name, names, "parameter set that supplies the defaults below")};
+  auto preset_key = make_param("preset", ParamKind::string, info.presets.front().name,
+                               "parameter set that supplies the defaults below");
+  preset_key.choices = [names] { return names; };
+  std::vector<ParamSpec> params = {std::move(preset_key)};
   for (auto spec : info.params) {
     if (auto it = chosen->values.find(spec.key); it != chosen->values.end()) spec.default_value = it->second;
     params.push_back(std::move(spec));

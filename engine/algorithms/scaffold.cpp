@@ -12,6 +12,7 @@
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/algorithms/builtin.hpp"
 #include "engine/algorithms/param_helpers.hpp"
+#include "engine/algorithms/param_table.hpp"
 #include "engine/tensors/tensor_archive.hpp"
 
 namespace drift {
@@ -22,6 +23,10 @@ torch::Tensor named_or_zeros(const std::map<std::string, torch::Tensor>& tensors
   auto it = tensors.find(key);
   return it == tensors.end() ? torch::zeros_like(like) : it->second.to(like.scalar_type()).reshape(like.sizes());
 }
+
+struct ScaffoldOptions {
+  double server_lr = 1.0;  // eta_g
+};
 
 }  // namespace
 
@@ -57,7 +62,7 @@ void ScaffoldClient::end(ClientContext& ctx, ClientUpdate& update) {
 
 void ScaffoldServer::aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates,
                                const AggregationInput&) {
-  const auto average = weighted_average(global, updates, update_weights("uniform", updates));
+  const auto average = weighted_average(global, updates, update_weights(UpdateWeighting::uniform, updates));
   torch::NoGradGuard no_grad;
   for (std::size_t i = 0; i < global.size(); ++i) {
     auto& x = global[i].value;
@@ -86,14 +91,15 @@ Payload ScaffoldServer::broadcast(std::uint32_t) {
 }
 
 AlgorithmInfo scaffold_info() {
-  return {"scaffold",
-          "SCAFFOLD (option II): control variates correct client drift; 2x model traffic",
-          {number_param("server_lr", 1.0, "server learning rate eta_g", 0.0, std::nullopt, true)},
-          [](const ParamSet&) { return std::make_unique<ScaffoldClient>(); },
-          [](const ParamSet& p, const FederationShape& shape) {
-            return std::make_unique<ScaffoldServer>(p.number("server_lr"),
-                                                    std::max<std::uint32_t>(1, shape.num_clients));
-          }};
+  using O = ScaffoldOptions;
+  const ParamTable<O> params{
+      {bind_key<O>("server_lr", "server learning rate eta_g", &O::server_lr).range(0.0, std::nullopt, true)}};
+  return algorithm_info(
+      "scaffold", "SCAFFOLD (option II): control variates correct client drift; 2x model traffic", params,
+      [](const O&) { return std::make_unique<ScaffoldClient>(); },
+      [](const O& o, const FederationShape& shape) {
+        return std::make_unique<ScaffoldServer>(o.server_lr, std::max<std::uint32_t>(1, shape.num_clients));
+      });
 }
 
 void ScaffoldServer::archive(StateArchive& ar) { archive_tensor_map(ar, c_); }

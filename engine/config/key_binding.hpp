@@ -104,6 +104,14 @@ T from_value(const ParamValue& value) {
   }
 }
 
+// One default-constructed Target for all its keys' defaults (a local copy per key also trips
+// GCC 12's -Wmaybe-uninitialized on a vector member's inlined destructor).
+template <class Target>
+const Target& defaults_of() {
+  static const Target defaults{};
+  return defaults;
+}
+
 // target.*m1.*m2...; const when the target is.
 template <class Target, class... Members>
 auto& member_of(Target& target, Members... members) {
@@ -117,10 +125,11 @@ auto& member_of(Target& target, Members... members) {
 template <class Target, class... Members>
 KeyBinding<Target> bind_key(std::string key, std::string help, Members... members) {
   using Member = std::decay_t<decltype(binding_detail::member_of(std::declval<Target&>(), members...))>;
-  const Target defaults{};
   KeyBinding<Target> b;
-  b.spec = make_param(std::move(key), binding_detail::kind_of<Member>(),
-                      binding_detail::to_value(binding_detail::member_of(defaults, members...)), std::move(help));
+  b.spec =
+      make_param(std::move(key), binding_detail::kind_of<Member>(),
+                 binding_detail::to_value(binding_detail::member_of(binding_detail::defaults_of<Target>(), members...)),
+                 std::move(help));
   if constexpr (std::is_enum_v<Member>) b.spec.choices = choice_names<Member>;
   b.store = [members...](Target& t, const ParamValue& v) {
     binding_detail::member_of(t, members...) = binding_detail::from_value<Member>(v);
