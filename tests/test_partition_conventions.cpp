@@ -50,7 +50,7 @@ TEST_CASE("long-tail pool keeps floor(n_max * rho^(-c/(C-1))) samples of class c
 TEST_CASE("partitions with a long tail hold only pool samples", "[partition][long_tail]") {
   const auto labels = balanced_labels(100, 10);
   PartitionConfig config;
-  config.scheme = "iid";
+  config.scheme = PartitionScheme::iid;
   config.long_tail = 10.0;
   const auto p = make_partition(config, labels, 10, 5, 7);
   Rng tail = make_stream(7, "long-tail");
@@ -61,7 +61,7 @@ TEST_CASE("partitions with a long tail hold only pool samples", "[partition][lon
   // rho = 1 leaves the partition exactly as it was.
   config.long_tail = 1.0;
   PartitionConfig plain;
-  plain.scheme = "iid";
+  plain.scheme = PartitionScheme::iid;
   CHECK(make_partition(config, labels, 10, 5, 7).indices == make_partition(plain, labels, 10, 5, 7).indices);
 }
 

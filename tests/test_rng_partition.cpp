@@ -86,7 +86,7 @@ TEST_CASE("IID partition gives near-equal shares and covers every sample once", 
 TEST_CASE("Dirichlet partition covers the data, respects the minimum and is deterministic", "[partition]") {
   const auto labels = balanced_labels(300, 10);  // 3000 samples
   PartitionConfig config;
-  config.scheme = "dirichlet";
+  config.scheme = PartitionScheme::dirichlet;
   config.alpha = 0.3;
   config.min_client_samples = 20;
   auto a = make_partition(config, labels, 10, 12, 5);

@@ -8,7 +8,7 @@
 namespace drift {
 
 std::string partition_conflict(const PartitionConfig& p, const DataConfig& data, std::uint32_t clients) {
-  if (p.scheme == "natural") {
+  if (p.scheme == PartitionScheme::natural) {
     if (!find_dataset(data.dataset)->natural_clients)
       return "partition.scheme = \"natural\" needs a dataset whose samples name their writers (femnist, "
              "shakespeare); '" +
@@ -20,12 +20,13 @@ std::string partition_conflict(const PartitionConfig& p, const DataConfig& data,
       return "data.max_train_samples and max_test_samples would cut writers in half under natural clients: take "
              "fewer writers with federation.clients instead";
   }
-  if (p.scheme == "file" && p.file.empty())
+  if (p.scheme == PartitionScheme::file && p.file.empty())
     return "partition.scheme = \"file\" needs partition.file (a JSON list of per-client index lists)";
-  if (p.scheme != "file" && !p.file.empty()) return "partition.file is only read with partition.scheme = \"file\"";
-  if (p.scheme == "file" && p.long_tail != 1.0)
+  if (p.scheme != PartitionScheme::file && !p.file.empty())
+    return "partition.file is only read with partition.scheme = \"file\"";
+  if (p.scheme == PartitionScheme::file && p.long_tail != 1.0)
     return "partition.long_tail does not apply to scheme = \"file\" (the file fixes every index)";
-  if (p.scheme == "dirichlet_creff" && clients < 10)
+  if (p.scheme == PartitionScheme::dirichlet_creff && clients < 10)
     return "partition.scheme = \"dirichlet_creff\" splits among 10 workers per chunk and needs federation.clients >= "
            "10";
   return "";

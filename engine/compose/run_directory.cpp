@@ -102,7 +102,7 @@ RunDirectory::RunDirectory(fs::path path, const Scenario& scenario, const Federa
   write_file_atomically(path_ / "scenario.toml", scenario.resolved_toml);
 
   json partition;
-  partition["scheme"] = scenario.partition.scheme;
+  partition["scheme"] = name_of(scenario.partition.scheme);
   partition["num_clients"] = data.partition.num_clients();
   partition["num_classes"] = data.data.train->num_classes;
   partition["class_names"] = data.data.train->class_names;
@@ -113,7 +113,7 @@ RunDirectory::RunDirectory(fs::path path, const Scenario& scenario, const Federa
         {"client", k}, {"num_samples", data.partition.indices[k].size()}, {"class_histogram", data.histograms[k]}};
     if (k < data.client_test_sizes.size()) client["test_samples"] = data.client_test_sizes[k];
     if (const auto& train = *data.data.train;
-        scenario.partition.scheme == "natural" && !data.partition.indices[k].empty())
+        scenario.partition.scheme == PartitionScheme::natural && !data.partition.indices[k].empty())
       client["writer"] =
           train.owner_names[static_cast<std::size_t>(train.owners[data.partition.indices[k][0]].item<std::int64_t>())];
     clients.push_back(std::move(client));

@@ -120,7 +120,7 @@ void finish_model_group(Scenario& s, const AlgorithmInfo& algorithm, const std::
 // Combinations that are valid key by key but cannot run together.
 void check_combinations(const Scenario& s, const AlgorithmInfo& algorithm, const std::string& source) {
   if (algorithm.private_models) {
-    if (s.data.client_test_fraction <= 0.0 && s.partition.scheme != "natural")
+    if (s.data.client_test_fraction <= 0.0 && s.partition.scheme != PartitionScheme::natural)
       throw UserError(source + ": algorithm '" + s.algorithm +
                       "' keeps private models, evaluated on each client's "
                       "own test split: set data.client_test_fraction (PFLlib: 0.25), or use natural clients");

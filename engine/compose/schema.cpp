@@ -22,7 +22,6 @@ using S = Scenario;
 std::vector<std::string> trace_mappings() { return {"ids", "seeded"}; }
 std::vector<std::string> augment_presets() { return {"none", "cifar", "cifar-batch"}; }
 std::vector<std::string> augment_scopes() { return {"sample", "batch"}; }
-std::vector<std::string> cyclic_strata() { return {"auto", "groups", "labels"}; }
 std::vector<std::string> availability_models() { return {"always", "markov", "diurnal", "trace"}; }
 std::vector<std::string> group_rules() { return {"dominant_label", "label_set", "id_range", "proportion"}; }
 
@@ -137,7 +136,7 @@ std::vector<ScenarioSection> make_sections() {
             .optional().range(0.0, {}, true)}},
       {"partition", "how training data is split across clients",
        {bind_key<S>("scheme", "how the training data is split (natural: LEAF writers' own clients)",
-                &S::partition, &P::scheme).choices(partition_scheme_names),
+                &S::partition, &P::scheme),
         bind_key<S>("alpha", "Dirichlet concentration; small = more skewed", &S::partition, &P::alpha).range(0.0, {}, true),
         bind_key<S>("shards_per_client", "label shards per client (scheme = shards)", &S::partition, &P::shards_per_client).range(1.0, {}),
         bind_key<S>("min_client_samples", "Dirichlet redraws until every client has this many", &S::partition, &P::min_client_samples).range(1.0, {}),
@@ -155,7 +154,7 @@ std::vector<ScenarioSection> make_sections() {
         bind_key<S>("candidates", "power_of_choice: candidates drawn per seat", &S::sampler, &Sm::candidates)
             .range(1.0, 1000.0).idle_when(for_sampler("power_of_choice", "power_of_choice's")),
         bind_key<S>("strata", "cyclic: rotate through groups, or labels (dominant label); auto: groups if any are defined", &S::sampler, &Sm::strata)
-            .choices(cyclic_strata).idle_when(for_sampler("cyclic", "only cyclic takes strata; stratified forms its own"))}},
+            .idle_when(for_sampler("cyclic", "only cyclic takes strata; stratified forms its own"))}},
       {"model", "architecture",
        {bind_key<S>("name", "model name (drift list)", &S::model).choices(model_names),
         bind_key<S>("width", "base channels of resnet8/resnet10 (0 = the papers' 64; 16 suits 2 cores)", &S::model_width).range(0.0, 4096.0),

@@ -18,6 +18,11 @@ enum class StalenessKind { constant, polynomial, hinge };
 enum class ClientStateStore { memory, disk };  // where idle clients' private state waits
 enum class TimelineAction { offline, online, speed, sampler, fraction, deadline, leave, join };
 enum class DivergencePolicy { stop, keep_going };  // what a diverged run does next
+// How the training data is split among the clients (docs/scenarios.md#partition).
+enum class PartitionScheme { iid, dirichlet, dirichlet_creff, shards, file, domains, domains_dirichlet, natural };
+// The cyclic sampler's strata: the scenario's groups if any are defined (`auto`), the groups,
+// or the clients' dominant labels.
+enum class CyclicStrata { automatic, groups, labels };
 
 template <typename Choice>
 struct ChoiceNames;  // names[i] spells the enumerator whose value is i
@@ -47,6 +52,16 @@ struct ChoiceNames<TimelineAction> {
 template <>
 struct ChoiceNames<DivergencePolicy> {
   static constexpr std::array<std::string_view, 2> names{"stop", "continue"};
+};
+
+template <>
+struct ChoiceNames<PartitionScheme> {
+  static constexpr std::array<std::string_view, 8> names{"iid",  "dirichlet", "dirichlet_creff",   "shards",
+                                                         "file", "domains",   "domains_dirichlet", "natural"};
+};
+template <>
+struct ChoiceNames<CyclicStrata> {
+  static constexpr std::array<std::string_view, 3> names{"auto", "groups", "labels"};
 };
 
 template <typename Choice>

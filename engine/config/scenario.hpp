@@ -41,7 +41,7 @@ struct DataConfig {
 };
 
 struct PartitionConfig {
-  std::string scheme = "dirichlet";  // iid | dirichlet | dirichlet_creff | shards | file
+  PartitionScheme scheme = PartitionScheme::dirichlet;
   double alpha = 0.5;
   std::int64_t shards_per_client = 2;
   std::int64_t min_client_samples = 10;
@@ -54,8 +54,8 @@ struct SamplerConfig {
   std::string name = "uniform";
   std::int64_t clients_per_round = 0;  // exactly one of these two is set
   double fraction = 0.0;
-  double candidates = 2.0;      // power_of_choice: candidate set size as a multiple of the cohort
-  std::string strata = "auto";  // cyclic: groups | labels | auto (groups if any are defined)
+  double candidates = 2.0;                        // power_of_choice: candidate set size as a multiple of the cohort
+  CyclicStrata strata = CyclicStrata::automatic;  // cyclic
   // The cohort size this gives for a population: round(fraction * clients), at least 1.
   std::uint32_t cohort_size(std::uint32_t clients) const;
 };

@@ -33,26 +33,21 @@ Partition cut_into_equal_slices(const std::vector<std::int64_t>& sequence, std::
 }  // namespace
 
 const std::vector<PartitionSchemeInfo>& partition_schemes() {
+  using P = PartitionScheme;
   static const std::vector<PartitionSchemeInfo> schemes = {
-      {"iid", "uniform shuffle, near-equal shares"},
-      {"dirichlet", "per-class Dirichlet(alpha) label skew (PFLlib / NIID-Bench convention)"},
-      {"dirichlet_creff", "CReFF / FedSKC code: Dirichlet among 10 workers per chunk, re-cut into equal-size clients"},
-      {"shards", "label-sorted shards, shards_per_client per client (McMahan et al.)"},
-      {"file", "per-client index lists read from partition.file (JSON), to replicate another framework's split"},
-      {"domains", "multi-domain datasets: client k holds domain k mod D, each domain dealt evenly among its clients"},
-      {"domains_dirichlet",
+      {P::iid, "uniform shuffle, near-equal shares"},
+      {P::dirichlet, "per-class Dirichlet(alpha) label skew (PFLlib / NIID-Bench convention)"},
+      {P::dirichlet_creff, "CReFF / FedSKC code: Dirichlet among 10 workers per chunk, re-cut into equal-size clients"},
+      {P::shards, "label-sorted shards, shards_per_client per client (McMahan et al.)"},
+      {P::file, "per-client index lists read from partition.file (JSON), to replicate another framework's split"},
+      {P::domains, "multi-domain datasets: client k holds domain k mod D, each domain dealt evenly among its clients"},
+      {P::domains_dirichlet,
        "as domains, each domain first keeping a Dirichlet(alpha) share of its samples (FedCCL's imbalanced setting)"},
-      {"natural",
+      {P::natural,
        "LEAF datasets: one client per writer or speaker with their own train/test split (a seeded sample of writers "
        "when there are fewer clients)"},
   };
   return schemes;
-}
-
-std::vector<std::string> partition_scheme_names() {
-  std::vector<std::string> names;
-  for (const auto& s : partition_schemes()) names.push_back(s.name);
-  return names;
 }
 
 Partition partition_iid(std::int64_t num_samples, std::uint32_t clients, Rng& rng) {
@@ -280,18 +275,19 @@ NaturalPartition partition_natural(const std::vector<std::int64_t>& owners, std:
 Partition make_partition(const PartitionConfig& config, const std::vector<std::int64_t>& labels,
                          std::int64_t num_classes, std::uint32_t clients, std::uint64_t seed,
                          const std::vector<std::int64_t>& domains) {
-  if (config.scheme == "file")
+  using P = PartitionScheme;
+  if (config.scheme == P::file)
     return partition_from_file(config.file, static_cast<std::int64_t>(labels.size()), clients);
-  if (config.scheme == "natural")
+  if (config.scheme == P::natural)
     throw UserError(
         "partition.scheme = \"natural\" needs a dataset whose samples name their writers (femnist, shakespeare)");
-  if (config.scheme == "domains" || config.scheme == "domains_dirichlet") {
+  if (config.scheme == P::domains || config.scheme == P::domains_dirichlet) {
     if (domains.empty())
-      throw UserError("partition.scheme = \"" + config.scheme + "\" needs a multi-domain dataset (digit5)");
+      throw UserError("partition.scheme = \"" + name_of(config.scheme) + "\" needs a multi-domain dataset (digit5)");
     if (config.long_tail > 1.0) throw UserError("partition.long_tail does not combine with the domain partition");
     Rng rng = make_stream(seed, "partition");
     const auto num_domains = *std::max_element(domains.begin(), domains.end()) + 1;
-    return partition_domains(domains, num_domains, clients, config.scheme == "domains_dirichlet", config.alpha,
+    return partition_domains(domains, num_domains, clients, config.scheme == P::domains_dirichlet, config.alpha,
                              config.min_client_samples, rng);
   }
   std::vector<std::int64_t> pool;  // empty: every sample
@@ -306,19 +302,19 @@ Partition make_partition(const PartitionConfig& config, const std::vector<std::i
   Rng rng = make_stream(seed, "partition");
   const auto& l = *pool_labels;
   Partition p;
-  if (config.scheme == "iid") {
+  if (config.scheme == P::iid) {
     if (static_cast<std::int64_t>(l.size()) < clients)
       throw UserError("cannot give " + std::to_string(clients) + " clients a sample each from " +
                       std::to_string(l.size()) + " training samples");
     p = partition_iid(static_cast<std::int64_t>(l.size()), clients, rng);
-  } else if (config.scheme == "dirichlet") {
+  } else if (config.scheme == P::dirichlet) {
     p = partition_dirichlet(l, num_classes, clients, config.alpha, config.min_client_samples, config.max_attempts, rng);
-  } else if (config.scheme == "dirichlet_creff") {
+  } else if (config.scheme == P::dirichlet_creff) {
     p = partition_dirichlet_creff(l, num_classes, clients, config.alpha, config.max_attempts, rng);
-  } else if (config.scheme == "shards") {
+  } else if (config.scheme == P::shards) {
     p = partition_shards(l, clients, config.shards_per_client, rng);
   } else {
-    throw UserError("unknown partition scheme '" + config.scheme + "'");
+    throw std::logic_error("partition scheme '" + name_of(config.scheme) + "' without a partitioner");
   }
   // Pool positions back to dataset indices; the pool is ascending, so each list stays sorted.
   if (!pool.empty())

@@ -16,11 +16,10 @@ struct Partition {
 };
 
 struct PartitionSchemeInfo {
-  std::string name;
+  PartitionScheme scheme;
   std::string description;
 };
-const std::vector<PartitionSchemeInfo>& partition_schemes();
-std::vector<std::string> partition_scheme_names();
+const std::vector<PartitionSchemeInfo>& partition_schemes();  // one per scheme, in the enum's order
 
 // Each client gets a near-equal share of a uniform shuffle (sizes differ by at most one).
 Partition partition_iid(std::int64_t num_samples, std::uint32_t clients, Rng& rng);

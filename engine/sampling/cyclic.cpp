@@ -6,7 +6,7 @@
 
 namespace drift {
 
-CyclicSampler::CyclicSampler(const Population& population, std::uint64_t seed, const std::string& strata)
+CyclicSampler::CyclicSampler(const Population& population, std::uint64_t seed, CyclicStrata strata)
     : strata_(strata_of(population, strata)), seed_(seed) {}
 
 std::vector<std::uint32_t> CyclicSampler::select(const SelectionContext& ctx) {

@@ -19,9 +19,9 @@ std::vector<std::vector<std::uint32_t>> dominant_label_strata(const Population& 
   return strata;
 }
 
-std::vector<std::vector<std::uint32_t>> strata_of(const Population& population, const std::string& kind) {
+std::vector<std::vector<std::uint32_t>> strata_of(const Population& population, CyclicStrata kind) {
   std::vector<std::vector<std::uint32_t>> strata;
-  if (kind != "labels")
+  if (kind != CyclicStrata::labels)
     for (const auto& members : population.group_members)
       if (!members.empty()) strata.push_back(members);
   return strata.empty() ? dominant_label_strata(population) : strata;

@@ -10,9 +10,9 @@
 
 namespace drift {
 
-// Strata for the cyclic sampler: "groups" (the scenario's groups), "labels" (dominant-label
-// strata) or "auto" (groups if any are defined).
-std::vector<std::vector<std::uint32_t>> strata_of(const Population& population, const std::string& kind);
+// Strata for the cyclic sampler: the scenario's groups, dominant-label strata, or the groups
+// if any are defined (`auto`).
+std::vector<std::vector<std::uint32_t>> strata_of(const Population& population, CyclicStrata kind);
 // Clients grouped by the most frequent label in their data (ties: lowest label).
 std::vector<std::vector<std::uint32_t>> dominant_label_strata(const Population& population);
 
@@ -80,7 +80,7 @@ class PowerOfChoiceSampler final : public Sampler {
 
 class CyclicSampler final : public Sampler {
  public:
-  CyclicSampler(const Population& population, std::uint64_t seed, const std::string& strata = "auto");
+  CyclicSampler(const Population& population, std::uint64_t seed, CyclicStrata strata = CyclicStrata::automatic);
   std::vector<std::uint32_t> select(const SelectionContext& ctx) override;
   void archive(StateArchive& ar) override;
 

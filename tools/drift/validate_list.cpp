@@ -41,7 +41,8 @@ int validate_command(const ValidateArgs& args) {
   const auto& sim = scenario.simulation;
   std::cout << args.scenario << ": ok\n"
             << "  " << scenario.clients << " clients holding " << smallest << " to " << largest << " samples ("
-            << scenario.partition.scheme << " partition), " << data.population->group_names.size() << " group(s)\n";
+            << name_of(scenario.partition.scheme) << " partition), " << data.population->group_names.size()
+            << " group(s)\n";
   if (sim.mode == SimulationMode::sync) {
     std::cout << "  sync: " << scenario.sampler.cohort_size(scenario.clients) << " per round (" << scenario.sampler.name
               << " sampler), " << scenario.rounds << " rounds";
@@ -78,7 +79,7 @@ int list_command() {
     row(d.name, d.description + (d.debian_package.empty() ? " [download it yourself; set data.path]"
                                                           : " [from " + d.debian_package + "]"));
   section("partitions");
-  for (const auto& p : partition_schemes()) row(p.name, p.description);
+  for (const auto& p : partition_schemes()) row(name_of(p.scheme), p.description);
   section("models");
   // Which models and algorithms train several clients as one packed model (devices.pack).
   for (const auto& m : model_catalog())
