@@ -163,3 +163,15 @@ TEST_CASE("EMNIST's gzip IDX files read upright, with each split's classes", "[d
                     Catch::Contains("emnist-byclass-train-images-idx3-ubyte.gz") && Catch::Contains("nist.gov"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("every catalogue dataset names its files, how to get them and its loader", "[data]") {
+  for (const auto& info : dataset_catalog()) {
+    INFO(info.name);
+    CHECK_FALSE(info.files.empty());
+    CHECK_FALSE(info.install_hint.empty());
+    CHECK(static_cast<bool>(info.load));
+    CHECK(find_dataset(info.name) == &info);
+  }
+  CHECK(find_dataset("fashion-mnist")->install_hint == "install the Debian package dataset-fashion-mnist");
+  CHECK(find_dataset("cifar10")->install_hint.find("cs.toronto.edu") != std::string::npos);
+}

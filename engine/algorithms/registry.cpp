@@ -4,6 +4,7 @@
 
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/algorithms/builtin.hpp"
+#include "engine/config/catalog.hpp"
 #include "engine/config/suggest.hpp"
 #include "engine/core/error.hpp"
 
@@ -74,16 +75,8 @@ std::vector<ParamSpec> algorithm_params(const AlgorithmInfo& info, const std::st
   return params;
 }
 
-const AlgorithmInfo* find_algorithm(const std::string& name) {
-  for (const auto& a : algorithm_catalog())
-    if (a.name == name) return &a;
-  return nullptr;
-}
+const AlgorithmInfo* find_algorithm(const std::string& name) { return find_row(algorithm_catalog(), name); }
 
-std::vector<std::string> algorithm_names() {
-  std::vector<std::string> names;
-  for (const auto& a : algorithm_catalog()) names.push_back(a.name);
-  return names;
-}
+std::vector<std::string> algorithm_names() { return row_names(algorithm_catalog()); }
 
 }  // namespace drift

@@ -12,6 +12,7 @@
 #include "engine/data/dataset.hpp"
 #include "engine/data/partition.hpp"
 #include "engine/models/model.hpp"
+#include "engine/population/availability.hpp"
 #include "engine/sampling/sampler.hpp"
 
 namespace drift {
@@ -22,7 +23,6 @@ using S = Scenario;
 std::vector<std::string> trace_mappings() { return {"ids", "seeded"}; }
 std::vector<std::string> augment_presets() { return {"none", "cifar", "cifar-batch"}; }
 std::vector<std::string> augment_scopes() { return {"sample", "batch"}; }
-std::vector<std::string> availability_models() { return {"always", "markov", "diurnal", "trace"}; }
 std::vector<std::string> group_rules() { return {"dominant_label", "label_set", "id_range", "proportion"}; }
 
 // Why a key of one mode does nothing in another; "" where it acts.
@@ -262,7 +262,7 @@ const std::vector<KeyBinding<AvailabilityConfig>>& availability_keys() {
   using A = AvailabilityConfig;
   // clang-format off
   static const std::vector<KeyBinding<A>> keys = {
-      bind_key<A>("model", "how clients come and go", &A::model).choices(availability_models),
+      bind_key<A>("model", "how clients come and go", &A::model).choices(availability_model_names),
       bind_key<A>("mean_online", "markov: mean online period, seconds", &A::mean_online).range(0.0, kMaxVirtualSeconds, true),
       bind_key<A>("mean_offline", "markov: mean offline period, seconds", &A::mean_offline).range(0.0, kMaxVirtualSeconds, true),
       bind_key<A>("period", "diurnal: cycle length, seconds", &A::period).range(0.0, kMaxVirtualSeconds, true),

@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,14 +43,19 @@ struct DatasetSplits {
   std::shared_ptr<const Dataset> test;
 };
 
+// One row of the dataset catalogue (dataset_catalog.cpp).
 struct DatasetInfo {
+  // Reads the row's files from a directory (the default path or data.path).
+  using Loader = std::function<DatasetSplits(const DatasetInfo&, const std::string& dir, const DataConfig&)>;
   std::string name;
   std::string description;
   std::string default_path;
   std::string debian_package;
   std::vector<std::string> files;  // required files inside the directory ("name/": a folder of .json files)
-  bool natural_clients = false;    // every sample names its writer (partition.scheme = "natural")
-  bool text = false;               // samples are token sequences, not images (models say which they read)
+  std::string install_hint;        // how a user gets the files, for the error that names a missing one
+  Loader load;
+  bool natural_clients = false;  // every sample names its writer (partition.scheme = "natural")
+  bool text = false;             // samples are token sequences, not images (models say which they read)
 };
 
 const std::vector<DatasetInfo>& dataset_catalog();

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "engine/config/catalog.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/rng.hpp"
 #include "engine/models/char_lstm.hpp"
@@ -79,17 +80,9 @@ const std::vector<ModelInfo>& model_catalog() {
   return catalog;
 }
 
-const ModelInfo* find_model(const std::string& name) {
-  for (const auto& m : model_catalog())
-    if (m.name == name) return &m;
-  return nullptr;
-}
+const ModelInfo* find_model(const std::string& name) { return find_row(model_catalog(), name); }
 
-std::vector<std::string> model_names() {
-  std::vector<std::string> names;
-  for (const auto& m : model_catalog()) names.push_back(m.name);
-  return names;
-}
+std::vector<std::string> model_names() { return row_names(model_catalog()); }
 
 std::shared_ptr<Model> make_model(const std::string& name, const std::vector<std::int64_t>& input_shape,
                                   std::int64_t num_classes, std::uint64_t seed, const ModelOptions& options) {

@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "engine/config/catalog.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/rng.hpp"
 #include "engine/population/csv_table.hpp"
@@ -153,16 +154,42 @@ class Trace final : public AvailabilityModel {
 
 }  // namespace
 
+const std::vector<AvailabilityModelInfo>& availability_catalog() {
+  using C = AvailabilityConfig;
+  auto no_cycle = [](const C&) { return 0.0; };
+  static const std::vector<AvailabilityModelInfo> catalog = {
+      {"always", "every client online all the time",
+       [](const C&, std::uint32_t, std::uint64_t, std::uint32_t) { return std::make_unique<AlwaysOnline>(); },
+       no_cycle},
+      {"markov", "each client alternates exponential online and offline spells (mean_online, mean_offline)",
+       [](const C& c, std::uint32_t, std::uint64_t seed, std::uint32_t group_tag) {
+         return std::make_unique<Markov>(c.mean_online, c.mean_offline, seed, group_tag);
+       },
+       [](const C& c) { return c.mean_online + c.mean_offline; }},
+      {"diurnal", "online for duty x period once per period, from -phase: a day's cycle",
+       [](const C& c, std::uint32_t, std::uint64_t, std::uint32_t) {
+         return std::make_unique<Diurnal>(c.period, c.duty, c.phase);
+       },
+       [](const C& c) { return c.period; }},
+      {"trace", "online intervals per client from a CSV trace (docs/traces.md)",
+       [](const C& c, std::uint32_t clients, std::uint64_t seed, std::uint32_t) {
+         if (c.trace.empty()) throw UserError("availability.model = \"trace\" needs availability.trace (a CSV file)");
+         return std::make_unique<Trace>(c.trace, clients, c.trace_clients, seed);
+       },
+       no_cycle},
+  };
+  return catalog;
+}
+
+std::vector<std::string> availability_model_names() { return row_names(availability_catalog()); }
+
+const AvailabilityModelInfo& availability_model(const std::string& name) {
+  return row_named(availability_catalog(), name, "availability model");
+}
+
 std::unique_ptr<AvailabilityModel> make_availability_model(const AvailabilityConfig& c, std::uint32_t clients,
                                                            std::uint64_t seed, std::uint32_t group_tag) {
-  if (c.model == "always") return std::make_unique<AlwaysOnline>();
-  if (c.model == "diurnal") return std::make_unique<Diurnal>(c.period, c.duty, c.phase);
-  if (c.model == "markov") return std::make_unique<Markov>(c.mean_online, c.mean_offline, seed, group_tag);
-  if (c.model == "trace") {
-    if (c.trace.empty()) throw UserError("availability.model = \"trace\" needs availability.trace (a CSV file)");
-    return std::make_unique<Trace>(c.trace, clients, c.trace_clients, seed);
-  }
-  throw UserError("unknown availability model '" + c.model + "'");
+  return availability_model(c.model).make(c, clients, seed, group_tag);
 }
 
 ClientAvailability::ClientAvailability(const Scenario& s, const Population& population)

@@ -2,9 +2,11 @@
 // When clients are online. Each group (and the clients in no group) has its own model;
 // timeline entries force a group online or offline from a virtual time on.
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -24,6 +26,20 @@ class AvailabilityModel {
   // The first time >= t at which the client is online (t itself if online now), or kNever.
   virtual double next_online(std::uint32_t client, double t) = 0;
 };
+
+// One row of the availability catalogue: a model's name, what it does, how it is made from its
+// keys of [availability] and how long one of its on/off cycles lasts (0: no cycle).
+struct AvailabilityModelInfo {
+  using Factory = std::function<std::unique_ptr<AvailabilityModel>(const AvailabilityConfig&, std::uint32_t clients,
+                                                                   std::uint64_t seed, std::uint32_t group_tag)>;
+  std::string name;
+  std::string description;
+  Factory make;
+  std::function<double(const AvailabilityConfig&)> cycle_seconds;
+};
+const std::vector<AvailabilityModelInfo>& availability_catalog();
+std::vector<std::string> availability_model_names();
+const AvailabilityModelInfo& availability_model(const std::string& name);  // throws UserError
 
 // Builds one model from its config. Trace files are parsed and checked here (sorted,
 // non-overlapping, non-negative intervals), with errors naming the file and line.

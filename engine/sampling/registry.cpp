@@ -1,3 +1,4 @@
+#include "engine/config/catalog.hpp"
 #include "engine/core/error.hpp"
 #include "engine/population/population.hpp"
 #include "engine/sampling/samplers.hpp"
@@ -28,34 +29,31 @@ std::vector<std::vector<std::uint32_t>> strata_of(const Population& population, 
 }
 
 const std::vector<SamplerInfo>& sampler_catalog() {
+  using S = Scenario;
+  using P = Population;
   static const std::vector<SamplerInfo> catalog = {
-      {"uniform", "uniform without replacement, blind to availability (offline picks cannot train)"},
-      {"availability_aware", "uniform over the clients online at selection time"},
-      {"size_weighted", "without replacement, proportional to data size"},
-      {"round_robin", "the next clients in id order, wrapping around"},
-      {"power_of_choice", "d = candidates x count drawn by size, keep the highest latest loss (Cho et al.)"},
-      {"cyclic", "rotates through groups (or dominant labels): controlled sampling drift"},
-      {"stratified", "label-stratified quotas proportional to the population: drift-reducing baseline"},
+      {"uniform", "uniform without replacement, blind to availability (offline picks cannot train)",
+       [](const S& s, const P& p) { return std::make_unique<UniformSampler>(p.size(), s.seed); }},
+      {"availability_aware", "uniform over the clients online at selection time",
+       [](const S& s, const P& p) { return std::make_unique<AvailabilityAwareSampler>(p.size(), s.seed); }},
+      {"size_weighted", "without replacement, proportional to data size",
+       [](const S& s, const P& p) { return std::make_unique<SizeWeightedSampler>(p, s.seed); }},
+      {"round_robin", "the next clients in id order, wrapping around",
+       [](const S&, const P& p) { return std::make_unique<RoundRobinSampler>(p.size()); }},
+      {"power_of_choice", "d = candidates x count drawn by size, keep the highest latest loss (Cho et al.)",
+       [](const S& s, const P& p) { return std::make_unique<PowerOfChoiceSampler>(p, s.seed, s.sampler.candidates); }},
+      {"cyclic", "rotates through groups (or dominant labels): controlled sampling drift",
+       [](const S& s, const P& p) { return std::make_unique<CyclicSampler>(p, s.seed, s.sampler.strata); }},
+      {"stratified", "label-stratified quotas proportional to the population: drift-reducing baseline",
+       [](const S& s, const P& p) { return std::make_unique<StratifiedSampler>(p, s.seed); }},
   };
   return catalog;
 }
 
-std::vector<std::string> sampler_names() {
-  std::vector<std::string> names;
-  for (const auto& s : sampler_catalog()) names.push_back(s.name);
-  return names;
-}
+std::vector<std::string> sampler_names() { return row_names(sampler_catalog()); }
 
 std::unique_ptr<Sampler> make_sampler(const std::string& name, const Scenario& s, const Population& population) {
-  if (name == "uniform") return std::make_unique<UniformSampler>(population.size(), s.seed);
-  if (name == "availability_aware") return std::make_unique<AvailabilityAwareSampler>(population.size(), s.seed);
-  if (name == "size_weighted") return std::make_unique<SizeWeightedSampler>(population, s.seed);
-  if (name == "round_robin") return std::make_unique<RoundRobinSampler>(population.size());
-  if (name == "power_of_choice")
-    return std::make_unique<PowerOfChoiceSampler>(population, s.seed, s.sampler.candidates);
-  if (name == "cyclic") return std::make_unique<CyclicSampler>(population, s.seed, s.sampler.strata);
-  if (name == "stratified") return std::make_unique<StratifiedSampler>(population, s.seed);
-  throw UserError("unknown sampler '" + name + "'");
+  return row_named(sampler_catalog(), name, "sampler").make(s, population);
 }
 
 }  // namespace drift

@@ -35,13 +35,17 @@ class Sampler {
   virtual void archive(StateArchive& ar) = 0;
 };
 
+// One entry per sampler: its name, what it does and how it is made from the scenario (its
+// parameters are keys of [sampler], read into SamplerConfig).
 struct SamplerInfo {
   std::string name;
   std::string description;
+  std::function<std::unique_ptr<Sampler>(const Scenario&, const Population&)> make;
 };
 const std::vector<SamplerInfo>& sampler_catalog();
 std::vector<std::string> sampler_names();
 
+// Throws UserError, with the closest name, for a sampler not in the catalogue.
 std::unique_ptr<Sampler> make_sampler(const std::string& name, const Scenario& scenario, const Population& population);
 
 }  // namespace drift

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "engine/core/durations.hpp"
+#include "engine/population/availability.hpp"
 
 namespace drift {
 namespace {
@@ -59,7 +60,7 @@ std::vector<std::string> virtual_time_warnings(const Scenario& s, const RoundEst
   double cycle = 0.0;
   std::string model;
   auto consider = [&](const AvailabilityConfig& a) {
-    const double c = a.model == "diurnal" ? a.period : a.model == "markov" ? a.mean_online + a.mean_offline : 0.0;
+    const double c = availability_model(a.model).cycle_seconds(a);
     if (c > cycle) {
       cycle = c;
       model = a.model;

@@ -11,6 +11,7 @@
 #include "engine/data/dataset.hpp"
 #include "engine/data/partition.hpp"
 #include "engine/models/model.hpp"
+#include "engine/population/availability.hpp"
 #include "engine/sampling/sampler.hpp"
 #include "engine/sim/round_estimate.hpp"
 #include "engine/training/packed_model.hpp"
@@ -71,8 +72,10 @@ int validate_command(const ValidateArgs& args) {
 
 int list_command() {
   auto section = [](const char* title) { std::cout << title << ":\n"; };
+  // Wide enough for the longest catalogue name (availability_aware), so descriptions align.
+  constexpr std::size_t column = 20;
   auto row = [](const std::string& name, const std::string& text) {
-    std::cout << "  " << name << std::string(name.size() < 14 ? 14 - name.size() : 1, ' ') << text << "\n";
+    std::cout << "  " << name << std::string(name.size() < column ? column - name.size() : 1, ' ') << text << "\n";
   };
   section("datasets");
   for (const auto& d : dataset_catalog())
@@ -92,6 +95,8 @@ int list_command() {
   }
   section("samplers");
   for (const auto& s : sampler_catalog()) row(s.name, s.description);
+  section("availability models");
+  for (const auto& m : availability_catalog()) row(m.name, m.description);
   return 0;
 }
 
