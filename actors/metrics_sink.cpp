@@ -1,10 +1,10 @@
 #include "actors/metrics_sink.hpp"
 
 #include <chrono>
-#include <cmath>
 
 #include "actors/wire.hpp"
 #include "engine/core/error.hpp"
+#include "engine/sim/divergence.hpp"
 #include "messages/codec.hpp"
 
 namespace drift::actors {
@@ -37,10 +37,7 @@ caf::behavior metrics_sink(caf::event_based_actor* self, std::shared_ptr<RunDire
       // the run: nothing that follows could be recorded.
       [=](report_atom, const Buffer& buffer) -> caf::result<void> {
         auto report = msg::decode_report(buffer);
-        // The driver cannot see the test loss; a model that evaluates to a non-finite loss has
-        // diverged as surely as one holding a NaN.
-        if (report.evaluated && !std::isfinite(report.test_loss) && report.divergence.empty())
-          report.divergence = "the test loss of aggregation " + std::to_string(report.round) + " is not finite";
+        if (report.divergence.empty()) report.divergence = evaluation_divergence(report);
         try {
           directory->append(report);
         } catch (const WriteError& e) {

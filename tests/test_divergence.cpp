@@ -9,6 +9,7 @@
 
 #include "engine/sim/divergence.hpp"
 #include "engine/sim/update_drift.hpp"
+#include "engine/tensors/named_tensors.hpp"
 #include "sim_harness.hpp"
 
 using namespace drift;
@@ -41,6 +42,17 @@ TEST_CASE("divergence: every update failed, a non-finite loss or model", "[sim][
   CHECK(divergence_of(r, &global) == "the global model holds a non-finite value in b after aggregation 3");
   CHECK(failed_streak_divergence(9, 10).empty());
   CHECK_THAT(failed_streak_divergence(10, 10), Catch::Contains("10 updates failed in a row"));
+}
+
+TEST_CASE("divergence: an evaluation whose test loss is not finite", "[sim][divergence]") {
+  RoundReport r;
+  r.round = 4;
+  r.test_loss = std::numeric_limits<double>::infinity();
+  CHECK(evaluation_divergence(r).empty());  // not evaluated this round: the loss means nothing
+  r.evaluated = true;
+  CHECK(evaluation_divergence(r) == "the test loss of aggregation 4 is not finite");
+  r.test_loss = 2.3;
+  CHECK(evaluation_divergence(r).empty());
 }
 
 TEST_CASE("divergence: sync, every client failing, stops at round 1 as diverged", "[sim][divergence]") {

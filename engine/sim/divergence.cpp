@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "engine/tensors/named_tensors.hpp"
+
 namespace drift {
 namespace {
 
@@ -26,6 +28,11 @@ std::string divergence_of(const RoundReport& r, const NamedTensors* global) {
         return "the global model holds a non-finite value in " + t.name + " after aggregation " +
                std::to_string(r.round);
   return "";
+}
+
+std::string evaluation_divergence(const RoundReport& r) {
+  if (!r.evaluated || std::isfinite(r.test_loss)) return "";
+  return "the test loss of aggregation " + std::to_string(r.round) + " is not finite";
 }
 
 std::string failed_streak_divergence(std::uint32_t failed_in_a_row, std::uint32_t needed) {
