@@ -30,9 +30,16 @@ using Job = std::variant<TrainJob, EvalJob, PackJob>;
 using PoolSelf = pool_actor::pointer;
 using Clock = std::chrono::steady_clock;
 
+// One device of the pool (a local CPU or GPU, or a worker) and its bookkeeping.
 struct Device {
   std::string name;
-  caf::actor agent;  // a worker's agent; invalid for a local device
+  caf::actor agent;              // a worker's agent; invalid for a local device
+  DeviceSlots capacity;          // slots: 0 once lost, let go or released
+  std::uint32_t running = 0;     // jobs running
+  std::deque<std::size_t> idle;  // idle slots, lowest first
+  bool pinging = false;          // a heartbeat is outstanding
+  double job_seconds = 0.0;      // mean wall seconds of its finished jobs
+  std::uint64_t jobs_done = 0;
 };
 
 class Pool {
@@ -43,17 +50,15 @@ class Pool {
   void add_device(std::string name, const torch::Device& where, const std::vector<slot_actor>& slots,
                   caf::actor agent) {
     const auto d = devices_.size();
-    devices_.push_back({std::move(name), std::move(agent)});
-    capacity_.push_back(DeviceSlots{where, static_cast<std::uint32_t>(slots.size())});
-    running_.push_back(0);
-    pinging_.push_back(0);
-    job_seconds_.push_back(0.0);
-    jobs_done_.push_back(0);
-    idle_.emplace_back();
+    Device device;
+    device.name = std::move(name);
+    device.agent = std::move(agent);
+    device.capacity = DeviceSlots{where, static_cast<std::uint32_t>(slots.size())};
     for (const auto& s : slots) {
-      idle_[d].push_back(slot_of_.size());
+      device.idle.push_back(slot_of_.size());
       slot_of_.push_back({s, d});
     }
+    devices_.push_back(std::move(device));
   }
 
   void add_worker(std::string name, caf::actor agent, const std::vector<slot_actor>& slots) {
@@ -106,27 +111,13 @@ class Pool {
   void on_down(const caf::down_msg& down) {
     for (std::size_t d = 0; d < devices_.size(); ++d) {
       if (!live(d) || devices_[d].agent.address() != down.source) continue;
-      capacity_[d].slots = 0;
-      running_[d] = 0;
-      idle_[d].clear();
       const auto why = devices_[d].name + " lost (" + exit_text(down.reason) + ")";
-      std::size_t lost = 0;
-      for (auto it = running_jobs_.begin(); it != running_jobs_.end();) {
-        if (slot_of_[it->second.slot].device != d) {
-          ++it;
-          continue;
-        }
-        refuse(it->second.job, make_pool_error(PoolError::worker_lost, why + " while its client was training"));
-        it = running_jobs_.erase(it);
-        ++lost;
-      }
-      observer_->on_warning(why + "; " + std::to_string(lost) +
+      auto lost = retire(d);
+      for (auto& job : lost)
+        refuse(job, make_pool_error(PoolError::worker_lost, why + " while its client was training"));
+      observer_->on_warning(why + "; " + std::to_string(lost.size()) +
                             " running job(s) lost (training clients become dropouts, evaluations run again)");
-      if (live_slots() == 0) {
-        no_slots_reason_ = "no trainer slot remains: " + why;
-        for (auto& job : queue_) refuse(job, make_pool_error(PoolError::no_slots, no_slots_reason_));
-        queue_.clear();
-      }
+      refuse_all_if_no_slot(why);
     }
     dispatch();
   }
@@ -134,27 +125,12 @@ class Pool {
   // A worker's slots stop counting; its running jobs go back to the front of the queue, in
   // their order, and its late answers are ignored (finish() no longer knows the jobs).
   void unresponsive(std::size_t d, const std::string& why) {
-    capacity_[d].slots = 0;
-    running_[d] = 0;
-    idle_[d].clear();
-    std::vector<Job> again;
-    for (auto it = running_jobs_.begin(); it != running_jobs_.end();) {
-      if (slot_of_[it->second.slot].device != d) {
-        ++it;
-        continue;
-      }
-      again.push_back(std::move(it->second.job));
-      it = running_jobs_.erase(it);
-    }
+    auto again = retire(d);
     for (auto it = again.rbegin(); it != again.rend(); ++it) queue_.push_front(std::move(*it));
     observer_->on_warning(devices_[d].name + " stopped answering (" + why + "); " + std::to_string(again.size()) +
                           " running job(s) run elsewhere, and the worker is let go");
     caf::anon_send(devices_[d].agent, finish_atom::value);  // if it ever wakes up, it quits
-    if (live_slots() == 0) {
-      no_slots_reason_ = "no trainer slot remains: " + devices_[d].name + " stopped answering (" + why + ")";
-      for (auto& job : queue_) refuse(job, make_pool_error(PoolError::no_slots, no_slots_reason_));
-      queue_.clear();
-    }
+    refuse_all_if_no_slot(devices_[d].name + " stopped answering (" + why + ")");
     dispatch();
   }
 
@@ -166,7 +142,7 @@ class Pool {
     for (std::size_t d = 0; d < devices_.size(); ++d) {
       if (!live(d) || !devices_[d].agent) continue;
       agents.push_back(devices_[d].agent);
-      capacity_[d].slots = 0;
+      devices_[d].capacity.slots = 0;
     }
     if (agents.empty()) return promise.deliver(std::uint32_t{0}), void();
     auto remaining = std::make_shared<std::size_t>(agents.size());
@@ -191,15 +167,43 @@ class Pool {
     Clock::time_point started;
   };
 
+  // The one way a device leaves: its slots stop counting and its running jobs come back, in
+  // their order, for the caller to refuse or queue again. Late answers are then ignored
+  // (finish() no longer knows the jobs).
+  std::vector<Job> retire(std::size_t d) {
+    auto& device = devices_[d];
+    device.capacity.slots = 0;
+    device.running = 0;
+    device.idle.clear();
+    std::vector<Job> jobs;
+    for (auto it = running_jobs_.begin(); it != running_jobs_.end();) {
+      if (slot_of_[it->second.slot].device != d) {
+        ++it;
+        continue;
+      }
+      jobs.push_back(std::move(it->second.job));
+      it = running_jobs_.erase(it);
+    }
+    return jobs;
+  }
+
+  // After a device left: with no slot anywhere, every queued and later job is refused.
+  void refuse_all_if_no_slot(const std::string& why) {
+    if (live_slots() > 0) return;
+    no_slots_reason_ = "no trainer slot remains: " + why;
+    for (auto& job : queue_) refuse(job, make_pool_error(PoolError::no_slots, no_slots_reason_));
+    queue_.clear();
+  }
+
   void ping(std::size_t d) {
-    if (pinging_[d]) return;
-    pinging_[d] = 1;
+    if (devices_[d].pinging) return;
+    devices_[d].pinging = true;
     const auto agent = devices_[d].agent;
     const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(watch_.heartbeat_timeout_s * 1000));
     self_->request(agent, timeout, ping_atom::value)
-        .then([this, d]() { pinging_[d] = 0; },
+        .then([this, d]() { devices_[d].pinging = false; },
               [this, d, agent](caf::error& err) {
-                pinging_[d] = 0;
+                devices_[d].pinging = false;
                 if (!live(d) || devices_[d].agent != agent) return;  // lost or let go meanwhile
                 if (err == caf::sec::request_timeout)
                   unresponsive(d, "no answer to a heartbeat within " + seconds_text(watch_.heartbeat_timeout_s));
@@ -209,15 +213,16 @@ class Pool {
   // Why a job of device d is overdue, if one is: it ran longer than deadline_factor times the
   // device's mean job and longer than deadline_min_s. No deadline before the first finished job.
   std::optional<std::string> overdue_job(std::size_t d) const {
-    if (jobs_done_[d] == 0) return std::nullopt;
-    const double deadline = std::max(watch_.deadline_min_s, watch_.deadline_factor * job_seconds_[d]);
+    const auto& device = devices_[d];
+    if (device.jobs_done == 0) return std::nullopt;
+    const double deadline = std::max(watch_.deadline_min_s, watch_.deadline_factor * device.job_seconds);
     const auto now = Clock::now();
     for (const auto& [id, r] : running_jobs_) {
       if (slot_of_[r.slot].device != d) continue;
       const double ran = std::chrono::duration<double>(now - r.started).count();
       if (ran > deadline)
         return "a job ran " + seconds_text(ran) + ", past its deadline of " + seconds_text(deadline) + " (" +
-               seconds_text(watch_.deadline_factor) + " x its mean job of " + seconds_text(job_seconds_[d]) + ")";
+               seconds_text(watch_.deadline_factor) + " x its mean job of " + seconds_text(device.job_seconds) + ")";
     }
     return std::nullopt;
   }
@@ -230,7 +235,7 @@ class Pool {
   }
 
   // A device is live while it has slots: a lost or released worker's drop to 0.
-  bool live(std::size_t d) const { return capacity_[d].slots > 0; }
+  bool live(std::size_t d) const { return devices_[d].capacity.slots > 0; }
 
   std::uint32_t live_workers() const {
     std::uint32_t n = 0;
@@ -240,7 +245,7 @@ class Pool {
 
   std::size_t live_slots() const {
     std::size_t n = 0;
-    for (const auto& c : capacity_) n += c.slots;
+    for (const auto& device : devices_) n += device.capacity.slots;
     return n;
   }
 
@@ -250,11 +255,18 @@ class Pool {
 
   void dispatch() {
     while (!queue_.empty()) {
-      const auto device = least_loaded_device(capacity_, running_);
-      if (!device) return;
-      const auto slot = idle_[*device].front();
-      idle_[*device].pop_front();
-      ++running_[*device];
+      std::vector<DeviceSlots> capacity;
+      std::vector<std::uint32_t> running;
+      for (const auto& device : devices_) {
+        capacity.push_back(device.capacity);
+        running.push_back(device.running);
+      }
+      const auto chosen = least_loaded_device(capacity, running);
+      if (!chosen) return;
+      auto& device = devices_[*chosen];
+      const auto slot = device.idle.front();
+      device.idle.pop_front();
+      ++device.running;
       const auto id = next_job_++;
       auto& entry = running_jobs_.emplace(id, Running{std::move(queue_.front()), slot, Clock::now()}).first->second;
       queue_.pop_front();
@@ -287,10 +299,11 @@ class Pool {
     std::get<Kind>(it->second.job).promise.deliver(std::forward<Ts>(reply)...);
     running_jobs_.erase(it);
     const auto d = slot_of_[slot].device;
-    job_seconds_[d] += (took - job_seconds_[d]) / static_cast<double>(++jobs_done_[d]);  // running mean
+    auto& device = devices_[d];
+    device.job_seconds += (took - device.job_seconds) / static_cast<double>(++device.jobs_done);  // running mean
     if (live(d)) {
-      --running_[d];
-      idle_[d].push_back(slot);
+      --device.running;
+      device.idle.push_back(slot);
     }
     dispatch();
   }
@@ -299,13 +312,7 @@ class Pool {
   std::shared_ptr<RunObserver> observer_;
   WorkerWatch watch_;
   bool ticking_ = false;
-  std::vector<char> pinging_;        // device -> a heartbeat is outstanding
-  std::vector<double> job_seconds_;  // device -> mean wall seconds of its finished jobs
-  std::vector<std::uint64_t> jobs_done_;
   std::vector<Device> devices_;
-  std::vector<DeviceSlots> capacity_;          // device -> slots (0 once lost or released)
-  std::vector<std::uint32_t> running_;         // device -> jobs running
-  std::vector<std::deque<std::size_t>> idle_;  // device -> idle slots, lowest first
   std::vector<Slot> slot_of_;
   std::deque<Job> queue_;
   std::map<std::uint64_t, Running> running_jobs_;
