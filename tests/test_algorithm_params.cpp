@@ -98,6 +98,15 @@ TEST_CASE("every algorithm parameter round-trips through its Options member", "[
   }
 }
 
+TEST_CASE("every preset names only parameters of its algorithm", "[algorithms][params]") {
+  for (const auto& info : algorithm_catalog())
+    for (const auto& preset : info.presets)
+      for (const auto& [key, value] : preset.values) {
+        INFO(info.name << " preset " << preset.name << " key " << key);
+        CHECK(std::any_of(info.params.begin(), info.params.end(), [&](const auto& p) { return p.key == key; }));
+      }
+}
+
 TEST_CASE("a closed choice of an algorithm lists its enum's names", "[algorithms][params]") {
   const auto params = find_algorithm("fedskc")->params;
   const auto mode = std::find_if(params.begin(), params.end(), [](const auto& p) { return p.key == "gpr_mode"; });
