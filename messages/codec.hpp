@@ -35,5 +35,7 @@ EvalResult decode_eval_result(const Buffer& buffer, const DecodeLimits& limits =
 
 Buffer encode_report(const RoundReport& report);
 RoundReport decode_report(const Buffer& buffer, const DecodeLimits& limits = {});
+// A report field's name in report.capnp: "per_class_accuracy" -> "perClassAccuracy".
+std::string wire_field_name(std::string_view field);
 
 }  // namespace drift::msg

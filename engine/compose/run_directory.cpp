@@ -6,7 +6,6 @@
 
 #include <array>
 #include <cmath>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -14,6 +13,8 @@
 #include "engine/compose/atomic_file.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/state_archive.hpp"
+#include "engine/metrics/clients_file.hpp"
+#include "engine/metrics/metrics_file.hpp"
 
 namespace drift {
 namespace fs = std::filesystem;
@@ -123,7 +124,7 @@ RunDirectory::RunDirectory(fs::path path, const Scenario& scenario, const Federa
   write_population(scenario, *data.population);
 
   for (auto* f : appended()) f->out = open_for_append(f->path);
-  clients_.write("round,client,event,time,num_samples,train_loss,bytes_down,bytes_up,staleness,detail\n");
+  clients_.write(clients_csv_header());
 }
 
 void RunDirectory::Appended::write(const std::string& text) {
@@ -135,88 +136,23 @@ void RunDirectory::Appended::write(const std::string& text) {
 std::array<RunDirectory::Appended*, 3> RunDirectory::appended() { return {&metrics_, &clients_, &timings_}; }
 
 void RunDirectory::append(const RoundReport& r) {
-  json m = {{"round", r.round},
-            {"model_version", r.model_version},
-            {"time_start", r.time_start},
-            {"time_end", r.time_end},
-            {"cohort", r.cohort},
-            {"aggregated", r.aggregated},
-            {"num_updates", r.num_updates},
-            {"finished", r.finished},
-            {"late", r.late},
-            {"dropped", r.dropped},
-            {"failed", r.failed},
-            {"staleness", r.staleness},
-            {"discarded_samples", r.discarded_samples},
-            {"wasted_compute_seconds", r.wasted_compute_seconds},
-            {"samples", r.samples},
-            {"train_loss", r.train_loss},
-            {"train_accuracy", r.train_accuracy},
-            {"cohort_tv", r.cohort_tv},
-            {"cohort_js", r.cohort_js},
-            {"window_tv", r.window_tv},
-            {"window_js", r.window_js},
-            {"change_tv", r.change_tv},
-            {"change_js", r.change_js},
-            {"coverage", r.coverage},
-            {"bytes_down", r.bytes_down},
-            {"bytes_up", r.bytes_up}};
-  if (r.eligible >= 0) m["eligible"] = r.eligible;
-  if (r.online >= 0) m["online"] = r.online;
-  if (!r.divergence.empty()) m["divergence"] = r.divergence;
-  if (shadow_clients_)
-    m["update_drift"] = {{"relative_l2", r.update_drift},
-                         {"cosine", r.update_cosine},
-                         {"shadow_clients", r.shadow_clients},
-                         {"shadow_samples", r.shadow_samples}};
-  if (r.evaluated) {
-    m["test_accuracy"] = r.test_accuracy;
-    m["test_loss"] = r.test_loss;
-    m["per_class_accuracy"] = r.per_class_accuracy;
-    if (!r.domain_accuracy.empty()) {
-      m["domain_accuracy"] = r.domain_accuracy;
-      double sum = 0.0;
-      for (double a : r.domain_accuracy) sum += a;
-      m["domain_mean_accuracy"] = sum / static_cast<double>(r.domain_accuracy.size());
-    }
-    if (!r.client_accuracy.empty()) {
-      m["client_accuracy"] = r.client_accuracy;  // NaN (not trained yet) is written as null
-      m["clients_evaluated"] = r.clients_evaluated;
-    }
-  }
-  if (!r.algorithm.empty()) {
-    // Per-client values follow the order of "aggregated" (client id); NaN is written as null.
-    auto& a = m["algorithm"];
-    for (const auto& [name, value] : r.algorithm.scalars) a[name] = value;
-    for (const auto& [name, values] : r.algorithm.per_client) a[name] = values;
-  }
-  const auto line = m.dump() + "\n";
-  metrics_.write(line);
+  metrics_.write(metrics_line(r, shadow_clients_));
 
   for (auto c : r.aggregated)
     if (c < participation_.size()) ++participation_[c].aggregated;
-  std::ostringstream rows;
   for (const auto& c : r.clients) {
-    if (c.client_id < participation_.size()) {
-      auto& p = participation_[c.client_id];
-      if (c.event == ClientEvent::selected)
-        ++p.selected;
-      else if (c.event == ClientEvent::late)
-        ++p.late;
-      else if (c.event == ClientEvent::dropped)
-        ++p.dropped;
-      else if (c.event == ClientEvent::failed)
-        ++p.failed;
-    }
-    std::string detail = c.detail;
-    for (auto& ch : detail)
-      if (ch == ',' || ch == '\n' || ch == '"') ch = ' ';
-    rows << r.round << ',' << c.client_id << ',' << name_of(c.event) << ',' << json(c.time).dump() << ','
-         << c.num_samples << ',' << json(c.train_loss).dump() << ',' << c.bytes_down << ',' << c.bytes_up << ','
-         << c.staleness << ',' << detail << '\n';
+    if (c.client_id >= participation_.size()) continue;
+    auto& p = participation_[c.client_id];
+    if (c.event == ClientEvent::selected)
+      ++p.selected;
+    else if (c.event == ClientEvent::late)
+      ++p.late;
+    else if (c.event == ClientEvent::dropped)
+      ++p.dropped;
+    else if (c.event == ClientEvent::failed)
+      ++p.failed;
   }
-  const auto text = rows.str();
-  clients_.write(text);
+  clients_.write(clients_csv_rows(r));
 
   // Since the last record (or since the directory was opened): the round's whole cost.
   const auto now = ProcessUsage::now();

@@ -13,67 +13,158 @@ namespace drift {
 namespace {
 
 using nlohmann::json;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// `field` from `line[key]`, read as the field's own type, so a count cannot be read narrower
-// than it was written (discarded_samples is 64-bit). A missing key leaves `fallback`; a null
-// number was written from a NaN.
+template <class T, class = void>
+struct HasEmpty : std::false_type {};
 template <class T>
-void read(const json& line, const char* key, T& field, T fallback = T{}) {
-  const auto it = line.find(key);
-  field = fallback;
-  if (it == line.end()) return;
-  if constexpr (std::is_floating_point_v<T>) {
-    field = it->is_number() ? it->get<T>() : std::numeric_limits<T>::quiet_NaN();
+struct HasEmpty<T, std::void_t<decltype(std::declval<const T&>().empty())>> : std::true_type {};
+
+// Whether `value` of field `f` goes into the line of `r`.
+template <class T>
+bool is_written(const ReportField& f, const T& value, const RoundReport& r, bool shadow_clients) {
+  bool has_entries = true;
+  if constexpr (HasEmpty<T>::value) has_entries = !value.empty();
+  switch (f.written) {
+    case Written::always:
+      return true;
+    case Written::when_counted:
+      if constexpr (std::is_signed_v<T>) return value >= 0;
+      return true;
+    case Written::when_not_empty:
+      return has_entries;
+    case Written::when_evaluated:
+      return r.evaluated;
+    case Written::when_evaluated_not_empty:
+      return r.evaluated && has_entries;
+    case Written::when_privately_evaluated:
+      return r.evaluated && !r.client_accuracy.empty();
+    case Written::with_shadow_clients:
+      return shadow_clients;
+    case Written::not_in_metrics:
+      return false;
+  }
+  return false;
+}
+
+struct LineWriter {
+  const RoundReport& report;
+  bool shadow_clients;
+  json& line;
+
+  template <class T>
+  void operator()(const ReportField& f, const T& value) const {
+    if (!is_written(f, value, report, shadow_clients)) return;
+    if constexpr (std::is_same_v<T, AlgorithmMetrics>) {
+      // Per-client values follow the order of "aggregated" (client id); NaN is written as null.
+      auto& a = line[std::string(f.json_key())];
+      for (const auto& [name, v] : value.scalars) a[name] = v;
+      for (const auto& [name, v] : value.per_client) a[name] = v;
+    } else if constexpr (std::is_same_v<T, std::vector<ClientRecord>>) {
+      return;  // not_in_metrics: clients.csv holds them
+    } else if (f.written == Written::with_shadow_clients) {
+      line["update_drift"][std::string(f.json_key())] = value;
+    } else {
+      line[std::string(f.json_key())] = value;  // NaN is written as null
+    }
+  }
+};
+
+// `value` from `j`, read as the field's own type, so a count cannot be read narrower than it was
+// written; a value of the wrong kind or width leaves the field as it was.
+template <class T>
+void read_value(const json& j, T& value) {
+  if constexpr (std::is_same_v<T, bool>) {
+    if (j.is_boolean()) value = j.get<bool>();
+  } else if constexpr (std::is_floating_point_v<T>) {
+    value = j.is_number() ? j.get<T>() : std::numeric_limits<T>::quiet_NaN();
+  } else if constexpr (std::is_unsigned_v<T>) {
+    if (j.is_number_unsigned() && j.get<std::uint64_t>() <= std::numeric_limits<T>::max()) value = j.get<T>();
+  } else if constexpr (std::is_integral_v<T>) {
+    if (j.is_number_integer()) value = j.get<T>();
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    if (j.is_string()) value = j.get<std::string>();
+  } else if constexpr (std::is_same_v<T, AlgorithmMetrics>) {
+    if (!j.is_object()) return;
+    for (const auto& [name, v] : j.items()) {
+      if (v.is_array())
+        read_value(v, value.per_client[name]);
+      else
+        read_value(v, value.scalars[name]);
+    }
   } else {
-    static_assert(std::is_unsigned_v<T>, "counts in metrics.jsonl are unsigned");
-    if (it->is_number_unsigned() && it->get<std::uint64_t>() <= std::numeric_limits<T>::max()) field = it->get<T>();
+    if (!j.is_array()) return;
+    for (const auto& element : j) read_value(element, value.emplace_back());
   }
 }
 
-RoundFacts facts_from(const json& m) {
-  constexpr double nan = std::numeric_limits<double>::quiet_NaN();
-  RoundFacts f;
-  read(m, "round", f.round);
-  read(m, "time_end", f.time_end);
-  read(m, "num_updates", f.num_updates);
-  read(m, "finished", f.finished);
-  read(m, "late", f.late);
-  read(m, "dropped", f.dropped);
-  read(m, "failed", f.failed);
-  read(m, "discarded_samples", f.discarded_samples);
-  read(m, "wasted_compute_seconds", f.wasted_compute_seconds);
-  read(m, "cohort_tv", f.cohort_tv, nan);
-  read(m, "cohort_js", f.cohort_js, nan);
-  read(m, "change_tv", f.change_tv, nan);
-  read(m, "change_js", f.change_js, nan);
-  f.update_drift = nan;
-  if (m.contains("update_drift")) read(m["update_drift"], "relative_l2", f.update_drift, nan);
-  f.evaluated = m.contains("test_accuracy");
-  if (f.evaluated) {
-    read(m, "test_accuracy", f.accuracy);
-    read(m, "test_loss", f.loss);
+struct LineReader {
+  const json& line;
+
+  template <class T>
+  void operator()(const ReportField& f, T& value) const {
+    if constexpr (!std::is_same_v<T, std::vector<ClientRecord>>) {
+      if (f.written == Written::not_in_metrics) return;
+      const bool nested = f.written == Written::with_shadow_clients;
+      const json* object = &line;
+      if (nested) object = line.contains("update_drift") ? &line["update_drift"] : nullptr;
+      const auto key = std::string(f.json_key());
+      if (object && object->is_object() && object->contains(key)) {
+        read_value((*object)[key], value);
+      } else if constexpr (std::is_floating_point_v<T>) {
+        if (f.nan_if_absent) value = kNaN;
+      }
+    }
   }
-  if (m.contains("divergence") && m["divergence"].is_string()) f.divergence = m["divergence"].get<std::string>();
-  return f;
+};
+
+RoundReport report_from(const json& line) {
+  RoundReport r;
+  visit_report_fields(r, LineReader{line});
+  r.evaluated = line.contains("test_accuracy");  // written only when evaluated
+  return r;
+}
+
+// Calls `use(report)` for each line of `path`, in order.
+template <class Use>
+void for_each_line(const std::filesystem::path& path, Use&& use) {
+  std::ifstream in(path);
+  if (!in) throw UserError(path.string() + ": cannot read (not a run directory, or the run never started)");
+  std::size_t number_of_line = 0;
+  for (std::string text; std::getline(in, text);) {
+    ++number_of_line;
+    if (text.empty()) continue;
+    const auto line = json::parse(text, nullptr, false);
+    if (line.is_discarded() || !line.is_object()) {
+      if (in.eof()) break;  // the last line, without its newline: cut short by a kill
+      throw UserError(path.string() + ":" + std::to_string(number_of_line) + ": not a JSON object");
+    }
+    use(report_from(line));
+  }
 }
 
 }  // namespace
 
-std::vector<RoundFacts> read_metrics_file(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw UserError(path.string() + ": cannot read (not a run directory, or the run never started)");
-  std::vector<RoundFacts> out;
-  std::size_t number_of_line = 0;
-  for (std::string line; std::getline(in, line);) {
-    ++number_of_line;
-    if (line.empty()) continue;
-    const auto m = json::parse(line, nullptr, false);
-    if (m.is_discarded() || !m.is_object()) {
-      if (in.eof()) break;  // the last line, without its newline: cut short by a kill
-      throw UserError(path.string() + ":" + std::to_string(number_of_line) + ": not a JSON object");
-    }
-    out.push_back(facts_from(m));
+std::string metrics_line(const RoundReport& report, bool shadow_clients) {
+  json line = json::object();
+  visit_report_fields(report, LineWriter{report, shadow_clients, line});
+  if (report.evaluated && !report.domain_accuracy.empty()) {
+    double sum = 0.0;
+    for (double a : report.domain_accuracy) sum += a;
+    line["domain_mean_accuracy"] = sum / static_cast<double>(report.domain_accuracy.size());
   }
+  return line.dump() + "\n";
+}
+
+std::vector<RoundReport> read_metrics_reports(const std::filesystem::path& path) {
+  std::vector<RoundReport> out;
+  for_each_line(path, [&](RoundReport r) { out.push_back(std::move(r)); });
+  return out;
+}
+
+std::vector<RoundFacts> read_metrics_file(const std::filesystem::path& path) {
+  std::vector<RoundFacts> out;
+  for_each_line(path, [&](const RoundReport& r) { out.push_back(facts_of(r)); });
   return out;
 }
 

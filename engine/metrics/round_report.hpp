@@ -92,4 +92,94 @@ struct RoundReport {
   double wall_eval_seconds = 0.0;
 };
 
+// Where a report field goes in metrics.jsonl (docs/outputs.md#metrics).
+enum class Written : std::uint8_t {
+  always,
+  when_counted,              // a count that is -1 when not counted
+  when_not_empty,            // a text or list, left out when empty
+  when_evaluated,            // only in an evaluated aggregation
+  when_evaluated_not_empty,  // ... and only when the list has entries
+  when_privately_evaluated,  // ... and only when private models were evaluated (client_accuracy)
+  with_shadow_clients,       // in the "update_drift" object, when the run measures it
+  not_in_metrics,            // on the wire only: clients.csv, timings.jsonl, or implied by another key
+};
+
+// One field of a RoundReport or a ClientRecord, described once. `name` is the member's name, its
+// key in metrics.jsonl and, in camelCase, its field in report.capnp.
+struct ReportField {
+  std::string_view name;
+  Written written = Written::always;
+  bool nan_if_absent = false;  // a distance: a line without it reads back as undefined, not 0
+  std::string_view key = {};   // the JSON key or CSV column, where it is not `name`
+
+  std::string_view json_key() const { return key.empty() ? name : key; }
+};
+
+// Every field of a report, each once: `visit(ReportField, member)`. This list alone drives the
+// wire codec, the metrics.jsonl writer and reader, and through them RoundFacts and the figures;
+// a test checks it against report.capnp. Adding a field: the member above and its line here.
+template <class Report, class Visit>  // Report: RoundReport or const RoundReport
+void visit_report_fields(Report& r, Visit&& visit) {
+  using W = Written;
+  visit(ReportField{"round"}, r.round);
+  visit(ReportField{"total_rounds", W::not_in_metrics}, r.total_rounds);
+  visit(ReportField{"model_version"}, r.model_version);
+  visit(ReportField{"time_start"}, r.time_start);
+  visit(ReportField{"time_end"}, r.time_end);
+  visit(ReportField{"eligible", W::when_counted}, r.eligible);
+  visit(ReportField{"online", W::when_counted}, r.online);
+  visit(ReportField{"cohort"}, r.cohort);
+  visit(ReportField{"aggregated"}, r.aggregated);
+  visit(ReportField{"num_updates"}, r.num_updates);
+  visit(ReportField{"finished"}, r.finished);
+  visit(ReportField{"late"}, r.late);
+  visit(ReportField{"dropped"}, r.dropped);
+  visit(ReportField{"failed"}, r.failed);
+  visit(ReportField{"staleness"}, r.staleness);
+  visit(ReportField{"discarded_samples"}, r.discarded_samples);
+  visit(ReportField{"wasted_compute_seconds"}, r.wasted_compute_seconds);
+  visit(ReportField{"cohort_tv", W::always, true}, r.cohort_tv);
+  visit(ReportField{"cohort_js", W::always, true}, r.cohort_js);
+  visit(ReportField{"window_tv", W::always, true}, r.window_tv);
+  visit(ReportField{"window_js", W::always, true}, r.window_js);
+  visit(ReportField{"change_tv", W::always, true}, r.change_tv);
+  visit(ReportField{"change_js", W::always, true}, r.change_js);
+  visit(ReportField{"coverage"}, r.coverage);
+  visit(ReportField{"samples"}, r.samples);
+  visit(ReportField{"train_loss"}, r.train_loss);
+  visit(ReportField{"train_accuracy"}, r.train_accuracy);
+  visit(ReportField{"evaluated", W::not_in_metrics}, r.evaluated);  // implied by test_accuracy
+  visit(ReportField{"test_accuracy", W::when_evaluated}, r.test_accuracy);
+  visit(ReportField{"test_loss", W::when_evaluated}, r.test_loss);
+  visit(ReportField{"per_class_accuracy", W::when_evaluated}, r.per_class_accuracy);
+  visit(ReportField{"client_accuracy", W::when_evaluated_not_empty}, r.client_accuracy);
+  visit(ReportField{"domain_accuracy", W::when_evaluated_not_empty}, r.domain_accuracy);
+  visit(ReportField{"clients_evaluated", W::when_privately_evaluated}, r.clients_evaluated);
+  visit(ReportField{"algorithm", W::when_not_empty}, r.algorithm);
+  visit(ReportField{"divergence", W::when_not_empty}, r.divergence);
+  visit(ReportField{"update_drift", W::with_shadow_clients, true, "relative_l2"}, r.update_drift);
+  visit(ReportField{"update_cosine", W::with_shadow_clients, true, "cosine"}, r.update_cosine);
+  visit(ReportField{"shadow_clients", W::with_shadow_clients}, r.shadow_clients);
+  visit(ReportField{"shadow_samples", W::with_shadow_clients}, r.shadow_samples);
+  visit(ReportField{"bytes_down"}, r.bytes_down);
+  visit(ReportField{"bytes_up"}, r.bytes_up);
+  visit(ReportField{"clients", W::not_in_metrics}, r.clients);                        // clients.csv
+  visit(ReportField{"wall_train_seconds", W::not_in_metrics}, r.wall_train_seconds);  // timings.jsonl
+  visit(ReportField{"wall_eval_seconds", W::not_in_metrics}, r.wall_eval_seconds);
+}
+
+// Every field of a client record, in the order of clients.csv's columns (after "round").
+template <class Record, class Visit>  // Record: ClientRecord or const ClientRecord
+void visit_client_fields(Record& c, Visit&& visit) {
+  visit(ReportField{"client_id", Written::always, false, "client"}, c.client_id);
+  visit(ReportField{"event"}, c.event);
+  visit(ReportField{"time"}, c.time);
+  visit(ReportField{"num_samples"}, c.num_samples);
+  visit(ReportField{"train_loss"}, c.train_loss);
+  visit(ReportField{"bytes_down"}, c.bytes_down);
+  visit(ReportField{"bytes_up"}, c.bytes_up);
+  visit(ReportField{"staleness"}, c.staleness);
+  visit(ReportField{"detail"}, c.detail);
+}
+
 }  // namespace drift

@@ -3,11 +3,13 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <sstream>
 
 #include "engine/core/error.hpp"
+#include "engine/metrics/metrics_file.hpp"
 
 namespace drift {
 namespace fs = std::filesystem;
@@ -15,42 +17,22 @@ using nlohmann::json;
 
 namespace {
 
-double number_or_nan(const json& m, const char* key) {
-  const auto it = m.find(key);
-  return it != m.end() && it->is_number() ? it->get<double>() : std::nan("");
-}
-
-std::vector<json> read_metrics_lines(const fs::path& file) {
-  std::ifstream in(file);
-  if (!in) throw UserError(file.string() + ": cannot read; is this a run directory?");
-  std::vector<json> lines;
-  for (std::string line; std::getline(in, line);) {
-    auto m = json::parse(line, nullptr, false);
-    if (!m.is_object()) break;  // a last line cut short
-    lines.push_back(std::move(m));
-  }
-  return lines;
-}
-
 // rounds.dat: round time train_loss cohort_tv cohort_js window_tv window_js change_tv;
 // evaluations.dat: round time accuracy(%) test_loss; time in `unit`.
-void write_round_data(const std::vector<json>& metrics, const fs::path& dir, const TimeUnit& unit) {
+void write_round_data(const std::vector<RoundReport>& metrics, const fs::path& dir, const TimeUnit& unit) {
   std::ostringstream rounds, evals;
   rounds << "# round time_" << unit.label
          << " train_loss cohort_tv cohort_js window_tv window_js change_tv update_drift\n";
   evals << "# round time_" << unit.label << " accuracy_percent test_loss\n";
   for (const auto& m : metrics) {
-    const double hours = number_or_nan(m, "time_end") / unit.seconds;
-    rounds << m.value("round", 0) << ' ' << data_number(hours) << ' ' << data_number(number_or_nan(m, "train_loss"));
-    for (const char* k : {"cohort_tv", "cohort_js", "window_tv", "window_js", "change_tv"})
-      rounds << ' ' << data_number(number_or_nan(m, k));
-    rounds << ' '
-           << data_number(m.contains("update_drift") ? number_or_nan(m["update_drift"], "relative_l2") : std::nan(""));
+    const double hours = m.time_end / unit.seconds;
+    rounds << m.round << ' ' << data_number(hours) << ' ' << data_number(m.train_loss);
+    for (double distance : {m.cohort_tv, m.cohort_js, m.window_tv, m.window_js, m.change_tv, m.update_drift})
+      rounds << ' ' << data_number(distance);
     rounds << '\n';
-    if (m.contains("test_accuracy"))
-      evals << m.value("round", 0) << ' ' << data_number(hours) << ' '
-            << data_number(100.0 * number_or_nan(m, "test_accuracy")) << ' '
-            << data_number(number_or_nan(m, "test_loss")) << '\n';
+    if (m.evaluated)
+      evals << m.round << ' ' << data_number(hours) << ' ' << data_number(100.0 * m.test_accuracy) << ' '
+            << data_number(m.test_loss) << '\n';
   }
   write_text_file(dir / "rounds.dat", rounds.str());
   write_text_file(dir / "evaluations.dat", evals.str());
@@ -199,11 +181,11 @@ Figure partition_figure(const fs::path& run_dir, const fs::path& dir) {
 }
 
 // Empty when no update was ever stale (every sync run without stale updates).
-Figure staleness_figure(const std::vector<json>& metrics, const fs::path& dir) {
+Figure staleness_figure(const std::vector<RoundReport>& metrics, const fs::path& dir) {
   std::map<std::uint64_t, std::uint64_t> counts;
   bool any = false;
   for (const auto& m : metrics)
-    for (const auto& s : m.value("staleness", std::vector<std::uint64_t>{})) {
+    for (const auto s : m.staleness) {
       ++counts[s];
       any = any || s > 0;
     }
@@ -222,10 +204,12 @@ Figure staleness_figure(const std::vector<json>& metrics, const fs::path& dir) {
 
 std::vector<Figure> run_figures(const fs::path& run_dir, const fs::path& dir,
                                 std::vector<std::uint32_t> timeline_rounds) {
-  const auto metrics = read_metrics_lines(run_dir / "metrics.jsonl");
+  const auto metrics = read_metrics_reports(run_dir / "metrics.jsonl");
   if (metrics.empty()) return {};
   fs::create_directories(dir);
-  const auto unit = time_unit_for(number_or_nan(metrics.back(), "time_end"));
+  const auto unit = time_unit_for(metrics.back().time_end);
+  const bool update_drift =
+      std::any_of(metrics.begin(), metrics.end(), [](const RoundReport& m) { return std::isfinite(m.update_drift); });
   write_round_data(metrics, dir, unit);
   std::vector<Figure> figures;
   const std::string points = " with linespoints pt 7 ps 0.5";
@@ -239,21 +223,21 @@ std::vector<Figure> run_figures(const fs::path& run_dir, const fs::path& dir,
                  "plot 'rounds.dat' using 2:3 with lines title 'train (aggregated)', 'evaluations.dat' using 2:4" +
                      points + " title 'test'",
                  unit, "right top"));
-  figures.push_back({"drift", "Sampling drift: distance of label distributions",
-                     "set title 'Sampling drift'\nset xlabel 'round'\nset ylabel 'distance'\nset yrange [0:*]\n"
-                     "set key below\n"
-                     "plot 'rounds.dat' using 1:4 with lines lw 2 lc rgb '#1565c0' title 'cohort vs population (TV)', "
-                     "'' using 1:5 with lines lc rgb '#64b5f6' title 'cohort vs population (JS)', "
-                     "'' using 1:6 with lines lw 2 lc rgb '#2e7d32' title 'window vs population (TV)', "
-                     "'' using 1:7 with lines lc rgb '#81c784' title 'window vs population (JS)', "
-                     "'' using 1:8 with lines dt 2 lw 2 lc rgb '#c62828' title 'cohort vs previous cohort (TV)'" +
-                         std::string(metrics.front().contains("update_drift")
-                                         ? ", '' using 1:9 with linespoints pt 7 ps 0.5 lc rgb '#6a1b9a' title "
-                                           "'cohort vs population update (relative L2)'"
-                                         : ""),
-                     1000, 500});
+  figures.push_back(
+      {"drift", "Sampling drift: distance of label distributions",
+       "set title 'Sampling drift'\nset xlabel 'round'\nset ylabel 'distance'\nset yrange [0:*]\n"
+       "set key below\n"
+       "plot 'rounds.dat' using 1:4 with lines lw 2 lc rgb '#1565c0' title 'cohort vs population (TV)', "
+       "'' using 1:5 with lines lc rgb '#64b5f6' title 'cohort vs population (JS)', "
+       "'' using 1:6 with lines lw 2 lc rgb '#2e7d32' title 'window vs population (TV)', "
+       "'' using 1:7 with lines lc rgb '#81c784' title 'window vs population (JS)', "
+       "'' using 1:8 with lines dt 2 lw 2 lc rgb '#c62828' title 'cohort vs previous cohort (TV)'" +
+           std::string(update_drift ? ", '' using 1:9 with linespoints pt 7 ps 0.5 lc rgb '#6a1b9a' title "
+                                      "'cohort vs population update (relative L2)'"
+                                    : ""),
+       1000, 500});
   const auto rows = read_client_rows(run_dir / "clients.csv");
-  const auto rounds = metrics.back().value("round", 0u);
+  const auto rounds = metrics.back().round;
   std::ifstream partition_in(run_dir / "partition.json");
   const auto partition = json::parse(partition_in, nullptr, false);
   const auto clients = partition.is_object() ? partition.value("num_clients", 0u) : 0u;

@@ -30,16 +30,14 @@ std::vector<std::string> domain_names(const fs::path& run) {
 
 // Communication and per-domain accuracy come from metrics.jsonl, which RoundFacts leaves out.
 void add_metrics_columns(const fs::path& run, SeedResult& r) {
-  std::ifstream in(run / "metrics.jsonl");
+  if (!fs::exists(run / "metrics.jsonl")) return;  // the run never started
+  const auto reports = read_metrics_reports(run / "metrics.jsonl");
+  const std::size_t n = reports.size();
   double bytes = 0.0;
-  std::size_t n = 0;
   std::vector<std::vector<double>> domain_rounds;
-  for (std::string line; std::getline(in, line);) {
-    const auto m = json::parse(line, nullptr, false);
-    if (!m.is_object()) break;
-    ++n;
-    bytes += m.value("bytes_up", 0.0) + m.value("bytes_down", 0.0);
-    if (m.contains("domain_accuracy")) domain_rounds.push_back(m["domain_accuracy"].get<std::vector<double>>());
+  for (const auto& m : reports) {
+    bytes += static_cast<double>(m.bytes_up) + static_cast<double>(m.bytes_down);
+    if (m.evaluated && !m.domain_accuracy.empty()) domain_rounds.push_back(m.domain_accuracy);
   }
   r.bytes_per_round = n ? bytes / static_cast<double>(n) : 0.0;
   if (domain_rounds.empty()) return;
