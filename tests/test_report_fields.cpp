@@ -181,3 +181,17 @@ TEST_CASE("clients.csv: the round, then the client fields in their order", "[rep
   r.clients = {arrival_record(ClientEvent::late, 4, 12.5, 40, std::nan(""), 10, 2, "slow, \"very\"")};
   CHECK(clients_csv_rows(r) == "7,4,late,12.5,40,null,0,10,2,slow   very \n");
 }
+
+TEST_CASE("docs/outputs.md names every key that metrics.jsonl writes", "[report][docs]") {
+  std::ifstream in(fs::path(DRIFT_SOURCE_DIR) / "docs" / "outputs.md");
+  std::stringstream text;
+  text << in.rdbuf();
+  const auto doc = text.str();
+  REQUIRE_FALSE(doc.empty());
+  const RoundReport report;
+  visit_report_fields(report, [&](const ReportField& f, const auto&) {
+    if (f.written == Written::not_in_metrics) return;
+    INFO("metrics.jsonl key " << f.json_key());
+    CHECK(doc.find("`" + std::string(f.json_key()) + "`") != std::string::npos);
+  });
+}

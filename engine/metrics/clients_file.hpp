@@ -1,6 +1,6 @@
 #pragma once
-// clients.csv: one row per client event of each aggregation (docs/outputs.md#clients). The
-// columns are the round and then visit_client_fields' fields, in their order.
+// clients.csv: one row per client event of each aggregation (docs/outputs.md, "The files of a
+// run directory"). The columns are the round, then visit_client_fields' fields in their order.
 #include <string>
 
 #include "engine/metrics/round_report.hpp"
