@@ -227,19 +227,19 @@ class Validator {
       auto& group = *node.as_table();
       check_plain(prefix, group, group_schema(), nested);
       require(group, &node, prefix, "rule", "(dominant_label, label_set, id_range or proportion)");
-      const auto rule = group["rule"].value<std::string>().value();
-      if (rule == "dominant_label" || rule == "label_set") {
-        require(group, &node, prefix, "labels", "for rule " + rule);
+      const auto rule = choice_from<GroupRule>(group["rule"].value<std::string>().value());
+      if (rule == GroupRule::dominant_label || rule == GroupRule::label_set) {
+        require(group, &node, prefix, "labels", "for rule " + name_of(rule));
         const auto* labels = group.get("labels");
         if (labels->as_array()->empty()) fail(labels, prefix + ".labels", prefix + ".labels must not be empty");
         for (const auto& label : *labels->as_array())
           if (!label.is_integer()) fail(&label, prefix + ".labels", prefix + ".labels must hold integer class ids");
-      } else if (rule == "id_range") {
+      } else if (rule == GroupRule::id_range) {
         require(group, &node, prefix, "from", "for rule id_range");
         require(group, &node, prefix, "to", "for rule id_range");
         if (group["from"].value<std::int64_t>().value() > group["to"].value<std::int64_t>().value())
           fail(group.get("to"), prefix + ".to", prefix + ".to must be >= " + prefix + ".from");
-      } else if (rule == "proportion") {
+      } else if (rule == GroupRule::proportion) {
         require(group, &node, prefix, "share", "for rule proportion");
       }
     }

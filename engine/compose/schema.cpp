@@ -23,7 +23,6 @@ using S = Scenario;
 std::vector<std::string> trace_mappings() { return {"ids", "seeded"}; }
 std::vector<std::string> augment_presets() { return {"none", "cifar", "cifar-batch"}; }
 std::vector<std::string> augment_scopes() { return {"sample", "batch"}; }
-std::vector<std::string> group_rules() { return {"dominant_label", "label_set", "id_range", "proportion"}; }
 
 // Why a key of one mode does nothing in another; "" where it acts.
 std::string sync_only(const S& s) {
@@ -280,7 +279,7 @@ const std::vector<KeyBinding<GroupConfig>>& group_keys() {
   using G = GroupConfig;
   // clang-format off
   static const std::vector<KeyBinding<G>> keys = {
-      bind_key<G>("rule", "how the group's clients are chosen", &G::rule).optional().choices(group_rules),
+      bind_key<G>("rule", "how the group's clients are chosen", &G::rule).optional(),
       bind_key<G>("labels", "dominant_label: the client's most frequent label is one of these; label_set: the client holds only these labels",
               &G::labels).optional().range(0.0, {}),
       bind_key<G>("from", "id_range: first client id", &G::from).optional().range(0.0, {}),

@@ -20,6 +20,9 @@ enum class TimelineAction { offline, online, speed, sampler, fraction, deadline,
 enum class DivergencePolicy { stop, keep_going };  // what a diverged run does next
 // How the training data is split among the clients (docs/scenarios.md#partition).
 enum class PartitionScheme { iid, dirichlet, dirichlet_creff, shards, file, domains, domains_dirichlet, natural };
+// How a group's clients are chosen: by their most frequent label, by holding only the given
+// labels, by an id range, or by a seeded share of the clients.
+enum class GroupRule { dominant_label, label_set, id_range, proportion };
 // The cyclic sampler's strata: the scenario's groups if any are defined (`auto`), the groups,
 // or the clients' dominant labels.
 enum class CyclicStrata { automatic, groups, labels };
@@ -58,6 +61,10 @@ template <>
 struct ChoiceNames<PartitionScheme> {
   static constexpr std::array<std::string_view, 8> names{"iid",  "dirichlet", "dirichlet_creff",   "shards",
                                                          "file", "domains",   "domains_dirichlet", "natural"};
+};
+template <>
+struct ChoiceNames<GroupRule> {
+  static constexpr std::array<std::string_view, 4> names{"dominant_label", "label_set", "id_range", "proportion"};
 };
 template <>
 struct ChoiceNames<CyclicStrata> {

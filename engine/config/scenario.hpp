@@ -93,7 +93,7 @@ struct AvailabilityConfig {
 // A named set of clients chosen by rule; profile and availability attach to groups.
 struct GroupConfig {
   std::string name;
-  std::string rule;                  // dominant_label | label_set | id_range | proportion
+  GroupRule rule = GroupRule::dominant_label;
   std::vector<std::int64_t> labels;  // dominant_label, label_set
   std::int64_t from = 0, to = 0;     // id_range, inclusive
   double share = 0.0;                // proportion

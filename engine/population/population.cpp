@@ -15,14 +15,14 @@ bool matches(const GroupConfig& g, std::size_t group_index, std::uint32_t client
   auto contains = [&](std::int64_t label) {
     return std::find(g.labels.begin(), g.labels.end(), label) != g.labels.end();
   };
-  if (g.rule == "id_range") return client >= g.from && client <= g.to;
-  if (g.rule == "proportion") return make_stream(seed, "group", {group_index, client}).uniform() < g.share;
+  if (g.rule == GroupRule::id_range) return client >= g.from && client <= g.to;
+  if (g.rule == GroupRule::proportion) return make_stream(seed, "group", {group_index, client}).uniform() < g.share;
   if (hist == nullptr || hist->empty()) return false;
-  if (g.rule == "dominant_label") {
+  if (g.rule == GroupRule::dominant_label) {
     const auto top = std::max_element(hist->begin(), hist->end()) - hist->begin();  // ties: lowest label
     return contains(top);
   }
-  if (g.rule == "label_set") {
+  if (g.rule == GroupRule::label_set) {
     for (std::size_t c = 0; c < hist->size(); ++c)
       if ((*hist)[c] > 0 && !contains(static_cast<std::int64_t>(c))) return false;
     return true;
@@ -36,7 +36,7 @@ void check_groups(const Scenario& s, std::int64_t num_classes, std::uint32_t cli
       if (label < 0 || label >= num_classes)
         throw UserError("groups." + g.name + ".labels: label " + std::to_string(label) + " but the dataset has " +
                         std::to_string(num_classes) + " classes");
-    if (g.rule == "id_range" && g.to >= static_cast<std::int64_t>(clients))
+    if (g.rule == GroupRule::id_range && g.to >= static_cast<std::int64_t>(clients))
       throw UserError("groups." + g.name + ".to is " + std::to_string(g.to) + " but client ids end at " +
                       std::to_string(clients - 1));
   }
