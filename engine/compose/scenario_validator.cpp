@@ -226,7 +226,7 @@ class Validator {
       if (!node.is_table()) fail(&node, prefix, prefix + " must be a table ([" + prefix + "])");
       auto& group = *node.as_table();
       check_plain(prefix, group, group_schema(), nested);
-      require(group, &node, prefix, "rule", "(dominant_label, label_set, id_range or proportion)");
+      require(group, &node, prefix, "rule", "(one of " + join(choice_names<GroupRule>()) + ")");
       const auto rule = choice_from<GroupRule>(group["rule"].value<std::string>().value());
       if (rule == GroupRule::dominant_label || rule == GroupRule::label_set) {
         require(group, &node, prefix, "labels", "for rule " + name_of(rule));
