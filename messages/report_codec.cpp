@@ -24,9 +24,6 @@ using framing::write_list;
 static_assert(static_cast<int>(wire::ClientEvent::FAILED) == static_cast<int>(ClientEvent::failed) &&
               static_cast<int>(wire::ClientEvent::ELIGIBLE) == static_cast<int>(ClientEvent::eligible));
 
-template <class T>
-inline constexpr bool is_scalar_v = std::is_arithmetic_v<T>;
-
 void write_algorithm_metrics(wire::RoundReport::Builder root, const AlgorithmMetrics& m) {
   auto scalars = root.initAlgorithmScalars(static_cast<unsigned>(m.scalars.size()));
   unsigned i = 0;
@@ -61,7 +58,7 @@ struct WireWriter {
   void operator()(const ReportField& f, const T& value) {
     const auto wire = wire_field_name(f.name);
     const kj::StringPtr name = wire.c_str();
-    if constexpr (is_scalar_v<T>) {
+    if constexpr (std::is_arithmetic_v<T>) {
       out.set(name, value);
     } else if constexpr (std::is_same_v<T, std::string>) {
       out.set(name, capnp::Text::Reader(value.data(), value.size()));
@@ -87,7 +84,7 @@ struct WireReader {
   void operator()(const ReportField& f, T& value) const {
     const auto wire = wire_field_name(f.name);
     const kj::StringPtr name = wire.c_str();
-    if constexpr (is_scalar_v<T>) {
+    if constexpr (std::is_arithmetic_v<T>) {
       value = in.get(name).template as<T>();
     } else if constexpr (std::is_same_v<T, std::string>) {
       const auto text = in.get(name).template as<capnp::Text>();
