@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <unistd.h>  // getpid
+
 #include "sim_harness.hpp"
 
 using namespace drift;

@@ -9,6 +9,7 @@
 #include "engine/core/error.hpp"
 #include "engine/data/dataset.hpp"
 
+#include <unistd.h>  // getpid
 #include <zlib.h>
 
 using namespace drift;
