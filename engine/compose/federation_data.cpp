@@ -7,6 +7,7 @@
 #include "engine/core/error.hpp"
 #include "engine/core/rng.hpp"
 #include "engine/population/availability.hpp"
+#include "engine/training/device_data.hpp"
 
 namespace drift {
 namespace {
@@ -144,6 +145,7 @@ std::vector<DeviceSlots> scenario_devices(const Scenario& scenario) {
   if (!scenario.device_pool.empty()) {
     auto devices = parse_device_pool(scenario.device_pool);
     require_devices(devices);
+    use_deterministic_kernels(devices);
     return devices;
   }
   return parse_device_pool(scenario.cpu_slots > 0 ? "cpu:" + std::to_string(scenario.cpu_slots) : "cpu");

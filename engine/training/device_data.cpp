@@ -1,7 +1,10 @@
 #include "engine/training/device_data.hpp"
 
+#include <ATen/Context.h>
 #include <c10/core/impl/VirtualGuardImpl.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -37,6 +40,25 @@ void use_own_stream(const torch::Device& device) {
   // only a CUDA build (which registers the CUDA implementation) ever gets here.
   const c10::impl::VirtualGuardImpl guard(device.type());
   guard.exchangeStream(guard.getStreamFromGlobalPool(device));
+}
+
+void use_deterministic_kernels(const std::vector<DeviceSlots>& devices) {
+  const bool any_gpu =
+      std::any_of(devices.begin(), devices.end(), [](const DeviceSlots& d) { return d.device.is_cuda(); });
+  if (!any_gpu) return;
+  // cuBLAS splits a product's reduction differently from stream to stream unless its workspace
+  // is fixed; it reads this when it makes its first handle, at the first product, after this.
+  // A value the user set is kept.
+  ::setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8", /*overwrite=*/0);
+  auto& context = at::globalContext();
+  // Benchmark mode times several convolution algorithms and keeps the fastest, which may differ
+  // from run to run; the deterministic ones add no atomics.
+  context.setBenchmarkCuDNN(false);
+  context.setDeterministicCuDNN(true);
+  // Ops that have a deterministic CUDA kernel use it (index_add_, scatter_add_, ...). An op that
+  // has none still runs, and LibTorch warns once, naming it: results may then differ by the
+  // last bits between runs.
+  context.setDeterministicAlgorithms(true, /*warn_only=*/true);
 }
 
 }  // namespace drift

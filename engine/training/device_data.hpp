@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "engine/data/dataset.hpp"
+#include "engine/training/devices.hpp"
 
 namespace drift {
 
@@ -18,6 +19,12 @@ std::shared_ptr<const Dataset> resident_on(const std::shared_ptr<const Dataset>&
 // Makes the calling thread issue its kernels for `device` on a stream of its own, so that the
 // slots of one GPU overlap instead of queueing on its default stream. Nothing on the CPU.
 void use_own_stream(const torch::Device& device);
+
+// Asks LibTorch for the same kernels and the same reductions on every run when `devices` holds
+// a GPU, so that GPU runs are byte-identical across runs and slot counts, as CPU runs are
+// (docs/devices.md#determinism). Call before the first kernel. Nothing for a CPU-only pool:
+// CPU kernels are deterministic already, and LibTorch's defaults stay as they are.
+void use_deterministic_kernels(const std::vector<DeviceSlots>& devices);
 
 // Indices for `data`'s tensors: moved to where they live (a no-op on the CPU).
 inline torch::Tensor indices_for(const Dataset& data, const torch::Tensor& indices) {

@@ -6,6 +6,7 @@
 #include "commands.hpp"
 #include "engine/cluster/join.hpp"
 #include "engine/core/error.hpp"
+#include "engine/training/device_data.hpp"
 
 namespace drift::cli {
 namespace {
@@ -26,6 +27,7 @@ int worker_command(const WorkerArgs& args) {
   o.devices_text = args.devices;
   o.devices = parse_device_pool(args.devices);
   require_devices(o.devices);
+  use_deterministic_kernels(o.devices);
   o.expected_scenario = args.expect_scenario;
   o.tls = actors::TlsOptions{args.tls, args.cert, args.key, args.ca};
   actors::check_tls_files(o.tls);
