@@ -106,3 +106,16 @@ TEST_CASE("the heterogeneous group: ResNet-4/6/18/34, MobileNetV2 and GoogLeNet-
   const auto deep = make_model("resnet34", {1, 28, 28}, 10, 1, small)->named_parameters(true).keys();
   CHECK(std::find(deep.begin(), deep.end(), "layer3_5.conv2.weight") != deep.end());
 }
+
+TEST_CASE("the pooling matrix used on GPUs is AdaptiveAvgPool1d", "[models]") {
+  // in 5, out 3: windows [0, 2), [1, 4), [3, 5), overlapping as LibTorch's do.
+  const auto five = torch::arange(1, 6, torch::kFloat32).unsqueeze(0);
+  CHECK(torch::equal(five.matmul(adaptive_pool_matrix(5, 3)), torch::tensor({{1.5F, 3.0F, 4.5F}})));
+  const auto x = torch::randn({4, 1280}, torch::Generator(at::detail::createCPUGenerator(3)));
+  for (const auto& [in, out] :
+       std::vector<std::pair<std::int64_t, std::int64_t>>{{1280, 512}, {1024, 512}, {100, 512}, {7, 7}, {512, 1}}) {
+    const auto features = x.narrow(1, 0, in);
+    const auto expected = torch::adaptive_avg_pool1d(features.unsqueeze(1), {out}).squeeze(1);
+    CHECK(torch::allclose(features.matmul(adaptive_pool_matrix(in, out)), expected, 1e-6, 1e-6));
+  }
+}

@@ -32,12 +32,33 @@ void Model::build_head(std::int64_t backbone_dim, std::int64_t num_classes, cons
   scale_ = cosine_head_->register_parameter("scale", torch::ones({1}));
 }
 
+torch::Tensor adaptive_pool_matrix(std::int64_t in, std::int64_t out) {
+  auto matrix = torch::zeros({in, out});
+  auto m = matrix.accessor<float, 2>();
+  for (std::int64_t i = 0; i < out; ++i) {
+    // LibTorch's window: [floor(i in / out), ceil((i + 1) in / out)).
+    const auto start = i * in / out, end = ((i + 1) * in + out - 1) / out;
+    for (auto j = start; j < end; ++j) m[j][i] = 1.0F / static_cast<float>(end - start);
+  }
+  return matrix;
+}
+
+torch::Tensor Model::pool_features(const torch::Tensor& features) {
+  // On the CPU, LibTorch's pooling: the recorded results are its bits. Its CUDA backward adds
+  // with atomics, in an order that changes from run to run; the product with the averaging
+  // matrix is the same pooling with a deterministic backward (docs/devices.md#determinism).
+  if (!features.is_cuda()) return torch::adaptive_avg_pool1d(features.unsqueeze(1), {pooled_dim_}).squeeze(1);
+  if (!pool_matrix_.defined() || pool_matrix_.device() != features.device())
+    pool_matrix_ = adaptive_pool_matrix(features.size(1), pooled_dim_).to(features.options());
+  return features.matmul(pool_matrix_);
+}
+
 ModelOutput Model::forward(const torch::Tensor& x) {
   auto extracted = extract(x, levels_);
   ModelOutput out;
   out.levels = std::move(extracted.levels);
   auto features = extracted.features;
-  if (pooled_dim_ > 0) features = torch::adaptive_avg_pool1d(features.unsqueeze(1), {pooled_dim_}).squeeze(1);
+  if (pooled_dim_ > 0) features = pool_features(features);
   out.features = projection_ ? projection_->forward(features) : features;
   if (etf_.defined()) {
     out.embedding = linear_head_->forward(out.features);

@@ -58,6 +58,10 @@ struct Extracted {
   std::vector<torch::Tensor> levels;
 };
 
+// [in, out]: column i averages the window of `in` inputs that AdaptiveAvgPool1d averages into
+// output i, so features.matmul(matrix) is that pooling (and a repetition when out > in).
+torch::Tensor adaptive_pool_matrix(std::int64_t in, std::int64_t out);
+
 class Model : public torch::nn::Module {
  public:
   ModelOutput forward(const torch::Tensor& x);
@@ -68,6 +72,7 @@ class Model : public torch::nn::Module {
 
  protected:
   virtual Extracted extract(const torch::Tensor& x, bool levels) = 0;
+  torch::Tensor pool_features(const torch::Tensor& features);
   // Derived constructors call this last, so the head's tensors come after the backbone's.
   void build_head(std::int64_t backbone_dim, std::int64_t num_classes, const ModelOptions& options);
 
@@ -78,6 +83,7 @@ class Model : public torch::nn::Module {
   torch::Tensor prototypes_, scale_;  // cosine head: [C, d] and [1]
   torch::Tensor etf_;                 // etf head: [K, C], a buffer that is never trained
   std::int64_t pooled_dim_ = 0;       // ModelOptions::feature_dim
+  torch::Tensor pool_matrix_;         // on a GPU: adaptive_pool_matrix, where the features are
   std::int64_t feature_dim_ = 0;
   bool levels_ = false;
   ModelRecipe recipe_;
