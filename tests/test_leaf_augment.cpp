@@ -241,7 +241,7 @@ TEST_CASE("crop and flip move pixels as drawn, padding with black", "[data][augm
   REQUIRE(first != draws.end());
   const auto at = first - draws.begin();
   for (std::int64_t c = 0; c < 3; ++c) CHECK(out3[at][c][0][0].item<float>() == fill[c].item<float>());
-  cifar.per_batch = true;
+  cifar.scope = AugmentScope::batch;
   Rng batch_rng = make_stream(3, "augment", {0, 1, 0, 0});
   const auto shared = draw_crop_flips(4, cifar, batch_rng);
   for (const auto& d : shared) CHECK((d.top == draws[0].top && d.left == draws[0].left && d.flip == draws[0].flip));

@@ -37,7 +37,7 @@ void finish_augment(const Scenario& s, toml::table& root, const std::string& sou
   auto& table = *root.at_path("data.augment").as_table();
   table.insert_or_assign("crop_padding", a.crop_padding);
   table.insert_or_assign("flip", a.flip);
-  table.insert_or_assign("scope", a.per_batch ? "batch" : "sample");
+  table.insert_or_assign("scope", name_of(a.scope));
   if (a.mean.size() != a.std.size())
     throw UserError(source + ": data.augment.mean and data.augment.std go together, one value per channel each");
   if ((a.enabled() || !a.mean.empty()) && find_dataset(s.data.dataset)->text)

@@ -20,10 +20,6 @@ namespace {
 
 using S = Scenario;
 
-std::vector<std::string> trace_mappings() { return {"ids", "seeded"}; }
-std::vector<std::string> augment_presets() { return {"none", "cifar", "cifar-batch"}; }
-std::vector<std::string> augment_scopes() { return {"sample", "batch"}; }
-
 // Why a key of one mode does nothing in another; "" where it acts.
 std::string sync_only(const S& s) {
   const auto mode = s.simulation.mode;
@@ -89,9 +85,9 @@ void store_model_assignment(S& s, const ParamValue& v) {
 // [data.augment] preset: its crop and flip, which the keys after it may override.
 void store_augment_preset(S& s, const ParamValue& v) {
   auto& a = s.data.augment;
-  a.preset = std::get<std::string>(v);
-  if (a.preset == "cifar" || a.preset == "cifar-batch") a.crop_padding = 4, a.flip = true;
-  a.per_batch = a.preset == "cifar-batch";
+  a.preset = choice_from<AugmentPreset>(std::get<std::string>(v));
+  if (a.preset != AugmentPreset::none) a.crop_padding = 4, a.flip = true;
+  a.scope = a.preset == AugmentPreset::cifar_batch ? AugmentScope::batch : AugmentScope::sample;
 }
 
 std::vector<ScenarioSection> make_sections() {
@@ -120,15 +116,15 @@ std::vector<ScenarioSection> make_sections() {
       {"data.augment", "training-time augmentation of images, per sample and seeded; never applied to the test set",
        {bind_custom_key<S>("preset", "none | cifar (random crop with padding 4 + horizontal flip, per sample) | cifar-batch (the same, one draw per batch, as FedSKC's and FedSC's code)",
                        ParamKind::string, std::string("none"), store_augment_preset,
-                       [](const S& s) -> ParamValue { return s.data.augment.preset; }).choices(augment_presets),
+                       [](const S& s) -> ParamValue { return name_of(s.data.augment.preset); }).choices(choice_names<AugmentPreset>),
         bind_key<S>("crop_padding", "pad each side with this many black pixels, then crop back to the image's size at a random offset; 0 = off (default: the preset's)",
                 &S::data, &D::augment, &A::crop_padding).optional().range(0.0, 64.0),
         bind_key<S>("flip", "mirror each image left-right with probability 1/2 (default: the preset's)", &S::data, &D::augment, &A::flip).optional(),
         bind_custom_key<S>("scope", "sample: every image draws its own crop and flip | batch: one draw for the whole batch (default: the preset's)",
                        ParamKind::string, std::nullopt,
-                       [](S& s, const ParamValue& v) { s.data.augment.per_batch = std::get<std::string>(v) == "batch"; },
-                       [](const S& s) -> ParamValue { return std::string(s.data.augment.per_batch ? "batch" : "sample"); })
-            .choices(augment_scopes),
+                       [](S& s, const ParamValue& v) { s.data.augment.scope = choice_from<AugmentScope>(std::get<std::string>(v)); },
+                       [](const S& s) -> ParamValue { return name_of(s.data.augment.scope); })
+            .choices(choice_names<AugmentScope>),
         bind_key<S>("mean", "per-channel normalisation of pixels in [0, 1], train and test alike (with std); unset: the dataset's own",
                 &S::data, &D::augment, &A::mean).optional().range(0.0, 1.0),
         bind_key<S>("std", "per-channel standard deviations, one per channel (with mean)", &S::data, &D::augment, &A::std)
@@ -251,7 +247,7 @@ const std::vector<KeyBinding<ProfileConfig>>& profile_keys() {
       bind_key<P>("latency", "seconds each way", &P::latency).range(0.0, kMaxVirtualSeconds),
       bind_key<P>("trace", "CSV client,speed,up_bandwidth,down_bandwidth,latency", &P::trace),
       bind_key<P>("trace_clients", "ids: trace client k is client k | seeded: a seeded draw of the trace's clients, one per client",
-              &P::trace_clients).choices(trace_mappings),
+              &P::trace_clients),
   };
   // clang-format on
   return keys;
@@ -269,7 +265,7 @@ const std::vector<KeyBinding<AvailabilityConfig>>& availability_keys() {
       bind_key<A>("phase", "diurnal: seconds by which the cycle is advanced", &A::phase).range(-kMaxVirtualSeconds, kMaxVirtualSeconds),
       bind_key<A>("trace", "trace: CSV client,start,end online intervals", &A::trace),
       bind_key<A>("trace_clients", "ids: trace client k is client k | seeded: a seeded draw of the trace's clients, one per client",
-              &A::trace_clients).choices(trace_mappings),
+              &A::trace_clients),
   };
   // clang-format on
   return keys;

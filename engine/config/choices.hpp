@@ -23,6 +23,13 @@ enum class PartitionScheme { iid, dirichlet, dirichlet_creff, shards, file, doma
 // How a group's clients are chosen: by their most frequent label, by holding only the given
 // labels, by an id range, or by a seeded share of the clients.
 enum class GroupRule { dominant_label, label_set, id_range, proportion };
+// How a trace's client column maps to clients: the id itself, or a seeded draw of the trace's
+// clients (docs/traces.md).
+enum class TraceMapping { ids, seeded };
+// [data.augment] presets: nothing, or a random crop with padding 4 and a flip drawn per sample
+// (cifar) or once per batch (cifar-batch, as FedSKC's and FedSC's code).
+enum class AugmentPreset { none, cifar, cifar_batch };
+enum class AugmentScope { sample, batch };  // who draws a crop and a flip: each image, or the batch
 // The cyclic sampler's strata: the scenario's groups if any are defined (`auto`), the groups,
 // or the clients' dominant labels.
 enum class CyclicStrata { automatic, groups, labels };
@@ -69,6 +76,19 @@ struct ChoiceNames<GroupRule> {
 template <>
 struct ChoiceNames<CyclicStrata> {
   static constexpr std::array<std::string_view, 3> names{"auto", "groups", "labels"};
+};
+
+template <>
+struct ChoiceNames<TraceMapping> {
+  static constexpr std::array<std::string_view, 2> names{"ids", "seeded"};
+};
+template <>
+struct ChoiceNames<AugmentPreset> {
+  static constexpr std::array<std::string_view, 3> names{"none", "cifar", "cifar-batch"};
+};
+template <>
+struct ChoiceNames<AugmentScope> {
+  static constexpr std::array<std::string_view, 2> names{"sample", "batch"};
 };
 
 template <typename Choice>

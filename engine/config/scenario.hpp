@@ -18,10 +18,10 @@ namespace drift {
 // ("augment", client, round, epoch, batch) stream, applied on the training device, never to
 // the test set.
 struct AugmentConfig {
-  std::string preset = "none";    // none | cifar | cifar-batch (crop_padding 4 and flip; see the schema)
-  std::int64_t crop_padding = 0;  // pad each side with black, crop back to the image's size at random
-  bool flip = false;              // mirror left-right with probability 1/2
-  bool per_batch = false;         // one draw for the whole batch (FedSKC's and FedSC's code), not per sample
+  AugmentPreset preset = AugmentPreset::none;  // sets crop_padding, flip and scope (see the schema)
+  std::int64_t crop_padding = 0;               // pad each side with black, crop back to the image's size at random
+  bool flip = false;                           // mirror left-right with probability 1/2
+  AugmentScope scope = AugmentScope::sample;   // batch: one draw for the whole batch (FedSKC's and FedSC's code)
   // Per-channel normalisation of pixels in [0, 1], train and test alike (it is not random), as
   // torchvision's Normalize; empty: the dataset's own scalar normalisation.
   std::vector<double> mean, std;
@@ -74,9 +74,9 @@ struct ProfileConfig {
   double speed_sigma = 0.0;      // lognormal spread of speed across clients; 0 = constant
   double up_bandwidth = 1.25e6;  // bytes per second
   double down_bandwidth = 1.25e7;
-  double latency = 0.05;              // seconds, each way
-  std::string trace;                  // CSV client,speed,up_bandwidth,down_bandwidth,latency
-  std::string trace_clients = "ids";  // ids: trace client k is client k | seeded (docs/traces.md)
+  double latency = 0.05;                           // seconds, each way
+  std::string trace;                               // CSV client,speed,up_bandwidth,down_bandwidth,latency
+  TraceMapping trace_clients = TraceMapping::ids;  // ids: trace client k is client k | seeded (docs/traces.md)
 };
 
 struct AvailabilityConfig {
@@ -86,8 +86,8 @@ struct AvailabilityConfig {
   double period = 86400.0;  // diurnal: online for duty*period once per period,
   double duty = 0.5;        //   starting at -phase
   double phase = 0.0;
-  std::string trace;                  // CSV client,start,end online intervals
-  std::string trace_clients = "ids";  // ids: trace client k is client k | seeded (docs/traces.md)
+  std::string trace;                               // CSV client,start,end online intervals
+  TraceMapping trace_clients = TraceMapping::ids;  // ids: trace client k is client k | seeded (docs/traces.md)
 };
 
 // A named set of clients chosen by rule; profile and availability attach to groups.

@@ -6,7 +6,7 @@ std::vector<CropFlip> draw_crop_flips(std::int64_t count, const AugmentConfig& c
   std::vector<CropFlip> draws(static_cast<std::size_t>(count));
   const auto offsets = static_cast<std::uint64_t>(2 * config.crop_padding + 1);
   for (auto& d : draws) {
-    if (config.per_batch && &d != &draws.front()) {
+    if (config.scope == AugmentScope::batch && &d != &draws.front()) {
       d = draws.front();
       continue;
     }

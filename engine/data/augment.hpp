@@ -20,7 +20,7 @@ struct CropFlip {
 
 // `count` draws from `rng`, in sample order, each (top, left, flip) in that order; a part that
 // is off draws nothing (top = left = 0 without padding, flip = false without flipping). With
-// config.per_batch, the first draw serves every sample.
+// config.scope = batch, the first draw serves every sample.
 std::vector<CropFlip> draw_crop_flips(std::int64_t count, const AugmentConfig& config, Rng& rng);
 
 // images [B, C, H, W] padded by `padding` on every side with `fill` (one value per channel,

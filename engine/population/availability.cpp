@@ -97,7 +97,7 @@ class Markov final : public AvailabilityModel {
 // Online intervals per client from a CSV file; clients the file does not name are offline.
 class Trace final : public AvailabilityModel {
  public:
-  Trace(const std::string& path, std::uint32_t clients, const std::string& mapping, std::uint64_t seed) {
+  Trace(const std::string& path, std::uint32_t clients, TraceMapping mapping, std::uint64_t seed) {
     const auto t = read_csv(path, {"client", "start", "end"}, "availability trace");
     // A world in which nobody is ever online: refused before the run, as trace-info refuses it.
     if (t.rows.empty()) throw UserError(path + ": the trace has no intervals (nobody would ever be online)");

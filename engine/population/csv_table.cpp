@@ -81,7 +81,7 @@ std::size_t column_index(const CsvTable& table, const std::string& name) {
   return static_cast<std::size_t>(std::find(table.columns.begin(), table.columns.end(), name) - table.columns.begin());
 }
 
-std::vector<long> trace_rows_to_clients(const CsvTable& table, std::uint32_t clients, const std::string& mapping,
+std::vector<long> trace_rows_to_clients(const CsvTable& table, std::uint32_t clients, TraceMapping mapping,
                                         std::uint64_t seed) {
   const auto c = column_index(table, "client");
   std::vector<long> out;
@@ -94,13 +94,13 @@ std::vector<long> trace_rows_to_clients(const CsvTable& table, std::uint32_t cli
       throw UserError(table.path + ":" + std::to_string(table.lines[i]) + ": client " + text.str() +
                       " is not a client id (a whole number from 0 to 4e9)");
     }
-    if (mapping == "ids" && id >= clients)
+    if (mapping == TraceMapping::ids && id >= clients)
       throw UserError(table.path + ":" + std::to_string(table.lines[i]) + ": client " +
                       std::to_string(static_cast<long>(id)) + " is not a client id below " + std::to_string(clients) +
                       " (trace_clients = \"seeded\" draws the clients from a larger trace)");
     out.push_back(static_cast<long>(id));
   }
-  if (mapping == "ids") return out;
+  if (mapping == TraceMapping::ids) return out;
   std::vector<long> ids = out;
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/config/choices.hpp"
+
 namespace drift {
 
 struct CsvTable {
@@ -25,11 +27,11 @@ std::size_t column_index(const CsvTable& table, const std::string& name);
 bool read_trace_line(std::istream& in, std::string& line, const std::string& where);
 
 // Which client each row of a trace is about (column "client"): the row's own id with
-// mapping "ids" (an id at or past `clients` is a UserError naming the line), or with
-// "seeded" a draw from the ("trace-clients", seed) stream: the trace's distinct ids, sorted and
+// mapping `ids` (an id at or past `clients` is a UserError naming the line), or with
+// `seeded` a draw from the ("trace-clients", seed) stream: the trace's distinct ids, sorted and
 // shuffled, the k-th becoming client k, the rest unused. Unused rows get -1. Traces that hold
 // the same ids map alike, so an availability and a device trace of one source stay paired.
-std::vector<long> trace_rows_to_clients(const CsvTable& table, std::uint32_t clients, const std::string& mapping,
+std::vector<long> trace_rows_to_clients(const CsvTable& table, std::uint32_t clients, TraceMapping mapping,
                                         std::uint64_t seed);
 
 }  // namespace drift

@@ -49,7 +49,7 @@ ClientSystem draw_system(const ProfileConfig& p, std::uint32_t client, std::uint
 }
 
 // Rows of a profile trace replace the drawn profile of the clients they name.
-void apply_profile_trace(const std::string& path, const std::string& mapping, std::uint64_t seed, Population& pop) {
+void apply_profile_trace(const std::string& path, TraceMapping mapping, std::uint64_t seed, Population& pop) {
   const auto t = read_csv(path, {"client", "speed", "up_bandwidth", "down_bandwidth", "latency"}, "profile trace");
   const auto c = column_index(t, "client"), sp = column_index(t, "speed"), up = column_index(t, "up_bandwidth"),
              down = column_index(t, "down_bandwidth"), lat = column_index(t, "latency");
