@@ -260,11 +260,12 @@ class Validator {
       if (entry.contains("at_round") == entry.contains("at_time"))
         fail(&node, prefix, prefix + " needs exactly one of at_round and at_time");
       require(entry, &node, prefix, "action", "");
-      const auto action = entry["action"].value<std::string>().value();
-      const bool needs_group =
-          action == "offline" || action == "online" || action == "speed" || action == "leave" || action == "join";
+      using Act = TimelineAction;
+      const auto action = choice_from<Act>(entry["action"].value<std::string>().value());
+      const bool needs_group = action == Act::offline || action == Act::online || action == Act::speed ||
+                               action == Act::leave || action == Act::join;
       if (needs_group) {
-        require(entry, &node, prefix, "group", "for action " + action);
+        require(entry, &node, prefix, "group", "for action " + name_of(action));
         const auto group = entry["group"].value<std::string>().value();
         if (std::find(group_names.begin(), group_names.end(), group) == group_names.end()) {
           fail(entry.get("group"), prefix + ".group",
@@ -272,16 +273,16 @@ class Validator {
                    (group_names.empty() ? "; define it as [groups." + group + "]" : "; groups: " + join(group_names)));
         }
       }
-      if (action == "speed" || action == "fraction" || action == "deadline")
-        require(entry, &node, prefix, "value", "for action " + action);
-      if (action == "speed" && entry["value"].value<double>().value_or(0.0) <= 0.0)
+      if (action == Act::speed || action == Act::fraction || action == Act::deadline)
+        require(entry, &node, prefix, "value", "for action " + name_of(action));
+      if (action == Act::speed && entry["value"].value<double>().value_or(0.0) <= 0.0)
         fail(entry.get("value"), prefix + ".value", prefix + ".value (a speed factor) must be > 0");
-      if (action == "fraction") {
+      if (action == Act::fraction) {
         const double v = entry["value"].value<double>().value_or(0.0);
         if (v <= 0.0 || v > 1.0)
           fail(entry.get("value"), prefix + ".value", prefix + ".value (a fraction) must be in (0, 1]");
       }
-      if (action == "sampler") {
+      if (action == Act::sampler) {
         require(entry, &node, prefix, "sampler", "for action sampler");
         const auto name = entry["sampler"].value<std::string>().value();
         const auto names = sampler_names();
