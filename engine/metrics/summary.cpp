@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
 
 namespace drift {
 namespace {
@@ -110,6 +113,14 @@ RunSummary summarize(const std::vector<RoundFacts>& rounds, const SummaryTargets
     s.last5_mean_accuracy = sum / static_cast<double>(k);
   }
   return s;
+}
+
+std::optional<RunStatus> read_run_status(const std::filesystem::path& run_dir) {
+  std::ifstream in(run_dir / "summary.json");
+  if (!in) return std::nullopt;
+  const auto summary = nlohmann::json::parse(in, nullptr, false);
+  if (!summary.is_object() || !summary.contains("status") || !summary["status"].is_string()) return std::nullopt;
+  return run_status_named(summary["status"].get<std::string>());
 }
 
 }  // namespace drift

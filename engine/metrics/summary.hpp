@@ -5,6 +5,7 @@
 // time to each target, accuracy at given budgets. docs/outputs.md#summary defines each one.
 #include <array>
 #include <cstdint>
+#include <filesystem>
 #include <limits>
 #include <optional>
 #include <string>
@@ -27,6 +28,25 @@ template <>
 struct ChoiceNames<RunStatus> {
   static constexpr std::array<std::string_view, 5> names{"completed", "ended", "diverged", "stopped", "interrupted"};
 };
+
+// The status summary.json spells `name`; nullopt for any other text (a run with no summary
+// yet, a study's "missing").
+inline std::optional<RunStatus> run_status_named(std::string_view name) {
+  const auto& names = ChoiceNames<RunStatus>::names;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (names[i] == name) return static_cast<RunStatus>(i);
+  return std::nullopt;
+}
+
+// Whether a run with this status is over for good: a study does not run it again, and resume
+// has nothing to add (completed runs can still be extended with more rounds).
+inline bool run_is_over(std::optional<RunStatus> status) {
+  return status == RunStatus::completed || status == RunStatus::ended || status == RunStatus::diverged;
+}
+
+// The status in `run_dir`'s summary.json; nullopt when there is none yet (a run going on, or
+// one killed before its end) or the file is unreadable.
+std::optional<RunStatus> read_run_status(const std::filesystem::path& run_dir);
 
 struct RunEnd {
   RunStatus status = RunStatus::completed;

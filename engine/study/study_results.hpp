@@ -19,8 +19,10 @@ struct RunRecord {
   std::string status;  // summary.json's, or "missing" (never ran) / "unfinished" (no summary)
   RunSummary summary;
   double wall_seconds = 0.0;
-  bool diverged() const { return status == "diverged" || summary.diverged_round.has_value(); }
-  bool finished() const { return status == "completed" || status == "ended" || status == "diverged"; }
+  bool diverged() const {
+    return run_status_named(status) == RunStatus::diverged || summary.diverged_round.has_value();
+  }
+  bool finished() const { return run_is_over(run_status_named(status)); }
 };
 
 // Reads one run directory; a run that has not finished yet reads as missing or unfinished.

@@ -1,14 +1,13 @@
 // drift resume RUN_DIR: continue a run from its last checkpoint (docs/checkpoints.md#resume).
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
-#include <nlohmann/json.hpp>
 
 #include "commands.hpp"
 #include "engine/compose/schema.hpp"
 #include "engine/config/suggest.hpp"
 #include "engine/core/directory_lock.hpp"
 #include "engine/core/error.hpp"
+#include "engine/metrics/summary.hpp"
 #include "engine/sim/round_rules.hpp"
 
 namespace drift::cli {
@@ -28,13 +27,6 @@ void check_overrides(const std::vector<Override>& overrides) {
                     "may change: " +
                     join(resumable));
   }
-}
-
-std::string summary_status(const fs::path& run) {
-  std::ifstream in(run / "summary.json");
-  if (!in) return "";
-  const auto summary = nlohmann::json::parse(in, nullptr, false);
-  return summary.is_object() ? summary.value("status", "") : "";
 }
 
 }  // namespace
@@ -65,15 +57,15 @@ int resume_command(const RunArgs& args) {
     throw UserError("--set federation.rounds=" + std::to_string(scenario->rounds) + " is below the " +
                     std::to_string(c.round) + " aggregations the checkpoint holds");
 
-  const auto status = summary_status(path);
-  if (status == "diverged" || status == "ended") {
+  const auto status = read_run_status(path);
+  if (status == RunStatus::diverged || status == RunStatus::ended) {
     std::printf(
         "%s %s after its last checkpoint (aggregation %u); resuming would repeat that. summary.json "
         "has the reason.\n",
-        path.string().c_str(), status.c_str(), c.round);
+        path.string().c_str(), name_of(*status).c_str(), c.round);
     return 0;
   }
-  if (status == "completed" && stop_reached(*scenario, c.round, c.virtual_time)) {
+  if (status == RunStatus::completed && stop_reached(*scenario, c.round, c.virtual_time)) {
     std::printf("%s is complete (%u aggregations); extend it with --set federation.rounds=N\n", path.string().c_str(),
                 c.round);
     return 0;

@@ -6,11 +6,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <nlohmann/json.hpp>
-
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <thread>
 
@@ -18,6 +15,7 @@
 #include "engine/core/durations.hpp"
 #include "engine/core/error.hpp"
 #include "engine/metrics/metrics_file.hpp"
+#include "engine/metrics/summary.hpp"
 #include "interrupts.hpp"
 
 namespace drift::cli {
@@ -142,14 +140,7 @@ class Progress {
 
 }  // namespace
 
-bool run_finished(const fs::path& run_dir) {
-  std::ifstream in(run_dir / "summary.json");
-  if (!in) return false;
-  const auto summary = nlohmann::json::parse(in, nullptr, false);
-  if (!summary.is_object()) return false;
-  const auto status = summary.value("status", "");
-  return status == "completed" || status == "ended" || status == "diverged";
-}
+bool run_finished(const fs::path& run_dir) { return run_is_over(read_run_status(run_dir)); }
 
 RunnerOutcome run_planned(const std::vector<PlannedRun>& runs, const RunnerOptions& o,
                           const std::function<void(const PlannedRun&, int, double)>& on_done) {
