@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <csignal>
-#include <deque>
 #include <map>
 #include <optional>
 #include <utility>
@@ -12,6 +11,7 @@
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/compose/packing.hpp"
 #include "engine/core/error.hpp"
+#include "engine/metrics/report_sequence.hpp"
 #include "engine/sim/driver.hpp"
 #include "engine/tensors/update_check.hpp"
 #include "engine/training/local_training.hpp"
@@ -29,12 +29,14 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 class Host final : public JobRunner, public DriverListener {
  public:
   Host(caf::event_based_actor* self, SlotContext ctx, ServerPeers peers, ServerOptions options)
-      : self_(self), ctx_(std::move(ctx)), peers_(std::move(peers)) {
+      : self_(self),
+        ctx_(std::move(ctx)),
+        peers_(std::move(peers)),
+        reports_(TestSetShape{ctx_.data->data.test->num_classes, domain_starts(*ctx_.data->data.test)}) {
     const auto& s = *ctx_.scenario;
     const auto& algorithm = *find_algorithm(s.algorithm);
     private_models_ = algorithm.private_models;
     pack_ = effective_pack(s);
-    domain_starts_ = domain_starts(*ctx_.data->data.test);
     DriverSetup setup;
     setup.scenario = ctx_.scenario.get();
     setup.population = ctx_.population;
@@ -164,30 +166,27 @@ class Host final : public JobRunner, public DriverListener {
     last_time_ = report.time_end;
     report.wall_train_seconds = seconds_since(phase_start_);
     phase_start_ = Clock::now();
-    const std::uint64_t id = next_report_++;
-    auto& entry = reports_[id];
-    entry.report = std::move(report);
     if (evaluate == nullptr) {
-      entry.ready = true;
+      reports_.add(std::move(report), 0);
       flush();
       return;
     }
-    start_evaluation(id, *evaluate);
+    start_evaluation(std::move(report), *evaluate);
   }
 
-  // Once the driver holds and every report before the hold is written: the sampler's state,
-  // then the checkpoint; then the run goes on, or stops if an interrupt asked for it.
+  // Once the driver holds and every report before the hold is written (ReportSequence): the
+  // sampler's state, then the checkpoint; then the run goes on, or stops if an interrupt asked.
   void try_checkpoint() {
-    if (!checkpoint_round_ || asking_sampler_ || !reports_.empty() || written_ != sent_ || failing_) return;
-    asking_sampler_ = true;
+    if (failing_) return;
+    const auto round = reports_.start_checkpoint();
+    if (!round) return;
     self_->request(peers_.sampler, caf::infinite, checkpoint_atom::value)
-        .then([this](Buffer& sampler) { save_checkpoint(std::string(sampler.data(), sampler.size())); },
+        .then([this, r = *round](Buffer& sampler) { save_checkpoint(r, std::string(sampler.data(), sampler.size())); },
               [this](caf::error& err) { fail("checkpoint: the sampler's state: " + error_text(err)); });
   }
 
-  void save_checkpoint(std::string sampler) {
-    asking_sampler_ = false;
-    const auto round = *std::exchange(checkpoint_round_, std::nullopt);
+  void save_checkpoint(std::uint32_t round, std::string sampler) {
+    reports_.checkpoint_done();
     try {
       auto ar = StateArchive::writer();
       driver_->archive(ar);
@@ -213,25 +212,16 @@ class Host final : public JobRunner, public DriverListener {
   bool wants_checkpoint(std::uint32_t round, bool last) override { return checkpointer_->due(round, last); }
 
   void on_checkpoint_ready(std::uint32_t round) override {
-    checkpoint_round_ = round;
+    reports_.hold_for_checkpoint(round);
     try_checkpoint();
   }
 
   void on_finished(const RunEnd& end) override {
-    driver_finished_ = true;
-    end_ = end;
+    reports_.driver_finished(end);
     flush();
   }
 
  private:
-  struct PendingReport {
-    RoundReport report;
-    std::vector<EvalResult> parts;
-    std::size_t outstanding = 0;
-    bool ready = false;
-    Clock::time_point eval_start;
-  };
-
   const Buffer& encoded(const std::shared_ptr<const TrainingTask>& task) {
     if (task != last_task_) {
       last_buffer_ = msg::encode_task(*task);  // once per task, shared by every client that gets it
@@ -268,18 +258,16 @@ class Host final : public JobRunner, public DriverListener {
     return PersonalSplit{begin, end, static_cast<std::size_t>(ctx_.data->data.test->num_classes)};
   }
 
-  void start_evaluation(std::uint64_t id, const NamedTensors& weights) {
-    auto& entry = reports_[id];
+  void start_evaluation(RoundReport report, const NamedTensors& weights) {
     const auto& test = *ctx_.data->data.test;
-    const auto chunks =
-        evaluation_chunks(static_cast<std::uint64_t>(test.size()),
-                          static_cast<std::uint64_t>(ctx_.scenario->evaluation.chunk_size), domain_starts_);
+    const auto chunks = evaluation_chunks(static_cast<std::uint64_t>(test.size()),
+                                          static_cast<std::uint64_t>(ctx_.scenario->evaluation.chunk_size),
+                                          reports_.test_set().domain_starts);
+    const auto version = report.model_version;
+    const auto id = reports_.add(std::move(report), chunks.size());
     const Buffer buffer = msg::encode_bundle(weights);
-    entry.parts.assign(chunks.size(), EvalResult{});
-    entry.outstanding = chunks.size();
-    entry.eval_start = Clock::now();
     for (std::size_t i = 0; i < chunks.size(); ++i)
-      evaluate_chunk(id, i, EvalJob{entry.report.model_version, chunks[i].first, chunks[i].second}, buffer);
+      evaluate_chunk(id, i, EvalJob{version, chunks[i].first, chunks[i].second}, buffer);
   }
 
   // A chunk whose worker was lost is evaluated again elsewhere: the result does not depend on
@@ -288,17 +276,7 @@ class Host final : public JobRunner, public DriverListener {
     self_->request(peers_.pool, caf::infinite, eval_atom::value, msg::encode_eval_job(job), weights)
         .then(
             [this, id, i](Buffer& result) {
-              auto& e = reports_[id];
-              e.parts[i] = msg::decode_eval_result(result);
-              if (--e.outstanding > 0) return;
-              const auto summary = combine_evaluations(e.parts, ctx_.data->data.test->num_classes);
-              e.report.evaluated = true;
-              e.report.test_accuracy = summary.accuracy;
-              e.report.test_loss = summary.loss;
-              e.report.per_class_accuracy = summary.per_class_accuracy;
-              e.report.domain_accuracy = domain_accuracies(e.parts, domain_starts_);
-              e.report.wall_eval_seconds = seconds_since(e.eval_start);
-              e.ready = true;
+              reports_.add_evaluation(id, i, msg::decode_eval_result(result));
               flush();
             },
             [this, id, i, job, weights](caf::error& err) {
@@ -309,22 +287,18 @@ class Host final : public JobRunner, public DriverListener {
 
   // Reports leave strictly in aggregation order, whatever order evaluations finish in.
   void flush() {
-    while (!reports_.empty() && reports_.begin()->second.ready) {
-      ++sent_;
-      self_
-          ->request(peers_.sink, caf::infinite, report_atom::value, msg::encode_report(reports_.begin()->second.report))
+    for (const auto& report : reports_.take_sendable()) {
+      self_->request(peers_.sink, caf::infinite, report_atom::value, msg::encode_report(report))
           .then(
               [this] {
-                ++written_;
+                reports_.report_written();
                 try_checkpoint();
               },
               [this](caf::error& err) { fail(error_text(err)); });
-      reports_.erase(reports_.begin());
     }
-    if (driver_finished_ && reports_.empty() && !finishing_) {
-      finishing_ = true;
+    if (const auto end = reports_.finish()) {
       auto done = done_;
-      self_->request(peers_.sink, caf::infinite, finish_atom::value, name_of(end_.status), end_.reason)
+      self_->request(peers_.sink, caf::infinite, finish_atom::value, name_of(end->status), end->reason)
           .then([done](double best) mutable { done.deliver(best); },
                 [done](caf::error& err) mutable { done.deliver(std::move(err)); });
     }
@@ -346,24 +320,16 @@ class Host final : public JobRunner, public DriverListener {
   ServerPeers peers_;
   NamedTensors reference_;  // the architecture every update must match (empty: private models)
   bool private_models_ = false;
-  std::size_t pack_ = 1;                      // clients per pack in sync rounds (compose/packing)
-  std::vector<std::uint64_t> domain_starts_;  // multi-domain test sets: where each domain begins
+  std::size_t pack_ = 1;  // clients per pack in sync rounds (compose/packing)
   std::shared_ptr<msg::StateStore> client_states_;
   std::shared_ptr<RunObserver> observer_;
   std::unique_ptr<Driver> driver_;
   std::unique_ptr<Checkpointer> checkpointer_;
-  std::optional<std::uint32_t> checkpoint_round_;  // the driver holds after this aggregation
-  bool asking_sampler_ = false;
-  std::uint64_t sent_ = 0, written_ = 0;           // reports sent to the sink, and written by it
+  ReportSequence reports_;
   double last_time_ = 0.0;                         // virtual time at the end of the last aggregation
   std::map<std::uint32_t, client_actor> clients_;  // spawned lazily
   std::shared_ptr<const TrainingTask> last_task_;
   Buffer last_buffer_;
-  std::map<std::uint64_t, PendingReport> reports_;
-  std::uint64_t next_report_ = 0;
-  bool driver_finished_ = false;
-  RunEnd end_;  // how the driver ended the run
-  bool finishing_ = false;
   bool failing_ = false;
   caf::response_promise done_;
   Clock::time_point phase_start_;
