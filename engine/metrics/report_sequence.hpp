@@ -9,8 +9,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
-#include <utility>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "engine/metrics/evaluation.hpp"
