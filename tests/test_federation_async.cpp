@@ -43,12 +43,17 @@ RunFiles run(const std::vector<Override>& overrides, std::uint32_t slots, const 
 
 }  // namespace
 
-TEST_CASE("every algorithm trains under sync, FedAsync and FedBuff, the same on 1 and 2 slots", "[federation][async]") {
+TEST_CASE("every algorithm trains under sync, FedAsync and FedBuff or is refused there, the same on 1 and 2 slots",
+          "[federation][async]") {
   for (const auto& info : algorithm_catalog()) {
     for (const std::string mode : {"sync", "fedasync", "fedbuff"}) {
       INFO(info.name << " under " << mode);
       const std::vector<Override> overrides = {{"algorithm.name", "\"" + info.name + "\""},
                                                {"simulation.mode", "\"" + mode + "\""}};
+      if (mode != "sync" && !info.sync_only.empty()) {  // refused at validation, with the reason
+        CHECK_THROWS_WITH(parse_scenario(kTiny, "tiny.toml", overrides), Catch::Contains("runs in sync rounds only"));
+        continue;
+      }
       const auto one = run(overrides, 1, info.name + "-" + mode + "-1");
       const auto two = run(overrides, 2, info.name + "-" + mode + "-2");
       CHECK(one.metrics == two.metrics);

@@ -151,6 +151,9 @@ struct AlgorithmInfo {
   bool private_models = false;
   // The server makes images of its own (FedKTL's generator): the data must be images.
   bool needs_images = false;
+  // Why the algorithm runs in sync rounds only: validation refuses it under fedasync and
+  // fedbuff with this reason. Empty: every mode.
+  std::string sync_only;
   // Set when the client half packs: its local objective as the packed trainer computes it.
   // Unset: clients train one at a time whatever devices.pack says.
   std::function<PackedObjective(const ParamSet&)> packed;

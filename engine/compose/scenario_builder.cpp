@@ -133,6 +133,9 @@ void check_combinations(const Scenario& s, const AlgorithmInfo& algorithm, const
   if (text && algorithm.needs_images)
     throw UserError(source + ": algorithm '" + s.algorithm + "' makes images on the server, but dataset '" +
                     s.data.dataset + "' holds text");
+  if (s.simulation.mode != SimulationMode::sync && !algorithm.sync_only.empty())
+    throw UserError(source + ": algorithm '" + s.algorithm +
+                    "' runs in sync rounds only (simulation.mode = \"sync\"): " + algorithm.sync_only);
   if (s.simulation.mode != SimulationMode::sync && s.simulation.on_divergence == DivergencePolicy::keep_going &&
       s.simulation.max_virtual_time <= 0)
     throw UserError(source + ": simulation.on_divergence = \"continue\" under " + name_of(s.simulation.mode) +
