@@ -6,6 +6,7 @@
 #include "engine/algorithms/fedopt.hpp"
 #include "engine/algorithms/fedproto.hpp"
 #include "engine/algorithms/scaffold.hpp"
+#include "engine/core/state_archive.hpp"
 
 using namespace drift;
 
@@ -164,4 +165,100 @@ TEST_CASE("FedProto client adds lambda * MSE to the prototype and uploads featur
   CHECK(up.size() == 2);  // classes 3 and 5
   CHECK(torch::allclose(up.at(3), class3.mean(0, true)));
   CHECK(torch::allclose(up.at(5), out.features.index({y == 5}).mean(0, true)));
+}
+
+namespace {
+
+// Client `id`'s model after a local change (d0, d1) from the 2-parameter model `x`.
+ClientUpdate moved_by(std::uint32_t id, const NamedTensors& x, double d0, double d1) {
+  ClientUpdate u;
+  u.client_id = id;
+  u.num_samples = 1;
+  u.weights = {{"w", x[0].value + torch::tensor({d0, d1}, torch::kFloat64)}};
+  return u;
+}
+
+std::vector<double> pair_of(const NamedTensors& x) {
+  return {x[0].value[0].item<double>(), x[0].value[1].item<double>()};
+}
+
+std::unique_ptr<ServerAlgorithm> fedau_server(std::int64_t cutoff, double server_lr) {
+  ParamSet p;
+  p.set("server_lr", server_lr);
+  p.set("cutoff", cutoff);
+  FederationShape shape;
+  shape.num_clients = 3;
+  return find_algorithm("fedau")->make_server(p, shape);
+}
+
+// The participation spec's scenario A (docs/algorithms.md#fedau): x0 = (1, -1); round 0: client 0
+// moves (2, 0); round 1: clients 0 and 1 move (1, 1) and (0, 4); round 2: clients 1 and 2 move
+// (2, 2) and (-3, 3); round 3: nobody. drift numbers rounds from 1 and does not call the server
+// for a round that aggregated nobody.
+std::vector<std::vector<double>> scenario_a(ServerAlgorithm& server, std::vector<std::vector<double>>* weights) {
+  NamedTensors x = {{"w", torch::tensor({1.0, -1.0}, torch::kFloat64)}};
+  std::vector<std::vector<double>> models;
+  for (std::uint32_t round = 1; round <= 3; ++round) {
+    std::vector<ClientUpdate> updates;
+    if (round == 1) updates = {moved_by(0, x, 2, 0)};
+    if (round == 2) updates = {moved_by(0, x, 1, 1), moved_by(1, x, 0, 4)};
+    if (round == 3) updates = {moved_by(1, x, 2, 2), moved_by(2, x, -3, 3)};
+    server.aggregate(x, updates, {round});
+    models.push_back(pair_of(x));
+    if (weights) weights->push_back(server.metrics().per_client.at("fedau_weight"));
+  }
+  return models;
+}
+
+void check_models(const std::vector<std::vector<double>>& got, const std::vector<std::vector<double>>& want) {
+  REQUIRE(got.size() == want.size());
+  for (std::size_t r = 0; r < got.size(); ++r)
+    for (std::size_t k = 0; k < 2; ++k) CHECK(got[r][k] == Approx(want[r][k]).epsilon(1e-12));
+}
+
+// After round 3 and the empty round 4, round 5 with everyone (no change) shows the weights that
+// round would use.
+std::vector<double> weights_in_round_5(ServerAlgorithm& server) {
+  NamedTensors x = {{"w", torch::tensor({0.0, 0.0}, torch::kFloat64)}};
+  server.aggregate(x, {moved_by(0, x, 0, 0), moved_by(1, x, 0, 0), moved_by(2, x, 0, 0)}, {5});
+  return server.metrics().per_client.at("fedau_weight");
+}
+
+}  // namespace
+
+TEST_CASE("FedAU against the participation spec's vectors", "[algorithms][fedau]") {
+  SECTION("K infinite, eta 1: weights read before each round is booked") {
+    auto server = fedau_server(100000, 1.0);
+    std::vector<std::vector<double>> weights;
+    check_models(scenario_a(*server, &weights), {{5.0 / 3, -1.0}, {2.0, 2.0 / 3}, {7.0 / 3, 3.0}});
+    CHECK(weights == std::vector<std::vector<double>>{{1.0}, {1.0, 1.0}, {2.0, 1.0}});
+    CHECK(weights_in_round_5(*server) == std::vector<double>{1.0, 1.5, 3.0});
+  }
+  SECTION("K infinite, eta 2") {
+    auto server = fedau_server(100000, 2.0);
+    check_models(scenario_a(*server, nullptr), {{7.0 / 3, -1.0}, {3.0, 7.0 / 3}, {11.0 / 3, 7.0}});
+  }
+  SECTION("K = 2: an absence reaching the cut-off is recorded, even before the first participation") {
+    auto server = fedau_server(2, 1.0);
+    std::vector<std::vector<double>> weights;
+    check_models(scenario_a(*server, &weights), {{5.0 / 3, -1.0}, {2.0, 2.0 / 3}, {4.0 / 3, 4.0}});
+    CHECK(weights.back() == std::vector<double>{2.0, 2.0});
+    const auto next = weights_in_round_5(*server);
+    CHECK(next[0] == Approx(4.0 / 3));
+    CHECK(next[1] == 1.5);
+    CHECK(next[2] == 1.5);
+  }
+  SECTION("a checkpoint keeps the intervals") {
+    auto server = fedau_server(2, 1.0);
+    scenario_a(*server, nullptr);
+    auto ar = StateArchive::writer();
+    server->archive(ar);
+    auto restored = fedau_server(2, 1.0);
+    auto in = StateArchive::reader(ar.take(), "fedau");
+    restored->archive(in);
+    in.expect_end();
+    const auto next = weights_in_round_5(*restored);
+    CHECK(next[0] == Approx(4.0 / 3));
+    CHECK(next[2] == 1.5);
+  }
 }

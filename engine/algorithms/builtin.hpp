@@ -11,6 +11,7 @@ AlgorithmInfo fedadam_info();
 AlgorithmInfo fedyogi_info();
 AlgorithmInfo fedadagrad_info();
 AlgorithmInfo fedavgm_info();
+AlgorithmInfo fedau_info();
 AlgorithmInfo scaffold_info();
 AlgorithmInfo fedproto_info();
 AlgorithmInfo fedskc_info();

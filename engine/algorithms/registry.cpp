@@ -25,7 +25,7 @@ const std::vector<AlgorithmInfo>& algorithm_catalog() {
       fedavg_info(),      fedprox_info(),    fedavgm_info(),   fedadam_info(), fedyogi_info(),
       fedadagrad_info(),  scaffold_info(),   fedproto_info(),  moon_info(),    fednh_info(),
       fedrcl_info(),      fedccl_info(),     fedskc_info(),    fedsc_info(),   fedktl_info(),
-      fedproto_ht_info(), feddistill_info(), lg_fedavg_info(), fedgh_info()};
+      fedproto_ht_info(), feddistill_info(), lg_fedavg_info(), fedgh_info(),   fedau_info()};
   return catalog;
 }
 
