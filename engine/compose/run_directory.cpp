@@ -15,6 +15,7 @@
 #include "engine/core/state_archive.hpp"
 #include "engine/metrics/clients_file.hpp"
 #include "engine/metrics/metrics_file.hpp"
+#include "engine/population/participation_process.hpp"
 
 namespace drift {
 namespace fs = std::filesystem;
@@ -45,17 +46,27 @@ ProcessUsage usage_in_timings(const fs::path& p) {
 void RunDirectory::write_population(const Scenario& scenario, const Population& p) {
   auto out = open_for_append(path_ / "population.csv");
   out << "client,group,num_samples,speed,up_bandwidth,down_bandwidth,latency,availability,mean_online,mean_offline,"
-         "period,duty,phase,trace\n";
+         "period,duty,phase,trace,participation_probability\n";
+  // Participation processes' nominal p_i, per availability config (the groups', then the default).
+  std::vector<std::vector<double>> probabilities(scenario.groups.size() + 1);
+  for (std::size_t g = 0; g < probabilities.size(); ++g) {
+    const bool own = g < scenario.groups.size();
+    const auto& a = own ? scenario.groups[g].availability : scenario.availability;
+    if (is_participation_process(a.model))
+      probabilities[g] =
+          participation_probabilities(a, p, scenario.seed, own ? static_cast<std::uint32_t>(g) : kNoGroup);
+  }
   for (std::uint32_t c = 0; c < p.size(); ++c) {
     const auto g = p.group[c];
     const auto& a = g == kNoGroup ? scenario.availability : scenario.groups.at(g).availability;
+    const auto& nominal = probabilities[g == kNoGroup ? scenario.groups.size() : g];
     const auto& s = p.system[c];
     out << c << ',' << (g == kNoGroup ? "" : p.group_names.at(g)) << ',' << p.num_samples[c] << ','
         << json(s.speed).dump() << ',' << json(s.up_bandwidth).dump() << ',' << json(s.down_bandwidth).dump() << ','
         << json(s.latency).dump() << ',' << a.model << ',' << json(a.mean_online).dump() << ','
         << json(a.mean_offline).dump() << ',' << json(a.period).dump() << ',' << json(a.duty).dump() << ','
         << json(a.phase).dump() << ',' << (a.trace.find(',') == std::string::npos ? a.trace : "\"" + a.trace + "\"")
-        << '\n';
+        << ',' << (nominal.empty() ? std::string() : json(nominal[c]).dump()) << '\n';
   }
   flush_checked(out, path_ / "population.csv");
 }

@@ -266,6 +266,20 @@ const std::vector<KeyBinding<AvailabilityConfig>>& availability_keys() {
       bind_key<A>("trace", "trace: CSV client,start,end online intervals", &A::trace),
       bind_key<A>("trace_clients", "ids: trace client k is client k | seeded: a seeded draw of the trace's clients, one per client",
               &A::trace_clients),
+      bind_key<A>("probability", "participation processes: how each client's p_i is drawn", &A::probability),
+      bind_key<A>("p", "fixed: every client's p_i; label_dirichlet: their mean", &A::p).range(0.0, 1.0),
+      bind_key<A>("p_min", "label_dirichlet, random, adversarial: the lowest p_i", &A::p_min).range(0.0, 1.0),
+      bind_key<A>("p_alpha", "label_dirichlet: concentration of the Dirichlet draw over labels", &A::p_alpha).range(0.0, 1e6, true),
+      bind_key<A>("markov_a", "round_markov: probability of turning active", &A::markov_a).range(0.0, 1.0, true),
+      bind_key<A>("cycle", "cyclic: steps per cycle (round(cycle p_i) of them active)", &A::cycle).range(1.0, 1e9),
+      bind_key<A>("modulation", "bernoulli: how p_i changes over the steps", &A::modulation),
+      bind_key<A>("amplitude", "sine, interleaved_sine: the wave's amplitude gamma", &A::amplitude).range(0.0, 1.0),
+      bind_key<A>("modulation_period", "sine, interleaved_sine, staircase: steps per period", &A::modulation_period).range(1.0, 1e9),
+      bind_key<A>("cut", "interleaved_sine: a probability below it becomes 0", &A::cut).range(0.0, 1.0),
+      bind_key<A>("period_groups", "periodic_groups: groups of clients taking turns", &A::period_groups).range(1.0, 1e6),
+      bind_key<A>("group_steps", "periodic_groups: steps of each group's turn", &A::group_steps).range(1.0, 1e9),
+      bind_key<A>("step", "participation processes under fedasync and fedbuff: virtual seconds per step", &A::step)
+          .range(0.0, kMaxVirtualSeconds, true),
   };
   // clang-format on
   return keys;

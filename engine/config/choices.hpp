@@ -34,9 +34,25 @@ enum class AugmentScope { sample, batch };  // who draws a crop and a flip: each
 // or the clients' dominant labels.
 enum class CyclicStrata { automatic, groups, labels };
 
+// How a participation process draws each client's probability p_i (docs/scenarios.md#participation-processes):
+// one value for all, FedAU's and FedAWE's rules tied to the client's labels, MIFA's random and
+// adversarial ones.
+enum class ParticipationRule { fixed, label_dirichlet, label_uniform, random, adversarial };
+// How a Bernoulli process's p_i changes over steps (FedAWE's non-stationary dynamics).
+enum class Modulation { none, sine, interleaved_sine, staircase };
+
 template <typename Choice>
 struct ChoiceNames;  // names[i] spells the enumerator whose value is i
 
+template <>
+struct ChoiceNames<ParticipationRule> {
+  static constexpr std::array<std::string_view, 5> names{"fixed", "label_dirichlet", "label_uniform", "random",
+                                                         "adversarial"};
+};
+template <>
+struct ChoiceNames<Modulation> {
+  static constexpr std::array<std::string_view, 4> names{"none", "sine", "interleaved_sine", "staircase"};
+};
 template <>
 struct ChoiceNames<SimulationMode> {
   static constexpr std::array<std::string_view, 3> names{"sync", "fedasync", "fedbuff"};

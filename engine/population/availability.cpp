@@ -7,6 +7,7 @@
 #include "engine/core/error.hpp"
 #include "engine/core/rng.hpp"
 #include "engine/population/csv_table.hpp"
+#include "engine/population/participation_process.hpp"
 
 namespace drift {
 namespace {
@@ -152,6 +153,21 @@ class Trace final : public AvailabilityModel {
   std::unordered_map<std::uint32_t, std::vector<std::pair<double, double>>> intervals_;
 };
 
+// A participation process of docs/scenarios.md#participation-processes: it needs the population
+// (for the label rules of p_i); its cycle is in steps, not seconds.
+AvailabilityModelInfo process_row(std::string name, std::string description) {
+  return {std::move(name), std::move(description),
+          [](const AvailabilityConfig& c, std::uint32_t clients, std::uint64_t seed, std::uint32_t group_tag,
+             const Population* population) -> std::unique_ptr<AvailabilityModel> {
+            if (population == nullptr) {
+              const auto bare = synthetic_population({}, clients, 0);
+              return make_participation_process(c, bare, seed, group_tag);
+            }
+            return make_participation_process(c, *population, seed, group_tag);
+          },
+          [](const AvailabilityConfig&) { return 0.0; }};
+}
+
 }  // namespace
 
 const std::vector<AvailabilityModelInfo>& availability_catalog() {
@@ -159,24 +175,31 @@ const std::vector<AvailabilityModelInfo>& availability_catalog() {
   auto no_cycle = [](const C&) { return 0.0; };
   static const std::vector<AvailabilityModelInfo> catalog = {
       {"always", "every client online all the time",
-       [](const C&, std::uint32_t, std::uint64_t, std::uint32_t) { return std::make_unique<AlwaysOnline>(); },
+       [](const C&, std::uint32_t, std::uint64_t, std::uint32_t, const Population*) {
+         return std::make_unique<AlwaysOnline>();
+       },
        no_cycle},
       {"markov", "each client alternates exponential online and offline spells (mean_online, mean_offline)",
-       [](const C& c, std::uint32_t, std::uint64_t seed, std::uint32_t group_tag) {
+       [](const C& c, std::uint32_t, std::uint64_t seed, std::uint32_t group_tag, const Population*) {
          return std::make_unique<Markov>(c.mean_online, c.mean_offline, seed, group_tag);
        },
        [](const C& c) { return c.mean_online + c.mean_offline; }},
       {"diurnal", "online for duty x period once per period, from -phase: a day's cycle",
-       [](const C& c, std::uint32_t, std::uint64_t, std::uint32_t) {
+       [](const C& c, std::uint32_t, std::uint64_t, std::uint32_t, const Population*) {
          return std::make_unique<Diurnal>(c.period, c.duty, c.phase);
        },
        [](const C& c) { return c.period; }},
       {"trace", "online intervals per client from a CSV trace (docs/traces.md)",
-       [](const C& c, std::uint32_t clients, std::uint64_t seed, std::uint32_t) {
+       [](const C& c, std::uint32_t clients, std::uint64_t seed, std::uint32_t, const Population*) {
          if (c.trace.empty()) throw UserError("availability.model = \"trace\" needs availability.trace (a CSV file)");
          return std::make_unique<Trace>(c.trace, clients, c.trace_clients, seed);
        },
        no_cycle},
+      process_row("bernoulli", "participation process: each step, each client takes part with probability p_i"),
+      process_row("round_markov",
+                  "participation process: a two-state chain per client, active a fraction p_i of steps"),
+      process_row("cyclic", "participation process: runs of round(cycle p_i) active steps, then the rest inactive"),
+      process_row("periodic_groups", "participation process: period_groups id ranges take turns of group_steps"),
   };
   return catalog;
 }
@@ -188,15 +211,25 @@ const AvailabilityModelInfo& availability_model(const std::string& name) {
 }
 
 std::unique_ptr<AvailabilityModel> make_availability_model(const AvailabilityConfig& c, std::uint32_t clients,
-                                                           std::uint64_t seed, std::uint32_t group_tag) {
-  return availability_model(c.model).make(c, clients, seed, group_tag);
+                                                           std::uint64_t seed, std::uint32_t group_tag,
+                                                           const Population* population) {
+  return availability_model(c.model).make(c, clients, seed, group_tag, population);
 }
 
 ClientAvailability::ClientAvailability(const Scenario& s, const Population& population)
-    : population_(population), forced_(s.groups.size() + 1) {
+    : population_(population), round_clock_(s.simulation.mode == SimulationMode::sync), forced_(s.groups.size() + 1) {
   for (std::uint32_t g = 0; g < s.groups.size(); ++g)
-    models_.push_back(make_availability_model(s.groups[g].availability, population.size(), s.seed, g));
-  models_.push_back(make_availability_model(s.availability, population.size(), s.seed, kNoGroup));
+    models_.push_back(make_availability_model(s.groups[g].availability, population.size(), s.seed, g, &population));
+  models_.push_back(make_availability_model(s.availability, population.size(), s.seed, kNoGroup, &population));
+}
+
+void ClientAvailability::set_round(std::uint32_t round) {
+  if (!round_clock_) return;  // asynchronous modes have no rounds: processes step with time
+  for (auto& m : models_) m->set_round(round);
+}
+
+std::optional<double> ClientAvailability::probability(std::uint32_t client, std::uint32_t round) {
+  return model_of(client).probability(client, round);
 }
 
 AvailabilityModel& ClientAvailability::model_of(std::uint32_t client) {

@@ -25,13 +25,21 @@ class AvailabilityModel {
   virtual double next_offline(std::uint32_t client, double t) = 0;
   // The first time >= t at which the client is online (t itself if online now), or kNever.
   virtual double next_online(std::uint32_t client, double t) = 0;
+  // Sync rounds: the round now starting. Participation processes step with it; time-based
+  // models ignore it.
+  virtual void set_round(std::uint32_t round) {}
+  // p_i in `round`, where the model defines one (participation processes); for the
+  // known-probability oracle and population.csv.
+  virtual std::optional<double> probability(std::uint32_t client, std::uint32_t round) const { return std::nullopt; }
 };
 
 // One row of the availability catalogue: a model's name, what it does, how it is made from its
 // keys of [availability] and how long one of its on/off cycles lasts (0: no cycle).
 struct AvailabilityModelInfo {
+  // `population` is null where only the client count is known (trace tools, fuzzers).
   using Factory = std::function<std::unique_ptr<AvailabilityModel>(const AvailabilityConfig&, std::uint32_t clients,
-                                                                   std::uint64_t seed, std::uint32_t group_tag)>;
+                                                                   std::uint64_t seed, std::uint32_t group_tag,
+                                                                   const Population* population)>;
   std::string name;
   std::string description;
   Factory make;
@@ -44,7 +52,8 @@ const AvailabilityModelInfo& availability_model(const std::string& name);  // th
 // Builds one model from its config. Trace files are parsed and checked here (sorted,
 // non-overlapping, non-negative intervals), with errors naming the file and line.
 std::unique_ptr<AvailabilityModel> make_availability_model(const AvailabilityConfig& config, std::uint32_t clients,
-                                                           std::uint64_t seed, std::uint32_t group_tag);
+                                                           std::uint64_t seed, std::uint32_t group_tag,
+                                                           const Population* population = nullptr);
 
 class ClientAvailability {
  public:
@@ -57,12 +66,18 @@ class ClientAvailability {
   double next_online(std::uint32_t client, double from);
   // From `t` on, the group is forced online (true), offline (false) or back to its model.
   void force(std::uint32_t group, double t, std::optional<bool> state);
+  // Sync runs: the round now starting (participation processes change state with it).
+  void set_round(std::uint32_t round);
+  // The client's p_i in `round` under its model, where it defines one; the timeline's forcing
+  // is not in it.
+  std::optional<double> probability(std::uint32_t client, std::uint32_t round);
 
  private:
   AvailabilityModel& model_of(std::uint32_t client);
   std::optional<bool> forced_state(std::uint32_t group, double t) const;
 
   const Population& population_;
+  bool round_clock_ = false;                                // sync: participation processes step with the rounds
   std::vector<std::unique_ptr<AvailabilityModel>> models_;  // per group, last = no group
   struct Change {
     double time;

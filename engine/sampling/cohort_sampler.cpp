@@ -73,6 +73,7 @@ Selection CohortSampler::answer(const SelectionRequest& request) {
       throw std::invalid_argument("selection request: no timeline entry " + std::to_string(step.index));
   for (const auto& l : request.losses) last_loss_[l.client] = l.loss;
   for (const auto& step : request.timeline) apply(step);
+  availability_.set_round(request.round);  // participation processes step with sync rounds
   Selection s;
   s.round = request.round;
   s.cohort_size = request.slots == 0 ? cohort_size(request.time) : 0;

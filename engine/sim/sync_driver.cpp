@@ -96,6 +96,7 @@ class SyncDriver final : public Driver {
 
  private:
   void begin_round() {
+    parts_.roster.availability().set_round(round_);
     parts_.timeline.apply_due(round_, now_);
     // Rounds of nobody would "complete" the run with an untrained model: end it, as async does.
     if (parts_.roster.next_available(now_) == kNever && !parts_.timeline.any_pending())
