@@ -11,3 +11,10 @@ expect_code() {
 
 # says TEXT: the last expect_code's stderr holds TEXT.
 says() { grep -q -- "$1" "$work/last.err" || { echo "expected '$1' in:"; cat "$work/last.err"; exit 1; }; }
+
+# same DIR_A DIR_B: two runs' deterministic files match byte for byte.
+same() {
+  for f in metrics.jsonl clients.csv participation.csv; do
+    cmp "$1/$f" "$2/$f" || { echo "$f differs between $1 and $2"; exit 1; }
+  done
+}

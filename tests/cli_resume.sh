@@ -30,11 +30,6 @@ concurrency = 3
 buffer_size = 2
 TOML
 run() { "$drift" run "$work/tiny.toml" --no-progress --no-plots "$@"; }
-same() {  # same DIR_A DIR_B: the deterministic files match byte for byte
-  for f in metrics.jsonl clients.csv participation.csv; do
-    cmp "$1/$f" "$2/$f" || { echo "$f differs between $1 and $2"; exit 1; }
-  done
-}
 wait_for_lines() {  # wait_for_lines FILE N: until FILE has N lines (up to 90 s)
   for _ in $(seq 1 900); do
     [[ $(wc -l 2> /dev/null < "$1" || echo 0) -ge $2 ]] && return 0

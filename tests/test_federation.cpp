@@ -231,6 +231,9 @@ TEST_CASE("every algorithm trains through the actors", "[federation][algorithms]
                                        {"data.max_test_samples", "300"}};
     if (auto it = gentler.find(name); it != gentler.end())
       overrides.insert(overrides.end(), it->second.begin(), it->second.end());
+    // The oracle needs a participation process that defines each client's probability.
+    if (name == "known-probability")
+      overrides.insert(overrides.end(), {{"availability.model", "\"bernoulli\""}, {"availability.p", "1.0"}});
     // Private-model algorithms run HtFLlib's protocol (lr 0.01, no momentum): FedKTL's mu = 50
     // latent regression and FedDistill's logit MSE diverge at this test's lr 0.05, momentum 0.9.
     if (find_algorithm(name)->private_models)

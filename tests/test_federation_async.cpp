@@ -48,8 +48,11 @@ TEST_CASE("every algorithm trains under sync, FedAsync and FedBuff or is refused
   for (const auto& info : algorithm_catalog()) {
     for (const std::string mode : {"sync", "fedasync", "fedbuff"}) {
       INFO(info.name << " under " << mode);
-      const std::vector<Override> overrides = {{"algorithm.name", "\"" + info.name + "\""},
-                                               {"simulation.mode", "\"" + mode + "\""}};
+      std::vector<Override> overrides = {{"algorithm.name", "\"" + info.name + "\""},
+                                         {"simulation.mode", "\"" + mode + "\""}};
+      // The oracle needs a participation process that defines each client's probability.
+      if (info.name == "known-probability")
+        overrides.insert(overrides.end(), {{"availability.model", "\"bernoulli\""}, {"availability.p", "1.0"}});
       if (mode != "sync" && !info.sync_only.empty()) {  // refused at validation, with the reason
         CHECK_THROWS_WITH(parse_scenario(kTiny, "tiny.toml", overrides), Catch::Contains("runs in sync rounds only"));
         continue;

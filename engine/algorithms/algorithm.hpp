@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,10 +74,17 @@ class ServerAlgorithm {
   virtual ~ServerAlgorithm() = default;
   // Extras broadcast with the global weights in the next task (built once per model version).
   virtual Payload broadcast(std::uint32_t round) { return {}; }
+  // The model client `client` trains from in the next sync round; null: the global model.
+  // Only FedAWE's clients start from a model of their own (the last one they received).
+  virtual const NamedTensors* start_model(std::uint32_t client) const { return nullptr; }
   // A synchronous round. `updates` are sorted by client id, so every floating-point sum has
   // one fixed order.
   virtual void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates,
                          const AggregationInput& input) = 0;
+  // A sync round that aggregated nothing (nobody's update arrived, or fewer than
+  // simulation.min_cohort): the server half may still book it (FedAU counts the absence) or
+  // move the model (MIFA steps along its remembered changes). Returns whether `global` changed.
+  virtual bool aggregate_nothing(NamedTensors& global, const AggregationInput& input) { return false; }
   // An asynchronous aggregation. `mean` is the model the schedule made of the buffered
   // updates (FedAsync's staleness-discounted mix, FedBuff's staleness-weighted mean delta
   // step); `updates` (sorted by client id) keep their own payloads, and their weights have been
@@ -102,6 +110,10 @@ struct FederationShape {
   double pixel_mean = 0.0, pixel_std = 1.0;       // the data's normalisation: x = (p - mean) / std, p in [0, 1]
   std::vector<double> channel_mean, channel_std;  // per channel instead, when set (data.augment.mean, std)
   std::uint64_t seed = 0;                         // the scenario seed (server-made state shared with clients)
+  std::uint64_t model_bytes = 0;                  // the shared model's floating-point bytes; 0 where not built yet
+  // Client i's participation probability in a round, where its availability model defines one
+  // (participation processes); unset where the population is not built yet.
+  std::function<std::optional<double>(std::uint32_t client, std::uint32_t round)> participation_probability;
 };
 
 // Named parameter sets: choosing `preset = NAME` makes these values the defaults of the

@@ -11,7 +11,15 @@ AlgorithmInfo fedadam_info();
 AlgorithmInfo fedyogi_info();
 AlgorithmInfo fedadagrad_info();
 AlgorithmInfo fedavgm_info();
+// Participation-robust server halves and the baselines of their papers (docs/algorithms.md#participation).
 AlgorithmInfo fedau_info();
+AlgorithmInfo fedavg_participants_info();
+AlgorithmInfo fedavg_all_info();
+AlgorithmInfo known_probability_info();
+AlgorithmInfo mifa_info();
+AlgorithmInfo fedvarp_info();
+AlgorithmInfo amplified_fedavg_info();
+AlgorithmInfo fedawe_info();
 AlgorithmInfo scaffold_info();
 AlgorithmInfo fedproto_info();
 AlgorithmInfo fedskc_info();

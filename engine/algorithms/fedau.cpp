@@ -7,13 +7,14 @@
 //   is booked. Every round books every client: one that took part records c_i + 1 and restarts
 //   its count; one that did not counts on, and records K when its count reaches the cut-off K.
 // Rounds in which nothing was aggregated (nobody, or fewer than simulation.min_cohort) are
-// booked as rounds without participants when the next aggregation comes.
+// booked as rounds without participants.
 #include <algorithm>
 #include <stdexcept>
 #include <string>
 
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/algorithms/builtin.hpp"
+#include "engine/algorithms/model_changes.hpp"
 #include "engine/algorithms/param_helpers.hpp"
 #include "engine/algorithms/param_table.hpp"
 
@@ -73,10 +74,8 @@ class FedAuServer final : public ServerAlgorithm {
         clients_(std::max<std::uint32_t>(shape.num_clients, 1)),
         intervals_(clients_, static_cast<std::uint64_t>(o.cutoff)) {}
 
-  void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates,
-                 const AggregationInput& input) override {
-    // Rounds since the last aggregation aggregated nobody.
-    for (; booked_ + 1 < input.round; ++booked_) intervals_.book({});
+  // x += eta / N * sum_i omega_i (w_i - x), summed in float64 in client-id order.
+  void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, const AggregationInput&) override {
     std::vector<std::uint32_t> participants;
     weights_.clear();
     for (const auto& u : updates) {
@@ -86,9 +85,16 @@ class FedAuServer final : public ServerAlgorithm {
       participants.push_back(u.client_id);
       weights_.push_back(intervals_.weight(u.client_id));
     }
-    step(global, updates);
+    const auto sum = weighted_change_sum(global, updates, weights_);
+    apply_flat_step(global, (eta_ / static_cast<double>(clients_)) * sum, updates);
     intervals_.book(participants);
-    booked_ = input.round;
+  }
+
+  // A round nobody took part in still counts for every client.
+  bool aggregate_nothing(NamedTensors&, const AggregationInput&) override {
+    weights_.clear();
+    intervals_.book({});
+    return false;
   }
 
   AlgorithmMetrics metrics() const override {
@@ -98,34 +104,14 @@ class FedAuServer final : public ServerAlgorithm {
   }
 
   void archive(StateArchive& ar) override {
-    ar.value(booked_);
     ar.values(weights_);
     intervals_.archive(ar);
   }
 
  private:
-  // x += eta / N * sum_i omega_i (w_i - x), summed in float64 in client-id order. Integer
-  // tensors (BatchNorm's counters) are taken from the first update, as in FedAvg.
-  void step(NamedTensors& global, const std::vector<ClientUpdate>& updates) const {
-    torch::NoGradGuard no_grad;
-    for (std::size_t t = 0; t < global.size(); ++t) {
-      auto& x = global[t].value;
-      if (!x.is_floating_point()) {
-        x = updates.front().weights.at(t).value.clone();
-        continue;
-      }
-      const auto x64 = x.to(torch::kFloat64);
-      auto sum = torch::zeros_like(x64);
-      for (std::size_t k = 0; k < updates.size(); ++k)
-        sum += weights_[k] * (updates[k].weights.at(t).value.to(torch::kFloat64) - x64);
-      x = (x64 + (eta_ / static_cast<double>(clients_)) * sum).to(x.scalar_type());
-    }
-  }
-
   double eta_;
   std::uint32_t clients_;
   ParticipationIntervals intervals_;
-  std::uint32_t booked_ = 0;     // rounds booked so far
   std::vector<double> weights_;  // omega of the last aggregation's clients, in their order
 };
 

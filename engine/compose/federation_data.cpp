@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "engine/algorithms/algorithm.hpp"
+#include "engine/algorithms/model_changes.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/rng.hpp"
 #include "engine/population/availability.hpp"
@@ -67,6 +68,7 @@ FederationData prepare_federation_data(const Scenario& scenario) {
   fed.histograms = class_histograms(fed.partition, labels, fed.data.train->num_classes);
   fed.population = std::make_shared<const Population>(build_population(scenario, fed.histograms));
   ClientAvailability check(scenario, *fed.population);  // parses and checks availability traces
+  check_algorithm_fits(scenario, fed);
   return fed;
 }
 
@@ -186,7 +188,29 @@ FederationShape federation_shape(const Scenario& scenario, const FederationData&
   shape.channel_mean = train.channel_mean;
   shape.channel_std = train.channel_std;
   shape.seed = scenario.seed;
+  if (!find_algorithm(scenario.algorithm)->private_models)
+    shape.model_bytes = floating_bytes(state_of(*make_scenario_model(scenario, train)));
+  // Built on first use only: an availability trace is parsed again when it is.
+  struct Lazy {
+    Scenario scenario;
+    std::shared_ptr<const Population> population;
+    std::unique_ptr<ClientAvailability> availability;
+  };
+  auto lazy = std::make_shared<Lazy>(Lazy{scenario, data.population, nullptr});
+  shape.participation_probability = [lazy](std::uint32_t client, std::uint32_t round) {
+    if (!lazy->availability)
+      lazy->availability = std::make_unique<ClientAvailability>(lazy->scenario, *lazy->population);
+    return lazy->availability->probability(client, round);
+  };
   return shape;
+}
+
+void check_algorithm_fits(const Scenario& scenario, const FederationData& data) {
+  const auto& algorithm = *find_algorithm(scenario.algorithm);
+  if (!algorithm.check) return;
+  if (const auto message = algorithm.check(scenario.algorithm_params, federation_shape(scenario, data));
+      !message.empty())
+    throw UserError((scenario.source.empty() ? "" : scenario.source + ": ") + message);
 }
 
 }  // namespace drift

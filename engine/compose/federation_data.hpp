@@ -57,4 +57,9 @@ std::pair<std::uint64_t, std::uint64_t> client_test_range(const FederationData& 
 struct FederationShape;
 FederationShape federation_shape(const Scenario& scenario, const FederationData& data);
 
+// The algorithm's own checks with the whole federation, the built model included (a table of N
+// models against algorithm.memory_budget_mb): throws UserError with the reason. prepare_federation_data
+// runs it, so validate, run, resume and workers refuse before anything trains.
+void check_algorithm_fits(const Scenario& scenario, const FederationData& data);
+
 }  // namespace drift

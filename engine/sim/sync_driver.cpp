@@ -153,11 +153,30 @@ class SyncDriver final : public Driver {
     }
     outstanding_ = jobs_.size();
     answered_ = 0;
-    std::vector<std::pair<std::uint64_t, std::uint32_t>> launches;
-    for (auto& [id, p] : jobs_) launches.emplace_back(id, p.plan.client);
-    parts_.runner.launch_round(launches, task);
+    launch_by_start_model(task);
     outstanding_ += shadow_.launch(round_, report_.cohort, task, parts_.runner);
     if (outstanding_ == 0) close_round();
+  }
+
+  // The round's jobs, in job order within each group of clients that start from the same model:
+  // the global one (`task`), or one the algorithm keeps for them (FedAWE).
+  void launch_by_start_model(const std::shared_ptr<TrainingTask>& task) {
+    std::vector<std::pair<const NamedTensors*, std::vector<std::pair<std::uint64_t, std::uint32_t>>>> groups;
+    for (auto& [id, p] : jobs_) {
+      const auto* start = algorithm_->start_model(p.plan.client);
+      auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == start; });
+      if (it == groups.end()) it = groups.insert(groups.end(), {start, {}});
+      it->second.emplace_back(id, p.plan.client);
+    }
+    for (const auto& [start, launches] : groups) {
+      if (start == nullptr) {
+        parts_.runner.launch_round(launches, task);
+        continue;
+      }
+      auto own = std::make_shared<TrainingTask>(*task);
+      own->weights = *start;
+      parts_.runner.launch_round(launches, own);
+    }
   }
 
   // Every answered job in job order: drops, failures and the updates that arrived, by time.
@@ -319,6 +338,10 @@ class SyncDriver final : public Driver {
       aggregated.clear();
       report_.staleness.clear();
       for (const auto& u : accepted) report_.discarded_samples += u.num_samples;
+      if (algorithm_->aggregate_nothing(global_, AggregationInput{round_})) {
+        report_.algorithm = algorithm_->metrics();
+        ++version_;
+      }
     }
     report_.num_updates = static_cast<std::uint32_t>(aggregated.size());
     parts_.accounting.account(report_, aggregated);

@@ -1,0 +1,103 @@
+// FedVARP (Jhunjhunwala et al., "FedVARP: Tackling the Variance Due to Partial Client
+// Participation in Federated Learning", UAI 2022): a SAGA-type server that corrects the
+// participants' mean change with every client's latest one (zero before its first), as
+// FedAU's reference code runs it (docs/algorithms.md#fedvarp):
+//   v = ybar + 1/|S| sum_{i in S} (Delta_i - y_i);  x <- x + eta v;  then y_i <- Delta_i for i in S,
+// with ybar = 1/N sum_j y_j and y_i read before the round's overwrite.
+#include <algorithm>
+
+#include "engine/algorithms/algorithm.hpp"
+#include "engine/algorithms/builtin.hpp"
+#include "engine/algorithms/client_change_table.hpp"
+#include "engine/algorithms/model_changes.hpp"
+#include "engine/algorithms/param_table.hpp"
+#include "engine/core/error.hpp"
+
+namespace drift {
+namespace fedvarp {
+// A round nobody took part in: the code leaves x (`skip`); SAGA would step along ybar.
+enum class EmptyRound { skip, apply_ybar };
+}  // namespace fedvarp
+template <>
+struct ChoiceNames<fedvarp::EmptyRound> {
+  static constexpr std::array<std::string_view, 2> names{"skip", "apply_ybar"};
+};
+
+namespace {
+
+class LocalSgd final : public ClientAlgorithm {};
+
+struct FedVarpOptions {
+  double server_lr = 1.0;  // eta
+  fedvarp::EmptyRound empty_round = fedvarp::EmptyRound::skip;
+  double memory_budget_mb = 4096.0;
+};
+
+class FedVarpServer final : public ServerAlgorithm {
+ public:
+  FedVarpServer(const FedVarpOptions& o, std::uint32_t clients) : o_(o), table_(clients) {}
+
+  void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, const AggregationInput&) override {
+    const auto d = floating_values(global);
+    auto correction = torch::zeros({d}, torch::kFloat64);
+    std::vector<torch::Tensor> changes;
+    for (const auto& u : updates) {
+      table_.require_client("fedvarp", u.client_id);
+      changes.push_back(flat_change(u.weights, global));
+      correction += changes.back() - table_.entry(u.client_id, d);
+    }
+    const auto v = ybar(d) + correction / static_cast<double>(updates.size());
+    apply_flat_step(global, o_.server_lr * v, updates);
+    for (std::size_t k = 0; k < updates.size(); ++k)
+      table_.store(updates[k].client_id, changes[k], storage_dtype(global));
+  }
+
+  bool aggregate_nothing(NamedTensors& global, const AggregationInput&) override {
+    if (o_.empty_round != fedvarp::EmptyRound::apply_ybar || table_.filled() == 0) return false;
+    apply_flat_step(global, o_.server_lr * ybar(floating_values(global)));
+    return true;
+  }
+
+  AlgorithmMetrics metrics() const override { return table_.metrics(); }
+
+  void archive(StateArchive& ar) override { table_.archive(ar); }
+
+ private:
+  torch::Tensor ybar(std::int64_t d) const { return table_.sum(d) / static_cast<double>(table_.clients()); }
+
+  FedVarpOptions o_;
+  ClientChangeTable table_;
+};
+
+}  // namespace
+
+AlgorithmInfo fedvarp_info() {
+  using O = FedVarpOptions;
+  const ParamTable<O> params{{
+      bind_key<O>("server_lr", "server learning rate eta", &O::server_lr).range(0.0, std::nullopt, true),
+      bind_key<O>("empty_round", "a round nobody took part in: skip (the reference code) or step along ybar (SAGA)",
+                  &O::empty_round),
+      bind_key<O>("memory_budget_mb", "the most memory the table of N changes may take (MB)", &O::memory_budget_mb)
+          .range(0.0, std::nullopt, true),
+  }};
+  auto info = algorithm_info(
+      "fedvarp", "FedVARP: the participants' mean change corrected by every client's latest change (SAGA)", params,
+      [](const O&) { return std::make_unique<LocalSgd>(); },
+      [](const O& o, const FederationShape& shape) {
+        const auto refusal = table_budget_refusal("fedvarp", "the latest change", shape.num_clients, shape.model_bytes,
+                                                  o.memory_budget_mb);
+        if (!refusal.empty()) throw UserError(refusal);
+        return std::make_unique<FedVarpServer>(o, std::max<std::uint32_t>(shape.num_clients, 1));
+      });
+  info.check = params.reading([](const O& o, const FederationShape& shape) {
+    return table_budget_refusal("fedvarp", "the latest change", shape.num_clients, shape.model_bytes,
+                                o.memory_budget_mb);
+  });
+  info.packed = plain_local_sgd;
+  info.sync_only =
+      "fedvarp's correction compares a round's participants with the table the round started "
+      "from, and asynchronous aggregations have no rounds";
+  return info;
+}
+
+}  // namespace drift

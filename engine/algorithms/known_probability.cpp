@@ -1,0 +1,94 @@
+// FedAvg with known participation probabilities: the unbiased oracle of the participation
+// papers (FedAU's `known_prob`, FedAWE's `fedknown`; docs/algorithms.md#known-probability).
+// Each participant's change is divided by the probability p_i^t with which the simulator made
+// it take part in the round, so the expected step is the full-participation mean:
+//   x <- x + eta / N * sum_{i in S} (w_i - x) / p_i^t.
+// Only the participation processes define p_i^t; elsewhere validation refuses the algorithm.
+#include <algorithm>
+
+#include "engine/algorithms/algorithm.hpp"
+#include "engine/algorithms/builtin.hpp"
+#include "engine/algorithms/model_changes.hpp"
+#include "engine/algorithms/param_table.hpp"
+
+namespace drift {
+namespace {
+
+class LocalSgd final : public ClientAlgorithm {};
+
+struct KnownProbabilityOptions {
+  double server_lr = 1.0;  // eta
+};
+
+class KnownProbabilityServer final : public ServerAlgorithm {
+ public:
+  KnownProbabilityServer(double eta, const FederationShape& shape)
+      : eta_(eta),
+        clients_(std::max<std::uint32_t>(shape.num_clients, 1)),
+        probability_(shape.participation_probability) {}
+
+  void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates,
+                 const AggregationInput& input) override {
+    probabilities_.clear();
+    std::vector<double> weights;
+    for (const auto& u : updates) {
+      const auto p = probability_ ? probability_(u.client_id, input.round) : std::nullopt;
+      // A client that took part had a positive probability; anything else is a wiring error.
+      if (!p || *p <= 0.0)
+        throw std::logic_error("known-probability: client " + std::to_string(u.client_id) +
+                               " took part without a positive participation probability");
+      probabilities_.push_back(*p);
+      weights.push_back(1.0 / *p);
+    }
+    const auto sum = weighted_change_sum(global, updates, weights);
+    apply_flat_step(global, (eta_ / static_cast<double>(clients_)) * sum, updates);
+  }
+
+  AlgorithmMetrics metrics() const override {
+    AlgorithmMetrics m;
+    m.per_client["participation_probability"] = probabilities_;
+    return m;
+  }
+
+  void archive(StateArchive& ar) override { ar.values(probabilities_); }
+
+ private:
+  double eta_;
+  std::uint32_t clients_;
+  std::function<std::optional<double>(std::uint32_t, std::uint32_t)> probability_;
+  std::vector<double> probabilities_;  // p_i^t of the last aggregation's clients
+};
+
+// Refused unless every client's availability defines p_i (checked once the population is built).
+std::string needs_probabilities(const FederationShape& shape) {
+  if (!shape.participation_probability) return {};
+  for (std::uint32_t i = 0; i < shape.num_clients; ++i)
+    if (!shape.participation_probability(i, 1))
+      return "known-probability divides each change by the client's participation probability, and client " +
+             std::to_string(i) +
+             "'s availability model defines none: only the participation processes bernoulli, round_markov and "
+             "cyclic do (docs/scenarios.md#participation-processes)";
+  return {};
+}
+
+}  // namespace
+
+AlgorithmInfo known_probability_info() {
+  using O = KnownProbabilityOptions;
+  const ParamTable<O> params{{
+      bind_key<O>("server_lr", "server learning rate eta (the step divides by the registered clients N)", &O::server_lr)
+          .range(0.0, std::nullopt, true),
+  }};
+  auto info = algorithm_info(
+      "known-probability", "FedAvg with each change divided by the client's known participation probability (oracle)",
+      params, [](const O&) { return std::make_unique<LocalSgd>(); },
+      [](const O& o, const FederationShape& shape) {
+        return std::make_unique<KnownProbabilityServer>(o.server_lr, shape);
+      });
+  info.check = params.reading([](const O&, const FederationShape& shape) { return needs_probabilities(shape); });
+  info.packed = plain_local_sgd;
+  info.sync_only = "the participation probabilities are those of a round, and asynchronous aggregations have none";
+  return info;
+}
+
+}  // namespace drift
