@@ -114,6 +114,8 @@ struct FederationShape {
   // Client i's participation probability in a round, where its availability model defines one
   // (participation processes); unset where the population is not built yet.
   std::function<std::optional<double>(std::uint32_t client, std::uint32_t round)> participation_probability;
+  // The clients' local learning rate in a round (training.lr_schedule); unset where not known.
+  std::function<double(std::uint32_t round)> local_lr;
 };
 
 // Named parameter sets: choosing `preset = NAME` makes these values the defaults of the

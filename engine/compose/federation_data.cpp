@@ -188,6 +188,9 @@ FederationShape federation_shape(const Scenario& scenario, const FederationData&
   shape.channel_mean = train.channel_mean;
   shape.channel_std = train.channel_std;
   shape.seed = scenario.seed;
+  shape.local_lr = [training = scenario.training](std::uint32_t round) {
+    return learning_rate_of_round(training, round);
+  };
   if (!find_algorithm(scenario.algorithm)->private_models)
     shape.model_bytes = floating_bytes(state_of(*make_scenario_model(scenario, train)));
   // Built on first use only: an availability trace is parsed again when it is.

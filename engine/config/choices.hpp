@@ -38,6 +38,9 @@ enum class CyclicStrata { automatic, groups, labels };
 // one value for all, FedAU's and FedAWE's rules tied to the client's labels, MIFA's random and
 // adversarial ones.
 enum class ParticipationRule { fixed, label_dirichlet, label_uniform, random, adversarial };
+// How the local learning rate changes over rounds: lr * lr_decay^(r-1), lr / r (MIFA's code),
+// or lr / sqrt((r-1)/10 + 1) (FedAWE's code).
+enum class LrSchedule { exponential, inverse, inverse_sqrt };
 // How a Bernoulli process's p_i changes over steps (FedAWE's non-stationary dynamics).
 enum class Modulation { none, sine, interleaved_sine, staircase };
 
@@ -48,6 +51,10 @@ template <>
 struct ChoiceNames<ParticipationRule> {
   static constexpr std::array<std::string_view, 5> names{"fixed", "label_dirichlet", "label_uniform", "random",
                                                          "adversarial"};
+};
+template <>
+struct ChoiceNames<LrSchedule> {
+  static constexpr std::array<std::string_view, 3> names{"exponential", "inverse", "inverse_sqrt"};
 };
 template <>
 struct ChoiceNames<Modulation> {

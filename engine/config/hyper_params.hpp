@@ -1,7 +1,10 @@
 #pragma once
 // Local training's hyper-parameters, as the scenario's [training] section gives them and as a
 // training task carries them to a client.
+#include <cmath>
 #include <cstdint>
+
+#include "engine/config/choices.hpp"
 
 namespace drift {
 
@@ -13,7 +16,22 @@ struct HyperParams {
   std::uint32_t batch_size = 64;
   bool drop_last = false;
   double grad_clip = 0.0;  // clip the global gradient norm of every step to this; 0 = off
-  double lr_decay = 1.0;   // learning rate of round r = learning_rate * lr_decay^(r - 1) (server side)
+  double lr_decay = 1.0;   // exponential: learning rate of round r = learning_rate * lr_decay^(r - 1)
+  LrSchedule lr_schedule = LrSchedule::exponential;  // computed on the server side, per round
 };
+
+// The local learning rate of round (or asynchronous aggregation) r >= 1 under the schedule.
+inline double learning_rate_of_round(const HyperParams& h, std::uint32_t round) {
+  const double t = round > 0 ? static_cast<double>(round - 1) : 0.0;
+  switch (h.lr_schedule) {
+    case LrSchedule::inverse:
+      return h.learning_rate / (t + 1.0);
+    case LrSchedule::inverse_sqrt:
+      return h.learning_rate / std::sqrt(t / 10.0 + 1.0);
+    case LrSchedule::exponential:
+      break;
+  }
+  return h.learning_rate * std::pow(h.lr_decay, t);
+}
 
 }  // namespace drift

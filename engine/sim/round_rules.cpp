@@ -28,7 +28,7 @@ std::shared_ptr<TrainingTask> make_task(const Scenario& scenario, std::uint32_t 
   task->weights = std::move(weights);
   task->payload = std::move(payload);
   task->hyper = scenario.training;
-  task->hyper.learning_rate *= std::pow(task->hyper.lr_decay, static_cast<double>(round > 0 ? round - 1 : 0));
+  task->hyper.learning_rate = learning_rate_of_round(scenario.training, round);
   return task;
 }
 
