@@ -198,6 +198,18 @@ TEST_CASE("MIFA against the spec's vectors: the stale mean moves the model in an
                {{7.0 / 3, -1}, {3, 7.0 / 3}, {3, 19.0 / 3}, {3, 31.0 / 3}});
   check_models(scenario_b(*server("mifa", {})),
                {{2.0 / 3, 0}, {10.0 / 9, 2.0 / 3}, {17.0 / 27, 4.0 / 9}, {4.0 / 27, 2.0 / 9}});
+  SECTION("the official variant: changes over the local learning rate, stepped by the current one") {
+    ParamSet p;
+    p.set("variant", std::string("official"));
+    FederationShape shape;
+    shape.num_clients = 3;
+    shape.local_lr = [](std::uint32_t round) { return 1.0 / round; };  // gamma_t = 1 / (t + 1)
+    const auto& info = *find_algorithm("mifa");
+    check_models(scenario_a(*info.make_server(p, shape)),
+                 {{5.0 / 3, -1}, {2, 2.0 / 3}, {17.0 / 9, 23.0 / 9}, {65.0 / 36, 143.0 / 36}});
+    p.set("server_lr", 2.0);
+    CHECK_THAT(info.check(p, shape), Catch::Contains("no server learning rate"));
+  }
   auto s = server("mifa", {});
   scenario_a(*s);
   CHECK(s->metrics().scalars.at("table_clients") == 3);

@@ -13,31 +13,47 @@
 #include "engine/core/error.hpp"
 
 namespace drift {
+namespace mifa {
+// What the table holds: raw changes stepped by eta (FedAU's and FedAWE's code, the default), or
+// changes divided by the round's local learning rate and stepped by the current one (the
+// official MIFA code, "no wait"; the paper's recollection).
+enum class Variant { fedau, official };
+}  // namespace mifa
+template <>
+struct ChoiceNames<mifa::Variant> {
+  static constexpr std::array<std::string_view, 2> names{"fedau", "official"};
+};
+
 namespace {
 
 class LocalSgd final : public ClientAlgorithm {};
 
 struct MifaOptions {
-  double server_lr = 1.0;            // eta
+  double server_lr = 1.0;  // eta (fedau variant)
+  mifa::Variant variant = mifa::Variant::fedau;
   double memory_budget_mb = 4096.0;  // the table's ceiling, checked before the run
 };
 
 class MifaServer final : public ServerAlgorithm {
  public:
-  MifaServer(const MifaOptions& o, std::uint32_t clients) : eta_(o.server_lr), table_(clients) {}
+  MifaServer(const MifaOptions& o, const FederationShape& shape)
+      : o_(o), local_lr_(shape.local_lr), table_(std::max<std::uint32_t>(shape.num_clients, 1)) {}
 
-  void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, const AggregationInput&) override {
+  // Official variant: G_i = Delta_i / gamma_r, and x <- x + gamma_r / N sum_i G_i.
+  void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates,
+                 const AggregationInput& input) override {
+    const double scale = official() ? 1.0 / learning_rate(input.round) : 1.0;
     for (const auto& u : updates) {
       table_.require_client("mifa", u.client_id);
-      table_.store(u.client_id, flat_change(u.weights, global), storage_dtype(global));
+      table_.store(u.client_id, scale * flat_change(u.weights, global), storage_dtype(global));
     }
-    apply_flat_step(global, mean_step(global), updates);
+    apply_flat_step(global, mean_step(global, input.round), updates);
   }
 
   // The remembered changes keep moving the model when nobody took part.
-  bool aggregate_nothing(NamedTensors& global, const AggregationInput&) override {
+  bool aggregate_nothing(NamedTensors& global, const AggregationInput& input) override {
     if (table_.filled() == 0) return false;
-    apply_flat_step(global, mean_step(global));
+    apply_flat_step(global, mean_step(global, input.round));
     return true;
   }
 
@@ -46,11 +62,20 @@ class MifaServer final : public ServerAlgorithm {
   void archive(StateArchive& ar) override { table_.archive(ar); }
 
  private:
-  torch::Tensor mean_step(const NamedTensors& global) const {
-    return (eta_ / static_cast<double>(table_.clients())) * table_.sum(floating_values(global));
+  bool official() const { return o_.variant == mifa::Variant::official; }
+
+  double learning_rate(std::uint32_t round) const {
+    if (!local_lr_) throw std::logic_error("mifa: the official variant needs the local learning rate of each round");
+    return local_lr_(round);
   }
 
-  double eta_;
+  torch::Tensor mean_step(const NamedTensors& global, std::uint32_t round) const {
+    const double step = official() ? learning_rate(round) : o_.server_lr;
+    return (step / static_cast<double>(table_.clients())) * table_.sum(floating_values(global));
+  }
+
+  MifaOptions o_;
+  std::function<double(std::uint32_t)> local_lr_;
   ClientChangeTable table_;
 };
 
@@ -61,6 +86,10 @@ AlgorithmInfo mifa_info() {
   const ParamTable<O> params{{
       bind_key<O>("server_lr", "server learning rate eta (the step averages all N remembered changes)", &O::server_lr)
           .range(0.0, std::nullopt, true),
+      bind_key<O>("variant",
+                  "fedau: raw changes stepped by server_lr (FedAU's code); official: changes over the local lr, "
+                  "stepped by the current one (MIFA's code)",
+                  &O::variant),
       bind_key<O>("memory_budget_mb", "the most memory the table of N changes may take (MB)", &O::memory_budget_mb)
           .range(0.0, std::nullopt, true),
   }};
@@ -72,9 +101,12 @@ AlgorithmInfo mifa_info() {
                                                       o.memory_budget_mb);
             !refusal.empty())
           throw UserError(refusal);
-        return std::make_unique<MifaServer>(o, std::max<std::uint32_t>(shape.num_clients, 1));
+        return std::make_unique<MifaServer>(o, shape);
       });
-  info.check = params.reading([](const O& o, const FederationShape& shape) {
+  info.check = params.reading([](const O& o, const FederationShape& shape) -> std::string {
+    if (o.variant == mifa::Variant::official && o.server_lr != 1.0)
+      return "mifa's official variant steps by the local learning rate and has no server learning rate: leave "
+             "algorithm.server_lr at 1 (or use variant = \"fedau\")";
     return table_budget_refusal("mifa", "the latest change", shape.num_clients, shape.model_bytes, o.memory_budget_mb);
   });
   info.packed = plain_local_sgd;
