@@ -37,6 +37,8 @@ AlgorithmInfo fedgh_info();
 
 // FedAvg's server half (sample-weighted mean), reused by algorithms that only change the client.
 std::unique_ptr<ServerAlgorithm> make_fedavg_server();
+// FedAvg's client half, plain local SGD on cross-entropy, for algorithms that only change the server.
+std::unique_ptr<ClientAlgorithm> make_local_sgd_client();
 
 // The packed objective of a client half that is plain local SGD on cross-entropy.
 inline PackedObjective plain_local_sgd(const ParamSet&) { return {}; }

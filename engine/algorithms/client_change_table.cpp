@@ -15,7 +15,7 @@ torch::Tensor ClientChangeTable::entry(std::uint32_t client, std::int64_t values
 }
 
 torch::Tensor ClientChangeTable::sum(std::int64_t values) const {
-  return sum_.defined() ? sum_.clone() : torch::zeros({values}, torch::kFloat64);
+  return sum_.defined() ? sum_ : torch::zeros({values}, torch::kFloat64);
 }
 
 void ClientChangeTable::store(std::uint32_t client, const torch::Tensor& change, torch::ScalarType storage) {
@@ -54,9 +54,15 @@ void ClientChangeTable::archive(StateArchive& ar) {
     throw DecodeError("a checkpoint's table of " + std::to_string(clients) + " clients for a federation of " +
                       std::to_string(entries_.size()));
   for (auto& e : entries_) archive_tensor(ar, e);
-  archive_tensor(ar, sum_);
-  ar.value(filled_);
-  ar.value(bytes_);
+  archive_tensor(ar, sum_);  // kept, not summed again: its float64 rounding is the run's
+  if (!ar.loading()) return;
+  filled_ = 0;
+  bytes_ = 0;
+  for (const auto& e : entries_)
+    if (e.defined()) {
+      ++filled_;
+      bytes_ += static_cast<std::uint64_t>(e.numel() * e.element_size());
+    }
 }
 
 torch::ScalarType storage_dtype(const NamedTensors& model) {

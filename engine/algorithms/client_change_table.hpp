@@ -24,7 +24,8 @@ class ClientChangeTable {
   std::uint32_t clients() const { return static_cast<std::uint32_t>(entries_.size()); }
   // Client i's entry in float64, zeros of `values` when it has none yet.
   torch::Tensor entry(std::uint32_t client, std::int64_t values) const;
-  // sum_i entry_i in float64, zeros of `values` while the table is empty.
+  // sum_i entry_i in float64, zeros of `values` while the table is empty; read it, do not
+  // change it in place (it is the table's own running sum).
   torch::Tensor sum(std::int64_t values) const;
   // Overwrites client i's entry with `change` (float64) stored as `storage`; the sum follows
   // the stored, rounded values, so it always equals the sum of the entries up to float64 rounding.

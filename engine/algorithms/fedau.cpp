@@ -115,8 +115,6 @@ class FedAuServer final : public ServerAlgorithm {
   std::vector<double> weights_;  // omega of the last aggregation's clients, in their order
 };
 
-class LocalSgd final : public ClientAlgorithm {};
-
 }  // namespace
 
 AlgorithmInfo fedau_info() {
@@ -130,7 +128,7 @@ AlgorithmInfo fedau_info() {
   }};
   auto info = algorithm_info(
       "fedau", "FedAU: FedAvg weighted by each client's estimated participation interval", params,
-      [](const O&) { return std::make_unique<LocalSgd>(); },
+      [](const O&) { return make_local_sgd_client(); },
       [](const O& o, const FederationShape& shape) { return std::make_unique<FedAuServer>(o, shape); });
   info.packed = plain_local_sgd;
   info.sync_only = "FedAU books every client every round, and asynchronous aggregations have no rounds";

@@ -7,7 +7,7 @@
 namespace drift {
 namespace {
 
-class FedAvgClient final : public ClientAlgorithm {};
+class LocalSgd final : public ClientAlgorithm {};
 
 class FedAvgServer final : public ServerAlgorithm {
  public:
@@ -25,12 +25,13 @@ class FedAvgServer final : public ServerAlgorithm {
 }  // namespace
 
 std::unique_ptr<ServerAlgorithm> make_fedavg_server() { return std::make_unique<FedAvgServer>(); }
+std::unique_ptr<ClientAlgorithm> make_local_sgd_client() { return std::make_unique<LocalSgd>(); }
 
 AlgorithmInfo fedavg_info() {
   AlgorithmInfo info{"fedavg",
                      "FedAvg: local SGD, server takes the sample-weighted mean of the client models",
                      {},
-                     [](const ParamSet&) { return std::make_unique<FedAvgClient>(); },
+                     [](const ParamSet&) { return make_local_sgd_client(); },
                      [](const ParamSet&, const FederationShape&) { return make_fedavg_server(); }};
   info.packed = plain_local_sgd;
   return info;

@@ -44,8 +44,6 @@ class FedAvgMServer final : public ServerAlgorithm {
   std::vector<torch::Tensor> momentum_;
 };
 
-class LocalSgd final : public ClientAlgorithm {};
-
 }  // namespace
 
 AlgorithmInfo fedavgm_info() {
@@ -56,7 +54,7 @@ AlgorithmInfo fedavgm_info() {
       bind_key<O>("weighting", "mean of client changes: by samples or uniform", &O::weighting),
   }};
   auto info = algorithm_info(
-      "fedavgm", "FedAvgM: FedAvg with server momentum", params, [](const O&) { return std::make_unique<LocalSgd>(); },
+      "fedavgm", "FedAvgM: FedAvg with server momentum", params, [](const O&) { return make_local_sgd_client(); },
       [](const O& o, const FederationShape&) { return std::make_unique<FedAvgMServer>(o); });
   info.packed = plain_local_sgd;
   return info;

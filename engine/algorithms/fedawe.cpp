@@ -31,8 +31,6 @@ struct ChoiceNames<fedawe::Evaluate> {
 
 namespace {
 
-class LocalSgd final : public ClientAlgorithm {};
-
 struct FedAweOptions {
   double server_lr = 1.0;  // eta on the echoed change
   double clip_norm = 0.5;  // the code's clip of the echoed mean; 0: none (the paper)
@@ -77,10 +75,7 @@ class FedAweServer final : public ServerAlgorithm {
     client_sum_ += k * next - base;
     for (const auto& u : updates) move_client(u.client_id, input.round);
     auto& held = models_[input.round];
-    held.model = model_from_flat(global, next);
-    for (std::size_t t = 0; t < global.size(); ++t)  // integer tensors (BatchNorm's counters) from the first update
-      if (!global[t].value.is_floating_point()) held.model[t].value = updates.front().weights.at(t).value.clone();
-    server_ = input.round;
+    held.model = model_from_flat(global, next, updates);
     global = o_.evaluate == fedawe::Evaluate::server ? clone(held.model)
                                                      : model_from_flat(held.model, client_sum_ / clients());
   }
@@ -92,25 +87,17 @@ class FedAweServer final : public ServerAlgorithm {
     return m;
   }
 
+  // How many clients hold each model follows from last_, so it is counted again on loading.
   void archive(StateArchive& ar) override {
     ar.values(last_);
-    ar.map(models_, [&](Held& h) {
-      ar.value(h.clients);
-      std::vector<std::string> names;
-      std::vector<at::Tensor> values;
-      for (const auto& t : h.model) {
-        names.push_back(t.name);
-        values.push_back(t.value);
+    ar.map(models_, [&](Held& h) { archive_named(ar, h.model); });
+    if (ar.loading() && !models_.empty())  // before the first aggregation, no model is held yet
+      for (auto r : last_) {
+        auto it = models_.find(r);
+        if (it == models_.end()) throw DecodeError("fedawe: a client holds the model of a round the checkpoint lacks");
+        ++it->second.clients;
       }
-      ar.vector(names, [&](std::string& n) { ar.text(n); });
-      archive_tensors(ar, values);
-      if (ar.loading()) {
-        h.model.clear();
-        for (std::size_t i = 0; i < names.size() && i < values.size(); ++i) h.model.push_back({names[i], values[i]});
-      }
-    });
     archive_tensor(ar, client_sum_);
-    ar.value(server_);
     ar.values(echo_factors_);
   }
 
@@ -137,17 +124,10 @@ class FedAweServer final : public ServerAlgorithm {
     ++models_[round].clients;
   }
 
-  static NamedTensors clone(const NamedTensors& m) {
-    NamedTensors out;
-    for (const auto& t : m) out.push_back({t.name, t.value.clone()});
-    return out;
-  }
-
   FedAweOptions o_;
   std::vector<std::uint32_t> last_;       // r_i: the round of each client's last participation, 0 before
   std::map<std::uint32_t, Held> models_;  // by round: the models some client holds
   torch::Tensor client_sum_;              // float64 sum of every client's model
-  std::uint32_t server_ = 0;              // the round of the latest aggregate
   std::vector<double> echo_factors_;      // r - r_i of the last aggregation's clients
 };
 
@@ -169,7 +149,7 @@ AlgorithmInfo fedawe_info() {
   }};
   auto info = algorithm_info(
       "fedawe", "FedAWE: clients train from their last received model; changes echoed by the rounds away", params,
-      [](const O&) { return std::make_unique<LocalSgd>(); },
+      [](const O&) { return make_local_sgd_client(); },
       [](const O& o, const FederationShape& shape) {
         const auto refusal = table_budget_refusal("fedawe", "the last model it received", shape.num_clients,
                                                   shape.model_bytes, o.memory_budget_mb);

@@ -55,8 +55,6 @@ void FedOptServer::aggregate(NamedTensors& global, const std::vector<ClientUpdat
 
 namespace {
 
-class LocalSgd final : public ClientAlgorithm {};
-
 AlgorithmInfo fedopt_info(const std::string& name, FedOptServer::Rule rule, const std::string& description) {
   using O = FedOptOptions;
   const ParamTable<O> params{{
@@ -67,7 +65,7 @@ AlgorithmInfo fedopt_info(const std::string& name, FedOptServer::Rule rule, cons
       bind_key<O>("weighting", "mean of client changes: uniform (paper) or by samples", &O::weighting),
   }};
   auto info = algorithm_info(
-      name, description, params, [](const O&) { return std::make_unique<LocalSgd>(); },
+      name, description, params, [](const O&) { return make_local_sgd_client(); },
       [rule](const O& o, const FederationShape&) { return std::make_unique<FedOptServer>(rule, o); });
   info.packed = plain_local_sgd;
   return info;

@@ -25,8 +25,6 @@ struct ChoiceNames<fedvarp::EmptyRound> {
 
 namespace {
 
-class LocalSgd final : public ClientAlgorithm {};
-
 struct FedVarpOptions {
   double server_lr = 1.0;  // eta
   fedvarp::EmptyRound empty_round = fedvarp::EmptyRound::skip;
@@ -40,11 +38,10 @@ class FedVarpServer final : public ServerAlgorithm {
   void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, const AggregationInput&) override {
     const auto d = floating_values(global);
     auto correction = torch::zeros({d}, torch::kFloat64);
-    std::vector<torch::Tensor> changes;
-    for (const auto& u : updates) {
-      table_.require_client("fedvarp", u.client_id);
-      changes.push_back(flat_change(u.weights, global));
-      correction += changes.back() - table_.entry(u.client_id, d);
+    const auto changes = flat_changes(updates, global);
+    for (std::size_t k = 0; k < updates.size(); ++k) {
+      table_.require_client("fedvarp", updates[k].client_id);
+      correction += changes[k] - table_.entry(updates[k].client_id, d);
     }
     const auto v = ybar(d) + correction / static_cast<double>(updates.size());
     apply_flat_step(global, o_.server_lr * v, updates);
@@ -82,7 +79,7 @@ AlgorithmInfo fedvarp_info() {
   }};
   auto info = algorithm_info(
       "fedvarp", "FedVARP: the participants' mean change corrected by every client's latest change (SAGA)", params,
-      [](const O&) { return std::make_unique<LocalSgd>(); },
+      [](const O&) { return make_local_sgd_client(); },
       [](const O& o, const FederationShape& shape) {
         const auto refusal = table_budget_refusal("fedvarp", "the latest change", shape.num_clients, shape.model_bytes,
                                                   o.memory_budget_mb);

@@ -14,8 +14,6 @@
 namespace drift {
 namespace {
 
-class LocalSgd final : public ClientAlgorithm {};
-
 struct KnownProbabilityOptions {
   double server_lr = 1.0;  // eta
 };
@@ -81,7 +79,7 @@ AlgorithmInfo known_probability_info() {
   }};
   auto info = algorithm_info(
       "known-probability", "FedAvg with each change divided by the client's known participation probability (oracle)",
-      params, [](const O&) { return std::make_unique<LocalSgd>(); },
+      params, [](const O&) { return make_local_sgd_client(); },
       [](const O& o, const FederationShape& shape) {
         return std::make_unique<KnownProbabilityServer>(o.server_lr, shape);
       });

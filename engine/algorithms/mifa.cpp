@@ -26,8 +26,6 @@ struct ChoiceNames<mifa::Variant> {
 
 namespace {
 
-class LocalSgd final : public ClientAlgorithm {};
-
 struct MifaOptions {
   double server_lr = 1.0;  // eta (fedau variant)
   mifa::Variant variant = mifa::Variant::fedau;
@@ -43,9 +41,10 @@ class MifaServer final : public ServerAlgorithm {
   void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates,
                  const AggregationInput& input) override {
     const double scale = official() ? 1.0 / learning_rate(input.round) : 1.0;
-    for (const auto& u : updates) {
-      table_.require_client("mifa", u.client_id);
-      table_.store(u.client_id, scale * flat_change(u.weights, global), storage_dtype(global));
+    const auto changes = flat_changes(updates, global);
+    for (std::size_t k = 0; k < updates.size(); ++k) {
+      table_.require_client("mifa", updates[k].client_id);
+      table_.store(updates[k].client_id, scale * changes[k], storage_dtype(global));
     }
     apply_flat_step(global, mean_step(global, input.round), updates);
   }
@@ -95,7 +94,7 @@ AlgorithmInfo mifa_info() {
   }};
   auto info = algorithm_info(
       "mifa", "MIFA: the server steps along the mean of every client's latest change, also in empty rounds", params,
-      [](const O&) { return std::make_unique<LocalSgd>(); },
+      [](const O&) { return make_local_sgd_client(); },
       [](const O& o, const FederationShape& shape) {
         if (const auto refusal = table_budget_refusal("mifa", "the latest change", shape.num_clients, shape.model_bytes,
                                                       o.memory_budget_mb);

@@ -26,32 +26,37 @@ torch::Tensor flat_model(const NamedTensors& model) {
   return parts.empty() ? torch::zeros({0}, torch::kFloat64) : torch::cat(parts);
 }
 
-NamedTensors model_from_flat(const NamedTensors& like, const torch::Tensor& flat) {
+NamedTensors model_from_flat(const NamedTensors& like, const torch::Tensor& flat,
+                             const std::vector<ClientUpdate>& updates) {
   NamedTensors out;
   for (const auto& t : like)
     out.push_back({t.name, t.value.is_floating_point() ? torch::zeros_like(t.value) : t.value.clone()});
-  apply_flat_step(out, flat);
+  apply_flat_step(out, flat, updates);
   return out;
 }
 
 torch::Tensor flat_change(const NamedTensors& weights, const NamedTensors& global) {
   check_compatible(global, weights);
-  torch::NoGradGuard no_grad;
-  std::vector<torch::Tensor> parts;
-  for (std::size_t t = 0; t < global.size(); ++t) {
-    const auto& x = global[t].value;
-    if (!x.is_floating_point()) continue;
-    parts.push_back((weights[t].value.to(torch::kFloat64) - x.to(torch::kFloat64)).reshape({-1}));
+  return flat_model(weights) - flat_model(global);
+}
+
+std::vector<torch::Tensor> flat_changes(const std::vector<ClientUpdate>& updates, const NamedTensors& global) {
+  const auto x = flat_model(global);  // once for all the updates
+  std::vector<torch::Tensor> changes;
+  for (const auto& u : updates) {
+    check_compatible(global, u.weights);
+    changes.push_back(flat_model(u.weights) - x);
   }
-  return parts.empty() ? torch::zeros({0}, torch::kFloat64) : torch::cat(parts);
+  return changes;
 }
 
 torch::Tensor weighted_change_sum(const NamedTensors& global, const std::vector<ClientUpdate>& updates,
                                   const std::vector<double>& weights) {
   if (weights.size() != updates.size()) throw std::invalid_argument("one weight per update");
   torch::NoGradGuard no_grad;
+  const auto changes = flat_changes(updates, global);
   auto sum = torch::zeros({floating_values(global)}, torch::kFloat64);
-  for (std::size_t k = 0; k < updates.size(); ++k) sum += weights[k] * flat_change(updates[k].weights, global);
+  for (std::size_t k = 0; k < updates.size(); ++k) sum += weights[k] * changes[k];
   return sum;
 }
 

@@ -19,11 +19,14 @@ std::uint64_t floating_bytes(const NamedTensors& model);
 torch::Tensor flat_model(const NamedTensors& model);
 
 // A model shaped like `like` holding `flat` (float64, as flat_model gives it) in each tensor's
-// own dtype; integer tensors are copied from `like`.
-NamedTensors model_from_flat(const NamedTensors& like, const torch::Tensor& flat);
+// own dtype; integer tensors come from the first of `updates`, or from `like` without any.
+NamedTensors model_from_flat(const NamedTensors& like, const torch::Tensor& flat,
+                             const std::vector<ClientUpdate>& updates = {});
 
 // w - x over the floating-point tensors, concatenated in model order.
 torch::Tensor flat_change(const NamedTensors& weights, const NamedTensors& global);
+// Each update's w_k - x, with x flattened once.
+std::vector<torch::Tensor> flat_changes(const std::vector<ClientUpdate>& updates, const NamedTensors& global);
 
 // sum_k weights[k] (w_k - x), accumulated in float64 in the updates' order.
 torch::Tensor weighted_change_sum(const NamedTensors& global, const std::vector<ClientUpdate>& updates,

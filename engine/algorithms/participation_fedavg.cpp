@@ -18,8 +18,6 @@
 namespace drift {
 namespace {
 
-class LocalSgd final : public ClientAlgorithm {};
-
 struct UniformOptions {
   double server_lr = 1.0;  // eta
 };
@@ -88,10 +86,10 @@ class AmplifiedFedAvgServer final : public ServerAlgorithm {
   bool amplify_if_due(NamedTensors& global, std::uint32_t round) {
     amplified_ = round % static_cast<std::uint64_t>(o_.period) == 0;
     if (!amplified_) return false;
-    const auto now = flat_model(global);
-    if (o_.factor != 1.0) apply_flat_step(global, (o_.factor - 1.0) * (now - snapshot_));
-    snapshot_ = flat_model(global);
-    return o_.factor != 1.0;
+    const bool moves = o_.factor != 1.0;
+    if (moves) apply_flat_step(global, (o_.factor - 1.0) * (flat_model(global) - snapshot_));
+    snapshot_ = flat_model(global);  // after the step: the model as its dtype holds it
+    return moves;
   }
 
   AmplifiedOptions o_;
@@ -109,7 +107,7 @@ AlgorithmInfo fedavg_participants_info() {
   }};
   auto info = algorithm_info(
       "fedavg-participants", "FedAvg over the participants, each counted alike, with a server learning rate", params,
-      [](const O&) { return std::make_unique<LocalSgd>(); },
+      [](const O&) { return make_local_sgd_client(); },
       [](const O& o, const FederationShape&) { return std::make_unique<UniformFedAvgServer>(o.server_lr, 0); });
   info.packed = plain_local_sgd;
   return info;
@@ -123,7 +121,7 @@ AlgorithmInfo fedavg_all_info() {
   }};
   auto info = algorithm_info(
       "fedavg-all", "FedAvg over all clients: the participants' changes summed and divided by N", params,
-      [](const O&) { return std::make_unique<LocalSgd>(); },
+      [](const O&) { return make_local_sgd_client(); },
       [](const O& o, const FederationShape& shape) {
         return std::make_unique<UniformFedAvgServer>(o.server_lr, std::max<std::uint32_t>(shape.num_clients, 1));
       });
@@ -145,7 +143,7 @@ AlgorithmInfo amplified_fedavg_info() {
   }};
   auto info = algorithm_info(
       "amplified-fedavg", "Generalized FedAvg: every P rounds the accumulated change is amplified by a factor", params,
-      [](const O&) { return std::make_unique<LocalSgd>(); },
+      [](const O&) { return make_local_sgd_client(); },
       [](const O& o, const FederationShape&) { return std::make_unique<AmplifiedFedAvgServer>(o); });
   info.packed = plain_local_sgd;
   return info;

@@ -176,7 +176,8 @@ std::pair<std::uint64_t, std::uint64_t> client_test_range(const FederationData& 
   return {begin, begin + static_cast<std::uint64_t>(sizes[client])};
 }
 
-FederationShape federation_shape(const Scenario& scenario, const FederationData& data) {
+FederationShape federation_shape(const Scenario& scenario, const FederationData& data,
+                                 const NamedTensors* shared_model) {
   const auto& train = *data.data.train;
   FederationShape shape;
   shape.num_clients = data.population->size();
@@ -191,7 +192,9 @@ FederationShape federation_shape(const Scenario& scenario, const FederationData&
   shape.local_lr = [training = scenario.training](std::uint32_t round) {
     return learning_rate_of_round(training, round);
   };
-  if (!find_algorithm(scenario.algorithm)->private_models)
+  if (shared_model != nullptr)
+    shape.model_bytes = floating_bytes(*shared_model);
+  else if (!find_algorithm(scenario.algorithm)->private_models)
     shape.model_bytes = floating_bytes(state_of(*make_scenario_model(scenario, train)));
   // Built on first use only: an availability trace is parsed again when it is.
   struct Lazy {

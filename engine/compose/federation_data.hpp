@@ -9,6 +9,7 @@
 #include "engine/data/partition.hpp"
 #include "engine/models/model.hpp"
 #include "engine/population/population.hpp"
+#include "engine/tensors/named_tensors.hpp"
 #include "engine/training/devices.hpp"
 
 namespace drift {
@@ -55,7 +56,10 @@ std::pair<std::uint64_t, std::uint64_t> client_test_range(const FederationData& 
 
 // What a server half needs to know about the federation.
 struct FederationShape;
-FederationShape federation_shape(const Scenario& scenario, const FederationData& data);
+// `shared_model`: the initial global model where the caller has built it already (it is
+// built here otherwise, for the table budgets).
+FederationShape federation_shape(const Scenario& scenario, const FederationData& data,
+                                 const NamedTensors* shared_model = nullptr);
 
 // The algorithm's own checks with the whole federation, the built model included (a table of N
 // models against algorithm.memory_budget_mb): throws UserError with the reason. prepare_federation_data

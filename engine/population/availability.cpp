@@ -173,34 +173,33 @@ AvailabilityModelInfo process_row(std::string name, std::string description) {
 const std::vector<AvailabilityModelInfo>& availability_catalog() {
   using C = AvailabilityConfig;
   auto no_cycle = [](const C&) { return 0.0; };
-  static const std::vector<AvailabilityModelInfo> catalog = {
-      {"always", "every client online all the time",
-       [](const C&, std::uint32_t, std::uint64_t, std::uint32_t, const Population*) {
-         return std::make_unique<AlwaysOnline>();
-       },
-       no_cycle},
-      {"markov", "each client alternates exponential online and offline spells (mean_online, mean_offline)",
-       [](const C& c, std::uint32_t, std::uint64_t seed, std::uint32_t group_tag, const Population*) {
-         return std::make_unique<Markov>(c.mean_online, c.mean_offline, seed, group_tag);
-       },
-       [](const C& c) { return c.mean_online + c.mean_offline; }},
-      {"diurnal", "online for duty x period once per period, from -phase: a day's cycle",
-       [](const C& c, std::uint32_t, std::uint64_t, std::uint32_t, const Population*) {
-         return std::make_unique<Diurnal>(c.period, c.duty, c.phase);
-       },
-       [](const C& c) { return c.period; }},
-      {"trace", "online intervals per client from a CSV trace (docs/traces.md)",
-       [](const C& c, std::uint32_t clients, std::uint64_t seed, std::uint32_t, const Population*) {
-         if (c.trace.empty()) throw UserError("availability.model = \"trace\" needs availability.trace (a CSV file)");
-         return std::make_unique<Trace>(c.trace, clients, c.trace_clients, seed);
-       },
-       no_cycle},
-      process_row("bernoulli", "participation process: each step, each client takes part with probability p_i"),
-      process_row("round_markov",
-                  "participation process: a two-state chain per client, active a fraction p_i of steps"),
-      process_row("cyclic", "participation process: runs of round(cycle p_i) active steps, then the rest inactive"),
-      process_row("periodic_groups", "participation process: period_groups id ranges take turns of group_steps"),
-  };
+  static const std::vector<AvailabilityModelInfo> catalog = [&] {
+    std::vector<AvailabilityModelInfo> rows = {
+        {"always", "every client online all the time",
+         [](const C&, std::uint32_t, std::uint64_t, std::uint32_t, const Population*) {
+           return std::make_unique<AlwaysOnline>();
+         },
+         no_cycle},
+        {"markov", "each client alternates exponential online and offline spells (mean_online, mean_offline)",
+         [](const C& c, std::uint32_t, std::uint64_t seed, std::uint32_t group_tag, const Population*) {
+           return std::make_unique<Markov>(c.mean_online, c.mean_offline, seed, group_tag);
+         },
+         [](const C& c) { return c.mean_online + c.mean_offline; }},
+        {"diurnal", "online for duty x period once per period, from -phase: a day's cycle",
+         [](const C& c, std::uint32_t, std::uint64_t, std::uint32_t, const Population*) {
+           return std::make_unique<Diurnal>(c.period, c.duty, c.phase);
+         },
+         [](const C& c) { return c.period; }},
+        {"trace", "online intervals per client from a CSV trace (docs/traces.md)",
+         [](const C& c, std::uint32_t clients, std::uint64_t seed, std::uint32_t, const Population*) {
+           if (c.trace.empty()) throw UserError("availability.model = \"trace\" needs availability.trace (a CSV file)");
+           return std::make_unique<Trace>(c.trace, clients, c.trace_clients, seed);
+         },
+         no_cycle},
+    };
+    for (const auto& p : participation_process_catalog()) rows.push_back(process_row(p.name, p.description));
+    return rows;
+  }();
   return catalog;
 }
 

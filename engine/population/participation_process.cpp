@@ -53,8 +53,19 @@ double label_probability(const std::vector<double>& mix, const std::vector<doubl
   return std::clamp(std::max(floor, dot), 0.0, 1.0);
 }
 
+const std::vector<ParticipationProcessInfo>& participation_process_catalog() {
+  static const std::vector<ParticipationProcessInfo> catalog = {
+      {"bernoulli", "participation process: each step, each client takes part with probability p_i"},
+      {"round_markov", "participation process: a two-state chain per client, active a fraction p_i of steps"},
+      {"cyclic", "participation process: runs of round(cycle p_i) active steps, then the rest inactive"},
+      {"periodic_groups", "participation process: period_groups id ranges take turns of group_steps"},
+  };
+  return catalog;
+}
+
 bool is_participation_process(const std::string& name) {
-  return name == "bernoulli" || name == "round_markov" || name == "cyclic" || name == "periodic_groups";
+  const auto& c = participation_process_catalog();
+  return std::any_of(c.begin(), c.end(), [&](const auto& p) { return p.name == name; });
 }
 
 std::vector<double> participation_probabilities(const AvailabilityConfig& c, const Population& population,
@@ -122,6 +133,16 @@ bool cyclic_active(std::int64_t cycle, double p, std::uint64_t r0, std::uint64_t
 
 namespace {
 
+// In participation_process_catalog()'s order.
+enum class ProcessKind { bernoulli, round_markov, cyclic, periodic_groups };
+
+ProcessKind process_kind(const std::string& name) {
+  const auto& c = participation_process_catalog();
+  for (std::size_t i = 0; i < c.size(); ++i)
+    if (c[i].name == name) return static_cast<ProcessKind>(i);
+  throw std::logic_error("'" + name + "' is no participation process");
+}
+
 // The client's state in each step; which step a query's time falls in is the clock's business:
 // the round the sync driver set, or floor(t / step) under FedAsync and FedBuff.
 class ParticipationProcess final : public AvailabilityModel {
@@ -129,6 +150,7 @@ class ParticipationProcess final : public AvailabilityModel {
   ParticipationProcess(const AvailabilityConfig& c, const Population& population, std::uint64_t seed,
                        std::uint32_t group_tag)
       : c_(c),
+        kind_(process_kind(c.model)),
         p_(participation_probabilities(c, population, seed, group_tag)),
         seed_(seed),
         group_(group_tag),
@@ -141,9 +163,9 @@ class ParticipationProcess final : public AvailabilityModel {
   void set_round(std::uint32_t round) override { round_ = round; }
 
   std::optional<double> probability(std::uint32_t client, std::uint32_t round) const override {
-    if (c_.model == "periodic_groups") return std::nullopt;  // no per-client probability: a schedule
+    if (kind_ == ProcessKind::periodic_groups) return std::nullopt;  // no per-client probability: a schedule
     const auto step = round > 0 ? round - 1 : 0;
-    return c_.model == "bernoulli" ? modulated_probability(c_, p_.at(client), step) : p_.at(client);
+    return kind_ == ProcessKind::bernoulli ? modulated_probability(c_, p_.at(client), step) : p_.at(client);
   }
 
   bool online(std::uint32_t client, double t) override { return active(client, step_at(t)); }
@@ -176,8 +198,8 @@ class ParticipationProcess final : public AvailabilityModel {
   }
 
   bool can_return(std::uint32_t client) const {
-    if (c_.model == "periodic_groups" || c_.model == "cyclic") return true;
-    return p_.at(client) > 0.0 && (c_.model != "round_markov" || transitions_[client].first > 0.0);
+    if (kind_ == ProcessKind::periodic_groups || kind_ == ProcessKind::cyclic) return true;
+    return p_.at(client) > 0.0 && (kind_ != ProcessKind::round_markov || transitions_[client].first > 0.0);
   }
 
   double draw(std::uint32_t client, std::uint64_t step, const char* purpose = "participation") const {
@@ -185,9 +207,9 @@ class ParticipationProcess final : public AvailabilityModel {
   }
 
   bool active(std::uint32_t client, std::uint64_t step) {
-    if (c_.model == "bernoulli") return draw(client, step) < modulated_probability(c_, p_.at(client), step);
-    if (c_.model == "cyclic") return cyclic_active(c_.cycle, p_.at(client), cycle_start(client), step);
-    if (c_.model == "periodic_groups") return rotation_active(client, step);
+    if (kind_ == ProcessKind::bernoulli) return draw(client, step) < modulated_probability(c_, p_.at(client), step);
+    if (kind_ == ProcessKind::cyclic) return cyclic_active(c_.cycle, p_.at(client), cycle_start(client), step);
+    if (kind_ == ProcessKind::periodic_groups) return rotation_active(client, step);
     return markov_active(client, step);
   }
 
@@ -223,6 +245,7 @@ class ParticipationProcess final : public AvailabilityModel {
   }
 
   AvailabilityConfig c_;
+  ProcessKind kind_;
   std::vector<double> p_;
   std::uint64_t seed_;
   std::uint32_t group_;
@@ -237,7 +260,7 @@ class ParticipationProcess final : public AvailabilityModel {
 std::unique_ptr<AvailabilityModel> make_participation_process(const AvailabilityConfig& config,
                                                               const Population& population, std::uint64_t seed,
                                                               std::uint32_t group_tag) {
-  if (config.modulation != Modulation::none && config.model != "bernoulli")
+  if (config.modulation != Modulation::none && process_kind(config.model) != ProcessKind::bernoulli)
     throw UserError("availability.modulation changes a Bernoulli probability over time; availability.model = \"" +
                     config.model + "\" has no per-step probability to modulate");
   return std::make_unique<ParticipationProcess>(config, population, seed, group_tag);

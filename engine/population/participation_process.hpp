@@ -17,8 +17,13 @@
 
 namespace drift {
 
-// Whether availability model `name` is a participation process (bernoulli, round_markov,
-// cyclic, periodic_groups).
+// The participation processes by name, with what `drift list` says of each: the one place
+// they are spelt (the availability catalogue takes its rows from here).
+struct ParticipationProcessInfo {
+  std::string name;
+  std::string description;
+};
+const std::vector<ParticipationProcessInfo>& participation_process_catalog();
 bool is_participation_process(const std::string& name);
 
 // Each client's nominal p_i under `config.probability`, for the whole population. Throws
