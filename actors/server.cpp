@@ -42,8 +42,9 @@ class Host final : public JobRunner, public DriverListener {
     setup.population = ctx_.population;
     // Private models: no global model exists, and an update carrying weights is refused.
     if (!private_models_) setup.initial_weights = state_of(*make_scenario_model(s, *ctx_.data->data.train));
-    setup.algorithm =
-        algorithm.make_server(s.algorithm_params, federation_shape(s, *ctx_.data, &setup.initial_weights));
+    auto shape = federation_shape(s, *ctx_.data, &setup.initial_weights);
+    if (options.checkpoint.directory) shape.state_dir = options.checkpoint.directory->path().string();
+    setup.algorithm = algorithm.make_server(s.algorithm_params, shape);
     setup.log_eligible = options.log_eligible;
     setup.private_models = private_models_;
     client_states_ = options.client_states ? options.client_states : std::make_shared<msg::MemoryStateStore>();

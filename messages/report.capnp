@@ -73,6 +73,8 @@ struct RoundReport {
   updateCosine @43 :Float64;
   shadowClients @44 :UInt32;
   shadowSamples @45 :UInt64;
+  participationBias @46 :Float64;         # window shares vs n_i / n, total variation
+  participationBiasUniform @47 :Float64;  # ... vs 1 / N
 }
 
 struct NamedValue {

@@ -35,7 +35,8 @@ else
   code=$?
 fi
 [[ $code -eq 1 ]] || { echo "expected exit code 1, got $code"; cat "$work/err"; exit 1; }
-grep -q "run failed: $disk/run/.*: cannot write: No space left on device" "$work/err"
+# The disk may fill on an appended file or on a checkpoint's.
+grep -Eq "run failed: (checkpoint: )?$disk/run/.*: cannot write: No space left on device" "$work/err"
 [[ ! -e "$disk/run/summary.json" ]] || grep -q '"status": "stopped"' "$disk/run/summary.json"
 ls "$disk/run"/*.partial "$disk/run/checkpoint.partial" 2> /dev/null && { echo "a temporary file was left behind"; exit 1; }
 [[ -d "$disk/run/checkpoint" ]] || { echo "no checkpoint survived the full disk"; exit 1; }

@@ -2,6 +2,7 @@
 // availability models and traces, and the scenario errors of timelines and groups.
 #include "catch_torch.hpp"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -32,6 +33,31 @@ TEST_CASE("drift distances", "[sim][drift]") {
   w.push({0, 1});
   w.push({0, 3});
   CHECK(w.sum() == std::vector<double>{0, 4});
+}
+
+TEST_CASE("participation bias: the window's shares against n_i / n and 1 / N", "[sim][drift][bias]") {
+  ParticipationBias bias({1, 1, 2}, 2);       // data weights (1/4, 1/4, 1/2)
+  CHECK(std::isnan(bias.against_samples()));  // no share yet
+  bias.push({{0, 1.0}});                      // (1, 0, 0)
+  CHECK(bias.against_samples() == Approx(0.75));
+  CHECK(bias.against_uniform() == Approx(2.0 / 3));
+  bias.push({{1, 0.5}, {2, 0.5}});  // window (1, 0.5, 0.5) / 2
+  CHECK(bias.against_samples() == Approx(0.25));
+  CHECK(bias.against_uniform() == Approx(1.0 / 6));
+  // A checkpoint keeps the window: the copy goes on exactly as the original.
+  auto out = StateArchive::writer();
+  bias.archive(out);
+  ParticipationBias restored({1, 1, 2}, 2);
+  auto in = StateArchive::reader(out.take(), "bias");
+  restored.archive(in);
+  in.expect_end();
+  for (auto* b : {&bias, &restored}) {
+    b->push({});  // an aggregation that gave nobody a share: window (0, 0.5, 0.5)
+    CHECK(b->against_samples() == Approx(0.25));
+    CHECK(b->against_uniform() == Approx(1.0 / 3));
+    b->push({});
+    CHECK(std::isnan(b->against_uniform()));  // the window holds no share any more
+  }
 }
 
 TEST_CASE("availability models", "[sim][availability]") {

@@ -5,6 +5,9 @@
 // targets from the model they start from.
 #include "catch_torch.hpp"
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <functional>
 #include <map>
 
@@ -45,9 +48,10 @@ std::unique_ptr<ServerAlgorithm> server(const std::string& name, std::vector<std
 }
 
 // Rounds `from`..`to` (1-based) of the common setting, from the model `x`; the server model after
-// each round.
+// each round. With `shares`, each round's ServerAlgorithm::shares as the drivers ask for them:
+// after an aggregation, and after an empty round only when it moved the model.
 std::vector<Pair> run_rounds(ServerAlgorithm& server, NamedTensors& x, const Change& change, std::uint32_t from = 1,
-                             std::uint32_t to = 4) {
+                             std::uint32_t to = 4, std::vector<ClientShares>* shares = nullptr) {
   std::vector<Pair> models;
   for (std::uint32_t round = from; round <= to; ++round) {
     std::vector<ClientUpdate> updates;
@@ -62,10 +66,12 @@ std::vector<Pair> run_rounds(ServerAlgorithm& server, NamedTensors& x, const Cha
       u.weights = {{"w", base[0].value + torch::tensor(d, torch::kFloat64)}};
       updates.push_back(std::move(u));
     }
+    bool moved = true;
     if (updates.empty())
-      server.aggregate_nothing(x, {round});
+      moved = server.aggregate_nothing(x, {round});
     else
       server.aggregate(x, updates, {round});
+    if (shares != nullptr) shares->push_back(moved ? server.shares(updates) : ClientShares{});
     models.push_back(pair_of(x));
   }
   return models;
@@ -238,22 +244,71 @@ TEST_CASE("Amplified FedAvg against the spec's vectors: the change since the sna
   check_round_trip([p2] { return server("amplified-fedavg", p2); });
 }
 
-TEST_CASE("A table of N models above algorithm.memory_budget_mb is refused with the size it needs",
+TEST_CASE("A table above algorithm.memory_budget_mb goes to disk, or is refused with the size it needs",
           "[algorithms][participation]") {
+  ParamSet p;
+  p.set("memory_budget_mb", 100.0);
+  FederationShape shape;
+  shape.num_clients = 10000;
+  shape.model_bytes = 1024 * 1024;  // 1 MB a model: 10000 MB for the table
   for (const std::string name : {"mifa", "fedvarp"}) {
     INFO(name);
-    ParamSet p;
-    p.set("memory_budget_mb", 100.0);
-    FederationShape shape;
-    shape.num_clients = 10000;
-    shape.model_bytes = 1024 * 1024;  // 1 MB a model: 10000 MB for the table
     const auto& info = *find_algorithm(name);
-    CHECK_THAT(info.check(p, shape), Catch::Contains("10000 clients") && Catch::Contains("10000.0 MB") &&
-                                         Catch::Contains("algorithm.memory_budget_mb = 100;"));
-    CHECK_THROWS_AS(info.make_server(p, shape), UserError);
-    shape.num_clients = 50;
-    CHECK(info.check(p, shape).empty());
+    CHECK((!info.check || info.check(p, shape).empty()));  // a run keeps it on disk
+    try {
+      info.make_server(p, shape);  // no run directory to keep it in
+      FAIL("a table above its budget with nowhere to go should be refused");
+    } catch (const UserError& e) {
+      CHECK_THAT(e.what(), Catch::Contains("10000 clients") && Catch::Contains("10000.0 MB") &&
+                               Catch::Contains("algorithm.memory_budget_mb = 100;") &&
+                               Catch::Contains("run directory"));
+    }
   }
+  // FedAWE's models are not a table of changes: refused before the run.
+  CHECK_THAT(find_algorithm("fedawe")->check(p, shape), Catch::Contains("10000.0 MB"));
+  shape.num_clients = 50;
+  CHECK(find_algorithm("fedawe")->check(p, shape).empty());
+}
+
+TEST_CASE("A table on disk gives the spec's vectors and survives a checkpoint the run went on from",
+          "[algorithms][participation][mifa]") {
+  const auto dir = std::filesystem::temp_directory_path() / ("drift-disk-table-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  for (const std::string name : {"mifa", "fedvarp"}) {
+    INFO(name);
+    auto make = [&] {
+      ParamSet p;
+      p.set("memory_budget_mb", 1e-9);  // below one entry of two float64 values
+      FederationShape shape;
+      shape.num_clients = 3;
+      shape.model_bytes = 16;
+      shape.state_dir = dir.string();
+      return find_algorithm(name)->make_server(p, shape);
+    };
+    const auto in_memory = scenario_a(*server(name, {}));
+    auto straight = make();
+    check_models(scenario_a(*straight), in_memory, 0.0);
+    CHECK(straight->metrics().scalars.at("table_on_disk") == 1.0);
+    CHECK(std::filesystem::exists(dir / (name + "_table.bin")));
+    // Checkpoint after round 2; the run goes on writing its table; a resume from the checkpoint
+    // still sees the table as it was then.
+    auto first = make();
+    auto x = model_at(1, -1);
+    run_rounds(*first, x, table_change, 1, 2);
+    const auto at_checkpoint = pair_of(x);
+    auto out = StateArchive::writer();
+    first->archive(out);
+    const auto checkpoint = out.take();
+    run_rounds(*first, x, table_change, 3, 4);
+    auto second = make();
+    auto in = StateArchive::reader(checkpoint, "server");
+    second->archive(in);
+    in.expect_end();
+    auto resumed = model_at(at_checkpoint[0], at_checkpoint[1]);
+    check_models(run_rounds(*second, resumed, table_change, 3, 4), {in_memory[2], in_memory[3]}, 0.0);
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("FedAWE against the spec's vectors: clients start from their own model, changes echoed",
@@ -283,4 +338,59 @@ TEST_CASE("FedAWE against the spec's vectors: clients start from their own model
   CHECK(s->metrics().per_client.at("echo_factor") == std::vector<double>{1, 3});
   CHECK(s->metrics().scalars.at("models_held") == 2);  // client 0 holds round 2's, clients 1 and 2 round 3's
   check_round_trip([&] { return with({}); });
+}
+
+TEST_CASE("Each server half's shares of scenario A: the coefficients its step gave each client",
+          "[algorithms][participation][bias]") {
+  const double third = 1.0 / 3;
+  const std::map<std::string, std::vector<ClientShares>> want = {
+      {"fedavg", {{{0, 1}}, {{0, 0.5}, {1, 0.5}}, {{1, 0.5}, {2, 0.5}}, {}}},  // sample weights, one sample each
+      {"fedavg-participants", {{{0, 1}}, {{0, 0.5}, {1, 0.5}}, {{1, 0.5}, {2, 0.5}}, {}}},
+      {"amplified-fedavg", {{{0, 1}}, {{0, 0.5}, {1, 0.5}}, {{1, 0.5}, {2, 0.5}}, {}}},
+      {"fedavg-all", {{{0, third}}, {{0, third}, {1, third}}, {{1, third}, {2, third}}, {}}},
+      // omega_i / N with the weights of the spec's section 6.4.
+      {"fedau", {{{0, third}}, {{0, third}, {1, third}}, {{1, 2 * third}, {2, third}}, {}}},
+      // Every remembered change 1/N, also in the empty round, whose step they make.
+      {"mifa",
+       {{{0, third}},
+        {{0, third}, {1, third}},
+        {{0, third}, {1, third}, {2, third}},
+        {{0, third}, {1, third}, {2, third}}}},
+      // A first change counts 1/|S| through the correction, a remembered one 1/N.
+      {"fedvarp", {{{0, 1}}, {{0, third}, {1, 0.5}}, {{0, third}, {1, third}, {2, 0.5}}, {}}},
+      // The echo: rounds since the client's last model, over |S|.
+      {"fedawe", {{{0, 1}}, {{0, 0.5}, {1, 1}}, {{1, 0.5}, {2, 1.5}}, {}}},
+  };
+  for (const auto& [name, rounds] : want) {
+    INFO(name);
+    auto s = server(name, {});
+    auto x = model_at(1, -1);
+    std::vector<ClientShares> got;
+    run_rounds(*s, x, table_change, 1, 4, &got);
+    REQUIRE(got.size() == rounds.size());
+    for (std::size_t r = 0; r < rounds.size(); ++r) {
+      INFO("round " << r + 1);
+      REQUIRE(got[r].size() == rounds[r].size());
+      for (std::size_t k = 0; k < rounds[r].size(); ++k) {
+        CHECK(got[r][k].first == rounds[r][k].first);
+        CHECK(got[r][k].second == Approx(rounds[r][k].second).epsilon(1e-12));
+      }
+    }
+  }
+  // The oracle: 1 / (N p_i) with p = (1/2, 1/4, 1/5).
+  FederationShape shape;
+  shape.num_clients = 3;
+  shape.participation_probability = [](std::uint32_t client, std::uint32_t) -> std::optional<double> {
+    return std::vector<double>{0.5, 0.25, 0.2}.at(client);
+  };
+  auto oracle = find_algorithm("known-probability")->make_server(ParamSet{}, shape);
+  auto x = model_at(1, -1);
+  std::vector<ClientShares> got;
+  run_rounds(*oracle, x, table_change, 1, 3, &got);
+  REQUIRE(got.size() == 3);
+  REQUIRE(got[2].size() == 2);
+  CHECK(got[2][0].first == 1);
+  CHECK(got[2][0].second == Approx(4.0 / 3).epsilon(1e-12));
+  CHECK(got[2][1].first == 2);
+  CHECK(got[2][1].second == Approx(5.0 / 3).epsilon(1e-12));
 }

@@ -95,6 +95,11 @@ class ServerAlgorithm {
                                const AggregationInput& input);
   // What the last aggregation reports; empty by default.
   virtual AlgorithmMetrics metrics() const { return {}; }
+  // How much of the last aggregation's step came from each client's update, fresh or remembered:
+  // its coefficient before the server learning rate (docs/outputs.md#participation-bias). Asked
+  // after aggregate() with the same updates, and after an aggregate_nothing() that moved the model
+  // with none. The default is FedAvg's: the aggregated updates' sample weights.
+  virtual ClientShares shares(const std::vector<ClientUpdate>& updates) const;
   // Saves or restores everything a later aggregation or broadcast depends on (momentum,
   // control variates, prototypes, a generator's stream): docs/checkpoints.md. Every server half
   // says what it keeps, even when that is nothing.
@@ -116,6 +121,9 @@ struct FederationShape {
   std::function<std::optional<double>(std::uint32_t client, std::uint32_t round)> participation_probability;
   // The clients' local learning rate in a round (training.lr_schedule); unset where not known.
   std::function<double(std::uint32_t round)> local_lr;
+  // Where a server half may keep files that checkpoints refer to (the run directory); empty
+  // where there is none (validation, tests).
+  std::string state_dir;
 };
 
 // Named parameter sets: choosing `preset = NAME` makes these values the defaults of the

@@ -9,9 +9,19 @@
 
 namespace drift {
 
+bool ClientChangeTable::has_entry(std::uint32_t client) const {
+  return disk_ ? disk_->has(client) : entries_.at(client).defined();
+}
+
+torch::Tensor ClientChangeTable::read(std::uint32_t client) const {
+  if (!disk_) return entries_.at(client);
+  auto e = torch::empty({values_}, torch::TensorOptions().dtype(storage_));
+  disk_->read(client, e.data_ptr());
+  return e;
+}
+
 torch::Tensor ClientChangeTable::entry(std::uint32_t client, std::int64_t values) const {
-  const auto& e = entries_.at(client);
-  return e.defined() ? e.to(torch::kFloat64) : torch::zeros({values}, torch::kFloat64);
+  return has_entry(client) ? read(client).to(torch::kFloat64) : torch::zeros({values}, torch::kFloat64);
 }
 
 torch::Tensor ClientChangeTable::sum(std::int64_t values) const {
@@ -20,49 +30,76 @@ torch::Tensor ClientChangeTable::sum(std::int64_t values) const {
 
 void ClientChangeTable::store(std::uint32_t client, const torch::Tensor& change, torch::ScalarType storage) {
   torch::NoGradGuard no_grad;
-  auto& e = entries_.at(client);
   auto stored = change.to(storage).contiguous();
+  const auto entry_bytes = static_cast<std::uint64_t>(stored.numel() * stored.element_size());
   if (!sum_.defined()) sum_ = torch::zeros({change.numel()}, torch::kFloat64);
-  if (e.defined()) {
-    sum_ -= e.to(torch::kFloat64);
-    bytes_ -= static_cast<std::uint64_t>(e.numel() * e.element_size());
+  if (has_entry(client)) {
+    sum_ -= read(client).to(torch::kFloat64);
+    bytes_ -= entry_bytes;
   } else {
     ++filled_;
   }
   sum_ += stored.to(torch::kFloat64);
-  bytes_ += static_cast<std::uint64_t>(stored.numel() * stored.element_size());
-  e = std::move(stored);
+  bytes_ += entry_bytes;
+  storage_ = storage;
+  values_ = stored.numel();
+  if (disk_)
+    disk_->write(client, stored.data_ptr(), entry_bytes);
+  else
+    entries_.at(client) = std::move(stored);
 }
 
+ClientShares ClientChangeTable::filled_shares(double coefficient) const {
+  ClientShares shares;
+  shares.reserve(filled_);
+  for (std::uint32_t c = 0; c < clients(); ++c)
+    if (has_entry(c)) shares.emplace_back(c, coefficient);
+  return shares;
+}
+
+ClientChangeTable::ClientChangeTable(std::uint32_t clients, const std::filesystem::path& file)
+    : clients_(clients), disk_(std::make_unique<DiskSlots>(file, clients)) {}
+
 void ClientChangeTable::require_client(const std::string& algorithm, std::uint32_t client) const {
-  if (client >= entries_.size())
+  if (client >= clients_)
     throw std::logic_error(algorithm + ": client " + std::to_string(client) + " beyond the registered " +
-                           std::to_string(entries_.size()));
+                           std::to_string(clients_));
 }
 
 AlgorithmMetrics ClientChangeTable::metrics() const {
   AlgorithmMetrics m;
   m.scalars["table_clients"] = filled_;
   m.scalars["table_mb"] = static_cast<double>(bytes_) / (1024.0 * 1024.0);
+  if (disk_) m.scalars["table_on_disk"] = 1.0;
   return m;
 }
 
+// A table in memory archives its entries; one on disk which slot holds each (DiskSlots).
 void ClientChangeTable::archive(StateArchive& ar) {
-  std::uint64_t clients = entries_.size();
+  std::uint64_t clients = clients_;
   ar.value(clients);
-  if (ar.loading() && clients != entries_.size())
+  if (ar.loading() && clients != clients_)
     throw DecodeError("a checkpoint's table of " + std::to_string(clients) + " clients for a federation of " +
-                      std::to_string(entries_.size()));
-  for (auto& e : entries_) archive_tensor(ar, e);
+                      std::to_string(clients_));
+  bool on_disk = disk_ != nullptr;
+  ar.value(on_disk);
+  if (on_disk != (disk_ != nullptr))
+    throw DecodeError(std::string("a checkpoint's table kept ") + (on_disk ? "on disk" : "in memory") +
+                      " for a run that keeps it " + (disk_ ? "on disk" : "in memory"));
+  auto dtype = static_cast<std::int32_t>(storage_);
+  ar.value(dtype);
+  storage_ = static_cast<torch::ScalarType>(dtype);
+  ar.value(values_);
+  if (disk_)
+    disk_->archive(ar);
+  else
+    for (auto& e : entries_) archive_tensor(ar, e);
   archive_tensor(ar, sum_);  // kept, not summed again: its float64 rounding is the run's
   if (!ar.loading()) return;
   filled_ = 0;
-  bytes_ = 0;
-  for (const auto& e : entries_)
-    if (e.defined()) {
-      ++filled_;
-      bytes_ += static_cast<std::uint64_t>(e.numel() * e.element_size());
-    }
+  for (std::uint32_t c = 0; c < clients_; ++c) filled_ += has_entry(c) ? 1 : 0;
+  bytes_ = static_cast<std::uint64_t>(filled_) * static_cast<std::uint64_t>(values_) *
+           static_cast<std::uint64_t>(torch::elementSize(storage_));
 }
 
 torch::ScalarType storage_dtype(const NamedTensors& model) {
@@ -82,6 +119,24 @@ std::string table_budget_refusal(const std::string& algorithm, const std::string
       << " MB, above algorithm.memory_budget_mb = " << std::defaultfloat << std::setprecision(6) << budget_mb
       << "; raise the budget if the machine has the memory, or use fewer clients";
   return out.str();
+}
+
+ClientChangeTable make_change_table(const std::string& algorithm, const std::string& what, const FederationShape& shape,
+                                    double budget_mb) {
+  const auto clients = std::max<std::uint32_t>(shape.num_clients, 1);
+  const auto refusal = table_budget_refusal(algorithm, what, clients, shape.model_bytes, budget_mb);
+  if (refusal.empty()) return ClientChangeTable(clients);
+  if (shape.state_dir.empty()) throw UserError(refusal + ", or run it with a run directory to keep it on disk");
+  const auto file = std::filesystem::path(shape.state_dir) / (algorithm + "_table.bin");
+  // Two slots per client (DiskSlots): the most the file can grow to.
+  const auto need = 2 * static_cast<std::uint64_t>(clients) * shape.model_bytes;
+  std::error_code ec;
+  const auto space = std::filesystem::space(shape.state_dir, ec);
+  if (!ec && space.available < need && !std::filesystem::exists(file))
+    throw UserError(algorithm + "'s table is above algorithm.memory_budget_mb and would be kept in " + file.string() +
+                    ", which may grow to " + std::to_string(need / (1024 * 1024)) + " MB, but the disk has " +
+                    std::to_string(space.available / (1024 * 1024)) + " MB free");
+  return ClientChangeTable(clients, file);
 }
 
 }  // namespace drift

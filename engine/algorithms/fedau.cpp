@@ -97,6 +97,12 @@ class FedAuServer final : public ServerAlgorithm {
     return false;
   }
 
+  ClientShares shares(const std::vector<ClientUpdate>& updates) const override {
+    auto shares = shares_of(updates, weights_);
+    for (auto& s : shares) s.second /= static_cast<double>(clients_);
+    return shares;
+  }
+
   AlgorithmMetrics metrics() const override {
     AlgorithmMetrics m;
     m.per_client["fedau_weight"] = weights_;

@@ -80,6 +80,13 @@ class FedAweServer final : public ServerAlgorithm {
                                                      : model_from_flat(held.model, client_sum_ / clients());
   }
 
+  // The echo weighs each participant's change by the rounds since its last one.
+  ClientShares shares(const std::vector<ClientUpdate>& updates) const override {
+    auto shares = shares_of(updates, echo_factors_);
+    for (auto& s : shares) s.second /= static_cast<double>(updates.size());
+    return shares;
+  }
+
   AlgorithmMetrics metrics() const override {
     AlgorithmMetrics m;
     m.per_client["echo_factor"] = echo_factors_;

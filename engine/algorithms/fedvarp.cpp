@@ -33,14 +33,16 @@ struct FedVarpOptions {
 
 class FedVarpServer final : public ServerAlgorithm {
  public:
-  FedVarpServer(const FedVarpOptions& o, std::uint32_t clients) : o_(o), table_(clients) {}
+  FedVarpServer(const FedVarpOptions& o, ClientChangeTable table) : o_(o), table_(std::move(table)) {}
 
   void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, const AggregationInput&) override {
     const auto d = floating_values(global);
     auto correction = torch::zeros({d}, torch::kFloat64);
     const auto changes = flat_changes(updates, global);
+    first_changes_.clear();
     for (std::size_t k = 0; k < updates.size(); ++k) {
       table_.require_client("fedvarp", updates[k].client_id);
+      if (!table_.has_entry(updates[k].client_id)) first_changes_.push_back(updates[k].client_id);
       correction += changes[k] - table_.entry(updates[k].client_id, d);
     }
     const auto v = ybar(d) + correction / static_cast<double>(updates.size());
@@ -50,9 +52,20 @@ class FedVarpServer final : public ServerAlgorithm {
   }
 
   bool aggregate_nothing(NamedTensors& global, const AggregationInput&) override {
+    first_changes_.clear();
     if (o_.empty_round != fedvarp::EmptyRound::apply_ybar || table_.filled() == 0) return false;
     apply_flat_step(global, o_.server_lr * ybar(floating_values(global)));
     return true;
+  }
+
+  // A remembered change counts 1/N (in ybar; a participant's own correction cancels its old
+  // entry); a participant without one before the round counts 1/|S|, through the correction.
+  ClientShares shares(const std::vector<ClientUpdate>& updates) const override {
+    auto shares = table_.filled_shares(1.0 / static_cast<double>(table_.clients()));
+    for (auto& [client, share] : shares)
+      if (std::binary_search(first_changes_.begin(), first_changes_.end(), client))
+        share = 1.0 / static_cast<double>(updates.size());
+    return shares;
   }
 
   AlgorithmMetrics metrics() const override { return table_.metrics(); }
@@ -64,6 +77,9 @@ class FedVarpServer final : public ServerAlgorithm {
 
   FedVarpOptions o_;
   ClientChangeTable table_;
+  // The last aggregation's participants who had no entry before it, ascending; read by shares()
+  // right after that aggregation only, so no checkpoint needs it.
+  std::vector<std::uint32_t> first_changes_;
 };
 
 }  // namespace
@@ -74,22 +90,19 @@ AlgorithmInfo fedvarp_info() {
       bind_key<O>("server_lr", "server learning rate eta", &O::server_lr).range(0.0, std::nullopt, true),
       bind_key<O>("empty_round", "a round nobody took part in: skip (the reference code) or step along ybar (SAGA)",
                   &O::empty_round),
-      bind_key<O>("memory_budget_mb", "the most memory the table of N changes may take (MB)", &O::memory_budget_mb)
+      bind_key<O>("memory_budget_mb",
+                  "the most memory the table of N changes may take (MB); above it the table is kept on disk in "
+                  "the run directory",
+                  &O::memory_budget_mb)
           .range(0.0, std::nullopt, true),
   }};
   auto info = algorithm_info(
       "fedvarp", "FedVARP: the participants' mean change corrected by every client's latest change (SAGA)", params,
       [](const O&) { return make_local_sgd_client(); },
       [](const O& o, const FederationShape& shape) {
-        const auto refusal = table_budget_refusal("fedvarp", "the latest change", shape.num_clients, shape.model_bytes,
-                                                  o.memory_budget_mb);
-        if (!refusal.empty()) throw UserError(refusal);
-        return std::make_unique<FedVarpServer>(o, std::max<std::uint32_t>(shape.num_clients, 1));
+        return std::make_unique<FedVarpServer>(
+            o, make_change_table("fedvarp", "the latest change", shape, o.memory_budget_mb));
       });
-  info.check = params.reading([](const O& o, const FederationShape& shape) {
-    return table_budget_refusal("fedvarp", "the latest change", shape.num_clients, shape.model_bytes,
-                                o.memory_budget_mb);
-  });
   info.packed = plain_local_sgd;
   info.sync_only =
       "fedvarp's correction compares a round's participants with the table the round started "

@@ -42,6 +42,13 @@ class KnownProbabilityServer final : public ServerAlgorithm {
     apply_flat_step(global, (eta_ / static_cast<double>(clients_)) * sum, updates);
   }
 
+  // 1 / (N p_i): the unbiased weights.
+  ClientShares shares(const std::vector<ClientUpdate>& updates) const override {
+    std::vector<double> coefficients;
+    for (double p : probabilities_) coefficients.push_back(1.0 / (static_cast<double>(clients_) * p));
+    return shares_of(updates, coefficients);
+  }
+
   AlgorithmMetrics metrics() const override {
     AlgorithmMetrics m;
     m.per_client["participation_probability"] = probabilities_;

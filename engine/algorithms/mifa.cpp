@@ -35,7 +35,9 @@ struct MifaOptions {
 class MifaServer final : public ServerAlgorithm {
  public:
   MifaServer(const MifaOptions& o, const FederationShape& shape)
-      : o_(o), local_lr_(shape.local_lr), table_(std::max<std::uint32_t>(shape.num_clients, 1)) {}
+      : o_(o),
+        local_lr_(shape.local_lr),
+        table_(make_change_table("mifa", "the latest change", shape, o.memory_budget_mb)) {}
 
   // Official variant: G_i = Delta_i / gamma_r, and x <- x + gamma_r / N sum_i G_i.
   void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates,
@@ -54,6 +56,11 @@ class MifaServer final : public ServerAlgorithm {
     if (table_.filled() == 0) return false;
     apply_flat_step(global, mean_step(global, input.round));
     return true;
+  }
+
+  // Every remembered change counts 1/N, fresh or not.
+  ClientShares shares(const std::vector<ClientUpdate>&) const override {
+    return table_.filled_shares(1.0 / static_cast<double>(table_.clients()));
   }
 
   AlgorithmMetrics metrics() const override { return table_.metrics(); }
@@ -89,24 +96,21 @@ AlgorithmInfo mifa_info() {
                   "fedau: raw changes stepped by server_lr (FedAU's code); official: changes over the local lr, "
                   "stepped by the current one (MIFA's code)",
                   &O::variant),
-      bind_key<O>("memory_budget_mb", "the most memory the table of N changes may take (MB)", &O::memory_budget_mb)
+      bind_key<O>("memory_budget_mb",
+                  "the most memory the table of N changes may take (MB); above it the table is kept on disk in "
+                  "the run directory",
+                  &O::memory_budget_mb)
           .range(0.0, std::nullopt, true),
   }};
   auto info = algorithm_info(
       "mifa", "MIFA: the server steps along the mean of every client's latest change, also in empty rounds", params,
       [](const O&) { return make_local_sgd_client(); },
-      [](const O& o, const FederationShape& shape) {
-        if (const auto refusal = table_budget_refusal("mifa", "the latest change", shape.num_clients, shape.model_bytes,
-                                                      o.memory_budget_mb);
-            !refusal.empty())
-          throw UserError(refusal);
-        return std::make_unique<MifaServer>(o, shape);
-      });
+      [](const O& o, const FederationShape& shape) { return std::make_unique<MifaServer>(o, shape); });
   info.check = params.reading([](const O& o, const FederationShape& shape) -> std::string {
     if (o.variant == mifa::Variant::official && o.server_lr != 1.0)
       return "mifa's official variant steps by the local learning rate and has no server learning rate: leave "
              "algorithm.server_lr at 1 (or use variant = \"fedau\")";
-    return table_budget_refusal("mifa", "the latest change", shape.num_clients, shape.model_bytes, o.memory_budget_mb);
+    return std::string();
   });
   info.packed = plain_local_sgd;
   info.sync_only =

@@ -79,4 +79,17 @@ void apply_flat_step(NamedTensors& global, const torch::Tensor& step, const std:
   }
 }
 
+ClientShares shares_of(const std::vector<ClientUpdate>& updates, const std::vector<double>& coefficients) {
+  if (coefficients.size() != updates.size())
+    throw std::logic_error("shares_of: " + std::to_string(coefficients.size()) + " coefficients for " +
+                           std::to_string(updates.size()) + " updates");
+  ClientShares shares;
+  for (std::size_t k = 0; k < updates.size(); ++k) shares.emplace_back(updates[k].client_id, coefficients[k]);
+  return shares;
+}
+
+ClientShares equal_shares(const std::vector<ClientUpdate>& updates, double coefficient) {
+  return shares_of(updates, std::vector<double>(updates.size(), coefficient));
+}
+
 }  // namespace drift

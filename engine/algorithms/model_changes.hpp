@@ -23,6 +23,11 @@ torch::Tensor flat_model(const NamedTensors& model);
 NamedTensors model_from_flat(const NamedTensors& like, const torch::Tensor& flat,
                              const std::vector<ClientUpdate>& updates = {});
 
+// (client id, coefficients[k]) for each update k, in the updates' (client-id) order.
+ClientShares shares_of(const std::vector<ClientUpdate>& updates, const std::vector<double>& coefficients);
+// Every update with the same coefficient.
+ClientShares equal_shares(const std::vector<ClientUpdate>& updates, double coefficient);
+
 // w - x over the floating-point tensors, concatenated in model order.
 torch::Tensor flat_change(const NamedTensors& weights, const NamedTensors& global);
 // Each update's w_k - x, with x flattened once.

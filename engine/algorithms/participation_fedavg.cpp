@@ -37,6 +37,10 @@ class UniformFedAvgServer final : public ServerAlgorithm {
     const auto divisor = all_clients_ > 0 ? all_clients_ : updates.size();
     step_by_changes(global, updates, eta_ / static_cast<double>(divisor));
   }
+  ClientShares shares(const std::vector<ClientUpdate>& updates) const override {
+    const auto divisor = all_clients_ > 0 ? all_clients_ : updates.size();
+    return equal_shares(updates, 1.0 / static_cast<double>(divisor));
+  }
   void archive(StateArchive&) override {}  // keeps nothing between rounds
 
  private:
@@ -63,6 +67,11 @@ class AmplifiedFedAvgServer final : public ServerAlgorithm {
   bool aggregate_nothing(NamedTensors& global, const AggregationInput& input) override {
     remember_start(global);
     return amplify_if_due(global, input.round);
+  }
+
+  // An amplification repeats the last P rounds' moves, whose shares are already counted.
+  ClientShares shares(const std::vector<ClientUpdate>& updates) const override {
+    return equal_shares(updates, updates.empty() ? 0.0 : 1.0 / static_cast<double>(updates.size()));
   }
 
   AlgorithmMetrics metrics() const override {

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 
+#include "engine/algorithms/aggregation.hpp"
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/algorithms/builtin.hpp"
+#include "engine/algorithms/model_changes.hpp"
 #include "engine/config/catalog.hpp"
 #include "engine/config/suggest.hpp"
 #include "engine/core/error.hpp"
@@ -14,6 +16,10 @@ void ServerAlgorithm::aggregate_async(NamedTensors& global, NamedTensors mean, s
                                       const AggregationInput& input) {
   for (auto& u : updates) u.weights = mean;  // shares the tensors: aggregate() reads them only
   aggregate(global, updates, input);
+}
+
+ClientShares ServerAlgorithm::shares(const std::vector<ClientUpdate>& updates) const {
+  return shares_of(updates, sample_weights(updates));
 }
 
 torch::Tensor ClientAlgorithm::loss(const torch::Tensor& labels, const ModelOutput& out, ClientContext&) {

@@ -63,6 +63,9 @@ struct RoundReport {
   // moved from the previous one's (NaN when either aggregated nobody).
   double change_tv = 0.0, change_js = 0.0;
   double coverage = 0.0;  // clients aggregated at least once / population
+  // How far the shares the last simulation.drift_window aggregations gave clients are from the
+  // objective's weights, n_i / n and 1 / N (NaN while no share was given): docs/outputs.md.
+  double participation_bias = 0.0, participation_bias_uniform = 0.0;
   std::uint64_t samples = 0;
   double train_loss = 0.0;
   double train_accuracy = 0.0;
@@ -145,6 +148,8 @@ void visit_report_fields(Report& r, Visit&& visit) {
   visit(ReportField{"change_tv", W::always, true}, r.change_tv);
   visit(ReportField{"change_js", W::always, true}, r.change_js);
   visit(ReportField{"coverage"}, r.coverage);
+  visit(ReportField{"participation_bias", W::always, true}, r.participation_bias);
+  visit(ReportField{"participation_bias_uniform", W::always, true}, r.participation_bias_uniform);
   visit(ReportField{"samples"}, r.samples);
   visit(ReportField{"train_loss"}, r.train_loss);
   visit(ReportField{"train_accuracy"}, r.train_accuracy);

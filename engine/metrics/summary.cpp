@@ -72,6 +72,8 @@ RoundFacts facts_of(const RoundReport& r) {
   f.change_tv = r.change_tv;
   f.change_js = r.change_js;
   f.update_drift = r.shadow_clients > 0 ? r.update_drift : std::nan("");
+  f.participation_bias = r.participation_bias;
+  f.participation_bias_uniform = r.participation_bias_uniform;
   f.evaluated = r.evaluated;
   f.accuracy = r.test_accuracy;
   f.loss = r.test_loss;
@@ -86,7 +88,7 @@ RunSummary summarize(const std::vector<RoundFacts>& rounds, const SummaryTargets
     s.time_to.emplace_back(t, std::nullopt);
   }
   for (double t : targets.times) s.accuracy_at.emplace_back(t, std::nullopt);
-  FiniteMean tv, js, change_tv, change_js, update_drift;
+  FiniteMean tv, js, change_tv, change_js, update_drift, bias, bias_uniform;
   std::vector<double> accuracies;
   for (const auto& r : rounds) {
     s.rounds = std::max(s.rounds, r.round);
@@ -97,6 +99,8 @@ RunSummary summarize(const std::vector<RoundFacts>& rounds, const SummaryTargets
     change_tv.add(r.change_tv);
     change_js.add(r.change_js);
     update_drift.add(r.update_drift);
+    bias.add(r.participation_bias);
+    bias_uniform.add(r.participation_bias_uniform);
     if (!r.evaluated) continue;
     add_evaluation(s, r);
     accuracies.push_back(r.accuracy);
@@ -106,6 +110,8 @@ RunSummary summarize(const std::vector<RoundFacts>& rounds, const SummaryTargets
   s.mean_change_tv = change_tv.value();
   s.mean_change_js = change_js.value();
   s.mean_update_drift = update_drift.value();
+  s.mean_participation_bias = bias.value();
+  s.mean_participation_bias_uniform = bias_uniform.value();
   if (!accuracies.empty()) {
     const std::size_t k = std::min<std::size_t>(5, accuracies.size());
     double sum = 0.0;

@@ -62,7 +62,8 @@ struct RoundFacts {
   double wasted_compute_seconds = 0.0;
   // NaN where undefined (nothing aggregated; the first aggregation has no predecessor).
   double cohort_tv = 0.0, cohort_js = 0.0, change_tv = 0.0, change_js = 0.0;
-  double update_drift = std::numeric_limits<double>::quiet_NaN();  // measured with simulation.shadow_clients
+  double update_drift = std::numeric_limits<double>::quiet_NaN();     // measured with simulation.shadow_clients
+  double participation_bias = 0.0, participation_bias_uniform = 0.0;  // NaN before any share
   bool evaluated = false;
   double accuracy = 0.0, loss = 0.0;
   std::string divergence;  // why this aggregation counts as diverged; empty if it does not
@@ -90,6 +91,7 @@ struct RunSummary {
   // Means over the aggregations where they are defined; NaN when none is.
   double mean_cohort_tv = 0.0, mean_cohort_js = 0.0, mean_change_tv = 0.0, mean_change_js = 0.0;
   double mean_update_drift = 0.0;  // NaN when never measured
+  double mean_participation_bias = 0.0, mean_participation_bias_uniform = 0.0;
   std::uint64_t updates = 0, finished = 0, late = 0, dropped = 0, failed = 0;
   std::uint64_t discarded_samples = 0;
   double wasted_compute_seconds = 0.0;

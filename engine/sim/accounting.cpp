@@ -8,10 +8,14 @@ Accounting::Accounting(const Scenario& scenario, const Population& population, b
     : population_(population),
       log_eligible_(log_eligible),
       participation_(population.size(), 0),
-      window_(static_cast<std::size_t>(scenario.simulation.drift_window)) {}
+      window_(static_cast<std::size_t>(scenario.simulation.drift_window)),
+      bias_(population.num_samples, static_cast<std::size_t>(scenario.simulation.drift_window)) {}
 
-void Accounting::account(RoundReport& r, const std::vector<std::uint32_t>& aggregated) {
+void Accounting::account(RoundReport& r, const std::vector<std::uint32_t>& aggregated, ClientShares shares) {
   r.aggregated = aggregated;
+  bias_.push(std::move(shares));
+  r.participation_bias = bias_.against_samples();
+  r.participation_bias_uniform = bias_.against_uniform();
   std::vector<double> counts(population_.label_distribution.size(), 0.0);
   for (auto c : aggregated) {
     if (participation_[c]++ == 0) ++participants_;
@@ -78,6 +82,7 @@ void Accounting::archive(StateArchive& ar) {
   ar.values(participation_);
   ar.value(participants_);
   window_.archive(ar);
+  bias_.archive(ar);
   ar.values(previous_cohort_);
   if (participation_.size() != population_.size())
     throw DecodeError("a checkpoint's accounting is for another population");

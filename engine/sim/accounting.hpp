@@ -17,8 +17,9 @@ class Accounting {
  public:
   Accounting(const Scenario& scenario, const Population& population, bool log_eligible);
 
-  // Fills participation, drift and coverage for the clients of an aggregation.
-  void account(RoundReport& report, const std::vector<std::uint32_t>& aggregated);
+  // Fills participation, drift, coverage and the participation bias for the clients of an
+  // aggregation; `shares`: the server half's (ServerAlgorithm::shares), empty when it moved nothing.
+  void account(RoundReport& report, const std::vector<std::uint32_t>& aggregated, ClientShares shares);
   // The online and eligible counts and one "eligible" row per eligible client (O(population)),
   // if logged.
   void record_eligible(RoundReport& report, double t, Roster& roster) const;
@@ -34,6 +35,7 @@ class Accounting {
   std::vector<std::uint32_t> participation_;  // aggregations each client took part in
   std::uint64_t participants_ = 0;            // clients aggregated at least once
   DriftWindow window_;
+  ParticipationBias bias_;
   std::vector<double> previous_cohort_;  // label distribution of the last non-empty aggregation
 };
 

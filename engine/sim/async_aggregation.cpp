@@ -22,20 +22,25 @@ bool AsyncAggregation::add(ClientUpdate update, const NamedTensors& pulled, std:
                            std::uint32_t round) {
   check_compatible(*global_, update.weights);
   if (!buffered_) {
-    const double a = scenario_.async.alpha * staleness_(staleness);
-    auto mean = mix(update, a);
     pending_.updates.push_back(std::move(update));
     pending_.staleness.push_back(staleness);
+    auto mean = mix(pending_.updates.back(), schedule_weight(0));
     aggregate(std::move(mean), round);
     return true;
   }
-  const double weight = 1.0 / std::sqrt(1.0 + static_cast<double>(staleness));
-  accumulate(update, pulled, weight);
   pending_.updates.push_back(std::move(update));
   pending_.staleness.push_back(staleness);
+  accumulate(pending_.updates.back(), pulled, schedule_weight(pending_.updates.size() - 1));
   if (static_cast<std::int64_t>(pending_.updates.size()) < scenario_.async.buffer_size) return false;
   aggregate(step(), round);
   return true;
+}
+
+// FedAsync: the mixing weight a = alpha s(staleness); FedBuff: the delta's 1 / sqrt(1 + staleness).
+double AsyncAggregation::schedule_weight(std::size_t k) const {
+  const auto staleness = pending_.staleness.at(k);
+  if (!buffered_) return scenario_.async.alpha * staleness_(staleness);
+  return 1.0 / std::sqrt(1.0 + static_cast<double>(staleness));
 }
 
 AsyncAggregation::Applied AsyncAggregation::take_applied() { return std::exchange(applied_, {}); }
@@ -100,6 +105,7 @@ void AsyncAggregation::aggregate(NamedTensors mean, std::uint32_t round) {
     input.pulled_version.push_back(version_ - pending_.staleness[k]);
   }
   auto next = std::make_shared<NamedTensors>(*global_);
+  for (auto k : order) pending_.shares.emplace_back(pending_.updates[k].client_id, schedule_weight(k));
   algorithm_->aggregate_async(*next, std::move(mean), std::move(sorted), input);
   pending_.metrics = algorithm_->metrics();
   applied_ = std::exchange(pending_, {});

@@ -40,6 +40,9 @@ class AsyncAggregation {
     std::vector<ClientUpdate> updates;  // in arrival order
     std::vector<std::uint64_t> staleness;
     AlgorithmMetrics metrics;  // the server half's
+    // The schedule's weight of each update, in client-id order: under FedAsync and FedBuff the
+    // schedule, not the server half, decides how much each update moves the model.
+    ClientShares shares;
   };
   // The updates that made the latest global model (taken once).
   Applied take_applied();
@@ -47,6 +50,7 @@ class AsyncAggregation {
   void archive(StateArchive& ar);
 
  private:
+  double schedule_weight(std::size_t k) const;  // of the k-th buffered update
   NamedTensors mix(const ClientUpdate& update, double a) const;
   void accumulate(const ClientUpdate& update, const NamedTensors& pulled, double weight);
   NamedTensors step();

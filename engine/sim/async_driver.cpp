@@ -188,7 +188,7 @@ class AsyncDriver final : public Driver {
     report_.staleness = std::move(applied.staleness);
     std::sort(report_.staleness.begin(), report_.staleness.end());
     report_.num_updates = static_cast<std::uint32_t>(applied.updates.size());
-    parts_.accounting.account(report_, clients);
+    parts_.accounting.account(report_, clients, std::move(applied.shares));
     report_.round = aggregations_;
     report_.model_version = aggregation_.version();
     report_.time_end = now_;
@@ -229,7 +229,7 @@ class AsyncDriver final : public Driver {
     report_.time_end = now_;
     report_.total_rounds = parts_.scenario.rounds;
     report_.divergence = why;
-    parts_.accounting.account(report_, {});
+    parts_.accounting.account(report_, {}, {});
     reports_.aggregated(std::move(report_), nullptr, false);
     open_report();
     finish({RunStatus::diverged, why});

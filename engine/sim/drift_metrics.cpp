@@ -49,4 +49,39 @@ void DriftWindow::archive(StateArchive& ar) {
   if (ar.loading()) entries_.assign(entries.begin(), entries.end());
 }
 
+ParticipationBias::ParticipationBias(const std::vector<std::uint64_t>& num_samples, std::size_t window)
+    : window_(window), uniform_(num_samples.size(), num_samples.empty() ? 0.0 : 1.0 / num_samples.size()) {
+  std::vector<double> counts(num_samples.begin(), num_samples.end());
+  data_weights_ = normalised(counts);
+}
+
+void ParticipationBias::push(ClientShares shares) {
+  entries_.push_back(std::move(shares));
+  while (entries_.size() > window_) entries_.pop_front();
+}
+
+// Summed afresh each time (O(window |S| + N)), so the value never depends on how the window got here.
+double ParticipationBias::distance(const std::vector<double>& objective) const {
+  std::vector<double> given(objective.size(), 0.0);
+  for (const auto& shares : entries_)
+    for (const auto& [client, share] : shares)
+      if (client < given.size()) given[client] += share;
+  double total = 0.0;
+  for (double g : given) total += g;
+  if (!(total > 0.0)) return std::nan("");
+  for (auto& g : given) g /= total;
+  return total_variation(given, objective);
+}
+
+void ParticipationBias::archive(StateArchive& ar) {
+  std::vector<ClientShares> entries(entries_.begin(), entries_.end());
+  ar.vector(entries, [&](ClientShares& shares) {
+    ar.vector(shares, [&](std::pair<std::uint32_t, double>& s) {
+      ar.value(s.first);
+      ar.value(s.second);
+    });
+  });
+  if (ar.loading()) entries_.assign(entries.begin(), entries.end());
+}
+
 }  // namespace drift

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "engine/core/state_archive.hpp"
+#include "engine/tensors/federated_types.hpp"
 
 namespace drift {
 
@@ -26,6 +27,28 @@ class DriftWindow {
  private:
   std::size_t window_;
   std::deque<std::vector<double>> entries_;
+};
+
+// Participation bias (docs/outputs.md#participation-bias): the shares the last `window`
+// aggregations gave each client (ServerAlgorithm::shares), summed and normalised, against the
+// weights of the population objective, as a total variation in [0, 1].
+class ParticipationBias {
+ public:
+  // `num_samples`: each client's training samples, which give the objective sum_i n_i / n F_i.
+  ParticipationBias(const std::vector<std::uint64_t>& num_samples, std::size_t window);
+  void push(ClientShares shares);  // one aggregation's, empty when it gave nobody a share
+  // Against n_i / n, and against 1 / N (the objective of the participation papers); NaN while
+  // the window holds no positive share.
+  double against_samples() const { return distance(data_weights_); }
+  double against_uniform() const { return distance(uniform_); }
+  void archive(StateArchive& ar);
+
+ private:
+  double distance(const std::vector<double>& objective) const;
+
+  std::size_t window_;
+  std::vector<double> data_weights_, uniform_;
+  std::deque<ClientShares> entries_;
 };
 
 }  // namespace drift

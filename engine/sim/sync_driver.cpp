@@ -328,11 +328,13 @@ class SyncDriver final : public Driver {
     std::sort(report_.staleness.begin(), report_.staleness.end());
     const bool enough =
         !accepted.empty() && static_cast<std::int64_t>(accepted.size()) >= parts_.scenario.simulation.min_cohort;
+    ClientShares shares;
     if (enough) {
       shadow_.report(report_, global_, accepted, version_);
       Accounting::add_training_metrics(report_, accepted);
       algorithm_->aggregate(global_, accepted, input);
       report_.algorithm = algorithm_->metrics();
+      shares = algorithm_->shares(accepted);
       ++version_;
     } else {
       aggregated.clear();
@@ -340,11 +342,12 @@ class SyncDriver final : public Driver {
       for (const auto& u : accepted) report_.discarded_samples += u.num_samples;
       if (algorithm_->aggregate_nothing(global_, AggregationInput{round_})) {
         report_.algorithm = algorithm_->metrics();
+        shares = algorithm_->shares({});
         ++version_;
       }
     }
     report_.num_updates = static_cast<std::uint32_t>(aggregated.size());
-    parts_.accounting.account(report_, aggregated);
+    parts_.accounting.account(report_, aggregated, std::move(shares));
   }
 
   void drop(std::uint32_t c, double at, const TaskPlan& plan, const std::string& why) {

@@ -10,6 +10,7 @@
 
 #include "engine/core/error.hpp"
 #include "engine/metrics/metrics_file.hpp"
+#include "engine/study/participation_figures.hpp"
 
 namespace drift {
 namespace fs = std::filesystem;
@@ -17,17 +18,20 @@ using nlohmann::json;
 
 namespace {
 
-// rounds.dat: round time train_loss cohort_tv cohort_js window_tv window_js change_tv;
+// rounds.dat: round time train_loss cohort_tv cohort_js window_tv window_js change_tv update_drift
+// participation_bias participation_bias_uniform;
 // evaluations.dat: round time accuracy(%) test_loss; time in `unit`.
 void write_round_data(const std::vector<RoundReport>& metrics, const fs::path& dir, const TimeUnit& unit) {
   std::ostringstream rounds, evals;
   rounds << "# round time_" << unit.label
-         << " train_loss cohort_tv cohort_js window_tv window_js change_tv update_drift\n";
+         << " train_loss cohort_tv cohort_js window_tv window_js change_tv update_drift participation_bias"
+            " participation_bias_uniform\n";
   evals << "# round time_" << unit.label << " accuracy_percent test_loss\n";
   for (const auto& m : metrics) {
     const double hours = m.time_end / unit.seconds;
     rounds << m.round << ' ' << data_number(hours) << ' ' << data_number(m.train_loss);
-    for (double distance : {m.cohort_tv, m.cohort_js, m.window_tv, m.window_js, m.change_tv, m.update_drift})
+    for (double distance : {m.cohort_tv, m.cohort_js, m.window_tv, m.window_js, m.change_tv, m.update_drift,
+                            m.participation_bias, m.participation_bias_uniform})
       rounds << ' ' << data_number(distance);
     rounds << '\n';
     if (m.evaluated)
@@ -236,8 +240,11 @@ std::vector<Figure> run_figures(const fs::path& run_dir, const fs::path& dir,
                                       "'cohort vs population update (relative L2)'"
                                     : ""),
        1000, 500});
-  const auto rows = read_client_rows(run_dir / "clients.csv");
+  figures.push_back(participation_bias_figure());
   const auto rounds = metrics.back().round;
+  if (auto rates = participation_rate_figure(run_dir, dir, rounds); !rates.name.empty())
+    figures.push_back(std::move(rates));
+  const auto rows = read_client_rows(run_dir / "clients.csv");
   std::ifstream partition_in(run_dir / "partition.json");
   const auto partition = json::parse(partition_in, nullptr, false);
   const auto clients = partition.is_object() ? partition.value("num_clients", 0u) : 0u;

@@ -25,12 +25,13 @@ void add_point(Band& band, double x, const std::vector<double>& values) {
   band.std.push_back(ms.std);
 }
 
-std::string band_data(const Band& b, double x_scale) {
+// Accuracy bands in percent (`y_scale` 100), distances as they are (1).
+std::string band_data(const Band& b, double x_scale, double y_scale = 100.0) {
   std::ostringstream out;
-  out << "# x mean_percent std_percent\n";
+  out << (y_scale == 100.0 ? "# x mean_percent std_percent\n" : "# x mean std\n");
   for (std::size_t i = 0; i < b.x.size(); ++i)
-    out << data_number(b.x[i] * x_scale) << ' ' << data_number(100 * b.mean[i]) << ' ' << data_number(100 * b.std[i])
-        << '\n';
+    out << data_number(b.x[i] * x_scale) << ' ' << data_number(y_scale * b.mean[i]) << ' '
+        << data_number(y_scale * b.std[i]) << '\n';
   return out.str();
 }
 
@@ -40,8 +41,7 @@ std::string quoted(const std::string& text) {
   return "'" + out + "'";
 }
 
-Figure band_figure(const std::string& name, const std::string& x_label, const std::vector<std::string>& files,
-                   const std::vector<std::string>& titles) {
+std::string band_plot(const std::vector<std::string>& files, const std::vector<std::string>& titles) {
   std::string plot = "plot ";
   for (std::size_t i = 0; i < files.size(); ++i) {
     const auto colour = std::to_string(i + 1);
@@ -49,10 +49,28 @@ Figure band_figure(const std::string& name, const std::string& x_label, const st
             colour + " fs transparent solid 0.15 notitle, '" + files[i] + "' using 1:2 with lines lw 2 lc " + colour +
             " title " + quoted(titles[i]);
   }
+  return plot;
+}
+
+Figure band_figure(const std::string& name, const std::string& x_label, const std::vector<std::string>& files,
+                   const std::vector<std::string>& titles) {
+  const auto plot = band_plot(files, titles);
   return {name, "Test accuracy, mean ± std over seeds, against " + x_label,
           "set title 'Test accuracy (mean ± std over seeds)'\nset xlabel '" + x_label +
               "'\nset ylabel 'accuracy (%)'\nset key below\n" + plot,
           1100, 500};
+}
+
+// The participation bias against both objectives, side by side, one band per cell.
+Figure bias_figure(const std::vector<std::string>& sample_files, const std::vector<std::string>& uniform_files,
+                   const std::vector<std::string>& titles) {
+  return {"participation_bias_by_round", "Participation bias, mean ± std over seeds, against rounds",
+          "set multiplot layout 1,2 title 'Participation bias: shares over the drift window vs the objective (mean ± "
+          "std over seeds)'\nset xlabel 'round'\nset ylabel 'total variation'\nset yrange [0:*]\nset key below\n"
+          "set title 'vs data weights n_i / n'\n" +
+              band_plot(sample_files, titles) + "\nset title 'vs uniform 1 / N'\n" + band_plot(uniform_files, titles) +
+              "\nunset multiplot",
+          1300, 600};
 }
 
 }  // namespace
@@ -62,6 +80,18 @@ Band band_by_round(const std::vector<std::vector<RoundFacts>>& runs) {
   for (const auto& run : runs)
     for (const auto& f : run)
       if (f.evaluated) by_round[f.round].push_back(f.accuracy);
+  Band band;
+  for (const auto& [round, values] : by_round) add_point(band, round, values);
+  return band;
+}
+
+Band bias_band_by_round(const std::vector<std::vector<RoundFacts>>& runs, bool uniform) {
+  std::map<std::uint32_t, std::vector<double>> by_round;
+  for (const auto& run : runs)
+    for (const auto& f : run) {
+      const double bias = uniform ? f.participation_bias_uniform : f.participation_bias;
+      if (std::isfinite(bias)) by_round[f.round].push_back(bias);
+    }
   Band band;
   for (const auto& [round, values] : by_round) add_point(band, round, values);
   return band;
@@ -111,19 +141,24 @@ std::vector<Figure> study_figures(const StudyTable& table, const fs::path& study
   for (std::size_t i = 0; i <= kTimeGridPoints; ++i)
     grid.push_back(end * static_cast<double>(i) / static_cast<double>(kTimeGridPoints));
   const auto unit = time_unit_for(end);
-  std::vector<std::string> round_files, time_files, titles;
+  std::vector<std::string> round_files, time_files, titles, bias_files, uniform_bias_files;
   for (std::size_t c = 0; c < cells.size(); ++c) {
     const auto& [label, runs] = cells[c];
     const auto stem = "cell_" + std::to_string(c + 1);
     write_text_file(dir / (stem + "_rounds.dat"), band_data(band_by_round(runs), 1.0));
     write_text_file(dir / (stem + "_time.dat"), band_data(band_by_time(runs, grid), 1.0 / unit.seconds));
+    write_text_file(dir / (stem + "_bias.dat"), band_data(bias_band_by_round(runs, false), 1.0, 1.0));
+    write_text_file(dir / (stem + "_bias_uniform.dat"), band_data(bias_band_by_round(runs, true), 1.0, 1.0));
+    bias_files.push_back(stem + "_bias.dat");
+    uniform_bias_files.push_back(stem + "_bias_uniform.dat");
     round_files.push_back(stem + "_rounds.dat");
     time_files.push_back(stem + "_time.dat");
     titles.push_back(label + " (" + std::to_string(runs.size()) + " seeds" +
                      (diverged[c] ? ", " + std::to_string(diverged[c]) + " diverged" : "") + ")");
   }
   return {band_figure("accuracy_by_round", "round", round_files, titles),
-          band_figure("accuracy_by_time", "virtual time (" + unit.label + ")", time_files, titles)};
+          band_figure("accuracy_by_time", "virtual time (" + unit.label + ")", time_files, titles),
+          bias_figure(bias_files, uniform_bias_files, titles)};
 }
 
 }  // namespace drift

@@ -78,6 +78,10 @@ std::vector<Column> result_columns(const SummaryTargets& targets) {
   c.push_back({"mean_cohort_tv", [](const RunSummary& s) { return finite(s.mean_cohort_tv); }, 3, false});
   c.push_back({"mean_cohort_change_tv", [](const RunSummary& s) { return finite(s.mean_change_tv); }, 3, false});
   c.push_back(
+      {"mean_participation_bias", [](const RunSummary& s) { return finite(s.mean_participation_bias); }, 3, false});
+  c.push_back({"mean_participation_bias_uniform",
+               [](const RunSummary& s) { return finite(s.mean_participation_bias_uniform); }, 3, false});
+  c.push_back(
       {"mean_update_drift", [](const RunSummary& s) { return finite(s.mean_update_drift); }, 3, false, true, true});
   c.push_back({"mean_cohort_js", [](const RunSummary& s) { return finite(s.mean_cohort_js); }, 3, false, false});
   c.push_back({"mean_cohort_change_js", [](const RunSummary& s) { return finite(s.mean_change_js); }, 3, false, false});

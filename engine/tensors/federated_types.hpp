@@ -3,6 +3,7 @@
 // (messages/ encodes them as Cap'n Proto; engine code only ever sees these structs).
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "engine/config/hyper_params.hpp"
@@ -38,6 +39,10 @@ struct ClientUpdate {
   // Private models: the client's model after training, on its own held-out test split.
   std::optional<EvalResult> personal;
 };
+
+// Each client's coefficient in one aggregation's step, as (client id, coefficient) ascending by
+// id: ServerAlgorithm::shares, and the participation bias computed from it.
+using ClientShares = std::vector<std::pair<std::uint32_t, double>>;
 
 struct EvalJob {
   std::uint64_t model_version = 0;

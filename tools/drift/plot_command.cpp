@@ -68,10 +68,26 @@ std::string summary_html(const json& s) {
     out << "<tr><td>" << html_escape(key) << "</td><td>"
         << html_escape(value.is_string() ? value.get<std::string>() : value.dump()) << "</td></tr>\n";
   };
-  for (const char* key :
-       {"status", "reason", "rounds", "virtual_time", "best_accuracy", "best_round", "final_accuracy",
-        "last5_mean_accuracy", "rounds_to_accuracy", "time_to_accuracy", "accuracy_at_time", "mean_cohort_tv",
-        "mean_cohort_change_tv", "mean_update_drift", "updates", "wasted_compute_seconds", "diverged", "wall_seconds"})
+  for (const char* key : {"status",
+                          "reason",
+                          "rounds",
+                          "virtual_time",
+                          "best_accuracy",
+                          "best_round",
+                          "final_accuracy",
+                          "last5_mean_accuracy",
+                          "rounds_to_accuracy",
+                          "time_to_accuracy",
+                          "accuracy_at_time",
+                          "mean_cohort_tv",
+                          "mean_cohort_change_tv",
+                          "mean_participation_bias",
+                          "mean_participation_bias_uniform",
+                          "mean_update_drift",
+                          "updates",
+                          "wasted_compute_seconds",
+                          "diverged",
+                          "wall_seconds"})
     if (s.contains(key)) row(key, s[key]);
   out << "</table>\n<p>Files: <a href=\"metrics.jsonl\">metrics.jsonl</a>, <a href=\"clients.csv\">clients.csv</a>, "
          "<a href=\"population.csv\">population.csv</a>, <a href=\"summary.json\">summary.json</a>, "
