@@ -19,7 +19,7 @@ namespace {
 std::uint64_t hash_of(const void* data, std::uint64_t bytes) {
   StreamHash h;
   h.add(static_cast<const char*>(data), bytes);
-  return std::stoull(h.hex(), nullptr, 16);
+  return h.value();
 }
 
 }  // namespace

@@ -34,16 +34,18 @@ class UniformFedAvgServer final : public ServerAlgorithm {
   UniformFedAvgServer(double eta, std::uint32_t all_clients) : eta_(eta), all_clients_(all_clients) {}
 
   void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates, const AggregationInput&) override {
-    const auto divisor = all_clients_ > 0 ? all_clients_ : updates.size();
-    step_by_changes(global, updates, eta_ / static_cast<double>(divisor));
+    step_by_changes(global, updates, eta_ / divisor(updates));
   }
   ClientShares shares(const std::vector<ClientUpdate>& updates) const override {
-    const auto divisor = all_clients_ > 0 ? all_clients_ : updates.size();
-    return equal_shares(updates, 1.0 / static_cast<double>(divisor));
+    return equal_shares(updates, 1.0 / divisor(updates));
   }
   void archive(StateArchive&) override {}  // keeps nothing between rounds
 
  private:
+  double divisor(const std::vector<ClientUpdate>& updates) const {
+    return static_cast<double>(all_clients_ > 0 ? all_clients_ : updates.size());
+  }
+
   double eta_;
   std::uint32_t all_clients_;
 };

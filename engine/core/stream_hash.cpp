@@ -35,12 +35,15 @@ void StreamHash::add(const char* data, std::size_t size) {
   for (; i < size; ++i) tail_[tail_size_++] = bytes[i];
 }
 
-std::string StreamHash::hex() const {
+std::uint64_t StreamHash::value() const {
   std::uint64_t h = h_;
   for (std::size_t i = 0; i < tail_size_; ++i) h = (h ^ tail_[i]) * kPrime;
-  h = (h ^ bytes_) * kPrime;  // so that streams that differ only in trailing zeros differ
+  return (h ^ bytes_) * kPrime;  // so that streams that differ only in trailing zeros differ
+}
+
+std::string StreamHash::hex() const {
   char out[17];
-  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
+  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(value()));
   return out;
 }
 

@@ -16,7 +16,8 @@ class StreamHash {
   void add(const char* data, std::size_t size);
   void add(const std::string& text) { add(text.data(), text.size()); }
   std::uint64_t bytes() const { return bytes_; }  // added so far
-  std::string hex() const;                        // 16 hex digits, of everything added so far
+  std::uint64_t value() const;                    // of everything added so far
+  std::string hex() const;                        // value() in 16 hex digits
 
  private:
   void mix(const unsigned char* word);

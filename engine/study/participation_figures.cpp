@@ -87,19 +87,23 @@ Figure participation_rate_figure(const fs::path& run_dir, const fs::path& dir, s
          << c.aggregated << ' ' << data_number(c.aggregated / aggregations) << '\n';
   }
   write_text_file(dir / "participation_rates.dat", data.str());
+  // A rate is in [0, 1]; the margin keeps the clients at 0 and 1 off the frame.
   const std::string points = " with points pt 7 ps 0.6 lc rgb '#1565c0' notitle";
+  const std::string axes = "set yrange [-0.04:1.04]\nset offsets graph 0.03, graph 0.03, 0, 0\n";
   const std::string by_weight =
       "unset key\nset xlabel 'data weight n_i / n'\nset ylabel 'empirical rate'\nplot 'participation_rates.dat' using "
       "3:5" +
       points;
   if (!any_probability)
     return {"participation_rates", "Each client's share of aggregations against its data weight",
-            "set title 'Participation rate (aggregations taken part in / aggregations)'\n" + by_weight, 800, 500};
+            "set title 'Participation rate (aggregations taken part in / aggregations)'\n" + axes + by_weight, 800,
+            500};
   return {"participation_rates", "Each client's empirical participation rate against its p_i and its data weight",
-          "set multiplot layout 1,2 title 'Participation rate (aggregations taken part in / aggregations)'\n"
-          "set key inside top left\nset xlabel 'participation probability p_i'\nset ylabel 'empirical rate'\n"
-          "plot 'participation_rates.dat' using 2:5" +
-              points + ", x with lines dt 2 lc rgb '#757575' title 'rate = p_i'\n" + by_weight + "\nunset multiplot",
+          "set multiplot layout 1,2 title 'Participation rate (aggregations taken part in / aggregations)'\n" + axes +
+              "unset key\nset title 'dashed: rate = p_i'\nset xlabel 'participation probability p_i'\nset ylabel "
+              "'empirical rate'\n"
+              "plot 'participation_rates.dat' using 2:5" +
+              points + ", x with lines dt 2 lc rgb '#757575' notitle\nunset title\n" + by_weight + "\nunset multiplot",
           1100, 450};
 }
 

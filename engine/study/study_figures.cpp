@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "engine/metrics/comparison.hpp"
@@ -64,37 +65,40 @@ Figure band_figure(const std::string& name, const std::string& x_label, const st
 // The participation bias against both objectives, side by side, one band per cell.
 Figure bias_figure(const std::vector<std::string>& sample_files, const std::vector<std::string>& uniform_files,
                    const std::vector<std::string>& titles) {
-  return {"participation_bias_by_round", "Participation bias, mean ± std over seeds, against rounds",
-          "set multiplot layout 1,2 title 'Participation bias: shares over the drift window vs the objective (mean ± "
-          "std over seeds)'\nset xlabel 'round'\nset ylabel 'total variation'\nset yrange [0:*]\nset key below\n"
-          "set title 'vs data weights n_i / n'\n" +
-              band_plot(sample_files, titles) + "\nset title 'vs uniform 1 / N'\n" + band_plot(uniform_files, titles) +
-              "\nunset multiplot",
-          1300, 600};
+  return {
+      "participation_bias_by_round", "Participation bias, mean ± std over seeds, against rounds",
+      "set multiplot layout 1,2 title 'Participation bias: shares over the drift window vs the objective (mean ± "
+      "std over seeds), against rounds'\nunset xlabel\nset ylabel 'total variation'\nset yrange [0:*]\nset key below\n"
+      "set title 'vs data weights n_i / n'\n" +
+          band_plot(sample_files, titles) + "\nset title 'vs uniform 1 / N'\n" + band_plot(uniform_files, titles) +
+          "\nunset multiplot",
+      1300, 600};
+}
+
+// Per round, mean ± std of `value` over the runs where it has one.
+template <class Value>
+Band band_of_rounds(const std::vector<std::vector<RoundFacts>>& runs, Value&& value) {
+  std::map<std::uint32_t, std::vector<double>> by_round;
+  for (const auto& run : runs)
+    for (const auto& f : run)
+      if (const std::optional<double> v = value(f)) by_round[f.round].push_back(*v);
+  Band band;
+  for (const auto& [round, values] : by_round) add_point(band, round, values);
+  return band;
 }
 
 }  // namespace
 
 Band band_by_round(const std::vector<std::vector<RoundFacts>>& runs) {
-  std::map<std::uint32_t, std::vector<double>> by_round;
-  for (const auto& run : runs)
-    for (const auto& f : run)
-      if (f.evaluated) by_round[f.round].push_back(f.accuracy);
-  Band band;
-  for (const auto& [round, values] : by_round) add_point(band, round, values);
-  return band;
+  return band_of_rounds(runs,
+                        [](const RoundFacts& f) { return f.evaluated ? std::optional(f.accuracy) : std::nullopt; });
 }
 
 Band bias_band_by_round(const std::vector<std::vector<RoundFacts>>& runs, bool uniform) {
-  std::map<std::uint32_t, std::vector<double>> by_round;
-  for (const auto& run : runs)
-    for (const auto& f : run) {
-      const double bias = uniform ? f.participation_bias_uniform : f.participation_bias;
-      if (std::isfinite(bias)) by_round[f.round].push_back(bias);
-    }
-  Band band;
-  for (const auto& [round, values] : by_round) add_point(band, round, values);
-  return band;
+  return band_of_rounds(runs, [uniform](const RoundFacts& f) {
+    const double bias = uniform ? f.participation_bias_uniform : f.participation_bias;
+    return std::isfinite(bias) ? std::optional(bias) : std::nullopt;
+  });
 }
 
 Band band_by_time(const std::vector<std::vector<RoundFacts>>& runs, const std::vector<double>& grid) {
