@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -148,6 +149,18 @@ struct PretrainGeneratorArgs {
 };
 // Trains drift's own small generator (a VAE decoder) and exports it in the generator convention.
 int pretrain_generator_command(const PretrainGeneratorArgs& args);
+
+// drift epsilon: epsilon of `steps` DP releases (or, with `epsilon`, the noise that reaches it).
+struct EpsilonArgs {
+  std::optional<double> noise;    // sigma / C, the scenario's privacy.noise_multiplier
+  std::optional<double> epsilon;  // calibrate the noise to this instead
+  double rate = 0.0;              // Poisson rate, or cohort / population for fixed-size cohorts
+  std::uint64_t steps = 0;
+  double delta = 0.0;
+  std::string sampling = "poisson";
+  bool opacus = false;  // Opacus's orders, series and conversion
+};
+int epsilon_command(const EpsilonArgs& args);
 
 // Prints what an availability or profile trace holds (clients, span, online share by hour).
 int trace_info_command(const std::string& path);

@@ -105,6 +105,21 @@ CLI::App* add_worker(CLI::App& app, drift::cli::WorkerArgs& worker) {
   return cmd;
 }
 
+CLI::App* add_epsilon(CLI::App& app, drift::cli::EpsilonArgs& eps) {
+  auto* cmd =
+      app.add_subcommand("epsilon", "the (epsilon, delta) of a DP-FedAvg schedule, or the noise for a target epsilon");
+  auto* noise = cmd->add_option("--noise", eps.noise, "noise multiplier z = sigma / C (privacy.noise_multiplier)");
+  cmd->add_option("--epsilon", eps.epsilon, "find the smallest noise multiplier that keeps epsilon within this")
+      ->excludes(noise);
+  cmd->add_option("--rate", eps.rate, "sampling rate q (Poisson), or cohort / population (fixed)");
+  cmd->add_option("--steps", eps.steps, "releases (rounds) composed")->required();
+  cmd->add_option("--delta", eps.delta, "delta of (epsilon, delta)")->required();
+  cmd->add_option("--sampling", eps.sampling, "poisson (default), fixed (cohorts without replacement) or none")
+      ->check(CLI::IsMember({"poisson", "fixed", "none"}));
+  cmd->add_flag("--opacus", eps.opacus, "Opacus's orders, signed series and conversion (its published numbers)");
+  return cmd;
+}
+
 CLI::App* add_validate(CLI::App& app, drift::cli::ValidateArgs& validate) {
   auto* cmd = app.add_subcommand("validate", "check a scenario (and its data) without running it");
   cmd->add_option("scenario", validate.scenario, "scenario file (TOML)")->required();
@@ -208,6 +223,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"keys"}));
   auto* generator_cmd = add_check_generator(app, generator_dir);
   auto* pretrain_cmd = add_pretrain_generator(app, pretrain);
+  drift::cli::EpsilonArgs epsilon;
+  auto* epsilon_cmd = add_epsilon(app, epsilon);
   std::string trace_file;
   auto* trace_cmd = app.add_subcommand("trace-info", "say what an availability or profile trace (CSV) holds");
   trace_cmd->add_option("file", trace_file, "a trace in drift's CSV format (docs/traces.md)")->required();
@@ -229,6 +246,7 @@ int main(int argc, char** argv) {
     if (generator_cmd->parsed()) return drift::cli::check_generator_command(generator_dir);
     if (pretrain_cmd->parsed()) return drift::cli::pretrain_generator_command(pretrain);
     if (trace_cmd->parsed()) return drift::cli::trace_info_command(trace_file);
+    if (epsilon_cmd->parsed()) return drift::cli::epsilon_command(epsilon);
     return list_what == "keys" ? drift::cli::list_keys_command() : drift::cli::list_command();
   } catch (const drift::WriteError& e) {
     std::fprintf(stderr, "drift: error: %s\n", one_line(e.what()).c_str());
