@@ -117,6 +117,23 @@ void finish_model_group(Scenario& s, const AlgorithmInfo& algorithm, const std::
   if (s.feature_dim == 0 && distinct.size() > 1) s.feature_dim = 512;  // FedKTL's d'
 }
 
+// The poisson sampler draws a sync round's whole cohort by its rate.
+void check_poisson_sampler(const Scenario& s, const std::string& source) {
+  if (s.sampler.name != "poisson") return;
+  if (s.simulation.mode != SimulationMode::sync)
+    throw UserError(source + ": sampler \"poisson\" draws a sync round's cohort; under " + name_of(s.simulation.mode) +
+                    " clients are drawn one at a time as slots free up");
+  if (s.simulation.over_selection > 1.0)
+    throw UserError(source +
+                    ": sampler \"poisson\" waits for every client it drew; simulation.over_selection (keep "
+                    "the first finishers of a larger draw) would change who takes part by speed");
+  for (const auto& e : s.timeline)
+    if (e.action == TimelineAction::fraction)
+      throw UserError(source + ": timeline[" + std::to_string(e.index) +
+                      "] changes the cohort fraction, but sampler \"poisson\" draws each client at the fixed rate "
+                      "sampler.fraction");
+}
+
 // Combinations that are valid key by key but cannot run together.
 void check_combinations(const Scenario& s, const AlgorithmInfo& algorithm, const std::string& source) {
   if (algorithm.private_models) {
@@ -149,6 +166,7 @@ void check_combinations(const Scenario& s, const AlgorithmInfo& algorithm, const
   if (s.simulation.shadow_clients > 0 && algorithm.private_models)
     throw UserError(source + ": simulation.shadow_clients compares updates of one shared model; '" + s.algorithm +
                     "' keeps private models, which have no common update");
+  check_poisson_sampler(s, source);
   if (algorithm.check) {
     FederationShape shape;
     shape.num_clients = s.clients;

@@ -82,6 +82,8 @@ Selection CohortSampler::answer(const SelectionRequest& request) {
   for (auto c : busy) busy_present += presence_.present(c, request.time) ? 1 : 0;
   s.eligible = presence_.present_count(request.time) - busy_present;
   s.clients = draw(request, s.cohort_size, busy);
+  if (request.slots == 0 && sampler_->draws_cohort_size())
+    s.cohort_size = static_cast<std::uint32_t>(s.clients.size());  // Poisson: the round waits for all it drew
   return s;
 }
 

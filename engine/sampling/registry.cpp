@@ -28,12 +28,19 @@ std::vector<std::vector<std::uint32_t>> strata_of(const Population& population, 
   return strata.empty() ? dominant_label_strata(population) : strata;
 }
 
+double poisson_rate(const Scenario& s) {
+  if (s.sampler.fraction > 0) return s.sampler.fraction;
+  return std::min(1.0, static_cast<double>(s.sampler.clients_per_round) / std::max<double>(s.clients, 1));
+}
+
 const std::vector<SamplerInfo>& sampler_catalog() {
   using S = Scenario;
   using P = Population;
   static const std::vector<SamplerInfo> catalog = {
       {"uniform", "uniform without replacement, blind to availability (offline picks cannot train)",
        [](const S& s, const P& p) { return std::make_unique<UniformSampler>(p.size(), s.seed); }},
+      {"poisson", "each client independently with probability fraction (cohort size varies): DP's amplification",
+       [](const S& s, const P& p) { return std::make_unique<PoissonSampler>(p.size(), poisson_rate(s), s.seed); }},
       {"availability_aware", "uniform over the clients online at selection time",
        [](const S& s, const P& p) { return std::make_unique<AvailabilityAwareSampler>(p.size(), s.seed); }},
       {"size_weighted", "without replacement, proportional to data size",

@@ -30,7 +30,11 @@ class Sampler {
  public:
   virtual ~Sampler() = default;
   // Up to ctx.count distinct eligible clients, ascending. Fewer only when fewer are eligible.
+  // A sampler that draws its cohort's size ignores ctx.count (draws_cohort_size()).
   virtual std::vector<std::uint32_t> select(const SelectionContext& ctx) = 0;
+  // Whether the sampler decides the cohort's size itself (Poisson), ignoring ctx.count: the
+  // round then waits for every client it drew.
+  virtual bool draws_cohort_size() const { return false; }
   // What a later call depends on (its call counter, a cursor), for checkpoints.
   virtual void archive(StateArchive& ar) = 0;
 };
@@ -43,6 +47,8 @@ struct SamplerInfo {
   std::function<std::unique_ptr<Sampler>(const Scenario&, const Population&)> make;
 };
 const std::vector<SamplerInfo>& sampler_catalog();
+// The poisson sampler's inclusion probability: sampler.fraction, or clients_per_round / clients.
+double poisson_rate(const Scenario& s);
 std::vector<std::string> sampler_names();
 
 // Throws UserError, with the closest name, for a sampler not in the catalogue.

@@ -28,6 +28,23 @@ class UniformSampler final : public Sampler {
   std::uint64_t calls_ = 0;
 };
 
+// Poisson sampling: each client independently with probability `rate`, so the cohort's size
+// varies from round to round. The sampling DP's amplification assumes (docs/privacy.md).
+class PoissonSampler final : public Sampler {
+ public:
+  PoissonSampler(std::uint32_t population, double rate, std::uint64_t seed)
+      : population_(population), rate_(rate), seed_(seed) {}
+  std::vector<std::uint32_t> select(const SelectionContext& ctx) override;
+  bool draws_cohort_size() const override { return true; }
+  void archive(StateArchive& ar) override;
+
+ private:
+  std::uint32_t population_;
+  double rate_;
+  std::uint64_t seed_;
+  std::uint64_t calls_ = 0;
+};
+
 class AvailabilityAwareSampler final : public Sampler {
  public:
   AvailabilityAwareSampler(std::uint32_t population, std::uint64_t seed) : population_(population), seed_(seed) {}
