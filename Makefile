@@ -21,11 +21,12 @@ FUZZ_DIR ?= build-fuzz
 FUZZ_SECONDS ?= 600
 
 # The tests compare bits recorded on other machines (scenario_digests) and across slots and
-# processes. OpenBLAS and ATen choose their kernels by the CPU's instructions, and AVX-512
-# kernels round differently from AVX2 ones, so the tests pin the AVX2 kernels, which every
-# x86-64 machine drift supports has (docs/outputs.md#machines).
+# processes. OpenBLAS, ATen and oneDNN (LibTorch's convolutions) choose their kernels by the
+# CPU's instructions, and AVX-512 kernels round differently from AVX2 ones, so the tests pin
+# the AVX2 kernels, which every x86-64 machine drift supports has (docs/outputs.md#machines).
 test check-sanitize: export OPENBLAS_CORETYPE := Haswell
 test check-sanitize: export ATEN_CPU_CAPABILITY := avx2
+test check-sanitize: export ONEDNN_MAX_CPU_ISA := AVX2
 
 .PHONY: all deps configure build quickstart test bench check-sanitize fuzz clean
 
