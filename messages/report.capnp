@@ -75,6 +75,12 @@ struct RoundReport {
   shadowSamples @45 :UInt64;
   participationBias @46 :Float64;         # window shares vs n_i / n, total variation
   participationBiasUniform @47 :Float64;  # ... vs 1 / N
+  dp @48 :Bool;                           # [privacy] is on: the dp* fields mean something
+  dpClipped @49 :UInt32;
+  dpNoiseStd @50 :Float64;
+  dpEpsilon @51 :Float64;
+  dpEpsilonAmplified @52 :Float64;
+  dpEpsilonMaxClient @53 :Float64;
 }
 
 struct NamedValue {

@@ -176,6 +176,10 @@ struct AlgorithmInfo {
   // Why the algorithm runs in sync rounds only: validation refuses it under fedasync and
   // fedbuff with this reason. Empty: every mode.
   std::string sync_only;
+  // The client half uploads its weights and nothing else, and the server half reads nothing of
+  // an update but its weights: differential privacy ([privacy]) can then hand it the privatised
+  // aggregate in place of every update (docs/privacy.md#which-algorithms).
+  bool privatisable = false;
   // Set when the client half packs: its local objective as the packed trainer computes it.
   // Unset: clients train one at a time whatever devices.pack says.
   std::function<PackedObjective(const ParamSet&)> packed;

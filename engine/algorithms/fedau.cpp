@@ -137,6 +137,7 @@ AlgorithmInfo fedau_info() {
       [](const O&) { return make_local_sgd_client(); },
       [](const O& o, const FederationShape& shape) { return std::make_unique<FedAuServer>(o, shape); });
   info.packed = plain_local_sgd;
+  info.privatisable = true;
   info.sync_only = "FedAU books every client every round, and asynchronous aggregations have no rounds";
   return info;
 }

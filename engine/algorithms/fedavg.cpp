@@ -34,6 +34,7 @@ AlgorithmInfo fedavg_info() {
                      [](const ParamSet&) { return make_local_sgd_client(); },
                      [](const ParamSet&, const FederationShape&) { return make_fedavg_server(); }};
   info.packed = plain_local_sgd;
+  info.privatisable = true;
   return info;
 }
 

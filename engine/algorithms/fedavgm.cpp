@@ -57,6 +57,7 @@ AlgorithmInfo fedavgm_info() {
       "fedavgm", "FedAvgM: FedAvg with server momentum", params, [](const O&) { return make_local_sgd_client(); },
       [](const O& o, const FederationShape&) { return std::make_unique<FedAvgMServer>(o); });
   info.packed = plain_local_sgd;
+  info.privatisable = true;
   return info;
 }
 

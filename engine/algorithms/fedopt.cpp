@@ -68,6 +68,7 @@ AlgorithmInfo fedopt_info(const std::string& name, FedOptServer::Rule rule, cons
       name, description, params, [](const O&) { return make_local_sgd_client(); },
       [rule](const O& o, const FederationShape&) { return std::make_unique<FedOptServer>(rule, o); });
   info.packed = plain_local_sgd;
+  info.privatisable = true;
   return info;
 }
 

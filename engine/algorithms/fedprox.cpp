@@ -56,6 +56,7 @@ AlgorithmInfo fedprox_info() {
       [](const O& o) { return std::make_unique<FedProxClient>(o.mu); },
       [](const O&, const FederationShape&) { return make_fedavg_server(); });
   info.packed = params.reading([](const O& o) { return PackedObjective{o.mu}; });
+  info.privatisable = true;
   return info;
 }
 

@@ -104,6 +104,7 @@ AlgorithmInfo fedvarp_info() {
             o, make_change_table("fedvarp", "the latest change", shape, o.memory_budget_mb));
       });
   info.packed = plain_local_sgd;
+  info.privatisable = true;
   info.sync_only =
       "fedvarp's correction compares a round's participants with the table the round started "
       "from, and asynchronous aggregations have no rounds";

@@ -113,6 +113,7 @@ AlgorithmInfo mifa_info() {
     return std::string();
   });
   info.packed = plain_local_sgd;
+  info.privatisable = true;
   info.sync_only =
       "mifa steps along its table once per round, including rounds nobody took part in, and "
       "asynchronous aggregations have no rounds";

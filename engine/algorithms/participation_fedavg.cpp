@@ -121,6 +121,7 @@ AlgorithmInfo fedavg_participants_info() {
       [](const O&) { return make_local_sgd_client(); },
       [](const O& o, const FederationShape&) { return std::make_unique<UniformFedAvgServer>(o.server_lr, 0); });
   info.packed = plain_local_sgd;
+  info.privatisable = true;
   return info;
 }
 
@@ -137,6 +138,7 @@ AlgorithmInfo fedavg_all_info() {
         return std::make_unique<UniformFedAvgServer>(o.server_lr, std::max<std::uint32_t>(shape.num_clients, 1));
       });
   info.packed = plain_local_sgd;
+  info.privatisable = true;
   info.sync_only =
       "fedavg-all divides a round's changes by every registered client, and an asynchronous "
       "aggregation of one or a few updates is no round";
@@ -157,6 +159,7 @@ AlgorithmInfo amplified_fedavg_info() {
       [](const O&) { return make_local_sgd_client(); },
       [](const O& o, const FederationShape&) { return std::make_unique<AmplifiedFedAvgServer>(o); });
   info.packed = plain_local_sgd;
+  info.privatisable = true;
   return info;
 }
 

@@ -12,6 +12,10 @@ std::vector<std::string> consistency_warnings(const Scenario& s) {
   if (s.pack > 1)
     if (const auto why = pack_refusal(s); !why.empty())
       out.push_back("devices.pack does nothing here: " + why + "; clients train one at a time");
+  if (s.privacy.mode != PrivacyMode::none && s.privacy.delta >= 1.0 / s.clients)
+    out.push_back("privacy.delta = " + std::to_string(s.privacy.delta) +
+                  " is not below 1 / clients = " + std::to_string(1.0 / s.clients) +
+                  ": a mechanism that publishes one client's data whole would meet it");
   return out;
 }
 

@@ -11,6 +11,7 @@
 
 #include "engine/compose/appended_file.hpp"
 #include "engine/compose/atomic_file.hpp"
+#include "engine/compose/privacy_summary.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/state_archive.hpp"
 #include "engine/metrics/clients_file.hpp"
@@ -103,7 +104,8 @@ RunDirectory::RunDirectory(fs::path path, const Scenario& scenario, const Federa
                            const std::string& holder)
     : path_(std::move(path)),
       participation_(data.partition.num_clients()),
-      shadow_clients_(scenario.simulation.shadow_clients > 0) {
+      shadow_clients_(scenario.simulation.shadow_clients > 0),
+      privacy_(run_epsilon(scenario)) {
   std::error_code ec;
   fs::create_directories(path_, ec);
   if (ec) throw WriteError(path_.string() + ": cannot create run directory: " + ec.message());
@@ -217,7 +219,10 @@ void RunDirectory::archive_marks(StateArchive& ar) {
 }
 
 RunDirectory::RunDirectory(fs::path path, const Scenario& scenario, const std::string& marks, DirectoryLock lock)
-    : path_(std::move(path)), lock_(std::move(lock)), shadow_clients_(scenario.simulation.shadow_clients > 0) {
+    : path_(std::move(path)),
+      lock_(std::move(lock)),
+      shadow_clients_(scenario.simulation.shadow_clients > 0),
+      privacy_(run_epsilon(scenario)) {
   participation_.resize(static_cast<std::size_t>(scenario.clients));
   // Everything is checked before anything is written: a refused resume leaves the run as it was.
   auto ar = StateArchive::reader(marks, (path_ / "checkpoint").string());
@@ -230,11 +235,13 @@ RunDirectory::RunDirectory(fs::path path, const Scenario& scenario, const std::s
 
 void RunDirectory::write_participation() {
   auto out = open_for_append(path_ / "participation.csv");
-  out << "client,selected,aggregated,late,dropped,failed\n";
+  out << "client,selected,aggregated,late,dropped,failed" << (privacy_ ? ",epsilon\n" : "\n");
+  out.precision(17);
   for (std::size_t c = 0; c < participation_.size(); ++c) {
     const auto& p = participation_[c];
-    out << c << ',' << p.selected << ',' << p.aggregated << ',' << p.late << ',' << p.dropped << ',' << p.failed
-        << '\n';
+    out << c << ',' << p.selected << ',' << p.aggregated << ',' << p.late << ',' << p.dropped << ',' << p.failed;
+    if (privacy_) out << ',' << privacy_->realised(p.aggregated);
+    out << '\n';
   }
   flush_checked(out, path_ / "participation.csv");
 }
@@ -292,6 +299,11 @@ void RunDirectory::write_summary(const RunSummary& s, const std::string& status,
                              {"system_share", u.user_seconds > 0.0 ? u.system_seconds / u.user_seconds : 0.0},
                              {"minor_faults", u.minor_faults},
                              {"major_faults", u.major_faults}};
+  if (privacy_) {
+    std::vector<std::uint64_t> aggregated;
+    for (const auto& p : participation_) aggregated.push_back(p.aggregated);
+    summary["privacy"] = privacy_summary(*privacy_, s, aggregated);
+  }
   if (!reason.empty()) summary["reason"] = reason;
   if (!resume.empty()) summary["resume"] = resume;
   write_file_atomically(path_ / "summary.json", summary.dump(2) + "\n");

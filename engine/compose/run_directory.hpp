@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "engine/core/stream_hash.hpp"
 #include "engine/metrics/round_report.hpp"
 #include "engine/metrics/summary.hpp"
+#include "engine/privacy/run_epsilon.hpp"
 
 namespace drift {
 
@@ -49,7 +51,8 @@ class RunDirectory {
   // `resume`: the command that continues an interrupted run.
   void write_summary(const RunSummary& summary, const std::string& status, double wall_seconds,
                      const std::string& reason = "", const std::string& resume = "");
-  // participation.csv: per client, how often it was selected, aggregated, late, dropped, failed.
+  // participation.csv: per client, how often it was selected, aggregated, late, dropped, failed
+  // (and, in a private run, its own epsilon from the aggregations it took part in).
   void write_participation();
 
  private:
@@ -61,7 +64,8 @@ class RunDirectory {
   std::filesystem::path path_;
   DirectoryLock lock_;  // held while this process may write here
   std::vector<Counts> participation_;
-  bool shadow_clients_ = false;  // metrics.jsonl carries update_drift
+  bool shadow_clients_ = false;                         // metrics.jsonl carries update_drift
+  std::shared_ptr<const privacy::RunEpsilon> privacy_;  // [privacy] runs: each client's own epsilon
   // An appended file: its stream, and the length and hash of what it holds, which a checkpoint
   // records as its mark.
   struct Appended {

@@ -134,6 +134,32 @@ void check_poisson_sampler(const Scenario& s, const std::string& source) {
                       "sampler.fraction");
 }
 
+// What [privacy] can protect: one shared model whose server half reads only the updates' weights.
+void check_privacy(const Scenario& s, const AlgorithmInfo& algorithm, const std::string& source) {
+  if (s.privacy.mode == PrivacyMode::none) return;
+  const auto refuse = [&](const std::string& why) {
+    throw UserError(source + ": privacy.mode = \"" + name_of(s.privacy.mode) + "\": " + why);
+  };
+  if (algorithm.private_models)
+    refuse("algorithm '" + s.algorithm +
+           "' keeps private models that are never aggregated; DP protects a shared model");
+  if (!algorithm.privatisable)
+    refuse("algorithm '" + s.algorithm +
+           "' uploads more than its weights (knowledge, control variates) or reads more of an update than them, "
+           "which clipping and noise do not cover; drift list marks the algorithms that can run private");
+  if (s.simulation.mode == SimulationMode::fedasync)
+    refuse(
+        "fedasync mixes each single update into the model, so one client's update would be released alone; "
+        "use fedbuff, whose buffer sums K clipped updates before the noise");
+  if (s.simulation.shadow_clients > 0)
+    refuse("simulation.shadow_clients measures the raw updates, which a private run never releases");
+  if (s.privacy.denominator == DpDenominator::actual &&
+      (s.simulation.mode != SimulationMode::sync || s.sampler.name != "uniform"))
+    refuse(
+        "privacy.denominator = \"actual\" is sound only for fixed-size cohorts (sync rounds, sampler uniform): "
+        "under add/remove neighbours the number summed changes with the client itself");
+}
+
 // Combinations that are valid key by key but cannot run together.
 void check_combinations(const Scenario& s, const AlgorithmInfo& algorithm, const std::string& source) {
   if (algorithm.private_models) {
@@ -167,6 +193,7 @@ void check_combinations(const Scenario& s, const AlgorithmInfo& algorithm, const
     throw UserError(source + ": simulation.shadow_clients compares updates of one shared model; '" + s.algorithm +
                     "' keeps private models, which have no common update");
   check_poisson_sampler(s, source);
+  check_privacy(s, algorithm, source);
   if (algorithm.check) {
     FederationShape shape;
     shape.num_clients = s.clients;

@@ -44,8 +44,23 @@ enum class LrSchedule { exponential, inverse, inverse_sqrt };
 // How a Bernoulli process's p_i changes over steps (FedAWE's non-stationary dynamics).
 enum class Modulation { none, sine, interleaved_sine, staircase };
 
+// [privacy]: no DP, noise on the clipped sum at the server, or noise added by each client.
+enum class PrivacyMode { none, central, local };
+// What the noisy sum of clipped updates is divided by: the expected cohort (sound under
+// add/remove neighbours) or the number actually summed (docs/privacy.md#the-denominator).
+enum class DpDenominator { expected, actual };
+
 template <typename Choice>
 struct ChoiceNames;  // names[i] spells the enumerator whose value is i
+
+template <>
+struct ChoiceNames<PrivacyMode> {
+  static constexpr std::array<std::string_view, 3> names{"none", "central", "local"};
+};
+template <>
+struct ChoiceNames<DpDenominator> {
+  static constexpr std::array<std::string_view, 2> names{"expected", "actual"};
+};
 
 template <>
 struct ChoiceNames<ParticipationRule> {

@@ -152,6 +152,16 @@ struct TimelineEntry {
   std::size_t index = 0;  // position in the file, for messages
 };
 
+// User-level differential privacy of the shared model (docs/privacy.md).
+struct PrivacyConfig {
+  PrivacyMode mode = PrivacyMode::none;
+  double clip = 1.0;              // C: L2 bound of one client's update (all floating-point tensors)
+  double noise_multiplier = 1.0;  // z: noise standard deviation over C (central: on the sum; local: per client)
+  DpDenominator denominator = DpDenominator::expected;
+  double delta = 1e-5;
+  double target_epsilon = 0.0;  // > 0: end the run before an aggregation would pass it
+};
+
 // When a run saves a checkpoint (docs/checkpoints.md); a run also saves one when it ends and
 // when it is interrupted.
 struct CheckpointConfig {
@@ -189,6 +199,7 @@ struct Scenario {
   std::int64_t cpu_slots = 0;           // trainer slots on the CPU; 0 = one per core
   std::string device_pool;              // "cpu:2,cuda:0x4"; empty = cpu x cpu_slots
   std::uint32_t pack = 1;               // clients of a sync round trained together as one packed model
+  PrivacyConfig privacy;
   CheckpointConfig checkpoint;
   std::string runs_dir = "runs";
   bool log_eligible = true;           // write "eligible" rows to clients.csv (one per eligible client per round)

@@ -41,6 +41,8 @@ bool is_written(const ReportField& f, const T& value, const RoundReport& r, bool
       return r.evaluated && !r.client_accuracy.empty();
     case Written::with_shadow_clients:
       return shadow_clients;
+    case Written::with_privacy:
+      return r.dp;
     case Written::not_in_metrics:
       return false;
   }
@@ -64,6 +66,8 @@ struct LineWriter {
       return;  // not_in_metrics: clients.csv holds them
     } else if (f.written == Written::with_shadow_clients) {
       line["update_drift"][std::string(f.json_key())] = value;
+    } else if (f.written == Written::with_privacy) {
+      line["privacy"][std::string(f.json_key())] = value;
     } else {
       line[std::string(f.json_key())] = value;  // NaN is written as null
     }
@@ -105,9 +109,10 @@ struct LineReader {
   void operator()(const ReportField& f, T& value) const {
     if constexpr (!std::is_same_v<T, std::vector<ClientRecord>>) {
       if (f.written == Written::not_in_metrics) return;
-      const bool nested = f.written == Written::with_shadow_clients;
       const json* object = &line;
-      if (nested) object = line.contains("update_drift") ? &line["update_drift"] : nullptr;
+      for (const auto& [written, key] :
+           {std::pair{Written::with_shadow_clients, "update_drift"}, std::pair{Written::with_privacy, "privacy"}})
+        if (f.written == written) object = line.contains(key) ? &line[key] : nullptr;
       const auto key = std::string(f.json_key());
       if (object && object->is_object() && object->contains(key)) {
         read_value((*object)[key], value);
@@ -122,6 +127,7 @@ RoundReport report_from(const json& line) {
   RoundReport r;
   visit_report_fields(r, LineReader{line});
   r.evaluated = line.contains("test_accuracy");  // written only when evaluated
+  r.dp = line.contains("privacy");
   return r;
 }
 

@@ -89,6 +89,13 @@ struct RoundReport {
   std::uint64_t shadow_samples = 0;
   std::uint64_t bytes_down = 0;
   std::uint64_t bytes_up = 0;
+  // [privacy] (docs/outputs.md#privacy): the updates clipped, the noise's standard deviation on
+  // the aggregated mean, and epsilon after this aggregation: the run's guarantee, the sampling
+  // design's amplified figure (NaN without a design) and the busiest client's own.
+  bool dp = false;
+  std::uint32_t dp_clipped = 0;
+  double dp_noise_std = 0.0;
+  double dp_epsilon = 0.0, dp_epsilon_amplified = 0.0, dp_epsilon_max_client = 0.0;
   std::vector<ClientRecord> clients;
   // Wall-clock seconds: reported in timings.jsonl only, so metrics.jsonl stays comparable.
   double wall_train_seconds = 0.0;
@@ -104,6 +111,7 @@ enum class Written : std::uint8_t {
   when_evaluated_not_empty,  // ... and only when the list has entries
   when_privately_evaluated,  // ... and only when private models were evaluated (client_accuracy)
   with_shadow_clients,       // in the "update_drift" object, when the run measures it
+  with_privacy,              // in the "privacy" object, when the run is private (dp)
   not_in_metrics,            // on the wire only: clients.csv, timings.jsonl, or implied by another key
 };
 
@@ -168,6 +176,12 @@ void visit_report_fields(Report& r, Visit&& visit) {
   visit(ReportField{"shadow_samples", W::with_shadow_clients}, r.shadow_samples);
   visit(ReportField{"bytes_down"}, r.bytes_down);
   visit(ReportField{"bytes_up"}, r.bytes_up);
+  visit(ReportField{"dp", W::not_in_metrics}, r.dp);  // implied by the "privacy" object
+  visit(ReportField{"dp_clipped", W::with_privacy, false, "clipped"}, r.dp_clipped);
+  visit(ReportField{"dp_noise_std", W::with_privacy, false, "noise_std"}, r.dp_noise_std);
+  visit(ReportField{"dp_epsilon", W::with_privacy, true, "epsilon"}, r.dp_epsilon);
+  visit(ReportField{"dp_epsilon_amplified", W::with_privacy, true, "epsilon_amplified"}, r.dp_epsilon_amplified);
+  visit(ReportField{"dp_epsilon_max_client", W::with_privacy, true, "epsilon_max_client"}, r.dp_epsilon_max_client);
   visit(ReportField{"clients", W::not_in_metrics}, r.clients);                        // clients.csv
   visit(ReportField{"wall_train_seconds", W::not_in_metrics}, r.wall_train_seconds);  // timings.jsonl
   visit(ReportField{"wall_eval_seconds", W::not_in_metrics}, r.wall_eval_seconds);

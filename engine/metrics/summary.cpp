@@ -78,6 +78,10 @@ RoundFacts facts_of(const RoundReport& r) {
   f.accuracy = r.test_accuracy;
   f.loss = r.test_loss;
   f.divergence = r.divergence;
+  f.dp = r.dp;
+  f.dp_epsilon = r.dp_epsilon;
+  f.dp_epsilon_amplified = r.dp_epsilon_amplified;
+  f.dp_epsilon_max_client = r.dp_epsilon_max_client;
   return f;
 }
 
@@ -101,6 +105,11 @@ RunSummary summarize(const std::vector<RoundFacts>& rounds, const SummaryTargets
     update_drift.add(r.update_drift);
     bias.add(r.participation_bias);
     bias_uniform.add(r.participation_bias_uniform);
+    if (r.dp) {
+      s.epsilon = r.dp_epsilon;
+      s.epsilon_amplified = r.dp_epsilon_amplified;
+      s.epsilon_max_client = r.dp_epsilon_max_client;
+    }
     if (!r.evaluated) continue;
     add_evaluation(s, r);
     accuracies.push_back(r.accuracy);

@@ -67,6 +67,9 @@ struct RoundFacts {
   bool evaluated = false;
   double accuracy = 0.0, loss = 0.0;
   std::string divergence;  // why this aggregation counts as diverged; empty if it does not
+  // [privacy]: epsilon after this aggregation (the guarantee, the design's, the busiest client's).
+  bool dp = false;
+  double dp_epsilon = 0.0, dp_epsilon_amplified = 0.0, dp_epsilon_max_client = 0.0;
 };
 
 RoundFacts facts_of(const RoundReport& report);
@@ -92,6 +95,10 @@ struct RunSummary {
   double mean_cohort_tv = 0.0, mean_cohort_js = 0.0, mean_change_tv = 0.0, mean_change_js = 0.0;
   double mean_update_drift = 0.0;  // NaN when never measured
   double mean_participation_bias = 0.0, mean_participation_bias_uniform = 0.0;
+  // [privacy]: epsilon after the last aggregation (NaN in a run without privacy).
+  double epsilon = std::numeric_limits<double>::quiet_NaN();
+  double epsilon_amplified = std::numeric_limits<double>::quiet_NaN();
+  double epsilon_max_client = std::numeric_limits<double>::quiet_NaN();
   std::uint64_t updates = 0, finished = 0, late = 0, dropped = 0, failed = 0;
   std::uint64_t discarded_samples = 0;
   double wasted_compute_seconds = 0.0;

@@ -1,3 +1,5 @@
+#include <cstdio>
+
 #include "engine/config/catalog.hpp"
 #include "engine/core/error.hpp"
 #include "engine/population/population.hpp"
@@ -31,6 +33,14 @@ std::vector<std::vector<std::uint32_t>> strata_of(const Population& population, 
 double poisson_rate(const Scenario& s) {
   if (s.sampler.fraction > 0) return s.sampler.fraction;
   return std::min(1.0, static_cast<double>(s.sampler.clients_per_round) / std::max<double>(s.clients, 1));
+}
+
+std::string cohort_description(const Scenario& s) {
+  if (s.sampler.name != "poisson") return std::to_string(s.sampler.cohort_size(s.clients)) + " clients per round";
+  char text[96];
+  std::snprintf(text, sizeof text, "each client with probability %g (%g expected)", poisson_rate(s),
+                poisson_rate(s) * s.clients);
+  return text;
 }
 
 const std::vector<SamplerInfo>& sampler_catalog() {

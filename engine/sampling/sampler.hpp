@@ -49,6 +49,8 @@ struct SamplerInfo {
 const std::vector<SamplerInfo>& sampler_catalog();
 // The poisson sampler's inclusion probability: sampler.fraction, or clients_per_round / clients.
 double poisson_rate(const Scenario& s);
+// "8 clients per round", or for the poisson sampler "each client with probability 0.5 (50 expected)".
+std::string cohort_description(const Scenario& s);
 std::vector<std::string> sampler_names();
 
 // Throws UserError, with the closest name, for a sampler not in the catalogue.

@@ -16,7 +16,10 @@ AsyncAggregation::AsyncAggregation(const Scenario& scenario, NamedTensors initia
       algorithm_(std::move(algorithm)),
       buffered_(scenario.simulation.mode == SimulationMode::fedbuff),
       staleness_{scenario.async.staleness, scenario.async.staleness_a, scenario.async.staleness_b},
-      global_(std::make_shared<NamedTensors>(std::move(initial))) {}
+      global_(std::make_shared<NamedTensors>(std::move(initial))) {
+  if (scenario.privacy.mode != PrivacyMode::none)
+    dp_.emplace(scenario.privacy, scenario.seed, aggregated_per_round(scenario));
+}
 
 bool AsyncAggregation::add(ClientUpdate update, const NamedTensors& pulled, std::uint64_t staleness,
                            std::uint32_t round) {
@@ -30,9 +33,9 @@ bool AsyncAggregation::add(ClientUpdate update, const NamedTensors& pulled, std:
   }
   pending_.updates.push_back(std::move(update));
   pending_.staleness.push_back(staleness);
-  accumulate(pending_.updates.back(), pulled, schedule_weight(pending_.updates.size() - 1));
+  accumulate(pending_.updates.back(), pulled, schedule_weight(pending_.updates.size() - 1), round);
   if (static_cast<std::int64_t>(pending_.updates.size()) < scenario_.async.buffer_size) return false;
-  aggregate(step(), round);
+  aggregate(step(round), round);
   return true;
 }
 
@@ -62,7 +65,9 @@ NamedTensors AsyncAggregation::mix(const ClientUpdate& u, double a) const {
 }
 
 // FedBuff: sum of weight * (x_local - x_pulled), in arrival order, in float64.
-void AsyncAggregation::accumulate(const ClientUpdate& u, const NamedTensors& pulled, double weight) {
+void AsyncAggregation::accumulate(const ClientUpdate& u, const NamedTensors& pulled, double weight,
+                                  std::uint32_t round) {
+  if (dp_) return dp_->accumulate(dp_sum_, u.weights, pulled, weight, u.client_id, round);
   torch::NoGradGuard no_grad;
   if (delta_sum_.empty())
     for (const auto& t : *global_) delta_sum_.push_back(torch::zeros(t.value.sizes(), torch::kFloat64));
@@ -72,10 +77,20 @@ void AsyncAggregation::accumulate(const ClientUpdate& u, const NamedTensors& pul
   }
 }
 
-// FedBuff: x + eta * (sum / K); integer tensors from the last update.
-NamedTensors AsyncAggregation::step() {
+// FedBuff: x + eta * (sum / K); integer tensors from the last update (from x when private).
+NamedTensors AsyncAggregation::step(std::uint32_t round) {
   torch::NoGradGuard no_grad;
   const double scale = scenario_.async.server_lr / static_cast<double>(pending_.updates.size());
+  if (dp_) {
+    const auto count = static_cast<std::uint32_t>(pending_.updates.size());
+    dp_->add_central_noise(dp_sum_, round);
+    const double denominator = dp_->denominator(count);
+    auto next = add_flat(*global_, dp_sum_, scenario_.async.server_lr / denominator);
+    dp_sum_.clear();
+    pending_.dp_clipped = dp_->take_stats().clipped;
+    pending_.dp_noise_std = dp_->noise_std_on_mean(count, denominator);
+    return next;
+  }
   NamedTensors next;
   for (std::size_t i = 0; i < global_->size(); ++i) {
     const auto& g = (*global_)[i].value;
@@ -120,6 +135,7 @@ void AsyncAggregation::archive(StateArchive& ar) {
   if (ar.loading()) global_ = std::make_shared<NamedTensors>(std::move(global));
   ar.value(version_);
   archive_tensors(ar, delta_sum_);
+  if (dp_) ar.values(dp_sum_);
   ar.vector(pending_.updates, [&](ClientUpdate& u) { archive_update(ar, u); });
   ar.values(pending_.staleness);
   if (!applied_.updates.empty())

@@ -8,10 +8,12 @@
 // Every aggregation makes one new global model and one model version.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/config/scenario.hpp"
+#include "engine/sim/private_aggregation.hpp"
 #include "engine/sim/staleness.hpp"
 #include "engine/tensors/federated_types.hpp"
 
@@ -43,6 +45,8 @@ class AsyncAggregation {
     // The schedule's weight of each update, in client-id order: under FedAsync and FedBuff the
     // schedule, not the server half, decides how much each update moves the model.
     ClientShares shares;
+    std::uint32_t dp_clipped = 0;  // [privacy]: updates clipped, and the noise on the mean
+    double dp_noise_std = 0.0;
   };
   // The updates that made the latest global model (taken once).
   Applied take_applied();
@@ -52,8 +56,8 @@ class AsyncAggregation {
  private:
   double schedule_weight(std::size_t k) const;  // of the k-th buffered update
   NamedTensors mix(const ClientUpdate& update, double a) const;
-  void accumulate(const ClientUpdate& update, const NamedTensors& pulled, double weight);
-  NamedTensors step();
+  void accumulate(const ClientUpdate& update, const NamedTensors& pulled, double weight, std::uint32_t round);
+  NamedTensors step(std::uint32_t round);
   void aggregate(NamedTensors mean, std::uint32_t round);
 
   const Scenario& scenario_;
@@ -63,6 +67,8 @@ class AsyncAggregation {
   std::shared_ptr<const NamedTensors> global_;
   std::uint64_t version_ = 0;
   std::vector<at::Tensor> delta_sum_;  // FedBuff: float64, per tensor
+  std::optional<DpMechanism> dp_;      // [privacy]: the buffer's sum is of clipped changes, then noised
+  std::vector<double> dp_sum_;         // ... flat, float64
   Applied pending_;                    // buffered since the last aggregation
   Applied applied_;                    // the last aggregation's
 };

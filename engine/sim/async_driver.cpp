@@ -188,6 +188,7 @@ class AsyncDriver final : public Driver {
     report_.staleness = std::move(applied.staleness);
     std::sort(report_.staleness.begin(), report_.staleness.end());
     report_.num_updates = static_cast<std::uint32_t>(applied.updates.size());
+    if (parts_.privacy) parts_.privacy->record(report_, clients, true, applied.dp_clipped, applied.dp_noise_std);
     parts_.accounting.account(report_, clients, std::move(applied.shares));
     report_.round = aggregations_;
     report_.model_version = aggregation_.version();
@@ -229,6 +230,7 @@ class AsyncDriver final : public Driver {
     report_.time_end = now_;
     report_.total_rounds = parts_.scenario.rounds;
     report_.divergence = why;
+    if (parts_.privacy) parts_.privacy->record(report_, {}, false, 0, 0.0);
     parts_.accounting.account(report_, {}, {});
     reports_.aggregated(std::move(report_), nullptr, false);
     open_report();
@@ -243,9 +245,13 @@ class AsyncDriver final : public Driver {
     parts_.accounting.record_online(report_, now_, parts_.roster);
   }
 
-  bool stopping() const { return stop_reached(parts_.scenario, aggregations_, now_); }
+  bool stopping() const {
+    return stop_reached(parts_.scenario, aggregations_, now_) || !parts_.privacy_budget_spent().empty();
+  }
 
-  void finish(const std::string& reason = "") {
+  // Ends the run: `reason` says why it ends early (else privacy's budget, if that is spent).
+  void finish(std::string reason = "") {
+    if (reason.empty() && !stop_reached(parts_.scenario, aggregations_, now_)) reason = parts_.privacy_budget_spent();
     finish(RunEnd{reason.empty() ? RunStatus::completed : RunStatus::ended, reason});
   }
   void finish(const RunEnd& end) {

@@ -12,7 +12,8 @@ DriverParts::DriverParts(const DriverSetup& setup, JobRunner& host_runner, Drive
       roster(scenario, *population),
       planner(scenario, *population),
       timeline(scenario, roster, planner),
-      accounting(scenario, *population, setup.log_eligible) {}
+      accounting(scenario, *population, setup.log_eligible),
+      privacy(scenario.privacy.mode == PrivacyMode::none ? nullptr : std::make_unique<PrivacyBook>(scenario)) {}
 
 SelectionRequest DriverParts::selection_request(std::uint32_t round, double t) {
   SelectionRequest request;
@@ -29,6 +30,7 @@ void DriverParts::archive(StateArchive& ar) {
   roster.archive(ar);
   planner.archive(ar);
   accounting.archive(ar);
+  if (privacy) privacy->archive(ar);
   ar.vector(losses, [&](ClientLoss& l) {
     ar.value(l.client);
     ar.value(l.loss);

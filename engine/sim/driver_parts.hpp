@@ -3,11 +3,13 @@
 // the simulated world's state. Each driver holds one and adds its own rules of a round.
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "engine/sim/accounting.hpp"
 #include "engine/sim/driver.hpp"
 #include "engine/sim/driver_timeline.hpp"
+#include "engine/sim/privacy_book.hpp"
 #include "engine/sim/roster.hpp"
 #include "engine/sim/task_planner.hpp"
 
@@ -21,6 +23,8 @@ struct DriverParts {
   // A request for the sampler at virtual time t, with what it has not heard yet: who is busy,
   // the losses reported and the timeline entries applied since the last request.
   SelectionRequest selection_request(std::uint32_t round, double t);
+  // Non-empty (the reason) when privacy.target_epsilon leaves no room for another aggregation.
+  std::string privacy_budget_spent() const { return privacy ? privacy->budget_spent() : ""; }
   // The world's replica, the job counter, the accounting and the unsent losses.
   void archive(StateArchive& ar);
 
@@ -32,7 +36,8 @@ struct DriverParts {
   TaskPlanner planner;
   DriverTimeline timeline;
   Accounting accounting;
-  std::vector<ClientLoss> losses;  // training losses not yet sent to the sampler
+  std::unique_ptr<PrivacyBook> privacy;  // [privacy] runs only
+  std::vector<ClientLoss> losses;        // training losses not yet sent to the sampler
 };
 
 }  // namespace drift

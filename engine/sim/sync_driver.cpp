@@ -14,6 +14,7 @@
 #include "engine/sim/divergence.hpp"
 #include "engine/sim/driver_parts.hpp"
 #include "engine/sim/personal_evaluations.hpp"
+#include "engine/sim/private_aggregation.hpp"
 #include "engine/sim/round_rules.hpp"
 #include "engine/sim/shadow_cohort.hpp"
 #include "engine/sim/sync_driver.hpp"
@@ -48,7 +49,9 @@ class SyncDriver final : public Driver {
         global_(std::move(setup.initial_weights)),
         private_models_(setup.private_models),
         personal_(private_models_ ? parts_.population->size() : 0),
-        shadow_(parts_.scenario, parts_.population->size()) {}
+        shadow_(parts_.scenario, parts_.population->size()) {
+    if (parts_.privacy) dp_.emplace(parts_.scenario.privacy, parts_.scenario.seed, expected_cohort(parts_.scenario));
+  }
 
   void start() override { begin_round(); }
   bool finished() const override { return finished_; }
@@ -286,7 +289,7 @@ class SyncDriver final : public Driver {
         !report_.divergence.empty() && parts_.scenario.simulation.on_divergence == DivergencePolicy::stop;
     RunEnd run_end;
     if (diverged) run_end = {RunStatus::diverged, report_.divergence};
-    const bool last = diverged || stop_reached(parts_.scenario, round_, now_);
+    const bool last = diverged || stop_reached(parts_.scenario, round_, now_) || !parts_.privacy_budget_spent().empty();
     const bool evaluate = evaluation_due(parts_.scenario, round_, last);
     if (last) report_.total_rounds = round_;
     if (private_models_) {
@@ -303,6 +306,7 @@ class SyncDriver final : public Driver {
   // After a round (and its checkpoint, if one was taken): the next round, or the end.
   void next_round() {
     if (stop_reached(parts_.scenario, round_, now_)) return end_run({});
+    if (auto spent = parts_.privacy_budget_spent(); !spent.empty()) return end_run({RunStatus::ended, spent});
     ++round_;
     begin_round();
   }
@@ -332,6 +336,7 @@ class SyncDriver final : public Driver {
     if (enough) {
       shadow_.report(report_, global_, accepted, version_);
       Accounting::add_training_metrics(report_, accepted);
+      if (dp_) dp_->privatise(global_, accepted, round_);  // the server half sees only the private model
       algorithm_->aggregate(global_, accepted, input);
       report_.algorithm = algorithm_->metrics();
       shares = algorithm_->shares(accepted);
@@ -347,6 +352,11 @@ class SyncDriver final : public Driver {
       }
     }
     report_.num_updates = static_cast<std::uint32_t>(aggregated.size());
+    if (parts_.privacy) {
+      const auto summed = static_cast<std::uint32_t>(aggregated.size());
+      parts_.privacy->record(report_, aggregated, enough, dp_->take_stats().clipped,
+                             dp_->noise_std_on_mean(summed, dp_->denominator(summed)));
+    }
     parts_.accounting.account(report_, aggregated, std::move(shares));
   }
 
@@ -364,6 +374,7 @@ class SyncDriver final : public Driver {
   bool private_models_ = false;
   PersonalEvaluations personal_;
   ShadowCohort shadow_;
+  std::optional<DpMechanism> dp_;  // [privacy]: clipping and noise before the server half
   double now_ = 0.0;
   std::uint64_t version_ = 0;
   std::uint32_t round_ = 1;

@@ -9,7 +9,9 @@
 #include "commands.hpp"
 #include "engine/cluster/join.hpp"
 #include "engine/compose/packing.hpp"
+#include "engine/compose/privacy_summary.hpp"
 #include "engine/core/error.hpp"
+#include "engine/sampling/sampler.hpp"
 #include "interrupts.hpp"
 #include "progress.hpp"
 
@@ -31,8 +33,8 @@ void describe_run(spdlog::logger& log, const Scenario& scenario, const Federatio
   log.info("{}: {} training / {} test samples, {} clients ({} partition)", scenario.data.dataset, train.size(),
            data.data.test->size(), scenario.clients, name_of(scenario.partition.scheme));
   if (scenario.simulation.mode == SimulationMode::sync)
-    log.info("sync rounds: {} clients per round ({} sampler), {} rounds",
-             scenario.sampler.cohort_size(scenario.clients), scenario.sampler.name, scenario.rounds);
+    log.info("sync rounds: {} ({} sampler), {} rounds", cohort_description(scenario), scenario.sampler.name,
+             scenario.rounds);
   else
     log.info("{}: {} clients training at once ({} sampler), {} aggregations", name_of(scenario.simulation.mode),
              scenario.async.concurrency, scenario.sampler.name, scenario.rounds);
@@ -41,6 +43,7 @@ void describe_run(spdlog::logger& log, const Scenario& scenario, const Federatio
            cluster.no_local ? std::string("workers only") : describe(devices));
   if (const auto pack = effective_pack(scenario); pack > 1)
     log.info("packs of {} clients train as one model (devices.pack)", pack);
+  if (const auto privacy = privacy_description(scenario); !privacy.empty()) log.info("{}", privacy);
   log.info("run directory: {}", path.string());
   for (const auto& w : scenario.warnings) log.warn("{}", w);
   if (cluster.listen)

@@ -5,6 +5,7 @@
 #include "engine/compose/client_models.hpp"
 #include "engine/compose/federation_data.hpp"
 #include "engine/compose/packing.hpp"
+#include "engine/compose/privacy_summary.hpp"
 #include "engine/compose/schema.hpp"
 #include "engine/config/suggest.hpp"
 #include "engine/core/durations.hpp"
@@ -45,8 +46,8 @@ int validate_command(const ValidateArgs& args) {
             << name_of(scenario.partition.scheme) << " partition), " << data.population->group_names.size()
             << " group(s)\n";
   if (sim.mode == SimulationMode::sync) {
-    std::cout << "  sync: " << scenario.sampler.cohort_size(scenario.clients) << " per round (" << scenario.sampler.name
-              << " sampler), " << scenario.rounds << " rounds";
+    std::cout << "  sync: " << cohort_description(scenario) << " (" << scenario.sampler.name << " sampler), "
+              << scenario.rounds << " rounds";
     if (sim.deadline > 0) std::cout << ", deadline " << sim.deadline << " s";
     std::cout << "\n";
   } else {
@@ -56,6 +57,7 @@ int validate_command(const ValidateArgs& args) {
   std::cout << "  " << scenario.algorithm << " on " << scenario.model << ", " << scenario.data.dataset << "\n";
   if (const auto pack = effective_pack(scenario); pack > 1)
     std::cout << "  packs of " << pack << " clients train as one model (devices.pack)\n";
+  if (const auto privacy = privacy_description(scenario); !privacy.empty()) std::cout << "  " << privacy << "\n";
   ClientModels model(scenario, data, torch::kCPU);
   std::uint64_t bytes = 0;
   for (const auto& t : state_of(model.shared_model())) bytes += t.value.numel() * t.value.element_size();
@@ -89,7 +91,7 @@ int list_command() {
     row(m.name, m.description + (packing_refusal(m.name, {}).empty() ? " [packs]" : ""));
   section("algorithms");
   for (const auto& a : algorithm_catalog()) {
-    row(a.name, a.description + (a.packed ? " [packs]" : ""));
+    row(a.name, a.description + (a.packed ? " [packs]" : "") + (a.privatisable ? " [dp]" : ""));
     for (const auto& p : a.presets) row("", "  preset " + p.name + ": " + p.description);
     for (const auto& p : a.params) row("", "  " + p.key + ": " + p.help);
   }

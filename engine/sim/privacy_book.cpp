@@ -1,0 +1,121 @@
+#include "engine/sim/privacy_book.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "engine/core/error.hpp"
+#include "engine/population/participation_process.hpp"
+#include "engine/sampling/sampler.hpp"
+
+namespace drift {
+namespace {
+
+bool label_tied(const AvailabilityConfig& a) {
+  return is_participation_process(a.model) &&
+         (a.probability == ParticipationRule::label_dirichlet || a.probability == ParticipationRule::label_uniform ||
+          a.probability == ParticipationRule::adversarial);
+}
+
+// Why who takes part may depend on the clients' data; empty when it does not.
+std::string data_dependence(const Scenario& s) {
+  if (label_tied(s.availability)) return "availability.probability ties participation to each client's labels";
+  for (const auto& g : s.groups) {
+    if (label_tied(g.availability)) return "group " + g.name + "'s participation is tied to its clients' labels";
+    if (g.rule == GroupRule::dominant_label || g.rule == GroupRule::label_set)
+      return "group " + g.name + " is chosen by labels and has its own availability and speed";
+  }
+  const auto& n = s.sampler.name;
+  if (n == "size_weighted" || n == "power_of_choice" || n == "stratified" || n == "cyclic")
+    return "sampler " + n + " chooses by the clients' data (sizes, losses or labels)";
+  return "";
+}
+
+// Why the sampler's design is not what happens; empty when it is.
+std::string design_broken(const Scenario& s) {
+  if (s.privacy.mode == PrivacyMode::local) return "local noise: the server sees who reported";
+  if (s.simulation.mode != SimulationMode::sync) return name_of(s.simulation.mode) + " has no sampling design";
+  if (s.sampler.name != "poisson" && s.sampler.name != "uniform")
+    return "sampler " + s.sampler.name + " is neither Poisson nor uniform without replacement";
+  if (s.simulation.late_updates == LateUpdates::stale)
+    return "stale updates join later rounds, so inclusion is not one draw per round";
+  if (s.sampler.name == "uniform" && s.simulation.over_selection > 1.0)
+    return "over-selection keeps the first finishers of a larger draw";
+  for (const auto& e : s.timeline)
+    if (e.action == TimelineAction::sampler || e.action == TimelineAction::fraction)
+      return "timeline[" + std::to_string(e.index) + "] changes the sampler";
+  return "";
+}
+
+}  // namespace
+
+double expected_cohort(const Scenario& s) {
+  if (s.simulation.mode == SimulationMode::sync && s.sampler.name == "poisson")
+    return std::max(poisson_rate(s) * s.clients, 1e-12);
+  return aggregated_per_round(s);
+}
+
+privacy::RunPrivacy assess_privacy(const Scenario& s) {
+  privacy::RunPrivacy p;
+  p.noise_multiplier = s.privacy.noise_multiplier;
+  p.local = s.privacy.mode == PrivacyMode::local;
+  p.delta = s.privacy.delta;
+  p.replace_one = s.privacy.denominator == DpDenominator::actual;
+  // The design the sampler executes; any other world gets the figure a naive accountant would
+  // print, Poisson at the expected cohort over the population, flagged as not valid below.
+  const bool sync = s.simulation.mode == SimulationMode::sync;
+  if (sync && s.sampler.name == "uniform") {
+    p.design = privacy::Sampling::FixedSize;
+    p.rate = static_cast<double>(s.sampler.cohort_size(s.clients)) / s.clients;
+  } else {
+    p.design = privacy::Sampling::Poisson;
+    p.rate = sync && s.sampler.name == "poisson" ? poisson_rate(s) : std::min(1.0, expected_cohort(s) / s.clients);
+  }
+  const auto dependence = data_dependence(s);
+  p.participation_data_independent = dependence.empty();
+  const auto broken = design_broken(s);
+  p.amplification_valid = p.design != privacy::Sampling::None && dependence.empty() && broken.empty();
+  p.why_not_amplified = !dependence.empty() ? dependence : broken;
+  return p;
+}
+
+PrivacyBook::PrivacyBook(const Scenario& s)
+    : target_(s.privacy.target_epsilon), epsilon_(assess_privacy(s)), participations_(s.clients, 0) {}
+
+void PrivacyBook::record(RoundReport& r, const std::vector<std::uint32_t>& aggregated, bool released,
+                         std::uint32_t clipped, double noise_std) {
+  if (released) {
+    ++releases_;
+    for (auto c : aggregated)
+      most_participations_ = std::max<std::uint64_t>(most_participations_, ++participations_.at(c));
+  }
+  r.dp = true;
+  r.dp_clipped = clipped;
+  r.dp_noise_std = released ? noise_std : 0.0;
+  r.dp_epsilon = epsilon_.guarantee(releases_, most_participations_);
+  r.dp_epsilon_amplified = epsilon_.amplified(releases_);
+  r.dp_epsilon_max_client = epsilon_.realised(most_participations_);
+}
+
+std::string PrivacyBook::budget_spent() const {
+  if (target_ <= 0) return "";
+  const double next = epsilon_.guarantee(releases_ + 1, most_participations_ + 1);
+  if (next <= target_) return "";
+  char text[200];
+  std::snprintf(text, sizeof text,
+                "privacy budget: one more aggregation could take epsilon to %.4g, past "
+                "privacy.target_epsilon = %.4g",
+                next, target_);
+  return text;
+}
+
+void PrivacyBook::archive(StateArchive& ar) {
+  ar.section("privacy");
+  const auto clients = participations_.size();
+  ar.values(participations_);
+  ar.value(releases_);
+  ar.value(most_participations_);
+  if (participations_.size() != clients) throw DecodeError("a checkpoint's privacy ledger is for another population");
+}
+
+}  // namespace drift

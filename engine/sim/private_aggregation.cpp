@@ -1,0 +1,122 @@
+#include "engine/sim/private_aggregation.hpp"
+
+#include <torch/torch.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "engine/privacy/philox.hpp"
+
+namespace drift {
+namespace {
+
+using privacy::NoiseStream;
+using privacy::NoiseTag;
+
+// Scales `change` to norm at most `clip`; a non-finite change becomes zero. Returns whether it
+// was clipped (true) and whether it was non-finite.
+std::pair<bool, bool> clip_in_place(std::vector<double>& change, double clip) {
+  double squares = 0.0;
+  for (double x : change) squares += x * x;
+  const double norm = std::sqrt(squares);
+  if (!std::isfinite(norm)) {
+    std::fill(change.begin(), change.end(), 0.0);
+    return {false, true};
+  }
+  if (norm <= clip) return {false, false};
+  const double factor = clip / norm;
+  for (double& x : change) x *= factor;
+  return {true, false};
+}
+
+void add_scaled_noise(std::vector<double>& v, const NoiseStream& stream, double std) {
+  if (std == 0.0) return;
+  std::vector<double> noise(v.size());
+  stream.normals(noise.data(), noise.size());
+  for (std::size_t k = 0; k < v.size(); ++k) v[k] += std * noise[k];
+}
+
+}  // namespace
+
+std::vector<double> flat_floats(const NamedTensors& tensors) {
+  std::vector<double> flat;
+  for (const auto& t : tensors) {
+    if (!t.value.is_floating_point()) continue;
+    const auto values = t.value.detach().to(torch::kCPU, torch::kFloat64).contiguous();
+    const double* p = values.data_ptr<double>();
+    flat.insert(flat.end(), p, p + values.numel());
+  }
+  return flat;
+}
+
+NamedTensors add_flat(const NamedTensors& base, const std::vector<double>& flat, double scale) {
+  torch::NoGradGuard no_grad;
+  NamedTensors out;
+  std::size_t offset = 0;
+  for (const auto& t : base) {
+    if (!t.value.is_floating_point()) {
+      out.push_back({t.name, t.value.clone()});
+      continue;
+    }
+    auto values = t.value.detach().to(torch::kCPU, torch::kFloat64).contiguous().clone();
+    double* p = values.data_ptr<double>();
+    const auto n = static_cast<std::size_t>(values.numel());
+    if (offset + n > flat.size()) throw std::logic_error("add_flat: the vector is shorter than the model");
+    for (std::size_t k = 0; k < n; ++k) p[k] += scale * flat[offset + k];
+    offset += n;
+    out.push_back({t.name, values.to(t.value.device(), t.value.scalar_type())});
+  }
+  if (offset != flat.size()) throw std::logic_error("add_flat: the vector is longer than the model");
+  return out;
+}
+
+DpMechanism::DpMechanism(const PrivacyConfig& config, std::uint64_t seed, double expected_cohort)
+    : config_(config), seed_(seed), expected_cohort_(expected_cohort) {}
+
+double DpMechanism::denominator(std::uint32_t summed) const {
+  if (config_.denominator == DpDenominator::actual) return std::max<double>(summed, 1);
+  return expected_cohort_;
+}
+
+double DpMechanism::noise_std_on_mean(std::uint32_t summed, double denominator) const {
+  const double per_draw = config_.noise_multiplier * config_.clip;
+  const double on_sum =
+      config_.mode == PrivacyMode::local ? per_draw * std::sqrt(static_cast<double>(summed)) : per_draw;
+  return on_sum / denominator;
+}
+
+void DpMechanism::accumulate(std::vector<double>& sum, const NamedTensors& local, const NamedTensors& base,
+                             double weight, std::uint32_t client, std::uint32_t round) {
+  if (!(weight >= 0 && weight <= 1))
+    throw std::logic_error("DpMechanism: a weight outside [0, 1] breaks the sensitivity");
+  auto change = flat_floats(local);
+  const auto from = flat_floats(base);
+  if (change.size() != from.size()) throw std::logic_error("DpMechanism: an update of another shape");
+  for (std::size_t k = 0; k < change.size(); ++k) change[k] -= from[k];
+  const auto [clipped, nonfinite] = clip_in_place(change, config_.clip);
+  stats_.clipped += clipped ? 1 : 0;
+  stats_.nonfinite += nonfinite ? 1 : 0;
+  if (config_.mode == PrivacyMode::local)
+    add_scaled_noise(change, NoiseStream(seed_, round, NoiseTag::LocalNoise, client),
+                     config_.noise_multiplier * config_.clip);
+  if (sum.empty()) sum.assign(change.size(), 0.0);
+  for (std::size_t k = 0; k < change.size(); ++k) sum[k] += weight * change[k];
+}
+
+void DpMechanism::add_central_noise(std::vector<double>& sum, std::uint32_t round) {
+  if (config_.mode != PrivacyMode::central) return;
+  add_scaled_noise(sum, NoiseStream(seed_, round, NoiseTag::UpdateNoise), config_.noise_multiplier * config_.clip);
+}
+
+void DpMechanism::privatise(const NamedTensors& global, std::vector<ClientUpdate>& updates, std::uint32_t round) {
+  std::vector<double> sum;
+  for (const auto& u : updates) accumulate(sum, u.weights, global, 1.0, u.client_id, round);
+  if (sum.empty()) sum.assign(flat_floats(global).size(), 0.0);
+  add_central_noise(sum, round);
+  const auto model = add_flat(global, sum, 1.0 / denominator(static_cast<std::uint32_t>(updates.size())));
+  for (auto& u : updates) u.weights = model;  // the tensors are shared, never written again
+}
+
+DpMechanism::Stats DpMechanism::take_stats() { return std::exchange(stats_, {}); }
+
+}  // namespace drift

@@ -1,0 +1,58 @@
+#pragma once
+// DP-FedAvg's mechanism (docs/privacy.md#the-mechanism): each client's change (its model minus
+// the model it is compared with) is clipped to L2 norm C over all its floating-point tensors,
+// the clipped changes are summed with bounded weights, Gaussian noise of standard deviation z C
+// per coordinate is added once (central) or by each client (local), and the sum is divided by
+// the expected cohort or the number summed. The server half then sees only the result.
+// Every sum runs in float64 in a fixed order, and the noise comes from counter-based streams
+// keyed by (seed, aggregation, coordinate), so the numbers never depend on threads or slots.
+#include <cstdint>
+#include <vector>
+
+#include "engine/config/scenario.hpp"
+#include "engine/tensors/federated_types.hpp"
+
+namespace drift {
+
+class DpMechanism {
+ public:
+  // `expected_cohort`: the denominator `expected` divides by (m, or q N under Poisson sampling).
+  DpMechanism(const PrivacyConfig& config, std::uint64_t seed, double expected_cohort);
+
+  // A sync aggregation: every update's weights become global + (sum of clipped changes + noise) / D,
+  // so any averaging server half lands on that model and a server optimiser steps along it.
+  // Integer tensors keep the global model's values.
+  void privatise(const NamedTensors& global, std::vector<ClientUpdate>& updates, std::uint32_t round);
+
+  // FedBuff, one update at a time: adds weight * (clipped change of `local` from `base`, with the
+  // client's own noise in local mode) to `sum` (float64, one tensor per tensor of the model;
+  // made on first use). `weight` must be in [0, 1] for the sensitivity to stay C.
+  void accumulate(std::vector<double>& sum, const NamedTensors& local, const NamedTensors& base, double weight,
+                  std::uint32_t client, std::uint32_t round);
+  // FedBuff: the central noise on the buffer's sum (nothing in local mode).
+  void add_central_noise(std::vector<double>& sum, std::uint32_t round);
+  // The standard deviation of the noise on the mean of `summed` updates divided by `denominator`.
+  double noise_std_on_mean(std::uint32_t summed, double denominator) const;
+
+  struct Stats {
+    std::uint32_t clipped = 0;    // updates whose change was longer than C
+    std::uint32_t nonfinite = 0;  // updates with a NaN or infinite entry, replaced by no change
+  };
+  // What the aggregations since the last call did.
+  Stats take_stats();
+  double denominator(std::uint32_t summed) const;
+
+ private:
+  const PrivacyConfig& config_;
+  std::uint64_t seed_;
+  double expected_cohort_;
+  Stats stats_;
+};
+
+// The flat float64 vector of a model's floating-point tensors, in order.
+std::vector<double> flat_floats(const NamedTensors& tensors);
+// `base` plus `scale * flat` in each floating-point tensor (rounded once to its type); integer
+// tensors are copied from `base`.
+NamedTensors add_flat(const NamedTensors& base, const std::vector<double>& flat, double scale);
+
+}  // namespace drift
