@@ -1,5 +1,7 @@
 #include "engine/compose/consistency.hpp"
 
+#include <cstdio>
+
 #include "engine/compose/packing.hpp"
 #include "engine/compose/schema.hpp"
 
@@ -12,10 +14,14 @@ std::vector<std::string> consistency_warnings(const Scenario& s) {
   if (s.pack > 1)
     if (const auto why = pack_refusal(s); !why.empty())
       out.push_back("devices.pack does nothing here: " + why + "; clients train one at a time");
-  if (s.privacy.mode != PrivacyMode::none && s.privacy.delta >= 1.0 / s.clients)
-    out.push_back("privacy.delta = " + std::to_string(s.privacy.delta) +
-                  " is not below 1 / clients = " + std::to_string(1.0 / s.clients) +
-                  ": a mechanism that publishes one client's data whole would meet it");
+  if (s.privacy.mode != PrivacyMode::none && s.privacy.delta >= 1.0 / s.clients) {
+    char text[200];
+    std::snprintf(text, sizeof text,
+                  "privacy.delta = %g is not below 1 / clients = %g: a mechanism that publishes one client's data "
+                  "whole would meet it",
+                  s.privacy.delta, 1.0 / s.clients);
+    out.push_back(text);
+  }
   return out;
 }
 

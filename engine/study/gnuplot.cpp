@@ -31,6 +31,12 @@ void write_text_file(const fs::path& path, const std::string& text) {
   if (!out) throw WriteError(path.string() + ": cannot write");
 }
 
+std::string gnuplot_quoted(const std::string& text) {
+  std::string out;
+  for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return "'" + out + "'";
+}
+
 std::string data_number(double v) {
   if (!std::isfinite(v)) return "?";
   char buf[40];

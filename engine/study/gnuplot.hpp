@@ -27,6 +27,9 @@ void write_text_file(const std::filesystem::path& path, const std::string& text)
 // A number for a data file: "?" (gnuplot's missing value here) for NaN and infinities.
 std::string data_number(double v);
 
+// `text` as a gnuplot string literal in single quotes (a quote inside is doubled).
+std::string gnuplot_quoted(const std::string& text);
+
 // Virtual time in the unit that suits a run of `max_seconds`: seconds, minutes, hours or days.
 struct TimeUnit {
   double seconds = 3600.0;  // one unit, in seconds

@@ -119,11 +119,16 @@ std::string cell_directory(const std::vector<Factor>& factors, const Cell& cell)
   return name;
 }
 
-std::string cell_label(const std::vector<Factor>& factors, const Cell& cell) {
+std::string cell_label(const std::vector<Factor>& factors, const std::vector<std::string>& levels) {
   std::string label;
-  for (std::size_t f = 0; f < factors.size(); ++f)
-    label += (f ? ", " : "") + factors[f].name + "=" + factors[f].levels.at(cell.level.at(f)).label;
+  for (std::size_t f = 0; f < factors.size(); ++f) label += (f ? ", " : "") + factors[f].name + "=" + levels.at(f);
   return label.empty() ? "default" : label;
+}
+
+std::string cell_label(const std::vector<Factor>& factors, const Cell& cell) {
+  std::vector<std::string> levels;
+  for (std::size_t f = 0; f < factors.size(); ++f) levels.push_back(factors[f].levels.at(cell.level.at(f)).label);
+  return cell_label(factors, levels);
 }
 
 }  // namespace drift

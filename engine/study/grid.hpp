@@ -41,7 +41,9 @@ std::vector<std::string> cell_sets(const std::vector<Factor>& factors, const Cel
 // over algorithms alone names a cell by its variant, as drift compare always did.
 std::string cell_directory(const std::vector<Factor>& factors, const Cell& cell);
 
-// "sampler.name=uniform, seed 2": how progress lines and tables name a cell.
+// "sampler.name=uniform, privacy.mode=none": how progress lines, tables and figures name a cell
+// ("default" in a study of no factor), from its levels' labels or from the cell.
+std::string cell_label(const std::vector<Factor>& factors, const std::vector<std::string>& levels);
 std::string cell_label(const std::vector<Factor>& factors, const Cell& cell);
 
 }  // namespace drift

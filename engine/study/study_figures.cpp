@@ -8,6 +8,7 @@
 
 #include "engine/metrics/comparison.hpp"
 #include "engine/metrics/metrics_file.hpp"
+#include "engine/study/privacy_figures.hpp"
 
 namespace drift {
 namespace fs = std::filesystem;
@@ -36,19 +37,13 @@ std::string band_data(const Band& b, double x_scale, double y_scale = 100.0) {
   return out.str();
 }
 
-std::string quoted(const std::string& text) {
-  std::string out;
-  for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
-  return "'" + out + "'";
-}
-
 std::string band_plot(const std::vector<std::string>& files, const std::vector<std::string>& titles) {
   std::string plot = "plot ";
   for (std::size_t i = 0; i < files.size(); ++i) {
     const auto colour = std::to_string(i + 1);
     plot += std::string(i ? ", \\\n     " : "") + "'" + files[i] + "' using 1:($2-$3):($2+$3) with filledcurves lc " +
             colour + " fs transparent solid 0.15 notitle, '" + files[i] + "' using 1:2 with lines lw 2 lc " + colour +
-            " title " + quoted(titles[i]);
+            " title " + gnuplot_quoted(titles[i]);
   }
   return plot;
 }
@@ -125,10 +120,7 @@ std::vector<Figure> study_figures(const StudyTable& table, const fs::path& study
   for (const auto& r : table.runs) {
     if (cells.empty() || r.levels != current) {
       current = r.levels;
-      std::string label;
-      for (std::size_t f = 0; f < table.factors.size(); ++f)
-        label += (f ? ", " : "") + table.factors[f].name + "=" + r.levels.at(f);
-      cells.push_back({label.empty() ? "default" : label, {}});
+      cells.push_back({cell_label(table.factors, r.levels), {}});
       diverged.push_back(0);
     }
     if (!r.finished()) continue;
@@ -160,9 +152,11 @@ std::vector<Figure> study_figures(const StudyTable& table, const fs::path& study
     titles.push_back(label + " (" + std::to_string(runs.size()) + " seeds" +
                      (diverged[c] ? ", " + std::to_string(diverged[c]) + " diverged" : "") + ")");
   }
-  return {band_figure("accuracy_by_round", "round", round_files, titles),
-          band_figure("accuracy_by_time", "virtual time (" + unit.label + ")", time_files, titles),
-          bias_figure(bias_files, uniform_bias_files, titles)};
+  std::vector<Figure> figures{band_figure("accuracy_by_round", "round", round_files, titles),
+                              band_figure("accuracy_by_time", "virtual time (" + unit.label + ")", time_files, titles),
+                              bias_figure(bias_files, uniform_bias_files, titles)};
+  if (auto privacy = accuracy_vs_epsilon_figure(table, dir); !privacy.name.empty()) figures.push_back(privacy);
+  return figures;
 }
 
 }  // namespace drift

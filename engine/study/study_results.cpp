@@ -83,6 +83,10 @@ std::vector<Column> result_columns(const SummaryTargets& targets) {
                [](const RunSummary& s) { return finite(s.mean_participation_bias_uniform); }, 3, false});
   c.push_back(
       {"mean_update_drift", [](const RunSummary& s) { return finite(s.mean_update_drift); }, 3, false, true, true});
+  // [privacy]: the guarantee at the end, and the design's figure beside it (docs/privacy.md).
+  c.push_back({"epsilon", [](const RunSummary& s) { return finite(s.epsilon); }, 3, false, true, true});
+  c.push_back(
+      {"epsilon_amplified", [](const RunSummary& s) { return finite(s.epsilon_amplified); }, 3, false, false, true});
   c.push_back({"mean_cohort_js", [](const RunSummary& s) { return finite(s.mean_cohort_js); }, 3, false, false});
   c.push_back({"mean_cohort_change_js", [](const RunSummary& s) { return finite(s.mean_change_js); }, 3, false, false});
   c.push_back({"failed", [](const RunSummary& s) { return std::optional<double>(s.failed); }, 0, false});
