@@ -105,7 +105,7 @@ TEST_CASE("DP: local noise from each client's own stream, and FedBuff's weighted
   const auto global = model({0.0, 0.0});
   DpMechanism dp(config, 42, 2.0);
   std::vector<double> sum;
-  dp.accumulate(sum, update(7, {3.0, 4.0}).weights, global, 0.5, 7, 3);
+  dp.accumulate(sum, update(7, {3.0, 4.0}).weights, flat_floats(global), 0.5, 7, 3);
   const privacy::NoiseStream mine(42, 3, privacy::NoiseTag::LocalNoise, 7u);
   CHECK(sum[0] == Approx(0.5 * (0.6 + 0.5 * mine.normal(0))).epsilon(1e-14));
   CHECK(sum[1] == Approx(0.5 * (0.8 + 0.5 * mine.normal(1))).epsilon(1e-14));
@@ -113,7 +113,7 @@ TEST_CASE("DP: local noise from each client's own stream, and FedBuff's weighted
   dp.add_central_noise(sum, 3);  // local mode: the server adds nothing
   CHECK(sum == before);
   CHECK(dp.noise_std_on_mean(4, 2.0) == Approx(0.5 * 2 / 2.0));
-  CHECK_THROWS(dp.accumulate(sum, global, global, 1.5, 7, 3));
+  CHECK_THROWS(dp.accumulate(sum, global, flat_floats(global), 1.5, 7, 3));
 }
 
 TEST_CASE("The privacy ledger: which figure a scenario's world lets count", "[privacy]") {

@@ -67,7 +67,7 @@ NamedTensors AsyncAggregation::mix(const ClientUpdate& u, double a) const {
 // FedBuff: sum of weight * (x_local - x_pulled), in arrival order, in float64.
 void AsyncAggregation::accumulate(const ClientUpdate& u, const NamedTensors& pulled, double weight,
                                   std::uint32_t round) {
-  if (dp_) return dp_->accumulate(dp_sum_, u.weights, pulled, weight, u.client_id, round);
+  if (dp_) return dp_->accumulate(dp_sum_, u.weights, flat_floats(pulled), weight, u.client_id, round);
   torch::NoGradGuard no_grad;
   if (delta_sum_.empty())
     for (const auto& t : *global_) delta_sum_.push_back(torch::zeros(t.value.sizes(), torch::kFloat64));

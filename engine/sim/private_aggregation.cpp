@@ -85,14 +85,13 @@ double DpMechanism::noise_std_on_mean(std::uint32_t summed, double denominator) 
   return on_sum / denominator;
 }
 
-void DpMechanism::accumulate(std::vector<double>& sum, const NamedTensors& local, const NamedTensors& base,
+void DpMechanism::accumulate(std::vector<double>& sum, const NamedTensors& local, const std::vector<double>& base,
                              double weight, std::uint32_t client, std::uint32_t round) {
   if (!(weight >= 0 && weight <= 1))
     throw std::logic_error("DpMechanism: a weight outside [0, 1] breaks the sensitivity");
   auto change = flat_floats(local);
-  const auto from = flat_floats(base);
-  if (change.size() != from.size()) throw std::logic_error("DpMechanism: an update of another shape");
-  for (std::size_t k = 0; k < change.size(); ++k) change[k] -= from[k];
+  if (change.size() != base.size()) throw std::logic_error("DpMechanism: an update of another shape");
+  for (std::size_t k = 0; k < change.size(); ++k) change[k] -= base[k];
   const auto [clipped, nonfinite] = clip_in_place(change, config_.clip);
   stats_.clipped += clipped ? 1 : 0;
   stats_.nonfinite += nonfinite ? 1 : 0;
@@ -109,9 +108,10 @@ void DpMechanism::add_central_noise(std::vector<double>& sum, std::uint32_t roun
 }
 
 void DpMechanism::privatise(const NamedTensors& global, std::vector<ClientUpdate>& updates, std::uint32_t round) {
+  const auto base = flat_floats(global);  // once for every update of the round
   std::vector<double> sum;
-  for (const auto& u : updates) accumulate(sum, u.weights, global, 1.0, u.client_id, round);
-  if (sum.empty()) sum.assign(flat_floats(global).size(), 0.0);
+  for (const auto& u : updates) accumulate(sum, u.weights, base, 1.0, u.client_id, round);
+  if (sum.empty()) sum.assign(base.size(), 0.0);
   add_central_noise(sum, round);
   const auto model = add_flat(global, sum, 1.0 / denominator(static_cast<std::uint32_t>(updates.size())));
   for (auto& u : updates) u.weights = model;  // the tensors are shared, never written again

@@ -24,10 +24,10 @@ class DpMechanism {
   // Integer tensors keep the global model's values.
   void privatise(const NamedTensors& global, std::vector<ClientUpdate>& updates, std::uint32_t round);
 
-  // FedBuff, one update at a time: adds weight * (clipped change of `local` from `base`, with the
-  // client's own noise in local mode) to `sum` (float64, one tensor per tensor of the model;
-  // made on first use). `weight` must be in [0, 1] for the sensitivity to stay C.
-  void accumulate(std::vector<double>& sum, const NamedTensors& local, const NamedTensors& base, double weight,
+  // One update at a time: adds weight * (clipped change of `local` from `base`, the model it is
+  // compared with as flat_floats gives it, with the client's own noise in local mode) to `sum`
+  // (flat float64, made on first use). `weight` must be in [0, 1] for the sensitivity to stay C.
+  void accumulate(std::vector<double>& sum, const NamedTensors& local, const std::vector<double>& base, double weight,
                   std::uint32_t client, std::uint32_t round);
   // FedBuff: the central noise on the buffer's sum (nothing in local mode).
   void add_central_noise(std::vector<double>& sum, std::uint32_t round);
