@@ -59,14 +59,15 @@ Figure accuracy_vs_epsilon_figure(const StudyTable& table, const std::filesystem
             " ? $2 : 1/0):4 with points pt 7 ps 1.5 lc " + lc + " title " + gnuplot_quoted(cells[c]) +
             ", '' using ($1 == " + index + " ? $3 : 1/0):4 with points pt 6 ps 1.5 lc " + lc + " notitle";
   }
-  return {"accuracy_vs_epsilon",
-          "Accuracy against epsilon: each private run's last-5 accuracy at its guarantee (filled) and at the "
-          "figure a Poisson accountant prints (hollow)",
-          "set title 'Accuracy against epsilon (filled: the guarantee; hollow: a Poisson accountant)'\n"
-          "set xlabel 'epsilon (log scale)'\nset logscale x\nset ylabel 'last-5 accuracy (%)'\nset key tmargin horizontal\n"
-          "set offsets graph 0.05, graph 0.05, graph 0.05, graph 0.05\n" +
-              plot,
-          1000, 550};
+  return {
+      "accuracy_vs_epsilon",
+      "Accuracy against epsilon: each private run's last-5 accuracy at its guarantee (filled) and at the "
+      "figure a Poisson accountant prints (hollow)",
+      "set title 'Accuracy against epsilon (filled: the guarantee; hollow: a Poisson accountant)'\n"
+      "set xlabel 'epsilon (log scale)'\nset logscale x\nset ylabel 'last-5 accuracy (%)'\nset key tmargin horizontal\n"
+      "set offsets graph 0.05, graph 0.05, graph 0.05, graph 0.05\n" +
+          plot,
+      1000, 550};
 }
 
 }  // namespace drift
