@@ -81,6 +81,7 @@ struct RoundReport {
   dpEpsilon @51 :Float64;
   dpEpsilonAmplified @52 :Float64;
   dpEpsilonMaxClient @53 :Float64;
+  dpClip @54 :Float64;
 }
 
 struct NamedValue {

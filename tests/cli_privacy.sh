@@ -56,6 +56,11 @@ same "$work/one" "$work/resumed"
 run --slots 1 --out "$work/buff" --set simulation.mode=fedbuff --set sampler.name=uniform 2> /dev/null
 run --slots 2 --out "$work/buff2" --set simulation.mode=fedbuff --set sampler.name=uniform 2> /dev/null
 same "$work/buff" "$work/buff2"
+# Adaptive clipping: the clip moves with the noisy count, the same on 2 slots and across resume.
+run --slots 1 --out "$work/adaptive" --set privacy.clip_mode=adaptive --set privacy.count_noise=1 2> /dev/null
+expect_code 130 run --slots 2 --out "$work/adaptive2" --set privacy.clip_mode=adaptive --set privacy.count_noise=1 --stop-after 2
+"$drift" resume "$work/adaptive2" --no-progress --no-plots --slots 2 2> /dev/null
+same "$work/adaptive" "$work/adaptive2"
 run --slots 1 --out "$work/labels" --set availability.model=bernoulli --set availability.probability=label_dirichlet 2> /dev/null
 run --slots 1 --out "$work/budget" --set privacy.target_epsilon=8 --set federation.rounds=50 2> /dev/null
 
@@ -91,6 +96,9 @@ assert b["bound"] == "realised" and not b["amplification_valid"], b
 out = subprocess.run([drift, "epsilon", "--noise", "0.8", "--rate", "0.15", "--steps", "4", "--delta", "1e-3"],
                      capture_output=True, text=True, check=True).stdout
 assert out.startswith("epsilon = %.6g " % b["epsilon_amplified"]), (out, b)
+clips = [r["privacy"]["clip"] for r in lines("adaptive")]
+assert clips[0] == 0.5 and len(set(clips)) == len(clips), clips   # C_0 = privacy.clip, then it moves
+assert all(r["privacy"]["clip"] == 0.5 for r in one)
 labels = summary("labels")["privacy"]
 assert labels["bound"] == "every_aggregation" and not labels["amplification_valid"], labels
 assert "labels" in labels["assumption"], labels
@@ -105,6 +113,8 @@ expect_code 2 "$drift" validate "$work/dp.toml" --set algorithm.name=scaffold
 says "uploads more than its weights"
 expect_code 2 "$drift" validate "$work/dp.toml" --set simulation.mode=fedasync --set sampler.name=uniform
 says "fedasync mixes each single update"
+expect_code 2 "$drift" validate "$work/dp.toml" --set privacy.clip_mode=adaptive
+says "noise_multiplier < 2 count_noise"
 expect_code 2 "$drift" validate "$work/dp.toml" --set privacy.denominator=actual
 says "fixed-size cohorts"
 expect_code 2 "$drift" validate "$work/dp.toml" --set simulation.mode=fedbuff

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "engine/compose/loader.hpp"
+#include "engine/privacy/adaptive_clip.hpp"
 #include "engine/privacy/philox.hpp"
 #include "engine/sampling/samplers.hpp"
 #include "engine/sim/privacy_book.hpp"
@@ -144,32 +145,32 @@ TEST_CASE("The privacy ledger: which figure a scenario's world lets count", "[pr
 
   PrivacyBook book(poisson);
   RoundReport r;
-  book.record(r, {1, 5}, true, 1, 0.1);
-  book.record(r, {5}, true, 0, 0.1);
+  book.record(r, {1, 5}, true, 1, 1.0, 0.1);
+  book.record(r, {5}, true, 0, 1.0, 0.1);
   const privacy::RunEpsilon epsilon(assess_privacy(poisson));
   CHECK(r.dp);
   CHECK(r.dp_epsilon == epsilon.amplified(2));
   CHECK(r.dp_epsilon_amplified == epsilon.amplified(2));
   CHECK(r.dp_epsilon_max_client == epsilon.realised(2));  // client 5 took part twice
   CHECK(r.dp_epsilon < r.dp_epsilon_max_client);          // amplification helps
-  book.record(r, {}, false, 0, 0.0);                      // nothing released: nothing spent
+  book.record(r, {}, false, 0, 1.0, 0.0);                 // nothing released: nothing spent
   CHECK(r.dp_epsilon == epsilon.amplified(2));
   CHECK(book.budget_spent().empty());
 
   PrivacyBook tied(labels);
   RoundReport t;
-  tied.record(t, {1}, true, 0, 0.1);
-  tied.record(t, {2}, true, 0, 0.1);
+  tied.record(t, {1}, true, 0, 1.0, 0.1);
+  tied.record(t, {2}, true, 0, 1.0, 0.1);
   CHECK(t.dp_epsilon == privacy::RunEpsilon(assess_privacy(labels)).realised(2));  // every aggregation counted
 
   auto budget = poisson;
   budget.privacy.target_epsilon = epsilon.amplified(3) * 1.0000001;
   PrivacyBook limited(budget);
   RoundReport b;
-  limited.record(b, {1}, true, 0, 0.1);
-  limited.record(b, {2}, true, 0, 0.1);
+  limited.record(b, {1}, true, 0, 1.0, 0.1);
+  limited.record(b, {2}, true, 0, 1.0, 0.1);
   CHECK(limited.budget_spent().empty());  // a third fits
-  limited.record(b, {3}, true, 0, 0.1);
+  limited.record(b, {3}, true, 0, 1.0, 0.1);
   CHECK(limited.budget_spent().find("target_epsilon") != std::string::npos);
 }
 
@@ -198,4 +199,31 @@ TEST_CASE("Poisson sampler: each client at rate q, independent of the others and
   for (auto c : all.select(ctx)) CHECK(c % 2 == 0);
   PoissonSampler a(50, 0.2, 9), b(50, 0.2, 9);
   CHECK(a.select(ctx) == b.select(ctx));
+}
+
+TEST_CASE("Adaptive clipping: the spec's A1 to A4, and the clip a run carries", "[privacy]") {
+  CHECK(privacy::update_noise_multiplier(1.0, 5.0) == Approx(1.005037815259212).epsilon(1e-14));
+  CHECK_THROWS_AS(privacy::update_noise_multiplier(1.0, 0.5), std::invalid_argument);
+  CHECK(privacy::next_clip(1.0, 7, 10, 0.0, 10.0, 0.5, 0.2) == Approx(0.9607894391523232).epsilon(1e-15));
+  CHECK(privacy::next_clip(1.0, 7, 10, 6.0, 10.0, 0.5, 0.2) == Approx(0.9048374180359595).epsilon(1e-15));
+
+  auto config = central(1.0, 0.5);
+  config.clip_mode = DpClip::adaptive;
+  config.count_noise = 1.0;
+  DpMechanism dp(config, 42, 2.0);
+  const auto global = model({0.0, 0.0});
+  std::vector<ClientUpdate> updates{update(0, {3.0, 4.0}), update(1, {0.3, 0.4})};  // norms 5 and 0.5
+  dp.privatise(global, updates, 2);
+  const auto stats = dp.take_stats();
+  CHECK(stats.clip == 1.0);  // this aggregation clipped at C_0
+  CHECK(stats.noise_std == Approx(privacy::update_noise_multiplier(0.5, 1.0) * 1.0 / 2.0).epsilon(1e-14));
+  const double count = privacy::NoiseStream(42, 2, privacy::NoiseTag::CountNoise).normal(0);
+  CHECK(dp.clip() == Approx(privacy::next_clip(1.0, 1, 2, count, 2.0, 0.5, 0.2)).epsilon(1e-15));
+
+  auto saved = StateArchive::writer();
+  dp.archive(saved);
+  DpMechanism restored(config, 42, 2.0);
+  auto in = StateArchive::reader(saved.bytes(), "test");
+  restored.archive(in);
+  CHECK(restored.clip() == dp.clip());
 }

@@ -18,6 +18,7 @@
 #include "engine/core/error.hpp"
 #include "engine/data/dataset.hpp"
 #include "engine/models/model.hpp"
+#include "engine/sim/privacy_book.hpp"
 #include "engine/training/devices.hpp"
 
 namespace drift {
@@ -153,6 +154,19 @@ void check_privacy(const Scenario& s, const AlgorithmInfo& algorithm, const std:
         "use fedbuff, whose buffer sums K clipped updates before the noise");
   if (s.simulation.shadow_clients > 0)
     refuse("simulation.shadow_clients measures the raw updates, which a private run never releases");
+  if (s.privacy.clip_mode == DpClip::adaptive) {
+    if (s.privacy.mode == PrivacyMode::local)
+      refuse(
+          "privacy.clip_mode = \"adaptive\" moves the clip by a noisy count the server releases; local noise "
+          "leaves the server no count to release");
+    const double count_std = s.privacy.count_noise > 0 ? s.privacy.count_noise : expected_cohort(s) / 20.0;
+    if (!(s.privacy.noise_multiplier < 2 * count_std))
+      refuse(
+          "privacy.clip_mode = \"adaptive\" spends part of the budget on the unclipped count, which needs "
+          "noise_multiplier < 2 count_noise; here " +
+          std::to_string(s.privacy.noise_multiplier) + " against 2 x " + std::to_string(count_std) +
+          " (count_noise defaults to the expected cohort / 20)");
+  }
   if (s.privacy.denominator == DpDenominator::actual &&
       (s.simulation.mode != SimulationMode::sync || s.sampler.name != "uniform"))
     refuse(

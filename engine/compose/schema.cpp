@@ -37,6 +37,10 @@ std::string fedbuff_only(const S& s) {
   return s.simulation.mode == SimulationMode::fedasync ? "under fedasync (FedBuff's)" : async_only(s);
 }
 std::string no_privacy(const S& s) { return s.privacy.mode == PrivacyMode::none ? "with privacy.mode = none" : ""; }
+std::string fixed_clip(const S& s) {
+  if (const auto why = no_privacy(s); !why.empty()) return why;
+  return s.privacy.clip_mode == DpClip::fixed ? "with privacy.clip_mode = fixed" : "";
+}
 std::function<std::string(const S&)> for_sampler(std::string name, std::string whose) {
   return [name, whose](const S& s) {
     return s.sampler.name == name ? "" : "for the " + s.sampler.name + " sampler (" + whose + ")";
@@ -223,6 +227,14 @@ std::vector<ScenarioSection> make_sections() {
                 &S::privacy, &Pv::mode),
         bind_key<S>("clip", "C: each client's update (its model minus the global one) is scaled to an L2 norm of at most C",
                 &S::privacy, &Pv::clip).range(0.0, {}, true).idle_when(no_privacy),
+        bind_key<S>("clip_mode", "fixed | adaptive: C starts at clip and follows a noisy quantile of the update norms (Andrew et al.)",
+                &S::privacy, &Pv::clip_mode).idle_when(no_privacy),
+        bind_key<S>("target_quantile", "adaptive: the share of updates C should leave unclipped", &S::privacy, &Pv::target_quantile)
+            .range(0.0, 1.0).idle_when(fixed_clip),
+        bind_key<S>("clip_lr", "adaptive: C is multiplied by exp(-clip_lr (unclipped share - target_quantile))", &S::privacy, &Pv::clip_lr)
+            .range(0.0, 100.0).idle_when(fixed_clip),
+        bind_key<S>("count_noise", "adaptive: standard deviation of the noisy unclipped count; 0 = expected cohort / 20", &S::privacy, &Pv::count_noise)
+            .range(0.0, {}).idle_when(fixed_clip),
         bind_key<S>("noise_multiplier", "z: Gaussian noise of standard deviation z C per coordinate (central: on the sum; local: on each update)",
                 &S::privacy, &Pv::noise_multiplier).range(0.0, 1e6).idle_when(no_privacy),
         bind_key<S>("denominator", "central: divide the noisy sum by the expected cohort (sound) or the number of updates actually summed",

@@ -49,6 +49,8 @@ enum class PrivacyMode { none, central, local };
 // What the noisy sum of clipped updates is divided by: the expected cohort (sound under
 // add/remove neighbours) or the number actually summed (docs/privacy.md#the-denominator).
 enum class DpDenominator { expected, actual };
+// The clip C: fixed, or moved each aggregation toward a quantile of the update norms.
+enum class DpClip { fixed, adaptive };
 
 template <typename Choice>
 struct ChoiceNames;  // names[i] spells the enumerator whose value is i
@@ -56,6 +58,10 @@ struct ChoiceNames;  // names[i] spells the enumerator whose value is i
 template <>
 struct ChoiceNames<PrivacyMode> {
   static constexpr std::array<std::string_view, 3> names{"none", "central", "local"};
+};
+template <>
+struct ChoiceNames<DpClip> {
+  static constexpr std::array<std::string_view, 2> names{"fixed", "adaptive"};
 };
 template <>
 struct ChoiceNames<DpDenominator> {

@@ -155,7 +155,11 @@ struct TimelineEntry {
 // User-level differential privacy of the shared model (docs/privacy.md).
 struct PrivacyConfig {
   PrivacyMode mode = PrivacyMode::none;
-  double clip = 1.0;              // C: L2 bound of one client's update (all floating-point tensors)
+  double clip = 1.0;  // C: L2 bound of one client's update (all floating-point tensors); adaptive: C_0
+  DpClip clip_mode = DpClip::fixed;
+  double target_quantile = 0.5;   // adaptive: the unclipped fraction C aims at (gamma)
+  double clip_lr = 0.2;           // adaptive: geometric step (eta)
+  double count_noise = 0.0;       // adaptive: std of the noisy count (sigma_b); 0 = expected cohort / 20
   double noise_multiplier = 1.0;  // z: noise standard deviation over C (central: on the sum; local: per client)
   DpDenominator denominator = DpDenominator::expected;
   double delta = 1e-5;

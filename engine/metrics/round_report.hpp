@@ -94,6 +94,7 @@ struct RoundReport {
   // design's amplified figure (NaN without a design) and the busiest client's own.
   bool dp = false;
   std::uint32_t dp_clipped = 0;
+  double dp_clip = 0.0;  // the clip C this aggregation used (it moves under adaptive clipping)
   double dp_noise_std = 0.0;
   double dp_epsilon = 0.0, dp_epsilon_amplified = 0.0, dp_epsilon_max_client = 0.0;
   std::vector<ClientRecord> clients;
@@ -178,6 +179,7 @@ void visit_report_fields(Report& r, Visit&& visit) {
   visit(ReportField{"bytes_up"}, r.bytes_up);
   visit(ReportField{"dp", W::not_in_metrics}, r.dp);  // implied by the "privacy" object
   visit(ReportField{"dp_clipped", W::with_privacy, false, "clipped"}, r.dp_clipped);
+  visit(ReportField{"dp_clip", W::with_privacy, false, "clip"}, r.dp_clip);
   visit(ReportField{"dp_noise_std", W::with_privacy, false, "noise_std"}, r.dp_noise_std);
   visit(ReportField{"dp_epsilon", W::with_privacy, true, "epsilon"}, r.dp_epsilon);
   visit(ReportField{"dp_epsilon_amplified", W::with_privacy, true, "epsilon_amplified"}, r.dp_epsilon_amplified);

@@ -87,8 +87,11 @@ NamedTensors AsyncAggregation::step(std::uint32_t round) {
     const double denominator = dp_->denominator(count);
     auto next = add_flat(*global_, dp_sum_, scenario_.async.server_lr / denominator);
     dp_sum_.clear();
-    pending_.dp_clipped = dp_->take_stats().clipped;
-    pending_.dp_noise_std = dp_->noise_std_on_mean(count, denominator);
+    dp_->finish(count, denominator, round);
+    const auto stats = dp_->take_stats();
+    pending_.dp_clipped = stats.clipped;
+    pending_.dp_clip = stats.clip;
+    pending_.dp_noise_std = stats.noise_std;
     return next;
   }
   NamedTensors next;
@@ -135,7 +138,10 @@ void AsyncAggregation::archive(StateArchive& ar) {
   if (ar.loading()) global_ = std::make_shared<NamedTensors>(std::move(global));
   ar.value(version_);
   archive_tensors(ar, delta_sum_);
-  if (dp_) ar.values(dp_sum_);
+  if (dp_) {
+    ar.values(dp_sum_);
+    dp_->archive(ar);
+  }
   ar.vector(pending_.updates, [&](ClientUpdate& u) { archive_update(ar, u); });
   ar.values(pending_.staleness);
   if (!applied_.updates.empty())

@@ -45,8 +45,8 @@ class AsyncAggregation {
     // The schedule's weight of each update, in client-id order: under FedAsync and FedBuff the
     // schedule, not the server half, decides how much each update moves the model.
     ClientShares shares;
-    std::uint32_t dp_clipped = 0;  // [privacy]: updates clipped, and the noise on the mean
-    double dp_noise_std = 0.0;
+    std::uint32_t dp_clipped = 0;  // [privacy]: updates clipped, the clip, and the noise on the mean
+    double dp_clip = 0.0, dp_noise_std = 0.0;
   };
   // The updates that made the latest global model (taken once).
   Applied take_applied();

@@ -188,7 +188,8 @@ class AsyncDriver final : public Driver {
     report_.staleness = std::move(applied.staleness);
     std::sort(report_.staleness.begin(), report_.staleness.end());
     report_.num_updates = static_cast<std::uint32_t>(applied.updates.size());
-    if (parts_.privacy) parts_.privacy->record(report_, clients, true, applied.dp_clipped, applied.dp_noise_std);
+    if (parts_.privacy)
+      parts_.privacy->record(report_, clients, true, applied.dp_clipped, applied.dp_clip, applied.dp_noise_std);
     parts_.accounting.account(report_, clients, std::move(applied.shares));
     report_.round = aggregations_;
     report_.model_version = aggregation_.version();
@@ -230,7 +231,7 @@ class AsyncDriver final : public Driver {
     report_.time_end = now_;
     report_.total_rounds = parts_.scenario.rounds;
     report_.divergence = why;
-    if (parts_.privacy) parts_.privacy->record(report_, {}, false, 0, 0.0);
+    if (parts_.privacy) parts_.privacy->record(report_, {}, false, 0, 0.0, 0.0);
     parts_.accounting.account(report_, {}, {});
     reports_.aggregated(std::move(report_), nullptr, false);
     open_report();

@@ -83,7 +83,7 @@ PrivacyBook::PrivacyBook(const Scenario& s)
     : target_(s.privacy.target_epsilon), epsilon_(assess_privacy(s)), participations_(s.clients, 0) {}
 
 void PrivacyBook::record(RoundReport& r, const std::vector<std::uint32_t>& aggregated, bool released,
-                         std::uint32_t clipped, double noise_std) {
+                         std::uint32_t clipped, double clip, double noise_std) {
   if (released) {
     ++releases_;
     for (auto c : aggregated)
@@ -91,6 +91,7 @@ void PrivacyBook::record(RoundReport& r, const std::vector<std::uint32_t>& aggre
   }
   r.dp = true;
   r.dp_clipped = clipped;
+  r.dp_clip = clip;
   r.dp_noise_std = released ? noise_std : 0.0;
   r.dp_epsilon = epsilon_.guarantee(releases_, most_participations_);
   r.dp_epsilon_amplified = epsilon_.amplified(releases_);

@@ -23,9 +23,9 @@ class PrivacyBook {
  public:
   explicit PrivacyBook(const Scenario& s);
   // After an aggregation (`released`: it summed updates into a new model; an aggregation of
-  // nobody releases nothing): the clients it summed, the mechanism's clipped count and noise.
+  // nobody releases nothing): the clients it summed, the mechanism's clipped count, clip and noise.
   void record(RoundReport& r, const std::vector<std::uint32_t>& aggregated, bool released, std::uint32_t clipped,
-              double noise_std);
+              double clip, double noise_std);
   // Non-empty (the reason) when one more release could take the guarantee past
   // privacy.target_epsilon.
   std::string budget_spent() const;

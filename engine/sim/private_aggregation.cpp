@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "engine/privacy/adaptive_clip.hpp"
 #include "engine/privacy/philox.hpp"
 
 namespace drift {
@@ -71,7 +72,16 @@ NamedTensors add_flat(const NamedTensors& base, const std::vector<double>& flat,
 }
 
 DpMechanism::DpMechanism(const PrivacyConfig& config, std::uint64_t seed, double expected_cohort)
-    : config_(config), seed_(seed), expected_cohort_(expected_cohort) {}
+    : config_(config), seed_(seed), expected_cohort_(expected_cohort), clip_(config.clip) {}
+
+double DpMechanism::count_std() const {
+  return config_.count_noise > 0 ? config_.count_noise : expected_cohort_ / 20.0;
+}
+
+double DpMechanism::update_multiplier() const {
+  if (config_.clip_mode == DpClip::fixed) return config_.noise_multiplier;
+  return privacy::update_noise_multiplier(config_.noise_multiplier, count_std());
+}
 
 double DpMechanism::denominator(std::uint32_t summed) const {
   if (config_.denominator == DpDenominator::actual) return std::max<double>(summed, 1);
@@ -79,7 +89,7 @@ double DpMechanism::denominator(std::uint32_t summed) const {
 }
 
 double DpMechanism::noise_std_on_mean(std::uint32_t summed, double denominator) const {
-  const double per_draw = config_.noise_multiplier * config_.clip;
+  const double per_draw = update_multiplier() * clip_;
   const double on_sum =
       config_.mode == PrivacyMode::local ? per_draw * std::sqrt(static_cast<double>(summed)) : per_draw;
   return on_sum / denominator;
@@ -92,19 +102,36 @@ void DpMechanism::accumulate(std::vector<double>& sum, const NamedTensors& local
   auto change = flat_floats(local);
   if (change.size() != base.size()) throw std::logic_error("DpMechanism: an update of another shape");
   for (std::size_t k = 0; k < change.size(); ++k) change[k] -= base[k];
-  const auto [clipped, nonfinite] = clip_in_place(change, config_.clip);
+  const auto [clipped, nonfinite] = clip_in_place(change, clip_);
   stats_.clipped += clipped ? 1 : 0;
   stats_.nonfinite += nonfinite ? 1 : 0;
+  unclipped_ += clipped || nonfinite ? 0 : 1;
   if (config_.mode == PrivacyMode::local)
-    add_scaled_noise(change, NoiseStream(seed_, round, NoiseTag::LocalNoise, client),
-                     config_.noise_multiplier * config_.clip);
+    add_scaled_noise(change, NoiseStream(seed_, round, NoiseTag::LocalNoise, client), update_multiplier() * clip_);
   if (sum.empty()) sum.assign(change.size(), 0.0);
   for (std::size_t k = 0; k < change.size(); ++k) sum[k] += weight * change[k];
 }
 
 void DpMechanism::add_central_noise(std::vector<double>& sum, std::uint32_t round) {
   if (config_.mode != PrivacyMode::central) return;
-  add_scaled_noise(sum, NoiseStream(seed_, round, NoiseTag::UpdateNoise), config_.noise_multiplier * config_.clip);
+  add_scaled_noise(sum, NoiseStream(seed_, round, NoiseTag::UpdateNoise), update_multiplier() * clip_);
+}
+
+void DpMechanism::finish(std::uint32_t summed, double denominator, std::uint32_t round) {
+  stats_.clip = clip_;
+  stats_.noise_std = noise_std_on_mean(summed, denominator);
+  if (config_.clip_mode == DpClip::adaptive) {
+    // The count is released with the sum; the clip it moves serves the next aggregation.
+    const double noise = count_std() * NoiseStream(seed_, round, NoiseTag::CountNoise).normal(0);
+    clip_ = privacy::next_clip(clip_, unclipped_, summed, noise, expected_cohort_, config_.target_quantile,
+                               config_.clip_lr);
+  }
+  unclipped_ = 0;
+}
+
+void DpMechanism::archive(StateArchive& ar) {
+  ar.section("dp mechanism");
+  ar.value(clip_);
 }
 
 void DpMechanism::privatise(const NamedTensors& global, std::vector<ClientUpdate>& updates, std::uint32_t round) {
@@ -113,7 +140,9 @@ void DpMechanism::privatise(const NamedTensors& global, std::vector<ClientUpdate
   for (const auto& u : updates) accumulate(sum, u.weights, base, 1.0, u.client_id, round);
   if (sum.empty()) sum.assign(base.size(), 0.0);
   add_central_noise(sum, round);
-  const auto model = add_flat(global, sum, 1.0 / denominator(static_cast<std::uint32_t>(updates.size())));
+  const auto summed = static_cast<std::uint32_t>(updates.size());
+  const auto model = add_flat(global, sum, 1.0 / denominator(summed));
+  finish(summed, denominator(summed), round);
   for (auto& u : updates) u.weights = model;  // the tensors are shared, never written again
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/config/scenario.hpp"
+#include "engine/core/state_archive.hpp"
 #include "engine/tensors/federated_types.hpp"
 
 namespace drift {
@@ -31,21 +32,35 @@ class DpMechanism {
                   std::uint32_t client, std::uint32_t round);
   // FedBuff: the central noise on the buffer's sum (nothing in local mode).
   void add_central_noise(std::vector<double>& sum, std::uint32_t round);
-  // The standard deviation of the noise on the mean of `summed` updates divided by `denominator`.
+  // Ends the aggregation `round` of `summed` updates divided by `denominator`: records its clip
+  // and noise in the stats, then moves an adaptive clip for the next aggregation.
+  void finish(std::uint32_t summed, double denominator, std::uint32_t round);
+  // The standard deviation of the noise on the mean of `summed` updates divided by `denominator`,
+  // at the current clip.
   double noise_std_on_mean(std::uint32_t summed, double denominator) const;
+  double clip() const { return clip_; }
 
   struct Stats {
     std::uint32_t clipped = 0;    // updates whose change was longer than C
     std::uint32_t nonfinite = 0;  // updates with a NaN or infinite entry, replaced by no change
+    double clip = 0.0;            // the C of the last aggregation finished
+    double noise_std = 0.0;       // its noise_std_on_mean
   };
   // What the aggregations since the last call did.
   Stats take_stats();
   double denominator(std::uint32_t summed) const;
+  // The current clip (it moves under adaptive clipping), for a checkpoint.
+  void archive(StateArchive& ar);
 
  private:
+  double update_multiplier() const;  // z, or what adaptive clipping's count leaves of it
+  double count_std() const;
+
   const PrivacyConfig& config_;
   std::uint64_t seed_;
   double expected_cohort_;
+  double clip_;
+  std::uint32_t unclipped_ = 0;  // this aggregation's updates within the clip
   Stats stats_;
 };
 

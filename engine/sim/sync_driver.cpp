@@ -65,6 +65,7 @@ class SyncDriver final : public Driver {
     ar.value(version_);
     ar.value(round_);
     parts_.archive(ar);
+    if (dp_) dp_->archive(ar);
     archive_named(ar, global_);
     personal_.archive(ar);
     shadow_.archive(ar);
@@ -353,9 +354,8 @@ class SyncDriver final : public Driver {
     }
     report_.num_updates = static_cast<std::uint32_t>(aggregated.size());
     if (parts_.privacy) {
-      const auto summed = static_cast<std::uint32_t>(aggregated.size());
-      parts_.privacy->record(report_, aggregated, enough, dp_->take_stats().clipped,
-                             dp_->noise_std_on_mean(summed, dp_->denominator(summed)));
+      const auto dp = dp_->take_stats();
+      parts_.privacy->record(report_, aggregated, enough, dp.clipped, enough ? dp.clip : dp_->clip(), dp.noise_std);
     }
     parts_.accounting.account(report_, aggregated, std::move(shares));
   }
