@@ -1,8 +1,12 @@
 // Checkpoints: the archive, tensors in it, and round drivers saved mid-run and restored into
 // a fresh driver, which must go on exactly as the uninterrupted run (docs/checkpoints.md).
+#include <unistd.h>
+
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "engine/core/remove_tree.hpp"
 #include "engine/core/state_archive.hpp"
 #include "engine/tensors/tensor_archive.hpp"
 #include "sim_harness.hpp"
@@ -228,4 +232,30 @@ TEST_CASE("a checkpoint of another population is refused", "[checkpoint][sim]") 
   Sim b(kBusyWorld, {{"federation.clients", "13"}});
   auto r = StateArchive::reader(saved.take(), "state.bin");
   CHECK_THROWS_AS(b.driver->archive(r), DecodeError);
+}
+
+TEST_CASE("remove_tree removes a checkpoint folder and not what a link in it points to", "[checkpoint]") {
+  namespace fs = std::filesystem;
+  const auto root = fs::temp_directory_path() / ("drift_remove_tree_" + std::to_string(::getpid()));
+  fs::create_directories(root / "run" / "checkpoint" / "tables");
+  fs::create_directories(root / "outside");
+  std::ofstream(root / "run" / "checkpoint" / "state.bin") << "state";
+  std::ofstream(root / "run" / "checkpoint" / "tables" / "mifa.bin") << "table";
+  std::ofstream(root / "outside" / "keep.txt") << "keep";
+  fs::create_directory_symlink(root / "outside", root / "run" / "checkpoint" / "linked");
+
+  std::error_code error;
+  remove_tree(root / "run", error);
+  CHECK_FALSE(error);
+  CHECK_FALSE(fs::exists(root / "run"));
+  CHECK(fs::exists(root / "outside" / "keep.txt"));  // the link went, its target stayed
+  remove_tree(root / "run", error);                  // already gone: no error
+  CHECK_FALSE(error);
+  std::ofstream(root / "file.txt") << "a file alone";
+  remove_tree(root / "file.txt", error);
+  CHECK_FALSE(error);
+  CHECK_FALSE(fs::exists(root / "file.txt"));
+  remove_tree(root, error);
+  CHECK_FALSE(error);
+  CHECK_FALSE(fs::exists(root));
 }

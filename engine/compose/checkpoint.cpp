@@ -13,6 +13,7 @@
 #include "engine/compose/atomic_file.hpp"
 #include "engine/compose/fingerprint.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/remove_tree.hpp"
 #include "engine/core/state_archive.hpp"
 #include "engine/core/stream_hash.hpp"
 #include "engine/core/version.hpp"
@@ -55,7 +56,7 @@ std::uint64_t bytes_under(const fs::path& directory) {
 
 void remove_all_or_throw(const fs::path& p) {
   std::error_code ec;
-  fs::remove_all(p, ec);
+  remove_tree(p, ec);
   if (ec) throw WriteError(p.string() + ": cannot remove: " + ec.message());
 }
 
@@ -162,7 +163,7 @@ std::uint64_t write_checkpoint(const fs::path& run, Checkpoint checkpoint, const
   try {
     bytes = write_parts(partial, checkpoint, scenario_toml, save_client_states);
   } catch (...) {
-    fs::remove_all(partial, ec);  // a full disk: the space goes back, the last checkpoint stays
+    remove_tree(partial, ec);  // a full disk: the space goes back, the last checkpoint stays
     throw;
   }
 

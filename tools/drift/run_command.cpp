@@ -11,6 +11,7 @@
 #include "engine/compose/packing.hpp"
 #include "engine/compose/privacy_summary.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/remove_tree.hpp"
 #include "engine/sampling/sampler.hpp"
 #include "interrupts.hpp"
 #include "progress.hpp"
@@ -162,7 +163,7 @@ int execute_run(const RunArgs& args, PreparedRun run) {
       log->info("figures: {}", (path / "index.html").string());
     } catch (const PlotInterrupted&) {
       std::error_code ec;
-      std::filesystem::remove_all(path / "figures", ec);
+      remove_tree(path / "figures", ec);
       std::filesystem::remove(path / "index.html", ec);
       log->warn("interrupted while drawing the figures (the run itself is complete); draw them with: drift plot {}",
                 path.string());

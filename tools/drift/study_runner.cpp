@@ -14,6 +14,7 @@
 #include "engine/compose/checkpoint.hpp"
 #include "engine/core/durations.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/remove_tree.hpp"
 #include "engine/metrics/metrics_file.hpp"
 #include "engine/metrics/summary.hpp"
 #include "interrupts.hpp"
@@ -153,10 +154,13 @@ RunnerOutcome run_planned(const std::vector<PlannedRun>& runs, const RunnerOptio
       continue;
     }
     const bool resume = has_checkpoint(dir);  // one that cannot be read: drift resume says why
-    if (resume)
+    if (resume) {
       ++outcome.resumed;
-    else
-      fs::remove_all(dir);  // without a checkpoint, an unfinished run starts over
+    } else {
+      std::error_code ec;
+      remove_tree(dir, ec);  // without a checkpoint, an unfinished run starts over
+      if (ec) throw WriteError(dir.string() + ": cannot remove: " + ec.message());
+    }
     queue.emplace_back(&r, resume);
   }
   Progress progress(o, runs.size(), outcome.skipped);
