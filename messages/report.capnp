@@ -82,6 +82,20 @@ struct RoundReport {
   dpEpsilonAmplified @52 :Float64;
   dpEpsilonMaxClient @53 :Float64;
   dpClip @54 :Float64;
+  sa @55 :Bool;                           # [secure_aggregation] is on: the sa* fields mean something
+  saSurvivors @56 :List(UInt32);          # |U1| .. |U5| as far as the protocol got
+  saThreshold @57 :UInt32;
+  saShares @58 :UInt32;
+  saAborted @59 :Bool;
+  saAbortStage @60 :Text;
+  saAbortReason @61 :Text;
+  saSeconds @62 :Float64;
+  saExtraSeconds @63 :Float64;
+  saBytesUp @64 :UInt64;
+  saBytesDown @65 :UInt64;
+  saOverflows @66 :UInt64;
+  saClippedCoords @67 :UInt64;
+  saQuantizationMse @68 :Float64;
 }
 
 struct NamedValue {

@@ -28,6 +28,26 @@ std::string privacy_description(const Scenario& scenario) {
   return line + "; epsilon is " + epsilon->assumption();
 }
 
+std::string secure_aggregation_description(const Scenario& scenario) {
+  const auto& sa = scenario.secure_aggregation;
+  if (sa.protocol == SecAggProtocol::none) return "";
+  char threshold[80], encoding[120], text[360];
+  if (sa.threshold > 0)
+    std::snprintf(threshold, sizeof threshold, "threshold %g of the neighbourhood", sa.threshold);
+  else
+    std::snprintf(threshold, sizeof threshold, "threshold floor(%ss) + 1", sa.consistency_check ? "2/3 " : "1/2 ");
+  if (sa.encoding == SecAggEncoding::flower)
+    std::snprintf(encoding, sizeof encoding, "inputs clipped to +-%g, 2^%lld levels, summed mod 2^%lld", sa.clip_range,
+                  static_cast<long long>(sa.quantization_bits), static_cast<long long>(sa.modulus_bits));
+  else
+    std::snprintf(encoding, sizeof encoding, "%s fixed point at scale %g in %lld bits", name_of(sa.encoding).c_str(),
+                  sa.scale, static_cast<long long>(sa.bits));
+  std::snprintf(text, sizeof text,
+                "secure aggregation: %s over each round's accepted clients, %s; %s; dropout %g per stage",
+                name_of(sa.protocol).c_str(), threshold, encoding, sa.dropout);
+  return text;
+}
+
 namespace {
 
 nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }

@@ -19,6 +19,8 @@ std::shared_ptr<const privacy::RunEpsilon> run_epsilon(const Scenario& scenario)
 // One line for validate and the run's log: the mechanism, and which epsilon is the guarantee
 // and why; empty without privacy.
 std::string privacy_description(const Scenario& scenario);
+// One line for validate and the run's log on [secure_aggregation]; empty without it.
+std::string secure_aggregation_description(const Scenario& scenario);
 
 // The guarantee, what it assumes, the design's figure and whether it holds, and the spread of
 // the clients' own epsilons over their realised participations (`aggregated`, per client).

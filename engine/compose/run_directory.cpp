@@ -304,6 +304,10 @@ void RunDirectory::write_summary(const RunSummary& s, const std::string& status,
     for (const auto& p : participation_) aggregated.push_back(p.aggregated);
     summary["privacy"] = privacy_summary(*privacy_, s, aggregated);
   }
+  if (s.secagg_rounds > 0)
+    summary["secure_aggregation"] = {{"rounds", s.secagg_rounds},   {"aborted", s.secagg_aborted},
+                                     {"seconds", s.secagg_seconds}, {"extra_seconds", s.secagg_extra_seconds},
+                                     {"bytes", s.secagg_bytes},     {"overflow_count", s.secagg_overflows}};
   if (!reason.empty()) summary["reason"] = reason;
   if (!resume.empty()) summary["resume"] = resume;
   write_file_atomically(path_ / "summary.json", summary.dump(2) + "\n");

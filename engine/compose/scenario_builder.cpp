@@ -154,7 +154,13 @@ void check_privacy(const Scenario& s, const AlgorithmInfo& algorithm, const std:
         "use fedbuff, whose buffer sums K clipped updates before the noise");
   if (s.simulation.shadow_clients > 0)
     refuse("simulation.shadow_clients measures the raw updates, which a private run never releases");
+  if (s.privacy.mode == PrivacyMode::distributed && s.secure_aggregation.protocol == SecAggProtocol::none)
+    refuse(
+        "each client adds only a share of the noise, which is private only inside a secure sum: set "
+        "secure_aggregation.protocol");
   if (s.privacy.clip_mode == DpClip::adaptive) {
+    if (s.privacy.mode == PrivacyMode::distributed)
+      refuse("privacy.clip_mode = \"adaptive\" is not simulated with distributed noise");
     if (s.privacy.mode == PrivacyMode::local)
       refuse(
           "privacy.clip_mode = \"adaptive\" moves the clip by a noisy count the server releases; local noise "
@@ -172,6 +178,32 @@ void check_privacy(const Scenario& s, const AlgorithmInfo& algorithm, const std:
     refuse(
         "privacy.denominator = \"actual\" is sound only for fixed-size cohorts (sync rounds, sampler uniform): "
         "under add/remove neighbours the number summed changes with the client itself");
+}
+
+// What secure aggregation can hide: a sync round's sum of weights, read by a server half that
+// needs nothing else of an update (docs/privacy.md#secure-aggregation).
+void check_secure_aggregation(const Scenario& s, const AlgorithmInfo& algorithm, const std::string& source) {
+  const auto& sa = s.secure_aggregation;
+  if (sa.protocol == SecAggProtocol::none) return;
+  const auto refuse = [&](const std::string& why) {
+    throw UserError(source + ": secure_aggregation.protocol = \"" + name_of(sa.protocol) + "\": " + why);
+  };
+  if (s.simulation.mode != SimulationMode::sync)
+    refuse("the protocol runs over a sync round's cohort; under " + name_of(s.simulation.mode) +
+           " updates arrive one at a time, with no cohort to mask them in");
+  if (algorithm.private_models) refuse("algorithm '" + s.algorithm + "' keeps private models that are never summed");
+  if (!algorithm.privatisable)
+    refuse("algorithm '" + s.algorithm +
+           "' uploads more than its weights or reads more of an update than them, and the server sees only "
+           "their sum; drift list marks the algorithms that can ([dp])");
+  if (s.simulation.late_updates == LateUpdates::stale)
+    refuse(
+        "simulation.late_updates = \"stale\" folds an update into a later round, whose protocol it never took "
+        "part in");
+  if (s.simulation.shadow_clients > 0)
+    refuse("simulation.shadow_clients measures the raw updates, which the server never sees");
+  if (sa.encoding == SecAggEncoding::flower && sa.quantization_bits >= sa.modulus_bits)
+    refuse("the modulus 2^modulus_bits must be above the quantisation range 2^quantization_bits");
 }
 
 // Combinations that are valid key by key but cannot run together.
@@ -208,6 +240,7 @@ void check_combinations(const Scenario& s, const AlgorithmInfo& algorithm, const
                     "' keeps private models, which have no common update");
   check_poisson_sampler(s, source);
   check_privacy(s, algorithm, source);
+  check_secure_aggregation(s, algorithm, source);
   if (algorithm.check) {
     FederationShape shape;
     shape.num_clients = s.clients;

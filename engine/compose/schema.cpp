@@ -1,5 +1,6 @@
 // The scenario's key table (docs/scenarios.md): one row per key, bound to its member.
 #include "engine/compose/schema.hpp"
+#include "engine/compose/schema_privacy.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -35,11 +36,6 @@ std::string fedasync_only(const S& s) {
 }
 std::string fedbuff_only(const S& s) {
   return s.simulation.mode == SimulationMode::fedasync ? "under fedasync (FedBuff's)" : async_only(s);
-}
-std::string no_privacy(const S& s) { return s.privacy.mode == PrivacyMode::none ? "with privacy.mode = none" : ""; }
-std::string fixed_clip(const S& s) {
-  if (const auto why = no_privacy(s); !why.empty()) return why;
-  return s.privacy.clip_mode == DpClip::fixed ? "with privacy.clip_mode = fixed" : "";
 }
 std::function<std::string(const S&)> for_sampler(std::string name, std::string whose) {
   return [name, whose](const S& s) {
@@ -105,7 +101,6 @@ std::vector<ScenarioSection> make_sections() {
   using Sim = SimulationConfig;
   using As = AsyncConfig;
   using C = CheckpointConfig;
-  using Pv = PrivacyConfig;
   // One row per key reads better than clang-format's layout of the table.
   // clang-format off
   std::vector<ScenarioSection> sections = {
@@ -222,26 +217,8 @@ std::vector<ScenarioSection> make_sections() {
         bind_key<S>("pool", "devices and their slots, e.g. \"cpu:2,cuda:0x4\"; empty = cpu_slots CPU slots", &S::device_pool).may_change_on_resume(),
         bind_key<S>("pack", "sync rounds: train this many clients of a round (in cohort order) as one packed model; results equal unpacked ones up to float rounding (docs/performance.md)",
                 &S::pack).range(1.0, 4096.0)}},
-      {"privacy", "user-level differential privacy of the shared model (docs/privacy.md)",
-       {bind_key<S>("mode", "none | central: the server adds noise to the sum of clipped updates | local: each client adds its own",
-                &S::privacy, &Pv::mode),
-        bind_key<S>("clip", "C: each client's update (its model minus the global one) is scaled to an L2 norm of at most C",
-                &S::privacy, &Pv::clip).range(0.0, {}, true).idle_when(no_privacy),
-        bind_key<S>("clip_mode", "fixed | adaptive: C starts at clip and follows a noisy quantile of the update norms (Andrew et al.)",
-                &S::privacy, &Pv::clip_mode).idle_when(no_privacy),
-        bind_key<S>("target_quantile", "adaptive: the share of updates C should leave unclipped", &S::privacy, &Pv::target_quantile)
-            .range(0.0, 1.0).idle_when(fixed_clip),
-        bind_key<S>("clip_lr", "adaptive: C is multiplied by exp(-clip_lr (unclipped share - target_quantile))", &S::privacy, &Pv::clip_lr)
-            .range(0.0, 100.0).idle_when(fixed_clip),
-        bind_key<S>("count_noise", "adaptive: standard deviation of the noisy unclipped count; 0 = expected cohort / 20", &S::privacy, &Pv::count_noise)
-            .range(0.0, {}).idle_when(fixed_clip),
-        bind_key<S>("noise_multiplier", "z: Gaussian noise of standard deviation z C per coordinate (central: on the sum; local: on each update)",
-                &S::privacy, &Pv::noise_multiplier).range(0.0, 1e6).idle_when(no_privacy),
-        bind_key<S>("denominator", "central: divide the noisy sum by the expected cohort (sound) or the number of updates actually summed",
-                &S::privacy, &Pv::denominator).idle_when(no_privacy),
-        bind_key<S>("delta", "delta of the (epsilon, delta) reported", &S::privacy, &Pv::delta).range(0.0, 1.0, true).idle_when(no_privacy),
-        bind_key<S>("target_epsilon", "> 0: end the run (status ended) before an aggregation would take epsilon past this",
-                &S::privacy, &Pv::target_epsilon).range(0.0, {}).idle_when(no_privacy)}},
+      privacy_section(),
+      secure_aggregation_section(),
       {"checkpoint", "when a run saves the state `drift resume` continues from (docs/checkpoints.md)",
        {bind_key<S>("every", "aggregations between checkpoints; 0 = by wall time only", &S::checkpoint, &C::every).range(0.0, 1e9).may_change_on_resume(),
         bind_key<S>("minutes", "wall-clock minutes between checkpoints; 0 = by count only", &S::checkpoint, &C::minutes).range(0.0, {}).may_change_on_resume(),

@@ -44,20 +44,26 @@ enum class LrSchedule { exponential, inverse, inverse_sqrt };
 // How a Bernoulli process's p_i changes over steps (FedAWE's non-stationary dynamics).
 enum class Modulation { none, sine, interleaved_sine, staircase };
 
-// [privacy]: no DP, noise on the clipped sum at the server, or noise added by each client.
-enum class PrivacyMode { none, central, local };
+// [privacy]: no DP, noise on the clipped sum at the server, noise added by each client, or
+// each client's share of the noise hidden by secure aggregation (distributed).
+enum class PrivacyMode { none, central, local, distributed };
 // What the noisy sum of clipped updates is divided by: the expected cohort (sound under
 // add/remove neighbours) or the number actually summed (docs/privacy.md#the-denominator).
 enum class DpDenominator { expected, actual };
 // The clip C: fixed, or moved each aggregation toward a quantile of the update norms.
 enum class DpClip { fixed, adaptive };
+// Secure aggregation (docs/privacy.md#secure-aggregation): the protocol, how inputs become
+// integers, and how they are rounded.
+enum class SecAggProtocol { none, secagg, secagg_plus };
+enum class SecAggEncoding { flower, flsim, signed_mod };
+enum class SecAggRounding { stochastic, deterministic };
 
 template <typename Choice>
 struct ChoiceNames;  // names[i] spells the enumerator whose value is i
 
 template <>
 struct ChoiceNames<PrivacyMode> {
-  static constexpr std::array<std::string_view, 3> names{"none", "central", "local"};
+  static constexpr std::array<std::string_view, 4> names{"none", "central", "local", "distributed"};
 };
 template <>
 struct ChoiceNames<DpClip> {
@@ -66,6 +72,18 @@ struct ChoiceNames<DpClip> {
 template <>
 struct ChoiceNames<DpDenominator> {
   static constexpr std::array<std::string_view, 2> names{"expected", "actual"};
+};
+template <>
+struct ChoiceNames<SecAggProtocol> {
+  static constexpr std::array<std::string_view, 3> names{"none", "secagg", "secagg_plus"};
+};
+template <>
+struct ChoiceNames<SecAggEncoding> {
+  static constexpr std::array<std::string_view, 3> names{"flower", "flsim", "signed_mod"};
+};
+template <>
+struct ChoiceNames<SecAggRounding> {
+  static constexpr std::array<std::string_view, 2> names{"stochastic", "deterministic"};
 };
 
 template <>

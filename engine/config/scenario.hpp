@@ -166,6 +166,31 @@ struct PrivacyConfig {
   double target_epsilon = 0.0;  // > 0: end the run before an aggregation would pass it
 };
 
+// Secure aggregation simulated in virtual time (docs/privacy.md#secure-aggregation): the
+// protocol's stages, who drops in each, what they cost, and the integer arithmetic of the sum.
+struct SecureAggregationConfig {
+  SecAggProtocol protocol = SecAggProtocol::none;
+  double shares = 0.5;             // secagg_plus: the neighbourhood (self included) as a fraction of the cohort
+  double threshold = 0.0;          // fraction of the shares; 0: floor(s/2) + 1 (floor(2s/3) + 1 with the check)
+  bool consistency_check = false;  // the active-adversary variant's stage S3
+  SecAggEncoding encoding = SecAggEncoding::flower;
+  SecAggRounding rounding = SecAggRounding::stochastic;
+  double clip_range = 8.0;              // flower: c
+  std::int64_t quantization_bits = 22;  // flower: Q = 2^bits
+  std::int64_t modulus_bits = 32;       // flower: M = 2^bits
+  double max_weight = 0.0;              // flower: W; 0 = the population's largest client
+  double scale = 1e4;                   // flsim, signed_mod: fixed point scale s
+  std::int64_t bits = 32;               // flsim, signed_mod: b
+  double dropout = 0.0;                 // probability that a client stops in each stage
+  double detection_delay = 1.0;         // seconds until the server notices a client stopped
+  double stage_timeout = 0.0;           // seconds a stage waits at most; 0 = no timeout
+  double key_bits = 256, share_bits = 256;
+  double keygen_seconds = 100e-6, key_agreement_seconds = 100e-6, cipher_seconds_per_byte = 10e-9;
+  double field_op_seconds = 50e-9, prg_seconds_per_element = 2e-9, add_seconds_per_element = 0.5e-9;
+  double server_speed = 10.0;
+  bool simulate_masks = false;  // add and cancel pairwise and self masks: proves they cancel
+};
+
 // When a run saves a checkpoint (docs/checkpoints.md); a run also saves one when it ends and
 // when it is interrupted.
 struct CheckpointConfig {
@@ -204,6 +229,7 @@ struct Scenario {
   std::string device_pool;              // "cpu:2,cuda:0x4"; empty = cpu x cpu_slots
   std::uint32_t pack = 1;               // clients of a sync round trained together as one packed model
   PrivacyConfig privacy;
+  SecureAggregationConfig secure_aggregation;
   CheckpointConfig checkpoint;
   std::string runs_dir = "runs";
   bool log_eligible = true;           // write "eligible" rows to clients.csv (one per eligible client per round)

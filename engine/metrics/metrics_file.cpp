@@ -43,6 +43,8 @@ bool is_written(const ReportField& f, const T& value, const RoundReport& r, bool
       return shadow_clients;
     case Written::with_privacy:
       return r.dp;
+    case Written::with_secure_aggregation:
+      return r.sa;
     case Written::not_in_metrics:
       return false;
   }
@@ -68,6 +70,8 @@ struct LineWriter {
       line["update_drift"][std::string(f.json_key())] = value;
     } else if (f.written == Written::with_privacy) {
       line["privacy"][std::string(f.json_key())] = value;
+    } else if (f.written == Written::with_secure_aggregation) {
+      line["secure_aggregation"][std::string(f.json_key())] = value;
     } else {
       line[std::string(f.json_key())] = value;  // NaN is written as null
     }
@@ -111,7 +115,8 @@ struct LineReader {
       if (f.written == Written::not_in_metrics) return;
       const json* object = &line;
       for (const auto& [written, key] :
-           {std::pair{Written::with_shadow_clients, "update_drift"}, std::pair{Written::with_privacy, "privacy"}})
+           {std::pair{Written::with_shadow_clients, "update_drift"}, std::pair{Written::with_privacy, "privacy"},
+            std::pair{Written::with_secure_aggregation, "secure_aggregation"}})
         if (f.written == written) object = line.contains(key) ? &line[key] : nullptr;
       const auto key = std::string(f.json_key());
       if (object && object->is_object() && object->contains(key)) {
@@ -128,6 +133,7 @@ RoundReport report_from(const json& line) {
   visit_report_fields(r, LineReader{line});
   r.evaluated = line.contains("test_accuracy");  // written only when evaluated
   r.dp = line.contains("privacy");
+  r.sa = line.contains("secure_aggregation");
   return r;
 }
 

@@ -97,6 +97,18 @@ struct RoundReport {
   double dp_clip = 0.0;  // the clip C this aggregation used (it moves under adaptive clipping)
   double dp_noise_std = 0.0;
   double dp_epsilon = 0.0, dp_epsilon_amplified = 0.0, dp_epsilon_max_client = 0.0;
+  // [secure_aggregation] (docs/outputs.md#secure-aggregation): the survivors of each stage, the
+  // threshold and neighbourhood, whether and why the round aborted, the protocol's virtual
+  // seconds (and those beyond a plain upload), its bytes, and what the integer sum did.
+  bool sa = false;
+  std::vector<std::uint32_t> sa_survivors;
+  std::uint32_t sa_threshold = 0, sa_shares = 0;
+  bool sa_aborted = false;
+  std::string sa_abort_stage, sa_abort_reason;
+  double sa_seconds = 0.0, sa_extra_seconds = 0.0;
+  std::uint64_t sa_bytes_up = 0, sa_bytes_down = 0;
+  std::uint64_t sa_overflows = 0, sa_clipped_coords = 0;
+  double sa_quantization_mse = 0.0;
   std::vector<ClientRecord> clients;
   // Wall-clock seconds: reported in timings.jsonl only, so metrics.jsonl stays comparable.
   double wall_train_seconds = 0.0;
@@ -113,6 +125,7 @@ enum class Written : std::uint8_t {
   when_privately_evaluated,  // ... and only when private models were evaluated (client_accuracy)
   with_shadow_clients,       // in the "update_drift" object, when the run measures it
   with_privacy,              // in the "privacy" object, when the run is private (dp)
+  with_secure_aggregation,   // in the "secure_aggregation" object, when the run uses it (sa)
   not_in_metrics,            // on the wire only: clients.csv, timings.jsonl, or implied by another key
 };
 
@@ -184,6 +197,21 @@ void visit_report_fields(Report& r, Visit&& visit) {
   visit(ReportField{"dp_epsilon", W::with_privacy, true, "epsilon"}, r.dp_epsilon);
   visit(ReportField{"dp_epsilon_amplified", W::with_privacy, true, "epsilon_amplified"}, r.dp_epsilon_amplified);
   visit(ReportField{"dp_epsilon_max_client", W::with_privacy, true, "epsilon_max_client"}, r.dp_epsilon_max_client);
+  visit(ReportField{"sa", W::not_in_metrics}, r.sa);  // implied by the "secure_aggregation" object
+  visit(ReportField{"sa_survivors", W::with_secure_aggregation, false, "survivors"}, r.sa_survivors);
+  visit(ReportField{"sa_threshold", W::with_secure_aggregation, false, "threshold"}, r.sa_threshold);
+  visit(ReportField{"sa_shares", W::with_secure_aggregation, false, "shares"}, r.sa_shares);
+  visit(ReportField{"sa_aborted", W::with_secure_aggregation, false, "aborted"}, r.sa_aborted);
+  visit(ReportField{"sa_abort_stage", W::with_secure_aggregation, false, "abort_stage"}, r.sa_abort_stage);
+  visit(ReportField{"sa_abort_reason", W::with_secure_aggregation, false, "abort_reason"}, r.sa_abort_reason);
+  visit(ReportField{"sa_seconds", W::with_secure_aggregation, false, "seconds"}, r.sa_seconds);
+  visit(ReportField{"sa_extra_seconds", W::with_secure_aggregation, false, "extra_seconds"}, r.sa_extra_seconds);
+  visit(ReportField{"sa_bytes_up", W::with_secure_aggregation, false, "bytes_up"}, r.sa_bytes_up);
+  visit(ReportField{"sa_bytes_down", W::with_secure_aggregation, false, "bytes_down"}, r.sa_bytes_down);
+  visit(ReportField{"sa_overflows", W::with_secure_aggregation, false, "overflow_count"}, r.sa_overflows);
+  visit(ReportField{"sa_clipped_coords", W::with_secure_aggregation, false, "clipped_coords"}, r.sa_clipped_coords);
+  visit(ReportField{"sa_quantization_mse", W::with_secure_aggregation, true, "quantization_mse"},
+        r.sa_quantization_mse);
   visit(ReportField{"clients", W::not_in_metrics}, r.clients);                        // clients.csv
   visit(ReportField{"wall_train_seconds", W::not_in_metrics}, r.wall_train_seconds);  // timings.jsonl
   visit(ReportField{"wall_eval_seconds", W::not_in_metrics}, r.wall_eval_seconds);

@@ -82,6 +82,12 @@ RoundFacts facts_of(const RoundReport& r) {
   f.dp_epsilon = r.dp_epsilon;
   f.dp_epsilon_amplified = r.dp_epsilon_amplified;
   f.dp_epsilon_max_client = r.dp_epsilon_max_client;
+  f.sa = r.sa;
+  f.sa_aborted = r.sa_aborted;
+  f.sa_seconds = r.sa_seconds;
+  f.sa_extra_seconds = r.sa_extra_seconds;
+  f.sa_bytes = r.sa_bytes_up + r.sa_bytes_down;
+  f.sa_overflows = r.sa_overflows;
   return f;
 }
 
@@ -109,6 +115,14 @@ RunSummary summarize(const std::vector<RoundFacts>& rounds, const SummaryTargets
       s.epsilon = r.dp_epsilon;
       s.epsilon_amplified = r.dp_epsilon_amplified;
       s.epsilon_max_client = r.dp_epsilon_max_client;
+    }
+    if (r.sa) {
+      ++s.secagg_rounds;
+      s.secagg_aborted += r.sa_aborted ? 1 : 0;
+      s.secagg_seconds += r.sa_seconds;
+      s.secagg_extra_seconds += r.sa_extra_seconds;
+      s.secagg_bytes += r.sa_bytes;
+      s.secagg_overflows += r.sa_overflows;
     }
     if (!r.evaluated) continue;
     add_evaluation(s, r);

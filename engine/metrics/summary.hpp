@@ -70,6 +70,11 @@ struct RoundFacts {
   // [privacy]: epsilon after this aggregation (the guarantee, the design's, the busiest client's).
   bool dp = false;
   double dp_epsilon = 0.0, dp_epsilon_amplified = 0.0, dp_epsilon_max_client = 0.0;
+  // [secure_aggregation]: whether the protocol aborted, its virtual seconds (and those beyond a
+  // plain upload), its traffic and the elements whose sum wrapped.
+  bool sa = false, sa_aborted = false;
+  double sa_seconds = 0.0, sa_extra_seconds = 0.0;
+  std::uint64_t sa_bytes = 0, sa_overflows = 0;
 };
 
 RoundFacts facts_of(const RoundReport& report);
@@ -102,6 +107,10 @@ struct RunSummary {
   std::uint64_t updates = 0, finished = 0, late = 0, dropped = 0, failed = 0;
   std::uint64_t discarded_samples = 0;
   double wasted_compute_seconds = 0.0;
+  // [secure_aggregation]: rounds that ran the protocol, those that aborted, and totals.
+  std::uint32_t secagg_rounds = 0, secagg_aborted = 0;
+  double secagg_seconds = 0.0, secagg_extra_seconds = 0.0;
+  std::uint64_t secagg_bytes = 0, secagg_overflows = 0;
   std::optional<std::uint32_t> diverged_round;  // the first aggregation that diverged
   std::string divergence;                       // and why
 };

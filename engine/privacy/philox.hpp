@@ -16,9 +16,12 @@ std::uint64_t splitmix64_mix(std::uint64_t z);
 
 // What a stream draws for; the numbers are part of the stream's identity.
 enum class NoiseTag : std::uint32_t {
-  UpdateNoise = 1,  // the server's noise on the clipped sum
-  CountNoise = 2,   // adaptive clipping's noisy count
-  LocalNoise = 3,   // a client's own noise (local DP)
+  UpdateNoise = 1,         // the server's noise on the clipped sum
+  CountNoise = 2,          // adaptive clipping's noisy count
+  LocalNoise = 3,          // a client's own noise (local DP)
+  StochasticRounding = 4,  // secure aggregation: a client's rounding to integers
+  Dropout = 6,             // secure aggregation: whether a client stops in a stage
+  SecAggNoise = 7,         // distributed DP: a client's share of the noise
 };
 
 class NoiseStream {

@@ -57,8 +57,10 @@ NeighbourGraph ring_graph(const std::vector<std::uint32_t>& ring, std::uint32_t 
   return g;
 }
 
-SecAggSession::SecAggSession(NeighbourGraph graph, std::uint32_t threshold, bool consistency_check)
+SecAggSession::SecAggSession(NeighbourGraph graph, std::uint32_t threshold, bool consistency_check,
+                             std::vector<std::uint32_t> ids)
     : graph_(std::move(graph)),
+      ids_(std::move(ids)),
       threshold_(threshold),
       consistency_check_(consistency_check),
       alive_(graph_.size(), true),
@@ -66,6 +68,8 @@ SecAggSession::SecAggSession(NeighbourGraph graph, std::uint32_t threshold, bool
       in_u2_(graph_.size(), false),
       in_sum_(graph_.size(), false) {
   if (threshold_ < 1) throw std::invalid_argument("secure aggregation: the threshold must be at least 1");
+  if (!ids_.empty() && ids_.size() != graph_.size())
+    throw std::invalid_argument("secure aggregation: one id per client");
 }
 
 std::uint32_t SecAggSession::count(const std::vector<bool>& v) {
@@ -155,9 +159,8 @@ void SecAggSession::check_neighbourhoods(SecAggStage s) {
   for (std::uint32_t u = 0; u < cohort(); ++u) {
     const auto live = live_neighbours(u, alive_) + (alive_[u] ? 1 : 0);
     if (live >= threshold_) continue;
-    std::snprintf(why, sizeof why,
-                  "after %s the neighbourhood of the cohort's client %u has %u live members, below the threshold %u",
-                  stage_name(s), u, live, threshold_);
+    std::snprintf(why, sizeof why, "after %s client %u's neighbourhood has %u live members, below the threshold %u",
+                  stage_name(s), id(u), live, threshold_);
     return abort(s, why);
   }
 }
@@ -170,8 +173,8 @@ void SecAggSession::check_shares() {
     const bool self = in_sum_[v];  // its self mask; otherwise its masking key
     const auto shares = live_neighbours(v, alive_) + (self && alive_[v] ? 1 : 0);
     if (shares >= threshold_) continue;
-    std::snprintf(why, sizeof why, "%u shares of the cohort's client %u's %s came back, below the threshold %u", shares,
-                  v, self ? "self mask" : "masking key", threshold_);
+    std::snprintf(why, sizeof why, "%u shares of client %u's %s came back, below the threshold %u", shares, id(v),
+                  self ? "self mask" : "masking key", threshold_);
     return abort(SecAggStage::unmasking, why);
   }
 }

@@ -56,7 +56,9 @@ struct StageBits {
 // rules of the spec (the complete graph gives SecAgg's, a ring SecAgg+'s).
 class SecAggSession {
  public:
-  SecAggSession(NeighbourGraph graph, std::uint32_t threshold, bool consistency_check);
+  // `ids` names the clients in abort reasons (their positions when empty).
+  SecAggSession(NeighbourGraph graph, std::uint32_t threshold, bool consistency_check,
+                std::vector<std::uint32_t> ids = {});
 
   std::uint32_t cohort() const { return static_cast<std::uint32_t>(graph_.size()); }
   // Whether the round runs stage `s` at all (S3 only with the consistency check).
@@ -95,7 +97,10 @@ class SecAggSession {
   void check_neighbourhoods(SecAggStage s);
   void check_shares();
 
+  std::uint32_t id(std::uint32_t u) const { return ids_.empty() ? u : ids_[u]; }
+
   NeighbourGraph graph_;
+  std::vector<std::uint32_t> ids_;
   std::uint32_t threshold_;
   bool consistency_check_;
   std::vector<bool> alive_, in_u1_, in_u2_, in_sum_;

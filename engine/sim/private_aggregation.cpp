@@ -90,8 +90,9 @@ double DpMechanism::denominator(std::uint32_t summed) const {
 
 double DpMechanism::noise_std_on_mean(std::uint32_t summed, double denominator) const {
   const double per_draw = update_multiplier() * clip_;
-  const double on_sum =
-      config_.mode == PrivacyMode::local ? per_draw * std::sqrt(static_cast<double>(summed)) : per_draw;
+  double on_sum = per_draw;
+  if (config_.mode == PrivacyMode::local) on_sum *= std::sqrt(static_cast<double>(summed));
+  if (config_.mode == PrivacyMode::distributed) on_sum *= std::sqrt(static_cast<double>(summed) / threshold_);
   return on_sum / denominator;
 }
 
@@ -99,6 +100,13 @@ void DpMechanism::accumulate(std::vector<double>& sum, const NamedTensors& local
                              double weight, std::uint32_t client, std::uint32_t round) {
   if (!(weight >= 0 && weight <= 1))
     throw std::logic_error("DpMechanism: a weight outside [0, 1] breaks the sensitivity");
+  const auto change = clipped_change(local, base, client, round);
+  if (sum.empty()) sum.assign(change.size(), 0.0);
+  for (std::size_t k = 0; k < change.size(); ++k) sum[k] += weight * change[k];
+}
+
+std::vector<double> DpMechanism::clipped_change(const NamedTensors& local, const std::vector<double>& base,
+                                                std::uint32_t client, std::uint32_t round) {
   auto change = flat_floats(local);
   if (change.size() != base.size()) throw std::logic_error("DpMechanism: an update of another shape");
   for (std::size_t k = 0; k < change.size(); ++k) change[k] -= base[k];
@@ -108,8 +116,14 @@ void DpMechanism::accumulate(std::vector<double>& sum, const NamedTensors& local
   unclipped_ += clipped || nonfinite ? 0 : 1;
   if (config_.mode == PrivacyMode::local)
     add_scaled_noise(change, NoiseStream(seed_, round, NoiseTag::LocalNoise, client), update_multiplier() * clip_);
-  if (sum.empty()) sum.assign(change.size(), 0.0);
-  for (std::size_t k = 0; k < change.size(); ++k) sum[k] += weight * change[k];
+  return change;
+}
+
+void DpMechanism::add_distributed_noise(std::vector<double>& change, std::uint32_t client, std::uint32_t round,
+                                        std::uint32_t threshold) {
+  threshold_ = std::max<std::uint32_t>(threshold, 1);
+  add_scaled_noise(change, NoiseStream(seed_, round, NoiseTag::SecAggNoise, client),
+                   update_multiplier() * clip_ / std::sqrt(static_cast<double>(threshold_)));
 }
 
 void DpMechanism::add_central_noise(std::vector<double>& sum, std::uint32_t round) {

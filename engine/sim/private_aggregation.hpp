@@ -30,6 +30,14 @@ class DpMechanism {
   // (flat float64, made on first use). `weight` must be in [0, 1] for the sensitivity to stay C.
   void accumulate(std::vector<double>& sum, const NamedTensors& local, const std::vector<double>& base, double weight,
                   std::uint32_t client, std::uint32_t round);
+  // The change of `local` from `base`, clipped to C (with the client's own noise in local
+  // mode), counted in the stats: what a client hands to secure aggregation.
+  std::vector<double> clipped_change(const NamedTensors& local, const std::vector<double>& base, std::uint32_t client,
+                                     std::uint32_t round);
+  // Distributed mode: client's share N(0, (zC)^2 / t) of the noise, t the secure aggregation's
+  // threshold, so the t or more inputs of a completed round carry at least the central noise.
+  void add_distributed_noise(std::vector<double>& change, std::uint32_t client, std::uint32_t round,
+                             std::uint32_t threshold);
   // FedBuff: the central noise on the buffer's sum (nothing in local mode).
   void add_central_noise(std::vector<double>& sum, std::uint32_t round);
   // Ends the aggregation `round` of `summed` updates divided by `denominator`: records its clip
@@ -61,6 +69,7 @@ class DpMechanism {
   double expected_cohort_;
   double clip_;
   std::uint32_t unclipped_ = 0;  // this aggregation's updates within the clip
+  std::uint32_t threshold_ = 1;  // distributed: the threshold of the last round's protocol
   Stats stats_;
 };
 

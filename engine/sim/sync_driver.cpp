@@ -16,30 +16,14 @@
 #include "engine/sim/personal_evaluations.hpp"
 #include "engine/sim/private_aggregation.hpp"
 #include "engine/sim/round_rules.hpp"
+#include "engine/sim/secure_aggregation.hpp"
 #include "engine/sim/shadow_cohort.hpp"
 #include "engine/sim/sync_driver.hpp"
+#include "engine/sim/sync_jobs.hpp"
 #include "engine/tensors/tensor_archive.hpp"
 
 namespace drift {
 namespace {
-
-struct Pending {
-  TaskPlan plan;
-  bool answered = false;
-  JobOutcome outcome;
-};
-
-struct StaleUpdate {
-  double arrival;
-  ClientUpdate update;
-  std::uint64_t bytes;
-};
-
-struct Arrival {
-  double time;
-  std::uint32_t client;
-  Pending* job;
-};
 
 class SyncDriver final : public Driver {
  public:
@@ -51,6 +35,8 @@ class SyncDriver final : public Driver {
         personal_(private_models_ ? parts_.population->size() : 0),
         shadow_(parts_.scenario, parts_.population->size()) {
     if (parts_.privacy) dp_.emplace(parts_.scenario.privacy, parts_.scenario.seed, expected_cohort(parts_.scenario));
+    if (parts_.scenario.secure_aggregation.protocol != SecAggProtocol::none)
+      secagg_.emplace(parts_.scenario, *parts_.population);
   }
 
   void start() override { begin_round(); }
@@ -223,7 +209,7 @@ class SyncDriver final : public Driver {
                 std::vector<StaleUpdate>& newly_late) {
     const double deadline = parts_.timeline.deadline();
     const double deadline_at = deadline > 0 ? report_.time_start + deadline : kNever;
-    double end = report_.time_start;
+    double end = report_.time_start, trained = report_.time_start;
     for (auto& a : arrivals) {
       auto& o = a.job->outcome;
       const auto& u = o.update;
@@ -233,6 +219,7 @@ class SyncDriver final : public Driver {
         report_.bytes_up += o.upload_bytes;
         ++report_.finished;
         end = std::max(end, a.time);
+        trained = std::max(trained, a.job->plan.compute_end);
         accepted.push_back(std::move(o.update));
         continue;
       }
@@ -251,6 +238,7 @@ class SyncDriver final : public Driver {
       }
     }
     if (accepted.size() < needed_) end = deadline_at < kNever ? deadline_at : std::max(end, last_event);
+    protocol_start_ = accepted.size() < needed_ ? end : trained;  // secure aggregation begins after training
     return end;
   }
 
@@ -276,9 +264,9 @@ class SyncDriver final : public Driver {
     auto arrivals = sort_out_jobs(last_event);
     std::vector<ClientUpdate> accepted;
     std::vector<StaleUpdate> newly_late;
-    const double end = accept(arrivals, last_event, accepted, newly_late);
+    double end = accept(arrivals, last_event, accepted, newly_late);
     merge_stale(end, accepted, std::move(newly_late));
-    aggregate(accepted);
+    aggregate(accepted, end);
     report_.model_version = version_;
     report_.time_end = end;
     std::stable_sort(report_.clients.begin(), report_.clients.end(), [](const ClientRecord& a, const ClientRecord& b) {
@@ -317,10 +305,16 @@ class SyncDriver final : public Driver {
     parts_.listener.on_finished(end);
   }
 
-  // The accepted updates in client-id order, if there are at least min_cohort of them.
-  void aggregate(std::vector<ClientUpdate>& accepted) {
+  // The accepted updates in client-id order, if there are at least min_cohort of them (and,
+  // under secure aggregation, the protocol's survivors, if it completes: then it ends the round).
+  void aggregate(std::vector<ClientUpdate>& accepted, double& end) {
     std::sort(accepted.begin(), accepted.end(),
               [](const ClientUpdate& a, const ClientUpdate& b) { return a.client_id < b.client_id; });
+    bool enough =
+        !accepted.empty() && static_cast<std::int64_t>(accepted.size()) >= parts_.scenario.simulation.min_cohort;
+    if (enough && secagg_)
+      enough =
+          secagg_->run(round_, protocol_start_, global_, accepted, parts_.roster, dp_ ? &*dp_ : nullptr, report_, end);
     std::vector<std::uint32_t> aggregated;
     AggregationInput input;
     input.round = round_;
@@ -331,13 +325,11 @@ class SyncDriver final : public Driver {
     }
     report_.staleness = input.staleness;
     std::sort(report_.staleness.begin(), report_.staleness.end());
-    const bool enough =
-        !accepted.empty() && static_cast<std::int64_t>(accepted.size()) >= parts_.scenario.simulation.min_cohort;
     ClientShares shares;
     if (enough) {
       shadow_.report(report_, global_, accepted, version_);
       Accounting::add_training_metrics(report_, accepted);
-      if (dp_) dp_->privatise(global_, accepted, round_);  // the server half sees only the private model
+      if (dp_ && !secagg_) dp_->privatise(global_, accepted, round_);  // the server half sees only the private model
       algorithm_->aggregate(global_, accepted, input);
       report_.algorithm = algorithm_->metrics();
       shares = algorithm_->shares(accepted);
@@ -374,7 +366,9 @@ class SyncDriver final : public Driver {
   bool private_models_ = false;
   PersonalEvaluations personal_;
   ShadowCohort shadow_;
-  std::optional<DpMechanism> dp_;  // [privacy]: clipping and noise before the server half
+  std::optional<DpMechanism> dp_;           // [privacy]: clipping and noise before the server half
+  std::optional<SecureAggregator> secagg_;  // [secure_aggregation]: the protocol over the accepted
+  double protocol_start_ = 0.0;             // when the accepted clients had trained
   double now_ = 0.0;
   std::uint64_t version_ = 0;
   std::uint32_t round_ = 1;

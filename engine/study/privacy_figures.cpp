@@ -30,6 +30,33 @@ Figure privacy_figure(const std::vector<RoundReport>& metrics, const std::filesy
           1000, 500};
 }
 
+Figure secure_aggregation_figure(const std::vector<RoundReport>& metrics, const std::filesystem::path& dir) {
+  if (std::none_of(metrics.begin(), metrics.end(), [](const RoundReport& m) { return m.sa; })) return {};
+  std::ostringstream data;
+  data << "# round U1 U2 U3 U4 U5 threshold aborted_at\n";
+  for (const auto& m : metrics) {
+    if (!m.sa) continue;
+    data << m.round;
+    for (std::size_t s = 0; s < 5; ++s)
+      data << ' ' << (s < m.sa_survivors.size() ? std::to_string(m.sa_survivors[s]) : "?");
+    data << ' ' << m.sa_threshold << ' '
+         << (m.sa_aborted && !m.sa_survivors.empty() ? std::to_string(m.sa_survivors.back()) : "?") << '\n';
+  }
+  write_text_file(dir / "secure_aggregation.dat", data.str());
+  return {"secure_aggregation",
+          "Secure aggregation: the clients left after each stage of the protocol in each round, against the "
+          "threshold below which a round aborts (crosses: aborted rounds, at the stage that failed)",
+          "set title 'Secure aggregation: survivors per stage'\nset xlabel 'round'\nset ylabel 'clients'\n"
+          "set yrange [0:*]\nset key outside right top\n"
+          "plot 'secure_aggregation.dat' using 1:2 with linespoints lw 2 lc rgb '#90caf9' title 'U1 keys advertised', "
+          "'' using 1:3 with linespoints lw 2 lc rgb '#42a5f5' title 'U2 keys shared', "
+          "'' using 1:4 with linespoints lw 3 lc rgb '#1565c0' title 'U3 inputs in the sum', "
+          "'' using 1:6 with linespoints lw 2 lc rgb '#2e7d32' title 'U5 unmasked', "
+          "'' using 1:7 with lines lw 2 dt 2 lc rgb '#000000' title 'threshold', "
+          "'' using 1:8 with points pt 2 ps 2 lw 3 lc rgb '#c62828' title 'aborted'",
+          1000, 500};
+}
+
 Figure accuracy_vs_epsilon_figure(const StudyTable& table, const std::filesystem::path& dir) {
   // Cells in study order, numbered for the data file; only those with a private run are drawn.
   std::vector<std::string> cells;

@@ -14,6 +14,10 @@ namespace drift {
 // empty Figure for a run without privacy.
 Figure privacy_figure(const std::vector<RoundReport>& metrics, const std::filesystem::path& dir);
 
+// A run under secure aggregation: the survivors of each stage per round against the threshold,
+// aborted rounds marked; secure_aggregation.dat beside it. Empty without the protocol.
+Figure secure_aggregation_figure(const std::vector<RoundReport>& metrics, const std::filesystem::path& dir);
+
 // A study's accuracy against epsilon: one point per finished private run (its last-5 accuracy
 // at its guarantee, and hollow at the figure a Poisson accountant prints), a colour per cell;
 // privacy_runs.dat beside it. An empty Figure when no run of the study is private.

@@ -87,6 +87,11 @@ std::vector<Column> result_columns(const SummaryTargets& targets) {
   c.push_back({"epsilon", [](const RunSummary& s) { return finite(s.epsilon); }, 3, false, true, true});
   c.push_back(
       {"epsilon_amplified", [](const RunSummary& s) { return finite(s.epsilon_amplified); }, 3, false, false, true});
+  // [secure_aggregation]: the rounds whose protocol aborted.
+  c.push_back(
+      {"secagg_aborted",
+       [](const RunSummary& s) { return s.secagg_rounds ? std::optional<double>(s.secagg_aborted) : std::nullopt; }, 0,
+       false, true, true});
   c.push_back({"mean_cohort_js", [](const RunSummary& s) { return finite(s.mean_cohort_js); }, 3, false, false});
   c.push_back({"mean_cohort_change_js", [](const RunSummary& s) { return finite(s.mean_change_js); }, 3, false, false});
   c.push_back({"failed", [](const RunSummary& s) { return std::optional<double>(s.failed); }, 0, false});

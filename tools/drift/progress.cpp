@@ -41,6 +41,9 @@ void ProgressDisplay::on_round(const RoundReport& r) {
       r.wall_train_seconds, r.wall_eval_seconds);
   for (const auto& c : r.clients)
     if (c.event == ClientEvent::failed) log_->warn("round {}: client {} failed: {}", r.round, c.client_id, c.detail);
+  if (r.sa_aborted)
+    log_->warn("round {}: secure aggregation aborted in {}: {}; the model stays as it was", r.round, r.sa_abort_stage,
+               r.sa_abort_reason);
   if (live_) {
     std::fprintf(stderr, "\r\033[K round %u/%u | acc %.2f%% | loss %.4f | %.1f s/round | ETA %s", r.round,
                  r.total_rounds, 100 * last_accuracy_.load(), last_loss_, per_round, clock_text(eta).c_str());

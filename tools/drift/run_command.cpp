@@ -45,6 +45,7 @@ void describe_run(spdlog::logger& log, const Scenario& scenario, const Federatio
   if (const auto pack = effective_pack(scenario); pack > 1)
     log.info("packs of {} clients train as one model (devices.pack)", pack);
   if (const auto privacy = privacy_description(scenario); !privacy.empty()) log.info("{}", privacy);
+  if (const auto secagg = secure_aggregation_description(scenario); !secagg.empty()) log.info("{}", secagg);
   log.info("run directory: {}", path.string());
   for (const auto& w : scenario.warnings) log.warn("{}", w);
   if (cluster.listen)

@@ -58,6 +58,8 @@ int validate_command(const ValidateArgs& args) {
   if (const auto pack = effective_pack(scenario); pack > 1)
     std::cout << "  packs of " << pack << " clients train as one model (devices.pack)\n";
   if (const auto privacy = privacy_description(scenario); !privacy.empty()) std::cout << "  " << privacy << "\n";
+  if (const auto secagg = secure_aggregation_description(scenario); !secagg.empty())
+    std::cout << "  " << secagg << "\n";
   ClientModels model(scenario, data, torch::kCPU);
   std::uint64_t bytes = 0;
   for (const auto& t : state_of(model.shared_model())) bytes += t.value.numel() * t.value.element_size();
