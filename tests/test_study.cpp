@@ -1,6 +1,7 @@
 // Studies: grid parsing, cells and their directories, the study table (with a diverged run),
 // and the mean ± std bands of the study figures, against hand-computed values.
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 
@@ -8,6 +9,7 @@
 #include "engine/study/grid.hpp"
 #include "engine/study/study_figures.hpp"
 #include "engine/study/study_results.hpp"
+#include "engine/study/summary_rows.hpp"
 
 using namespace drift;
 
@@ -99,4 +101,47 @@ TEST_CASE("study figures: bands by round and by virtual time over the seeds that
   CHECK(by_time.mean[1] == Approx(0.2));  // only the first run by 12 s
   CHECK(by_time.mean[2] == Approx(0.4));  // 0.4 and 0.4
   CHECK(by_time.mean[3] == Approx(0.5));  // both finished: their final accuracies
+  CHECK(by_time.x.back() == 30);          // the line ends where the cell's longest run ends
+}
+
+TEST_CASE("study.md gives virtual times in the unit of the study's span, study.csv in hours", "[study]") {
+  StudyTable t{{grid_factor("training.lr=0.05")}, {{0.5}, {}}, {}};
+  t.runs = {record("0.05", 1, 0.6, false), record("0.05", 2, 0.8, false)};
+  for (auto& r : t.runs) {
+    r.summary.virtual_time = 90;  // a minute and a half
+    r.summary.time_to = {{0.5, 45.0}};
+  }
+  const auto md = study_markdown(t);
+  CHECK_THAT(md, Catch::Contains("virtual_seconds"));
+  CHECK_THAT(md, Catch::Contains("seconds_to_50"));
+  CHECK_THAT(md, Catch::Contains("| 90.0 ± 0.0 |"));
+  CHECK_THAT(md, Catch::Contains("| 45.0 ± 0.0 |"));
+  CHECK_THAT(study_csv(t), Catch::Contains(",0.0250,"));  // 90 s in hours
+}
+
+TEST_CASE("a run page's summary reads as a person would write it", "[study]") {
+  const auto summary =
+      nlohmann::json::parse(R"({"status": "completed", "rounds": 30, "virtual_time": 19.616368563269525,
+    "last5_mean_accuracy": 0.21739999999999998, "rounds_to_accuracy": {"0.5": null, "0.7": 12},
+    "time_to_accuracy": {"0.5": 7230.0}, "accuracy_at_time": {"3600": 0.5}, "mean_cohort_tv": null,
+    "updates": {"aggregated": 240, "dropped": 3}, "wall_seconds": 312.4,
+    "privacy": {"epsilon": 6.4609, "delta": 0.001, "bound": "amplified"},
+    "secure_aggregation": {"rounds": 30, "aborted": 2, "seconds": 40.5, "extra_seconds": 31.0, "overflow_count": 0}})");
+  const auto rows = readable_summary(summary);
+  const std::vector<std::pair<std::string, std::string>> expected{
+      {"status", "completed"},
+      {"rounds", "30"},
+      {"virtual time", "19.6 s"},
+      {"mean of the last 5 evaluations", "21.7 %"},
+      {"first round at accuracy", "50 %: not reached; 70 %: round 12"},
+      {"virtual time to accuracy", "50 %: 2.0 h"},
+      {"accuracy after virtual time", "60.0 min: 50.0 %"},
+      {"mean cohort drift (TV)", "undefined"},
+      {"updates", "240 aggregated, 3 dropped"},
+      {"privacy", "epsilon 6.46 at delta 0.001 (amplified)"},
+      {"secure aggregation",
+       "30 rounds, 2 aborted; 40.5 s of protocol, 31.0 s beyond plain uploads; 0 elements wrapped"},
+      {"wall time", "5.2 min"}};
+  CHECK(rows == expected);
+  CHECK(readable_summary(nlohmann::json::parse(R"({"accuracy_at_time": {}})")).empty());  // no budgets: no row
 }

@@ -51,6 +51,13 @@ TimeUnit time_unit_for(double max_seconds) {
   return {86400.0, "days"};
 }
 
+std::string readable_duration(double seconds) {
+  const auto unit = time_unit_for(seconds);
+  char text[64];
+  std::snprintf(text, sizeof text, "%.1f %s", seconds / unit.seconds, unit.label.c_str());
+  return text;
+}
+
 std::string figure_preamble() {
   return "set datafile missing '?'\n"
          "set grid lc rgb '#dddddd'\n"

@@ -36,6 +36,8 @@ struct TimeUnit {
   std::string label = "h";
 };
 TimeUnit time_unit_for(double max_seconds);
+// `seconds` for a person, in the unit that suits it: "19.6 s", "2.2 min", "1.5 h", "3.0 days".
+std::string readable_duration(double seconds);
 
 // The commands every drift figure starts with: fonts, grid, the missing-value marker.
 std::string figure_preamble();

@@ -64,7 +64,7 @@ Figure participation_bias_figure() {
   return {"participation_bias",
           "Participation bias: the aggregates' client shares over the drift window against the objective's weights",
           "set title 'Participation bias (shares over the drift window vs the objective)'\nset xlabel 'round'\n"
-          "set ylabel 'total variation'\nset yrange [0:*]\nset key below\n"
+          "set ylabel 'total variation'\nset yrange [0:*]\n"
           "plot 'rounds.dat' using 1:10 with lines lw 2 lc rgb '#1565c0' title 'vs data weights n_i / n', "
           "'' using 1:11 with lines lw 2 lc rgb '#c62828' title 'vs uniform 1 / N'",
           1000, 500};

@@ -231,7 +231,6 @@ std::vector<Figure> run_figures(const fs::path& run_dir, const fs::path& dir,
   figures.push_back(
       {"drift", "Sampling drift: distance of label distributions",
        "set title 'Sampling drift'\nset xlabel 'round'\nset ylabel 'distance'\nset yrange [0:*]\n"
-       "set key below\n"
        "plot 'rounds.dat' using 1:4 with lines lw 2 lc rgb '#1565c0' title 'cohort vs population (TV)', "
        "'' using 1:5 with lines lc rgb '#64b5f6' title 'cohort vs population (JS)', "
        "'' using 1:6 with lines lw 2 lc rgb '#2e7d32' title 'window vs population (TV)', "

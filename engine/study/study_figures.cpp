@@ -53,21 +53,20 @@ Figure band_figure(const std::string& name, const std::string& x_label, const st
   const auto plot = band_plot(files, titles);
   return {name, "Test accuracy, mean ± std over seeds, against " + x_label,
           "set title 'Test accuracy (mean ± std over seeds)'\nset xlabel '" + x_label +
-              "'\nset ylabel 'accuracy (%)'\nset key below\n" + plot,
+              "'\nset ylabel 'accuracy (%)'\n" + plot,
           1100, 500};
 }
 
 // The participation bias against both objectives, side by side, one band per cell.
 Figure bias_figure(const std::vector<std::string>& sample_files, const std::vector<std::string>& uniform_files,
                    const std::vector<std::string>& titles) {
-  return {
-      "participation_bias_by_round", "Participation bias, mean ± std over seeds, against rounds",
-      "set multiplot layout 1,2 title 'Participation bias: shares over the drift window vs the objective (mean ± "
-      "std over seeds), against rounds'\nunset xlabel\nset ylabel 'total variation'\nset yrange [0:*]\nset key below\n"
-      "set title 'vs data weights n_i / n'\n" +
-          band_plot(sample_files, titles) + "\nset title 'vs uniform 1 / N'\n" + band_plot(uniform_files, titles) +
-          "\nunset multiplot",
-      1300, 600};
+  return {"participation_bias_by_round", "Participation bias, mean ± std over seeds, against rounds",
+          "set multiplot layout 1,2 title 'Participation bias: shares over the drift window vs the objective (mean ± "
+          "std over seeds), against rounds'\nunset xlabel\nset ylabel 'total variation'\nset yrange [0:*]\n"
+          "set title 'vs data weights n_i / n'\n" +
+              band_plot(sample_files, titles) + "\nset title 'vs uniform 1 / N'\n" + band_plot(uniform_files, titles) +
+              "\nunset multiplot",
+          1300, 600};
 }
 
 // Per round, mean ± std of `value` over the runs where it has one.
@@ -96,9 +95,18 @@ Band bias_band_by_round(const std::vector<std::vector<RoundFacts>>& runs, bool u
   });
 }
 
+// A cell's line ends where its longest run ends (a run that ended earlier keeps its final
+// accuracy until then), not at the study's longest cell.
 Band band_by_time(const std::vector<std::vector<RoundFacts>>& runs, const std::vector<double>& grid) {
+  double cell_end = 0.0;
+  for (const auto& run : runs)
+    if (!run.empty()) cell_end = std::max(cell_end, run.back().time_end);
+  std::vector<double> times;
+  for (double t : grid)
+    if (t < cell_end) times.push_back(t);
+  times.push_back(cell_end);
   Band band;
-  for (double t : grid) {
+  for (double t : times) {
     std::vector<double> values;
     for (const auto& run : runs) {
       std::optional<double> at;

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -11,6 +12,7 @@
 
 #include "engine/metrics/comparison.hpp"
 #include "engine/metrics/metrics_file.hpp"
+#include "engine/study/gnuplot.hpp"
 
 namespace drift {
 namespace fs = std::filesystem;
@@ -211,13 +213,36 @@ std::string study_csv(const StudyTable& t) {
   return out.str();
 }
 
+// study.csv keeps virtual hours; study.md gives virtual times in the unit that suits the
+// study's longest run, as the figures do (0.01 h reads better as 0.6 min).
+void time_columns_in(std::vector<Column>& cols, const TimeUnit& unit) {
+  if (unit.label == "h") return;
+  const std::string word = unit.label == "s" ? "seconds" : unit.label == "min" ? "minutes" : "days";
+  const double factor = 3600.0 / unit.seconds;
+  for (auto& c : cols) {
+    const bool total = c.name == "virtual_hours", to = c.name.rfind("hours_to_", 0) == 0;
+    if (!total && !to) continue;
+    c.name = total ? "virtual_" + word : word + c.name.substr(5);
+    c.value = [value = c.value, factor](const RunSummary& s) {
+      const auto v = value(s);
+      return v ? std::optional<double>(*v * factor) : std::nullopt;
+    };
+    c.digits = 1;
+  }
+}
+
 std::string study_markdown(const StudyTable& t) {
   std::vector<Column> cols;
+  double longest = 0.0;
+  for (const auto& r : t.runs)
+    if (r.finished()) longest = std::max(longest, r.summary.virtual_time);
   for (auto& c : result_columns(t.targets)) {
     bool measured = !c.measured_only;
     for (const auto& r : t.runs) measured = measured || (r.finished() && c.value(r.summary));
     if (c.in_markdown && measured) cols.push_back(std::move(c));
   }
+  const auto unit = time_unit_for(longest);
+  time_columns_in(cols, unit);
   std::ostringstream out;
   std::vector<std::string> heads;
   for (const auto& f : t.factors) heads.push_back(f.name);
@@ -227,8 +252,8 @@ std::string study_markdown(const StudyTable& t) {
     if (cells.empty() || cells.back().first != r.levels) cells.push_back({r.levels, {}});
     cells.back().second.push_back(&r);
   }
-  out << "## Every cell (mean ± std over seeds)\n\nAccuracies are fractions; hours are virtual. study.csv has every "
-         "run and more columns.\n\n";
+  out << "## Every cell (mean ± std over seeds)\n\nAccuracies are fractions; times are virtual (study.csv gives them "
+         "in hours, with every run and more columns).\n\n";
   markdown_group(out, heads, cells, cols);
   if (t.factors.size() < 2) return out.str();
   for (std::size_t f = 0; f < t.factors.size(); ++f) {

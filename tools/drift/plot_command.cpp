@@ -12,6 +12,7 @@
 #include "engine/study/html.hpp"
 #include "engine/study/run_figures.hpp"
 #include "engine/study/study_figures.hpp"
+#include "engine/study/summary_rows.hpp"
 
 namespace drift::cli {
 namespace fs = std::filesystem;
@@ -64,31 +65,8 @@ std::string summary_html(const json& s) {
   if (!s.is_object()) return "<p class=\"warning\">No summary.json: the run has not finished.</p>\n";
   std::ostringstream out;
   out << "<table>\n";
-  auto row = [&](const std::string& key, const json& value) {
-    out << "<tr><td>" << html_escape(key) << "</td><td>"
-        << html_escape(value.is_string() ? value.get<std::string>() : value.dump()) << "</td></tr>\n";
-  };
-  for (const char* key : {"status",
-                          "reason",
-                          "rounds",
-                          "virtual_time",
-                          "best_accuracy",
-                          "best_round",
-                          "final_accuracy",
-                          "last5_mean_accuracy",
-                          "rounds_to_accuracy",
-                          "time_to_accuracy",
-                          "accuracy_at_time",
-                          "mean_cohort_tv",
-                          "mean_cohort_change_tv",
-                          "mean_participation_bias",
-                          "mean_participation_bias_uniform",
-                          "mean_update_drift",
-                          "updates",
-                          "wasted_compute_seconds",
-                          "diverged",
-                          "wall_seconds"})
-    if (s.contains(key)) row(key, s[key]);
+  for (const auto& [label, value] : readable_summary(s))
+    out << "<tr><td>" << html_escape(label) << "</td><td>" << html_escape(value) << "</td></tr>\n";
   out << "</table>\n<p>Files: <a href=\"metrics.jsonl\">metrics.jsonl</a>, <a href=\"clients.csv\">clients.csv</a>, "
          "<a href=\"population.csv\">population.csv</a>, <a href=\"summary.json\">summary.json</a>, "
          "<a href=\"scenario.toml\">scenario.toml</a>, <a href=\"log.txt\">log.txt</a></p>\n";

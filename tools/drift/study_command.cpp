@@ -181,9 +181,9 @@ int execute_study(const StudyArgs& args, const StudyPlan& plan) {
       std::fprintf(stderr, "%s: diverged at aggregation %u (%.0f s)\n", run.label.c_str(),
                    record.summary.diverged_round.value_or(0), wall);
     else
-      std::fprintf(stderr, "%s: best %.2f%%, final %.2f%% after %.1f virtual h (%.0f s)\n", run.label.c_str(),
+      std::fprintf(stderr, "%s: best %.2f%%, final %.2f%% after %s virtual (%.0f s)\n", run.label.c_str(),
                    record.summary.best_accuracy * 100.0, record.summary.final_accuracy * 100.0,
-                   record.summary.virtual_time / 3600.0, wall);
+                   readable_duration(record.summary.virtual_time).c_str(), wall);
   });
   if (outcome.skipped > 0 || outcome.resumed > 0)
     std::fprintf(stderr, "%zu run(s) had finished before and were kept, %zu resumed from a checkpoint; %zu ran now\n",
