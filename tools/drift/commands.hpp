@@ -75,6 +75,8 @@ struct StudyArgs {
   int jobs = 0;  // runs at once; 0: cores / slots (1 without --slots)
   bool no_plots = false;
   bool no_progress = false;
+  std::string shard;     // "I/N": the I-th of N slices, beside other processes on the same directory
+  bool collect = false;  // tables, figures and index.html from the finished runs; run nothing
 };
 
 // A validated study: its factors, every run (cell x seed) and where it goes.
@@ -84,8 +86,9 @@ struct StudyPlan {
   SummaryTargets targets;
   std::vector<PlannedRun> runs;  // cells in order, seeds within
   std::filesystem::path out;
-  std::set<std::string> warnings;  // said once, whichever cells share them
-  DirectoryLock lock;              // on `out`, for as long as the study runs
+  std::set<std::string> warnings;                  // said once, whichever cells share them
+  DirectoryLock lock;                              // on `out`, for as long as the study runs (not when shared)
+  std::uint32_t shard_index = 0, shard_count = 1;  // --shard I/N, 0-based
 };
 // Validates every cell, then creates (or reopens, for the same study) the output directory and
 // takes its lock.

@@ -162,6 +162,12 @@ CLI::App* add_study(CLI::App& app, drift::cli::StudyArgs& study) {
   cmd->add_option("--grid", study.grid,
                   "a factor KEY=V1,V2,... over a scenario key; values are TOML ([0.3,0.4] stays whole) (repeatable)");
   cmd->add_option("--algorithms", study.algorithms, "a factor over algorithm variants, as drift compare takes them");
+  auto* shard = cmd->add_option("--shard", study.shard,
+                                "I/N: start with the I-th of N slices of the runs, then help with the rest; any number "
+                                "of shards may share one --out, on one machine or over a shared filesystem");
+  cmd->add_flag("--collect", study.collect,
+                "build the tables, figures and index.html from the runs that have finished; run nothing")
+      ->excludes(shard);
   return cmd;
 }
 

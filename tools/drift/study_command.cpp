@@ -6,11 +6,13 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <optional>
 #include <thread>
+#include <tuple>
 
 #include "commands.hpp"
 #include "engine/compose/fingerprint.hpp"
@@ -92,15 +94,38 @@ json study_definition(const StudyArgs& args, const std::vector<Factor>& factors,
           {"sets", args.sets}};
 }
 
-// Locked before it is read: a second study into the same directory is refused, not mixed in.
-DirectoryLock prepare_directory(const fs::path& out, const json& definition) {
+// The study directory's lock; shards and --collect wait for it (a minute at most), since any
+// number of them share the directory and each holds it only for a moment.
+DirectoryLock lock_study(const fs::path& out, bool wait) {
+  for (int tries = 0;; ++tries) {
+    try {
+      return DirectoryLock(out, "drift study");
+    } catch (const UserError&) {
+      if (!wait || tries >= 1200) throw;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+}
+
+// "I/N" as the 0-based slice and the count.
+std::pair<std::uint32_t, std::uint32_t> parse_shard(const std::string& text) {
+  unsigned i = 0, n = 0;
+  char rest = 0;
+  if (std::sscanf(text.c_str(), "%u/%u%c", &i, &n, &rest) != 2 || n < 1 || i < 1 || i > n)
+    throw UserError("--shard " + text + ": give I/N with 1 <= I <= N, e.g. --shard 2/8");
+  return {i - 1, n};
+}
+
+// Locked before it is read: a second study into the same directory is refused, not mixed in
+// (shards of one study share it; see lock_study).
+DirectoryLock prepare_directory(const fs::path& out, const json& definition, bool shared) {
   const auto file = out / "study.json";
   if (fs::exists(out) && !fs::is_directory(out))
     throw UserError("--out " + out.string() + " is a file, not a directory; name a new directory");
   std::error_code ec;
   fs::create_directories(out, ec);
   if (ec) throw WriteError(out.string() + ": cannot create the study directory: " + ec.message());
-  DirectoryLock lock(out, "drift study");
+  DirectoryLock lock = lock_study(out, shared);
   if (fs::exists(file)) {
     std::ifstream in(file);
     const auto old = json::parse(in, nullptr, false);
@@ -155,7 +180,10 @@ StudyPlan plan_study(const StudyArgs& args, const std::string& default_prefix) {
   if (!args.out.empty()) check_output_path(args.out, "--out");
   plan.out = args.out.empty() ? fs::path("runs") / (default_prefix + fs::path(args.scenario).stem().string())
                               : fs::path(args.out);
-  plan.lock = prepare_directory(plan.out, study_definition(args, plan.factors, plan.seeds, resolved));
+  const bool shared = !args.shard.empty() || args.collect;
+  if (!args.shard.empty()) std::tie(plan.shard_index, plan.shard_count) = parse_shard(args.shard);
+  plan.lock = prepare_directory(plan.out, study_definition(args, plan.factors, plan.seeds, resolved), shared);
+  if (shared) plan.lock = DirectoryLock();  // claims keep the runs apart; the tables take it again
   return plan;
 }
 
@@ -168,6 +196,8 @@ int execute_study(const StudyArgs& args, const StudyPlan& plan) {
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   options.jobs = args.jobs > 0 ? args.jobs : (args.slots > 0 ? std::max(1, cores / args.slots) : 1);
   options.live = !args.no_progress && isatty(STDERR_FILENO);
+  options.shard_index = plan.shard_index;
+  options.shard_count = plan.shard_count;
   std::size_t done = 0;
   const auto outcome = run_planned(plan.runs, options, [&](const PlannedRun& run, int code, double wall) {
     ++done;
@@ -203,13 +233,20 @@ int study_command(const StudyArgs& args) {
   if (args.grid.empty() && args.algorithms.empty())
     throw UserError("drift study: give at least one --grid or --algorithms");
   const auto plan = plan_study(args, "study-");
-  const int status = execute_study(args, plan);
+  const int status = args.collect ? 0 : execute_study(args, plan);
+  // Shards share the directory: the tables and figures are drawn by one at a time.
+  const auto lock = plan.lock.held() ? DirectoryLock() : lock_study(plan.out, true);
   const auto table = study_table(plan);
   write_text_file(plan.out / "study.csv", study_csv(table));
   write_text_file(plan.out / "study.md", study_markdown(table));
   std::cout << study_markdown(table);
   if (!args.no_plots) plot_study_directory(plan.out, table);
   std::fprintf(stderr, "tables in %s/study.md and study.csv\n", plan.out.c_str());
+  std::size_t missing = 0;
+  for (const auto& r : plan.runs) missing += run_finished(plan.out / r.relative_path) ? 0 : 1;
+  if (missing > 0 && (args.collect || !args.shard.empty()))
+    std::fprintf(stderr, "%zu of %zu runs are not finished yet%s\n", missing, plan.runs.size(),
+                 args.collect ? "" : " (other shards hold them, or run this shard again)");
   return status;
 }
 

@@ -2,13 +2,18 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <deque>
 #include <map>
+#include <memory>
 #include <thread>
 
 #include "engine/compose/checkpoint.hpp"
@@ -25,10 +30,46 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+// A run taken by this process: an exclusive flock(2) on <run>.claim beside its directory. The
+// kernel drops it when the process dies, however it dies, so a killed shard's run is free for
+// the next process at once, and two processes never hold one run.
+class RunClaim {
+ public:
+  static std::shared_ptr<RunClaim> take(const fs::path& run_dir) {
+    fs::create_directories(run_dir.parent_path());
+    const auto file = run_dir.string() + ".claim";
+    const int fd = open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) throw WriteError(file + ": cannot create the run's claim: " + std::strerror(errno));
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      close(fd);
+      return nullptr;
+    }
+    return std::shared_ptr<RunClaim>(new RunClaim(fd));
+  }
+  ~RunClaim() { close(fd_); }
+  RunClaim(const RunClaim&) = delete;
+  RunClaim& operator=(const RunClaim&) = delete;
+
+ private:
+  explicit RunClaim(int fd) : fd_(fd) {}
+  int fd_;
+};
+
 struct Running {
   const PlannedRun* run;
   Clock::time_point started;
+  std::shared_ptr<RunClaim> claim;  // held until the child exits
 };
+
+// This process's own slice first (index I - 1 modulo N), then every other run: one shard's
+// runs are another's fallback.
+std::vector<const PlannedRun*> shard_order(const std::vector<PlannedRun>& runs, const RunnerOptions& o) {
+  std::vector<const PlannedRun*> mine, others;
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    (i % o.shard_count == o.shard_index ? mine : others).push_back(&runs[i]);
+  mine.insert(mine.end(), others.begin(), others.end());
+  return mine;
+}
 
 // Starts `drift run` for one planned run, or `drift resume` for one interrupted at a
 // checkpoint; its stdout and stderr go to <run>.log beside it. The child has its own process
@@ -139,21 +180,18 @@ class Progress {
   Clock::time_point last_{};
 };
 
-}  // namespace
-
-bool run_finished(const fs::path& run_dir) { return run_is_over(read_run_status(run_dir)); }
-
-RunnerOutcome run_planned(const std::vector<PlannedRun>& runs, const RunnerOptions& o,
-                          const std::function<void(const PlannedRun&, int, double)>& on_done) {
-  RunnerOutcome outcome;
-  std::vector<std::pair<const PlannedRun*, bool>> queue;  // and whether it resumes
-  for (const auto& r : runs) {
-    const auto dir = o.study_dir / r.relative_path;
-    if (run_finished(dir)) {
-      ++outcome.skipped;
-      continue;
-    }
-    const bool resume = has_checkpoint(dir);  // one that cannot be read: drift resume says why
+// Starts pending runs while slots are free: each one claimed first; one another process holds
+// is left to it, and one that finished meanwhile is skipped. Unfinished runs with a checkpoint
+// resume; any other starts over.
+void start_claimed(std::deque<const PlannedRun*>& pending, std::map<pid_t, Running>& running, RunnerOutcome& outcome,
+                   const RunnerOptions& o) {
+  while (!pending.empty() && static_cast<int>(running.size()) < std::max(1, o.jobs)) {
+    const auto* r = pending.front();
+    pending.pop_front();
+    const auto dir = o.study_dir / r->relative_path;
+    auto claim = RunClaim::take(dir);
+    if (!claim || run_finished(dir)) continue;  // another process has it, or it is done
+    const bool resume = has_checkpoint(dir);    // one that cannot be read: drift resume says why
     if (resume) {
       ++outcome.resumed;
     } else {
@@ -161,7 +199,23 @@ RunnerOutcome run_planned(const std::vector<PlannedRun>& runs, const RunnerOptio
       remove_tree(dir, ec);  // without a checkpoint, an unfinished run starts over
       if (ec) throw WriteError(dir.string() + ": cannot remove: " + ec.message());
     }
-    queue.emplace_back(&r, resume);
+    running[start_child(*r, o, resume)] = {r, Clock::now(), std::move(claim)};
+  }
+}
+
+}  // namespace
+
+bool run_finished(const fs::path& run_dir) { return run_is_over(read_run_status(run_dir)); }
+
+RunnerOutcome run_planned(const std::vector<PlannedRun>& runs, const RunnerOptions& o,
+                          const std::function<void(const PlannedRun&, int, double)>& on_done) {
+  RunnerOutcome outcome;
+  std::deque<const PlannedRun*> pending;
+  for (const auto* r : shard_order(runs, o)) {
+    if (run_finished(o.study_dir / r->relative_path))
+      ++outcome.skipped;
+    else
+      pending.push_back(r);
   }
   Progress progress(o, runs.size(), outcome.skipped);
   std::map<pid_t, Running> running;
@@ -169,8 +223,7 @@ RunnerOutcome run_planned(const std::vector<PlannedRun>& runs, const RunnerOptio
   InterruptWatch watch(
       interrupt, [&](const std::string&) {}, false);
   int forwarded = 0;
-  std::size_t next = 0;
-  while (next < queue.size() || !running.empty()) {
+  while (!pending.empty() || !running.empty()) {
     // Each signal goes on to every running run once; after the first, nothing new starts.
     for (; forwarded < interrupt->received.load(); ++forwarded) {
       progress.end_line();
@@ -181,12 +234,9 @@ RunnerOutcome run_planned(const std::vector<PlannedRun>& runs, const RunnerOptio
     }
     if (interrupt->received.load() > 0) {
       outcome.interrupted_code = watch.exit_code();
-      next = queue.size();
+      pending.clear();
     }
-    while (next < queue.size() && static_cast<int>(running.size()) < std::max(1, o.jobs)) {
-      const auto [r, resume] = queue[next++];
-      running[start_child(*r, o, resume)] = {r, Clock::now()};
-    }
+    start_claimed(pending, running, outcome, o);
     int status = 0;
     const pid_t pid = waitpid(-1, &status, WNOHANG);
     if (pid > 0 && running.count(pid)) {

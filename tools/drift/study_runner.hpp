@@ -23,6 +23,9 @@ struct RunnerOptions {
   int slots = 0;          // CPU slots per run; 0: the scenario's devices
   bool no_plots = false;  // children draw no figures
   bool live = false;      // redraw one progress line (a terminal); else a line per run and every 30 s
+  // --shard I/N: this process starts with the runs whose index is I - 1 modulo N, then takes
+  // any other run that no live process has claimed (docs/studies.md#shards).
+  std::uint32_t shard_index = 0, shard_count = 1;
 };
 
 struct RunnerOutcome {
@@ -32,8 +35,12 @@ struct RunnerOutcome {
 
 // A run whose summary.json says completed, ended or diverged is finished and skipped; an
 // unfinished one with a checkpoint is resumed (drift resume); any other is removed and run
-// again. SIGINT/SIGTERM stop the study: each running run stops at a checkpoint, and the same
-// command resumes them. `on_done` hears of each run that ran: its exit code and wall seconds.
+// again. Each run is claimed before it starts (an flock on <run>.claim, which the kernel drops
+// when its holder dies), so processes sharing a study directory never run one twice, and a
+// run whose holder died is taken over; a process leaves when every run is finished, failed
+// here, or claimed by another. SIGINT/SIGTERM stop the study: each running run stops at a
+// checkpoint, and the same command resumes them. `on_done` hears of each run that ran: its
+// exit code and wall seconds.
 RunnerOutcome run_planned(const std::vector<PlannedRun>& runs, const RunnerOptions& options,
                           const std::function<void(const PlannedRun&, int, double)>& on_done);
 
