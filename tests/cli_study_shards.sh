@@ -3,7 +3,8 @@
 # of 2 seeds at once, one of them SIGKILLed in the middle of its first run; every run is
 # finished exactly once, the killed shard's runs are taken over by the others, and the tables
 # and every run's metrics equal a one-process study's. --collect draws from what finished and
-# says what is missing; a shard of another study and a malformed --shard are refused.
+# says what is missing; the Slurm scripts say what they should, and the shell script runs the
+# study to the same tables; a shard of another study and a malformed --shard are refused.
 set -euo pipefail
 drift="$1"
 work=$(mktemp -d)
@@ -66,6 +67,19 @@ grep -q "finished" "$first/log.txt"
 "$drift" "${study[@]}" --out "$work/sharded" --collect > /dev/null 2> "$work/collect"
 ! grep -q "not finished" "$work/collect"
 cmp "$work/single/study.md" "$work/sharded/study.md"
+
+# The scripts for a scheduler: Slurm's text, and the shell script run here to the same tables.
+"$drift" "${study[@]}" --out "$work/slurm" --emit slurm --shards 4 > "$work/emitted" 2> /dev/null
+grep -q "/slurm/submit.sh$" "$work/emitted"
+grep -q "^#SBATCH --array=1-4$" "$work/slurm/slurm/shard.sbatch"
+grep -q "^#SBATCH --cpus-per-task=1$" "$work/slurm/slurm/shard.sbatch"
+grep -q -- "--shard \"\$SLURM_ARRAY_TASK_ID/4\"$" "$work/slurm/slurm/shard.sbatch"
+grep -q -- "--collect$" "$work/slurm/slurm/collect.sbatch"
+grep -q "sbatch --dependency=afterany:" "$work/slurm/slurm/submit.sh"
+for f in "$work"/slurm/slurm/*; do bash -n "$f"; done
+"$drift" "${study[@]}" --out "$work/shell" --emit shell --shards 2 > /dev/null 2>&1
+"$work/shell/shell/run.sh" > /dev/null 2>&1
+cmp "$work/single/study.md" "$work/shell/study.md"
 
 expect_code 2 "$drift" "${study[@]}" --out "$work/sharded" --shard 1/2 --set training.batch_size=16
 says "holds a different study"

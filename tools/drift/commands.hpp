@@ -77,6 +77,8 @@ struct StudyArgs {
   bool no_progress = false;
   std::string shard;     // "I/N": the I-th of N slices, beside other processes on the same directory
   bool collect = false;  // tables, figures and index.html from the finished runs; run nothing
+  std::string emit;      // "slurm" or "shell": write scripts that run `shards` shards; run nothing
+  int shards = 0;
 };
 
 // A validated study: its factors, every run (cell x seed) and where it goes.
@@ -97,6 +99,8 @@ StudyPlan plan_study(const StudyArgs& args, const std::string& default_prefix);
 int execute_study(const StudyArgs& args, const StudyPlan& plan);
 StudyTable study_table(const StudyPlan& plan);
 int study_command(const StudyArgs& args);
+// --emit: OUT/slurm/ (shard.sbatch, collect.sbatch, submit.sh) or OUT/shell/run.sh.
+int emit_study_scripts(const StudyArgs& args, const StudyPlan& plan);
 
 // Figures (gnuplot) and index.html of a run directory or of a study's; without gnuplot, one
 // line says so and the run or study still succeeds.

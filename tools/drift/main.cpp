@@ -168,6 +168,12 @@ CLI::App* add_study(CLI::App& app, drift::cli::StudyArgs& study) {
   cmd->add_flag("--collect", study.collect,
                 "build the tables, figures and index.html from the runs that have finished; run nothing")
       ->excludes(shard);
+  auto* emit = cmd->add_option("--emit", study.emit,
+                               "slurm | shell: write scripts that run the study as --shards shards (a Slurm job "
+                               "array and a collect job, or plain processes), and run nothing")
+                   ->check(CLI::IsMember({"slurm", "shell"}))
+                   ->excludes(shard);
+  cmd->add_option("--shards", study.shards, "with --emit: how many shards")->check(CLI::Range(1, 100000))->needs(emit);
   return cmd;
 }
 

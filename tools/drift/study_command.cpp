@@ -180,7 +180,7 @@ StudyPlan plan_study(const StudyArgs& args, const std::string& default_prefix) {
   if (!args.out.empty()) check_output_path(args.out, "--out");
   plan.out = args.out.empty() ? fs::path("runs") / (default_prefix + fs::path(args.scenario).stem().string())
                               : fs::path(args.out);
-  const bool shared = !args.shard.empty() || args.collect;
+  const bool shared = !args.shard.empty() || args.collect || !args.emit.empty();
   if (!args.shard.empty()) std::tie(plan.shard_index, plan.shard_count) = parse_shard(args.shard);
   plan.lock = prepare_directory(plan.out, study_definition(args, plan.factors, plan.seeds, resolved), shared);
   if (shared) plan.lock = DirectoryLock();  // claims keep the runs apart; the tables take it again
@@ -233,6 +233,7 @@ int study_command(const StudyArgs& args) {
   if (args.grid.empty() && args.algorithms.empty())
     throw UserError("drift study: give at least one --grid or --algorithms");
   const auto plan = plan_study(args, "study-");
+  if (!args.emit.empty()) return emit_study_scripts(args, plan);
   const int status = args.collect ? 0 : execute_study(args, plan);
   // Shards share the directory: the tables and figures are drawn by one at a time.
   const auto lock = plan.lock.held() ? DirectoryLock() : lock_study(plan.out, true);

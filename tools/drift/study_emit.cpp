@@ -1,0 +1,113 @@
+// drift study --emit slurm|shell: scripts that run a study as --shards N shards on a cluster's
+// scheduler or with plain processes, then collect it (docs/studies.md#schedulers).
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <sstream>
+
+#include "commands.hpp"
+#include "engine/core/error.hpp"
+#include "engine/study/gnuplot.hpp"
+
+namespace drift::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+// `text` in single quotes for a POSIX shell (a quote inside becomes '\'').
+std::string quoted(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string this_executable() {
+  std::error_code ec;
+  const auto self = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("drift") : self.string();
+}
+
+// The study's command line with absolute paths, without --shard, --collect or --emit.
+std::string study_line(const StudyArgs& a, const fs::path& out) {
+  std::vector<std::string> words{this_executable(), "study", fs::absolute(a.scenario).lexically_normal().string()};
+  for (const auto& g : a.grid) words.insert(words.end(), {"--grid", g});
+  for (const auto& v : a.algorithms) words.insert(words.end(), {"--algorithms", v});
+  if (a.seeds > 0) words.insert(words.end(), {"--seeds", std::to_string(a.seeds)});
+  for (auto s : a.seed_list) words.insert(words.end(), {"--seed-list", std::to_string(s)});
+  for (const auto& s : a.sets) words.insert(words.end(), {"--set", s});
+  if (a.slots > 0) words.insert(words.end(), {"--slots", std::to_string(a.slots)});
+  if (a.jobs > 0) words.insert(words.end(), {"--jobs", std::to_string(a.jobs)});
+  if (a.no_plots) words.push_back("--no-plots");
+  words.insert(words.end(), {"--out", fs::absolute(out).lexically_normal().string(), "--no-progress"});
+  std::string line;
+  for (const auto& w : words) line += (line.empty() ? "" : " ") + quoted(w);
+  return line;
+}
+
+void write_script(const fs::path& path, const std::string& text) {
+  write_text_file(path, text);
+  chmod(path.c_str(), 0755);
+}
+
+fs::path emit_slurm(const StudyArgs& a, const StudyPlan& plan, const std::string& line, const fs::path& dir) {
+  const auto n = std::to_string(a.shards);
+  const auto cpus = std::to_string(std::max(1, a.slots) * std::max(1, a.jobs));
+  const auto logs = quoted((fs::absolute(dir)).string());
+  write_script(dir / "shard.sbatch", "#!/bin/bash\n# One shard of the study in " + fs::absolute(plan.out).string() +
+                                         " per array task (docs/studies.md#schedulers).\n"
+                                         "#SBATCH --job-name=drift-study\n#SBATCH --array=1-" +
+                                         n + "\n#SBATCH --cpus-per-task=" + cpus +
+                                         "\n#SBATCH --output=" + fs::absolute(dir / "shard-%a.log").string() +
+                                         "\nexec " + line + " --shard \"$SLURM_ARRAY_TASK_ID/" + n + "\"\n");
+  write_script(dir / "collect.sbatch",
+               "#!/bin/bash\n# The study's tables and figures once every shard has ended.\n"
+               "#SBATCH --job-name=drift-collect\n#SBATCH --cpus-per-task=1\n#SBATCH --output=" +
+                   fs::absolute(dir / "collect.log").string() + "\nexec " + line + " --collect\n");
+  write_script(dir / "submit.sh", "#!/bin/bash\n# Submits the study's " + n +
+                                      " shards as a Slurm job array and a collect job that runs after them.\n"
+                                      "set -euo pipefail\ncd " +
+                                      logs +
+                                      "\narray=$(sbatch --parsable shard.sbatch)\n"
+                                      "sbatch --dependency=afterany:\"${array%%;*}\" collect.sbatch\n"
+                                      "echo \"submitted job array ${array%%;*} (" +
+                                      n + " shards) and its collect job\"\n");
+  return dir / "submit.sh";
+}
+
+fs::path emit_shell(const StudyArgs& a, const std::string& line, const fs::path& dir) {
+  const auto n = std::to_string(a.shards);
+  const auto logs = fs::absolute(dir).string();
+  write_script(
+      dir / "run.sh",
+      "#!/bin/bash\n# The study's " + n +
+          " shards as processes of this machine, then its tables (docs/studies.md#schedulers).\n"
+          "# Elsewhere: on each machine that shares the study directory, run the command of the loop\n"
+          "# below with its own --shard I/" +
+          n +
+          " (by ssh, or a scheduler of your own),\n"
+          "# or with GNU parallel: seq 1 " +
+          n + " | parallel -j " + n + " " + line + " --shard {}/" + n + "\nset -u\nfor i in $(seq 1 " + n +
+          "); do\n  " + line + " --shard \"$i/" + n + "\" > " + quoted(logs) +
+          "/shard-\"$i\".log 2>&1 &\ndone\nstatus=0\nfor job in $(jobs -p); do wait \"$job\" || status=1; done\n" +
+          line + " --collect\nexit $status\n");
+  return dir / "run.sh";
+}
+
+}  // namespace
+
+int emit_study_scripts(const StudyArgs& args, const StudyPlan& plan) {
+  if (args.shards < 1) throw UserError("--emit: give --shards N, the number of shards to run");
+  const auto dir = plan.out / args.emit;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw WriteError(dir.string() + ": cannot create: " + ec.message());
+  const auto line = study_line(args, plan.out);
+  const auto script = args.emit == "slurm" ? emit_slurm(args, plan, line, dir) : emit_shell(args, line, dir);
+  std::printf("%s\n", script.c_str());
+  std::fprintf(stderr, "%s shards of %zu runs: run %s%s\n", std::to_string(args.shards).c_str(), plan.runs.size(),
+               args.emit == "slurm" ? "bash " : "", script.c_str());
+  return 0;
+}
+
+}  // namespace drift::cli
