@@ -33,14 +33,16 @@ Figure privacy_figure(const std::vector<RoundReport>& metrics, const std::filesy
 Figure secure_aggregation_figure(const std::vector<RoundReport>& metrics, const std::filesystem::path& dir) {
   if (std::none_of(metrics.begin(), metrics.end(), [](const RoundReport& m) { return m.sa; })) return {};
   std::ostringstream data;
+  // NaN, not the missing marker: gnuplot joins a line across a missing value, but breaks it at
+  // NaN, so a stage an aborted round never reached leaves a gap.
   data << "# round U1 U2 U3 U4 U5 threshold aborted_at\n";
   for (const auto& m : metrics) {
     if (!m.sa) continue;
     data << m.round;
     for (std::size_t s = 0; s < 5; ++s)
-      data << ' ' << (s < m.sa_survivors.size() ? std::to_string(m.sa_survivors[s]) : "?");
+      data << ' ' << (s < m.sa_survivors.size() ? std::to_string(m.sa_survivors[s]) : "NaN");
     data << ' ' << m.sa_threshold << ' '
-         << (m.sa_aborted && !m.sa_survivors.empty() ? std::to_string(m.sa_survivors.back()) : "?") << '\n';
+         << (m.sa_aborted && !m.sa_survivors.empty() ? std::to_string(m.sa_survivors.back()) : "NaN") << '\n';
   }
   write_text_file(dir / "secure_aggregation.dat", data.str());
   return {"secure_aggregation",
