@@ -1,6 +1,7 @@
 #include "engine/sim/secure_aggregation.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numeric>
 #include <stdexcept>
@@ -95,9 +96,9 @@ privacy::SecAggSession SecureAggregator::run_stages(std::uint32_t round, double 
       const double done = now + privacy::stage_done(sys.latency, sys.down_bandwidth * 8, sys.up_bandwidth * 8, bits,
                                                     session.client_work(u, stage, sizes, costs));
       double stop = roster.offline_between(c, now, done);
-      const auto draw = privacy::NoiseStream(scenario_.seed, round, privacy::NoiseTag::Dropout, c)
-                            .uniforms(static_cast<std::uint64_t>(stage))[0];
-      if (draw < sa.dropout) stop = std::min(stop, now);
+      if (sa.dropout > 0 && privacy::NoiseStream(scenario_.seed, round, privacy::NoiseTag::Dropout, c)
+                                    .uniforms(static_cast<std::uint64_t>(stage))[0] < sa.dropout)
+        stop = std::min(stop, now);
       const bool timed_out = sa.stage_timeout > 0 && done > now + sa.stage_timeout;
       bits_down += bits.down;
       if (stop >= done && !timed_out) {
@@ -211,7 +212,11 @@ std::vector<double> SecureAggregator::flower_sum(std::uint32_t round, const Inpu
     privacy::RoundingDraw draw;
     if (sa.rounding == SecAggRounding::stochastic) {
       const privacy::NoiseStream stream(scenario_.seed, round, privacy::NoiseTag::StochasticRounding, in.clients[i]);
-      draw = [stream](std::uint64_t j) { return stream.uniforms(j / 2)[j % 2]; };
+      // Coordinates 2k and 2k + 1 share Philox block k: draw each block once.
+      draw = [stream, block = ~std::uint64_t{0}, pair = std::array<double, 2>{}](std::uint64_t j) mutable {
+        if (j / 2 != block) pair = stream.uniforms(block = j / 2);
+        return pair[j % 2];
+      };
     }
     auto enc = privacy::encode_flower(in.x[i], in.weight[i], e, draw);
     report.sa_clipped_coords += enc.clipped_coords;

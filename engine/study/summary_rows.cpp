@@ -25,12 +25,19 @@ std::string duration(const json& v) { return v.is_number() ? readable_duration(v
 std::string decimal(const json& v) { return v.is_number() ? format("%.3f", v.get<double>()) : "undefined"; }
 std::string count(const json& v) { return v.is_number() ? format("%.0f", v.get<double>()) : v.dump(); }
 
+// Each (key, value) of an object as `item` spells it, joined by `separator`.
+std::string joined(const json& object, const char* separator,
+                   const std::function<std::string(const std::string&, const json&)>& item) {
+  std::string out;
+  for (const auto& [key, v] : object.items()) out += (out.empty() ? "" : separator) + item(key, v);
+  return out;
+}
+
 // {"0.5": x, "0.7": null} as "50 %: <x>; 70 %: not reached".
 std::string by_target(const json& targets, const std::function<std::string(const json&)>& value) {
-  std::string out;
-  for (const auto& [key, v] : targets.items())
-    out += (out.empty() ? "" : "; ") + format("%g %%", 100.0 * std::stod(key)) + ": " + value(v);
-  return out;
+  return joined(targets, "; ", [&](const std::string& key, const json& v) {
+    return format("%g %%", 100.0 * std::stod(key)) + ": " + value(v);
+  });
 }
 
 }  // namespace
@@ -54,10 +61,9 @@ std::vector<std::pair<std::string, std::string>> readable_summary(const json& s)
   });
   add("time_to_accuracy", "virtual time to accuracy", [](const json& v) { return by_target(v, duration); });
   add("accuracy_at_time", "accuracy after virtual time", [](const json& v) {
-    std::string out;
-    for (const auto& [key, a] : v.items())
-      out += (out.empty() ? "" : "; ") + readable_duration(std::stod(key)) + ": " + percent(a);
-    return out;
+    return joined(v, "; ", [](const std::string& key, const json& a) {
+      return readable_duration(std::stod(key)) + ": " + percent(a);
+    });
   });
   add("mean_cohort_tv", "mean cohort drift (TV)", decimal);
   add("mean_cohort_change_tv", "mean change between cohorts (TV)", decimal);
@@ -65,9 +71,7 @@ std::vector<std::pair<std::string, std::string>> readable_summary(const json& s)
   add("mean_participation_bias_uniform", "mean participation bias against uniform", decimal);
   add("mean_update_drift", "mean update drift", decimal);
   add("updates", "updates", [](const json& v) {
-    std::string out;
-    for (const auto& [key, n] : v.items()) out += (out.empty() ? "" : ", ") + count(n) + " " + key;
-    return out;
+    return joined(v, ", ", [](const std::string& key, const json& n) { return count(n) + " " + key; });
   });
   add("wasted_compute_seconds", "wasted compute (virtual)", duration);
   add("diverged", "diverged", [](const json& v) {
