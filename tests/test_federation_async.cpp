@@ -37,39 +37,52 @@ lr = 0.05
 chunk_size = 100
 )";
 
-RunFiles run(const std::vector<Override>& overrides, std::uint32_t slots, const std::string& tag) {
+RunFiles run_tiny(const std::vector<Override>& overrides, std::uint32_t slots, const std::string& tag) {
   return run_scenario(parse_scenario(kTiny, "tiny.toml", overrides), slots, tag);
+}
+
+// One test case per mode, so that CTest runs the three side by side (each is the longest
+// integration test of its mode, several times longer under the sanitizers).
+void check_every_algorithm_under(const std::string& mode) {
+  for (const auto& info : algorithm_catalog()) {
+    INFO(info.name << " under " << mode);
+    std::vector<Override> overrides = {{"algorithm.name", "\"" + info.name + "\""},
+                                       {"simulation.mode", "\"" + mode + "\""}};
+    // The oracle needs a participation process that defines each client's probability.
+    if (info.name == "known-probability")
+      overrides.insert(overrides.end(), {{"availability.model", "\"bernoulli\""}, {"availability.p", "1.0"}});
+    if (mode != "sync" && !info.sync_only.empty()) {  // refused at validation, with the reason
+      CHECK_THROWS_WITH(parse_scenario(kTiny, "tiny.toml", overrides), Catch::Contains("runs in sync rounds only"));
+      continue;
+    }
+    const auto one = run_tiny(overrides, 1, info.name + "-" + mode + "-1");
+    const auto two = run_tiny(overrides, 2, info.name + "-" + mode + "-2");
+    CHECK(one.metrics == two.metrics);
+    CHECK(one.clients == two.clients);
+    const auto lines = lines_of(one.metrics);
+    REQUIRE(lines.size() == 2);
+    for (const auto& m : lines) {
+      CHECK(m["failed"] == 0);
+      CHECK(m["num_updates"].get<int>() > 0);
+    }
+    CHECK(lines.back().contains("test_accuracy"));
+  }
 }
 
 }  // namespace
 
-TEST_CASE("every algorithm trains under sync, FedAsync and FedBuff or is refused there, the same on 1 and 2 slots",
+TEST_CASE("every algorithm trains in sync rounds, the same on 1 and 2 slots", "[federation][async]") {
+  check_every_algorithm_under("sync");
+}
+
+TEST_CASE("every algorithm trains under FedAsync or is refused there, the same on 1 and 2 slots",
           "[federation][async]") {
-  for (const auto& info : algorithm_catalog()) {
-    for (const std::string mode : {"sync", "fedasync", "fedbuff"}) {
-      INFO(info.name << " under " << mode);
-      std::vector<Override> overrides = {{"algorithm.name", "\"" + info.name + "\""},
-                                         {"simulation.mode", "\"" + mode + "\""}};
-      // The oracle needs a participation process that defines each client's probability.
-      if (info.name == "known-probability")
-        overrides.insert(overrides.end(), {{"availability.model", "\"bernoulli\""}, {"availability.p", "1.0"}});
-      if (mode != "sync" && !info.sync_only.empty()) {  // refused at validation, with the reason
-        CHECK_THROWS_WITH(parse_scenario(kTiny, "tiny.toml", overrides), Catch::Contains("runs in sync rounds only"));
-        continue;
-      }
-      const auto one = run(overrides, 1, info.name + "-" + mode + "-1");
-      const auto two = run(overrides, 2, info.name + "-" + mode + "-2");
-      CHECK(one.metrics == two.metrics);
-      CHECK(one.clients == two.clients);
-      const auto lines = lines_of(one.metrics);
-      REQUIRE(lines.size() == 2);
-      for (const auto& m : lines) {
-        CHECK(m["failed"] == 0);
-        CHECK(m["num_updates"].get<int>() > 0);
-      }
-      CHECK(lines.back().contains("test_accuracy"));
-    }
-  }
+  check_every_algorithm_under("fedasync");
+}
+
+TEST_CASE("every algorithm trains under FedBuff or is refused there, the same on 1 and 2 slots",
+          "[federation][async]") {
+  check_every_algorithm_under("fedbuff");
 }
 
 TEST_CASE("FedSKC under FedBuff: clients receive the merged knowledge and LCL changes their training",
@@ -79,9 +92,9 @@ TEST_CASE("FedSKC under FedBuff: clients receive the merged knowledge and LCL ch
   auto with_lcl = base, without_lcl = base, fedavg = base;
   without_lcl.push_back({"algorithm.lcl", "false"});
   fedavg[0] = {"algorithm.name", "\"fedavg\""};
-  const auto on = lines_of(run(with_lcl, 2, "fedskc-lcl").metrics);
-  const auto off = lines_of(run(without_lcl, 2, "fedskc-nolcl").metrics);
-  const auto plain = lines_of(run(fedavg, 2, "fedskc-fedavg").metrics);
+  const auto on = lines_of(run_tiny(with_lcl, 2, "fedskc-lcl").metrics);
+  const auto off = lines_of(run_tiny(without_lcl, 2, "fedskc-nolcl").metrics);
+  const auto plain = lines_of(run_tiny(fedavg, 2, "fedskc-fedavg").metrics);
   REQUIRE(on.size() == 3);
   // The first aggregation's clients started before any knowledge existed: LCL had nothing to
   // pull towards, so with and without it they trained alike.
