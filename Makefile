@@ -2,7 +2,7 @@
 #   make quickstart   install what is missing, build, run scenarios/quickstart.toml
 #   make test         install what is missing, build, run the whole test suite
 #   make bench        build and run the benchmarks (timings as ratios against a baseline)
-#   make check-sanitize  the tests under ASan + UBSan;  make fuzz  every fuzz target (clang)
+#   make check-sanitize  the tests under ASan + UBSan;  make fuzz  every fuzz target (one clang build)
 BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
@@ -17,7 +17,6 @@ export CCACHE_NOHASHDIR := 1
 export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 
 SANITIZE_DIR ?= build-sanitize
-FUZZ_DIR ?= build-fuzz
 FUZZ_SECONDS ?= 600
 
 # The tests compare bits recorded on other machines (scenario_digests) and across slots and
@@ -28,7 +27,7 @@ test check-sanitize: export OPENBLAS_CORETYPE := Haswell
 test check-sanitize: export ATEN_CPU_CAPABILITY := avx2
 test check-sanitize: export ONEDNN_MAX_CPU_ISA := AVX2
 
-.PHONY: all deps configure build quickstart test bench check-sanitize fuzz clean
+.PHONY: all deps configure build quickstart test bench sanitize-configure check-sanitize fuzz clean
 
 all: build
 
@@ -68,25 +67,27 @@ bench: build
 	tools/bench/bench_pack_rounds.sh $(BUILD_DIR)/tools/drift
 	tools/bench/bench_allocator.sh $(BUILD_DIR)
 
-# The unit and integration tests under AddressSanitizer + UndefinedBehaviorSanitizer, at -O1
-# with debug information so that a finding names the line. Suppressions, each with its reason,
-# are in tools/sanitizer/.
-check-sanitize: deps
-	cmake -S . -B $(SANITIZE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
-	  -DDRIFT_SANITIZE=ON -DDRIFT_BUILD_BENCH=OFF \
+# One instrumented build (clang, $(SANITIZE_DIR)) serves both of the next two targets: every
+# file is compiled with AddressSanitizer + UndefinedBehaviorSanitizer and libFuzzer's coverage
+# (-DDRIFT_FUZZ=ON), at -O1 with line tables, so that a finding names the line. CI runs both
+# in a row, and the second builds only what the first left out (docs/development.md#sanitizers-and-fuzzing).
+sanitize-configure: deps
+	CC=clang CXX=clang++ cmake -S . -B $(SANITIZE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+	  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -gline-tables-only" -DDRIFT_FUZZ=ON -DDRIFT_BUILD_BENCH=OFF \
 	  $$(command -v ccache >/dev/null && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache) $(CMAKE_ARGS)
+
+# The unit and integration tests under the sanitizers. Suppressions, each with its reason, are
+# in tools/sanitizer/.
+check-sanitize: sanitize-configure
 	cmake --build $(SANITIZE_DIR) -j $(JOBS) --target drift_unit_tests drift_integration_tests
 	tools/sanitizer/run.sh $(SANITIZE_DIR)
 
 # Every libFuzzer target for FUZZ_SECONDS each (default 600; CI runs 30), starting from the
-# seed corpus in tools/fuzz/corpus/; what it learns stays in $(FUZZ_DIR)/corpus/. A finding
-# fails the target and leaves the input that triggers it in $(FUZZ_DIR)/findings/.
-fuzz: deps
-	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
-	  -DDRIFT_FUZZ=ON -DDRIFT_BUILD_TESTS=OFF -DDRIFT_BUILD_BENCH=OFF \
-	  $$(command -v ccache >/dev/null && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache) $(CMAKE_ARGS)
-	cmake --build $(FUZZ_DIR) -j $(JOBS) --target fuzz_targets
-	tools/fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SECONDS)
+# seed corpus in tools/fuzz/corpus/; what it learns stays in $(SANITIZE_DIR)/corpus/. A finding
+# fails the target and leaves the input that triggers it in $(SANITIZE_DIR)/findings/.
+fuzz: sanitize-configure
+	cmake --build $(SANITIZE_DIR) -j $(JOBS) --target fuzz_targets
+	tools/fuzz/run.sh $(SANITIZE_DIR) $(FUZZ_SECONDS)
 
 clean:
-	rm -rf $(BUILD_DIR) $(SANITIZE_DIR) $(FUZZ_DIR)
+	rm -rf $(BUILD_DIR) $(SANITIZE_DIR)

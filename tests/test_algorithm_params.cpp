@@ -101,7 +101,8 @@ TEST_CASE("every algorithm parameter round-trips through its Options member", "[
 TEST_CASE("every preset names only parameters of its algorithm", "[algorithms][params]") {
   for (const auto& info : algorithm_catalog())
     for (const auto& preset : info.presets)
-      for (const auto& [key, value] : preset.values) {
+      for (const auto& entry : preset.values) {
+        const std::string& key = entry.first;  // a lambda may not capture a structured binding in C++17
         INFO(info.name << " preset " << preset.name << " key " << key);
         CHECK(std::any_of(info.params.begin(), info.params.end(), [&](const auto& p) { return p.key == key; }));
       }

@@ -190,6 +190,8 @@ TEST_CASE("Poisson sampler: each client at rate q, independent of the others and
     for (auto c : chosen) ++freq[c];
   }
   for (int f : freq) CHECK(std::abs(f - 0.3 * rounds) < 4 * std::sqrt(rounds * 0.3 * 0.7));
+  // The mean cohort is n q = 3, within 4 standard errors (sqrt(n q (1 - q) / rounds) = 0.010).
+  CHECK(std::abs(static_cast<double>(total) / rounds - 3.0) < 0.042);
   CHECK(std::abs(static_cast<double>(empty) / rounds - std::pow(0.7, 10)) < 0.005);  // 0.028: cohorts vary
   CHECK(sampler.draws_cohort_size());
   PoissonSampler all(6, 1.0, 1), none(6, 0.0, 1);

@@ -1,6 +1,6 @@
 // Writes the seed corpus of tools/fuzz/corpus/: one valid message of each kind the fuzz targets
 // decode, so that mutations start from the real formats. Run it (it is built with the fuzz
-// targets) after a schema change: build-fuzz/tools/fuzz/fuzz_seeds tools/fuzz/corpus
+// targets) after a schema change: build-sanitize/tools/fuzz/fuzz_seeds tools/fuzz/corpus
 #include <torch/torch.h>
 
 #include <filesystem>
