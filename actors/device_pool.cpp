@@ -12,20 +12,20 @@
 namespace drift::actors {
 namespace {
 
-struct TrainJob {
+struct QueuedTraining {
   Buffer state, task;
   caf::typed_response_promise<Buffer, Buffer> promise;
 };
-struct EvalJob {
+struct QueuedEvaluation {
   Buffer job, weights;
   caf::typed_response_promise<Buffer> promise;
 };
 // Clients of one round trained together (devices.pack): one job, one slot, one answer.
-struct PackJob {
+struct QueuedPack {
   Buffer task, pack;
   caf::typed_response_promise<Buffer> promise;
 };
-using Job = std::variant<TrainJob, EvalJob, PackJob>;
+using Job = std::variant<QueuedTraining, QueuedEvaluation, QueuedPack>;
 
 using PoolSelf = pool_actor::pointer;
 using Clock = std::chrono::steady_clock;
@@ -271,20 +271,20 @@ class Pool {
       auto& entry = running_jobs_.emplace(id, Running{std::move(queue_.front()), slot, Clock::now()}).first->second;
       queue_.pop_front();
       const auto& handle = slot_of_[slot].handle;
-      if (auto* t = std::get_if<TrainJob>(&entry.job)) {
+      if (auto* t = std::get_if<QueuedTraining>(&entry.job)) {
         self_->request(handle, caf::infinite, train_atom::value, t->state, t->task)
             .then([this, id](Buffer& update,
-                             Buffer& state) { finish<TrainJob>(id, std::move(update), std::move(state)); },
-                  [this, id](caf::error& err) { finish<TrainJob>(id, std::move(err)); });
-      } else if (auto* p = std::get_if<PackJob>(&entry.job)) {
+                             Buffer& state) { finish<QueuedTraining>(id, std::move(update), std::move(state)); },
+                  [this, id](caf::error& err) { finish<QueuedTraining>(id, std::move(err)); });
+      } else if (auto* p = std::get_if<QueuedPack>(&entry.job)) {
         self_->request(handle, caf::infinite, pack_atom::value, p->task, p->pack)
-            .then([this, id](Buffer& result) { finish<PackJob>(id, std::move(result)); },
-                  [this, id](caf::error& err) { finish<PackJob>(id, std::move(err)); });
+            .then([this, id](Buffer& result) { finish<QueuedPack>(id, std::move(result)); },
+                  [this, id](caf::error& err) { finish<QueuedPack>(id, std::move(err)); });
       } else {
-        auto& e = std::get<EvalJob>(entry.job);
+        auto& e = std::get<QueuedEvaluation>(entry.job);
         self_->request(handle, caf::infinite, eval_atom::value, e.job, e.weights)
-            .then([this, id](Buffer& result) { finish<EvalJob>(id, std::move(result)); },
-                  [this, id](caf::error& err) { finish<EvalJob>(id, std::move(err)); });
+            .then([this, id](Buffer& result) { finish<QueuedEvaluation>(id, std::move(result)); },
+                  [this, id](caf::error& err) { finish<QueuedEvaluation>(id, std::move(err)); });
       }
     }
   }
@@ -347,19 +347,19 @@ pool_actor::behavior_type device_pool(pool_actor::pointer self, std::vector<Devi
       [=](train_atom, const Buffer& state, const Buffer& task) -> caf::result<Buffer, Buffer> {
         if (auto refused = foreign_sender(self)) return refused;
         auto promise = self->make_response_promise<Buffer, Buffer>();
-        pool->submit(TrainJob{state, task, promise});
+        pool->submit(QueuedTraining{state, task, promise});
         return promise;
       },
       [=](eval_atom, const Buffer& job, const Buffer& weights) -> caf::result<Buffer> {
         if (auto refused = foreign_sender(self)) return refused;
         auto promise = self->make_response_promise<Buffer>();
-        pool->submit(EvalJob{job, weights, promise});
+        pool->submit(QueuedEvaluation{job, weights, promise});
         return promise;
       },
       [=](pack_atom, const Buffer& task, const Buffer& pack) -> caf::result<Buffer> {
         if (auto refused = foreign_sender(self)) return refused;
         auto promise = self->make_response_promise<Buffer>();
-        pool->submit(PackJob{task, pack, promise});
+        pool->submit(QueuedPack{task, pack, promise});
         return promise;
       },
       [=](worker_atom, const std::string& name, const caf::actor& agent,

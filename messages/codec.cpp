@@ -20,7 +20,7 @@ using framing::read_u32_list;
 using framing::write_list;
 
 template <class Root, class Fill>
-Buffer build(Fill&& fill) {
+Buffer build_with_tensors(Fill&& fill) {
   capnp::MallocMessageBuilder message;
   TensorWriter writer(message);
   fill(message.template initRoot<Root>(), writer);
@@ -87,7 +87,7 @@ Payload read_payload(wire::Payload::Reader in, const BufferOwner& owner) {
 }  // namespace
 
 Buffer encode_task(const TrainingTask& task) {
-  return build<wire::TrainingTask>([&](wire::TrainingTask::Builder root, TensorWriter& writer) {
+  return build_with_tensors<wire::TrainingTask>([&](wire::TrainingTask::Builder root, TensorWriter& writer) {
     root.setRound(task.round);
     root.setModelVersion(task.model_version);
     writer.write_bundle(root.initWeights(), task.weights);
@@ -150,7 +150,7 @@ EvalResult read_eval_result(wire::EvalResult::Reader root) {
 }  // namespace
 
 Buffer encode_update(const ClientUpdate& update) {
-  return build<wire::ClientUpdate>([&](wire::ClientUpdate::Builder root, TensorWriter& writer) {
+  return build_with_tensors<wire::ClientUpdate>([&](wire::ClientUpdate::Builder root, TensorWriter& writer) {
     root.setClientId(update.client_id);
     root.setRound(update.round);
     root.setModelVersion(update.model_version);
@@ -185,7 +185,7 @@ ClientUpdate decode_update(const Buffer& buffer, const DecodeLimits& limits) {
 }
 
 Buffer encode_bundle(const NamedTensors& tensors) {
-  return build<wire::TensorBundle>(
+  return build_with_tensors<wire::TensorBundle>(
       [&](wire::TensorBundle::Builder root, TensorWriter& writer) { writer.write_bundle(root, tensors); });
 }
 
@@ -196,7 +196,7 @@ NamedTensors decode_bundle(const Buffer& buffer, const DecodeLimits& limits) {
 }
 
 Buffer encode_client_state(const ClientStateMessage& state) {
-  return build<wire::ClientState>([&](wire::ClientState::Builder root, TensorWriter& writer) {
+  return build_with_tensors<wire::ClientState>([&](wire::ClientState::Builder root, TensorWriter& writer) {
     root.setClientId(state.client_id);
     write_payload(root.initState(), state.state, writer);
   });
@@ -210,7 +210,7 @@ ClientStateMessage decode_client_state(const Buffer& buffer, const DecodeLimits&
 }
 
 Buffer encode_eval_job(const EvalJob& job) {
-  return build<wire::EvalJob>([&](wire::EvalJob::Builder root, TensorWriter&) {
+  return build_with_tensors<wire::EvalJob>([&](wire::EvalJob::Builder root, TensorWriter&) {
     root.setModelVersion(job.model_version);
     root.setBegin(job.begin);
     root.setEnd(job.end);
@@ -226,7 +226,7 @@ EvalJob decode_eval_job(const Buffer& buffer, const DecodeLimits& limits) {
 }
 
 Buffer encode_eval_result(const EvalResult& result) {
-  return build<wire::EvalResult>(
+  return build_with_tensors<wire::EvalResult>(
       [&](wire::EvalResult::Builder root, TensorWriter&) { write_eval_result(root, result); });
 }
 

@@ -21,7 +21,7 @@ ClientUpdate update(std::uint32_t id, std::uint64_t n, double w, std::map<std::s
   return u;
 }
 
-double value(const NamedTensors& t) { return t[0].value.item<double>(); }
+double first_value(const NamedTensors& t) { return t[0].value.item<double>(); }
 
 }  // namespace
 
@@ -33,7 +33,7 @@ TEST_CASE("FedAdam, FedYogi and FedAdagrad steps against hand-computed numbers",
     FedOptServer server(rule, FedOptOptions{});  // eta 0.01, betas 0.9 / 0.99, tau 1e-3, uniform
     NamedTensors w = {{"w", torch::zeros({1}, torch::kFloat64)}};
     server.aggregate(w, updates, {1});
-    return value(w);
+    return first_value(w);
   };
   const double adam_v = 0.99 * 1e-6 + 0.01 * 4;
   CHECK(step(FedOptServer::Rule::adam) == Approx(0.01 * 0.2 / (std::sqrt(adam_v) + 1e-3)).epsilon(1e-12));
@@ -46,10 +46,10 @@ TEST_CASE("FedAdam, FedYogi and FedAdagrad steps against hand-computed numbers",
   FedOptServer server(FedOptServer::Rule::adam, FedOptOptions{});
   NamedTensors w = {{"w", torch::zeros({1}, torch::kFloat64)}};
   server.aggregate(w, updates, {1});
-  const double w1 = value(w);
+  const double w1 = first_value(w);
   server.aggregate(w, {update(0, 10, w1 + 1), update(1, 30, w1 + 1)}, {2});
   const double m2 = 0.9 * 0.2 + 0.1 * 1, v2 = 0.99 * adam_v + 0.01 * 1;
-  CHECK(value(w) == Approx(w1 + 0.01 * m2 / (std::sqrt(v2) + 1e-3)).epsilon(1e-12));
+  CHECK(first_value(w) == Approx(w1 + 0.01 * m2 / (std::sqrt(v2) + 1e-3)).epsilon(1e-12));
 }
 
 TEST_CASE("FedAvgM applies server momentum to the sample-weighted change", "[algorithms]") {
@@ -62,9 +62,9 @@ TEST_CASE("FedAvgM applies server momentum to the sample-weighted change", "[alg
   auto server = find_algorithm("fedavgm")->make_server(p, FederationShape{});
   NamedTensors w = {{"w", torch::zeros({1}, torch::kFloat64)}};
   server->aggregate(w, {update(0, 10, 1.0), update(1, 30, 3.0)}, {1});
-  CHECK(value(w) == Approx(2.5));
+  CHECK(first_value(w) == Approx(2.5));
   server->aggregate(w, {update(0, 10, 3.5), update(1, 30, 3.5)}, {2});
-  CHECK(value(w) == Approx(5.75));
+  CHECK(first_value(w) == Approx(5.75));
 }
 
 TEST_CASE("SCAFFOLD server: x moves by the mean change, c by the sum of deltas over K", "[algorithms][scaffold]") {
@@ -77,7 +77,7 @@ TEST_CASE("SCAFFOLD server: x moves by the mean change, c by the sum of deltas o
                    {update(0, 10, 1.0, {{"c_delta:w", torch::tensor({0.4})}}),
                     update(1, 30, 3.0, {{"c_delta:w", torch::tensor({0.8})}})},
                    {1});
-  CHECK(value(x) == Approx(2.0));
+  CHECK(first_value(x) == Approx(2.0));
   CHECK(server.broadcast(2).tensors.at("c:w").item<double>() == Approx(0.3));
 }
 
@@ -139,7 +139,7 @@ TEST_CASE("FedProto server averages prototypes per class, unweighted", "[algorit
   const auto sent = server.broadcast(2).class_vectors.at("prototypes");
   CHECK(torch::equal(sent.at(0), torch::tensor({{2.0f, 2.0f}})));
   CHECK(torch::equal(sent.at(1), torch::tensor({{2.0f, 0.0f}})));
-  CHECK(value(w) == Approx(1.0));  // weights: FedAvg
+  CHECK(first_value(w) == Approx(1.0));  // weights: FedAvg
 }
 
 TEST_CASE("FedProto client adds lambda * MSE to the prototype and uploads feature means", "[algorithms][fedproto]") {

@@ -1,4 +1,4 @@
-#include <catch2/catch.hpp>
+#include "catch_torch.hpp"
 
 #include "engine/metrics/comparison.hpp"
 

@@ -7,6 +7,9 @@
 #include "engine/core/error.hpp"
 
 using namespace drift;
+// Its own namespace: FedSC and FedSKC name their types alike, and a unity build may put both
+// test files in one translation unit.
+namespace fedsc_tests {
 using namespace drift::fedsc;
 
 namespace {
@@ -139,3 +142,5 @@ TEST_CASE("FedSC presets and validation", "[algorithms][fedsc][scenario]") {
   CHECK(ref.algorithm_params.boolean("pooled_negatives"));
   CHECK(ref.algorithm_params.integer("M") == 1);
 }
+
+}  // namespace fedsc_tests

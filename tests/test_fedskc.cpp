@@ -8,6 +8,9 @@
 #include "engine/core/error.hpp"
 
 using namespace drift;
+// Its own namespace: FedSC and FedSKC name their types alike, and a unity build may put both
+// test files in one translation unit.
+namespace fedskc_tests {
 using namespace drift::fedskc;
 
 namespace {
@@ -278,3 +281,5 @@ TEST_CASE("FedSKC presets supply defaults, explicit keys win, bad parameters are
   CHECK_THAT(error_of("lcll = true\n"), Catch::Contains("unknown key 'algorithm.lcll'"));
   CHECK_THAT(error_of("normalization = \"dataset2\"\n"), Catch::Contains("dataset"));
 }
+
+}  // namespace fedskc_tests

@@ -28,7 +28,7 @@ fs::path fresh_dir(const std::string& tag) {
   return dir;
 }
 
-void write(const fs::path& p, const std::string& text) { test::write_file(p, text); }
+void write_text(const fs::path& p, const std::string& text) { test::write_file(p, text); }
 
 // A FEMNIST user: n samples, sample i all pixels (i + 1) / 10, label 10 * i + offset.
 std::string femnist_user(int n, int offset) {
@@ -45,14 +45,15 @@ std::string femnist_user(int n, int offset) {
 // Two files of train users (a: 2 samples, b: 3, c: 1) and a test file (a: 1, c: 2).
 fs::path femnist_folder(const std::string& tag) {
   const auto dir = fresh_dir(tag);
-  write(dir / "train" / "part_0.json",
-        "{\"users\": [\"b\", \"a\"], \"num_samples\": [3, 2], \"hierarchies\": [], "
-        "\"user_data\": {\"a\": " +
-            femnist_user(2, 0) + ", \"b\": " + femnist_user(3, 1) + "}}");
-  write(dir / "train" / "part_1.json",
-        "{\"users\": [\"c\"], \"num_samples\": [1], \"user_data\": {\"c\": " + femnist_user(1, 5) + "}}");
-  write(dir / "test" / "part_0.json", "{\"users\": [\"c\", \"a\"], \"num_samples\": [2, 1], \"user_data\": {\"a\": " +
-                                          femnist_user(1, 2) + ", \"c\": " + femnist_user(2, 3) + "}}");
+  write_text(dir / "train" / "part_0.json",
+             "{\"users\": [\"b\", \"a\"], \"num_samples\": [3, 2], \"hierarchies\": [], "
+             "\"user_data\": {\"a\": " +
+                 femnist_user(2, 0) + ", \"b\": " + femnist_user(3, 1) + "}}");
+  write_text(dir / "train" / "part_1.json",
+             "{\"users\": [\"c\"], \"num_samples\": [1], \"user_data\": {\"c\": " + femnist_user(1, 5) + "}}");
+  write_text(dir / "test" / "part_0.json",
+             "{\"users\": [\"c\", \"a\"], \"num_samples\": [2, 1], \"user_data\": {\"a\": " + femnist_user(1, 2) +
+                 ", \"c\": " + femnist_user(2, 3) + "}}");
   return dir;
 }
 
@@ -97,7 +98,7 @@ TEST_CASE("LEAF files with inconsistent counts, rows or JSON are refused, naming
   const auto dir = femnist_folder("bad");
   const auto part = dir / "train" / "part_1.json";
   auto refuses = [&](const std::string& text, const std::string& expected) {
-    write(part, text);
+    write_text(part, text);
     const auto message = error_of(data_config("femnist", dir));
     INFO(message);
     CHECK(message.find(part.string()) != std::string::npos);
@@ -127,14 +128,14 @@ TEST_CASE("LEAF Shakespeare maps characters to LEAF's 80-symbol vocabulary", "[d
   const auto dir = fresh_dir("shakespeare");
   const std::string window(80, 'a');
   const std::string x2 = "To be, or not to be" + std::string(61, ' ');
-  write(dir / "train" / "t.json",
-        "{\"users\": [\"HAMLET\"], \"num_samples\": [2], \"user_data\": {\"HAMLET\": "
-        "{\"x\": [\"" +
-            window + "\", \"" + x2 + "\"], \"y\": [\"b\", \"}\"]}}}");
-  write(dir / "test" / "t.json",
-        "{\"users\": [\"HAMLET\"], \"num_samples\": [1], \"user_data\": {\"HAMLET\": "
-        "{\"x\": [\"" +
-            window + "\"], \"y\": [\"\\n\"]}}}");
+  write_text(dir / "train" / "t.json",
+             "{\"users\": [\"HAMLET\"], \"num_samples\": [2], \"user_data\": {\"HAMLET\": "
+             "{\"x\": [\"" +
+                 window + "\", \"" + x2 + "\"], \"y\": [\"b\", \"}\"]}}}");
+  write_text(dir / "test" / "t.json",
+             "{\"users\": [\"HAMLET\"], \"num_samples\": [1], \"user_data\": {\"HAMLET\": "
+             "{\"x\": [\"" +
+                 window + "\"], \"y\": [\"\\n\"]}}}");
   const auto splits = load_dataset(data_config("shakespeare", dir));
   const auto& vocabulary = shakespeare_vocabulary();
   REQUIRE(vocabulary.size() == 80);
@@ -145,15 +146,15 @@ TEST_CASE("LEAF Shakespeare maps characters to LEAF's 80-symbol vocabulary", "[d
   CHECK(values(splits.train->labels) == std::vector<std::int64_t>{static_cast<std::int64_t>(vocabulary.find('b')), 79});
   CHECK(values(splits.test->labels) == std::vector<std::int64_t>{0});
 
-  write(dir / "test" / "t.json",
-        "{\"users\": [\"HAMLET\"], \"num_samples\": [1], \"user_data\": {\"HAMLET\": "
-        "{\"x\": [\"" +
-            std::string(79, 'a') + "~\"], \"y\": [\"a\"]}}}");
+  write_text(dir / "test" / "t.json",
+             "{\"users\": [\"HAMLET\"], \"num_samples\": [1], \"user_data\": {\"HAMLET\": "
+             "{\"x\": [\"" +
+                 std::string(79, 'a') + "~\"], \"y\": [\"a\"]}}}");
   CHECK(error_of(data_config("shakespeare", dir)).find("holds the byte 126, which is not in LEAF's") !=
         std::string::npos);
-  write(dir / "test" / "t.json",
-        "{\"users\": [\"HAMLET\"], \"num_samples\": [1], \"user_data\": {\"HAMLET\": "
-        "{\"x\": [\"short\"], \"y\": [\"a\"]}}}");
+  write_text(dir / "test" / "t.json",
+             "{\"users\": [\"HAMLET\"], \"num_samples\": [1], \"user_data\": {\"HAMLET\": "
+             "{\"x\": [\"short\"], \"y\": [\"a\"]}}}");
   CHECK(error_of(data_config("shakespeare", dir)).find("has 5 characters in x and 1 in y, expected 80 and 1") !=
         std::string::npos);
 }

@@ -1,6 +1,6 @@
 // The RDP accountant against the test vectors of dp_accounting, Opacus and TF-Privacy, and the
 // spec's own (docs/privacy.md#the-accountant lists where each comes from).
-#include <catch2/catch.hpp>
+#include "catch_torch.hpp"
 
 #include <cmath>
 #include <limits>

@@ -1,6 +1,6 @@
 // Philox4x32-10 and the privacy noise streams against Random123's known answers and the spec's
 // vectors (docs/privacy.md#noise).
-#include <catch2/catch.hpp>
+#include "catch_torch.hpp"
 
 #include <vector>
 

@@ -1,7 +1,7 @@
 // One description per report field: report.capnp, the wire codec, metrics.jsonl and clients.csv
 // all follow visit_report_fields, and these tests fail when one of them is left behind.
 #include <capnp/schema.h>
-#include <catch2/catch.hpp>
+#include "catch_torch.hpp"
 
 #include <algorithm>
 #include <cmath>

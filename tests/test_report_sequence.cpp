@@ -1,7 +1,7 @@
 // The server's report bookkeeping without actors: reports leave in aggregation order whatever
 // order their evaluation chunks finish in; a checkpoint waits for every report before it to be
 // written; the run's end waits for every report.
-#include <catch2/catch.hpp>
+#include "catch_torch.hpp"
 
 #include "engine/metrics/report_sequence.hpp"
 

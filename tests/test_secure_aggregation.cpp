@@ -1,10 +1,10 @@
 // Secure aggregation's stages, costs and integer arithmetic against the spec's vectors and
 // hand-computed cases (docs/privacy.md#secure-aggregation).
 #include <algorithm>
-#include <catch2/catch.hpp>
 #include <cmath>
 #include <map>
 #include <vector>
+#include "catch_torch.hpp"
 
 #include "engine/core/rng.hpp"
 #include "engine/privacy/secagg_encoding.hpp"

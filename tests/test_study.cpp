@@ -1,7 +1,7 @@
 // Studies: grid parsing, cells and their directories, the study table (with a diverged run),
 // and the mean ± std bands of the study figures, against hand-computed values.
-#include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include "catch_torch.hpp"
 
 #include <cmath>
 

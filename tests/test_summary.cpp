@@ -1,5 +1,5 @@
 // The run summary in rounds and in virtual time, from hand-made metrics.jsonl files.
-#include <catch2/catch.hpp>
+#include "catch_torch.hpp"
 
 #include <cmath>
 #include <filesystem>

@@ -4,9 +4,11 @@
 #include <limits>
 #include <stdexcept>
 
+#include "engine/privacy/log_math.hpp"
+
 namespace drift::privacy {
 namespace {
-constexpr double kInf = std::numeric_limits<double>::infinity();
+
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 void check_sizes(const std::vector<double>& orders, const std::vector<double>& rdp) {

@@ -6,7 +6,6 @@
 
 namespace drift::privacy {
 namespace {
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // lgamma without touching the global signgam (std::lgamma may write it), so accountants on
 // several threads never race.

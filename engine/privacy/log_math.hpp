@@ -2,9 +2,13 @@
 // Log-space arithmetic for the privacy accountant (docs/privacy.md#the-accountant). The RDP of
 // a subsampled Gaussian sums terms that overflow a double long before the result does, so every
 // sum is kept as a logarithm. All functions are thread-safe (no lgamma signgam).
+#include <limits>
 #include <utility>
 
 namespace drift::privacy {
+
+// The accountant's sums start from log 0 and its searches from an infinite bound.
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // log(e^x + e^y), exact for -inf arguments.
 double log_add(double x, double y);

@@ -11,7 +11,6 @@
 
 namespace drift::privacy {
 namespace {
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 bool is_integer(double x) { return std::floor(x) == x; }
 
