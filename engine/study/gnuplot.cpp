@@ -1,5 +1,6 @@
 #include "engine/study/gnuplot.hpp"
 
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -81,15 +82,17 @@ std::string render_figure(const fs::path& dir, const Figure& f, const std::strin
   }
   write_text_file(dir / (f.name + ".gp"), script.str());
   std::fflush(nullptr);
+  // Everything the child needs is made before fork: a live page is drawn while training
+  // threads run, and a child of a multi-threaded process may only call async-signal-safe
+  // functions (no allocation) before exec.
+  const std::string log_name = f.name + ".log", script_name = f.name + ".gp";
   const pid_t pid = fork();
   if (pid < 0) return "fork failed";
   if (pid == 0) {
     if (chdir(dir.c_str()) != 0) _exit(126);
-    const auto log = f.name + ".log";
-    std::FILE* err = std::freopen(log.c_str(), "w", stderr);
-    (void)err;
-    const std::string name = f.name + ".gp";
-    execl(gnuplot.c_str(), "gnuplot", name.c_str(), static_cast<char*>(nullptr));
+    const int err = open(log_name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (err >= 0) dup2(err, STDERR_FILENO);  // dup2's copy stays open across exec
+    execl(gnuplot.c_str(), "gnuplot", script_name.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
   int status = 0;
