@@ -7,6 +7,7 @@
 
 #include "engine/core/error.hpp"
 #include "engine/study/grid.hpp"
+#include "engine/study/html.hpp"
 #include "engine/study/study_figures.hpp"
 #include "engine/study/study_results.hpp"
 #include "engine/study/summary_rows.hpp"
@@ -144,4 +145,29 @@ TEST_CASE("a run page's summary reads as a person would write it", "[study]") {
       {"wall time", "5.2 min"}};
   CHECK(rows == expected);
   CHECK(readable_summary(nlohmann::json::parse(R"({"accuracy_at_time": {}})")).empty());  // no budgets: no row
+}
+
+TEST_CASE("a live page reloads itself and says how far it is, and a still page does neither", "[study]") {
+  HtmlPage page;
+  page.title = "drift run runs/x";
+  page.figures = {{"accuracy", "Test accuracy", "", 800, 450}};
+  page.figures_prefix = "live-figures-2";
+  const auto final_html = render_html(page);
+  CHECK(final_html.find("http-equiv") == std::string::npos);
+  CHECK(final_html.find("class=\"live\"") == std::string::npos);
+
+  page.live_text = "Running: aggregation 3 of 30 (10 %) <now>";
+  page.refresh_seconds = 15;
+  const auto live = render_html(page);
+  CHECK(live.find("<meta http-equiv=\"refresh\" content=\"15\">\n") != std::string::npos);
+  CHECK(live.find("<p class=\"live\" id=\"live\">Running: aggregation 3 of 30 (10 %) &lt;now&gt;</p>") !=
+        std::string::npos);
+  CHECK(live.find("src=\"live-figures-2/accuracy.png\"") != std::string::npos);
+
+  const auto still = still_page(live, "Interrupted; drift resume runs/x continues the run.");
+  CHECK(still.find("http-equiv") == std::string::npos);
+  CHECK(still.find("<p class=\"live\" id=\"live\">Interrupted; drift resume runs/x continues the run.</p>") !=
+        std::string::npos);
+  CHECK(still.find("src=\"live-figures-2/accuracy.png\"") != std::string::npos);  // its figures stay
+  CHECK(still_page(final_html, "anything") == final_html);                        // nothing live: unchanged
 }

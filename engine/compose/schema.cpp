@@ -226,7 +226,9 @@ std::vector<ScenarioSection> make_sections() {
                 &S::checkpoint, &C::at_end).may_change_on_resume()}},
       {"output", "run directory",
        {bind_key<S>("runs_dir", "parent directory of run directories", &S::runs_dir),
-        bind_key<S>("log_eligible", "write an 'eligible' row per eligible client and round to clients.csv", &S::log_eligible)}},
+        bind_key<S>("log_eligible", "write an 'eligible' row per eligible client and round to clients.csv", &S::log_eligible),
+        bind_key<S>("plot_minutes", "wall-clock minutes between redrawings of index.html and the figures while the run or study runs; 0 = at the end only",
+                &S::plot_minutes).range(0.0, {}).may_change_on_resume()}},
   };
   // clang-format on
   for (auto& section : sections) {

@@ -232,6 +232,7 @@ struct Scenario {
   SecureAggregationConfig secure_aggregation;
   CheckpointConfig checkpoint;
   std::string runs_dir = "runs";
+  double plot_minutes = 5.0;          // redraw index.html and the figures this often while running; 0 = at the end only
   bool log_eligible = true;           // write "eligible" rows to clients.csv (one per eligible client per round)
   std::string resolved_toml;          // the scenario with every default written out
   std::vector<std::string> warnings;  // keys that do nothing here (compose/consistency)

@@ -29,7 +29,12 @@ th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; white
 th { background: #f3f3f3; } td:first-child, th:first-child { text-align: left; }
 figure { margin: 1.5em 0; } figure img { max-width: 100%; border: 1px solid #eee; }
 .warning { background: #fff3cd; border: 1px solid #e0c060; padding: 0.5em 1em; }
+.live { background: #e3f2fd; border: 1px solid #64b5f6; padding: 0.5em 1em; }
 </style>)";
+
+// The two marks of a live page, which still_page finds again.
+const std::string kRefreshOpen = "<meta http-equiv=\"refresh\" content=\"";
+const std::string kLiveOpen = "<p class=\"live\" id=\"live\">";
 
 // Marks the page when an image fails to load, so neither a person nor a test misses it.
 const char* kImageCheck = R"(<script>
@@ -97,11 +102,13 @@ std::string markdown_tables_to_html(const std::string& markdown) {
 
 std::string render_html(const HtmlPage& page) {
   std::ostringstream out;
-  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>" << html_escape(page.title)
-      << "</title>\n"
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
+  if (page.refresh_seconds > 0) out << kRefreshOpen << page.refresh_seconds << "\">\n";
+  out << "<title>" << html_escape(page.title) << "</title>\n"
       << kStyle << "\n"
-      << kImageCheck << "\n</head><body>\n<h1>" << html_escape(page.title) << "</h1>\n"
-      << page.intro_html;
+      << kImageCheck << "\n</head><body>\n<h1>" << html_escape(page.title) << "</h1>\n";
+  if (!page.live_text.empty()) out << kLiveOpen << html_escape(page.live_text) << "</p>\n";
+  out << page.intro_html;
   if (!page.note.empty()) out << "<p class=\"warning\">" << html_escape(page.note) << "</p>\n";
   for (const auto& f : page.figures) {
     const auto base = page.figures_prefix + "/" + f.name;
@@ -111,6 +118,20 @@ std::string render_html(const HtmlPage& page) {
   }
   out << page.outro_html << "</body></html>\n";
   return out.str();
+}
+
+std::string still_page(const std::string& live_html, const std::string& text) {
+  std::string page = live_html;
+  if (const auto at = page.find(kRefreshOpen); at != std::string::npos) {
+    const auto end = page.find('\n', at);
+    page.erase(at, end == std::string::npos ? std::string::npos : end - at + 1);
+  }
+  if (const auto at = page.find(kLiveOpen); at != std::string::npos) {
+    const auto from = at + kLiveOpen.size();
+    const auto end = page.find("</p>", from);
+    if (end != std::string::npos) page.replace(from, end - from, html_escape(text));
+  }
+  return page;
 }
 
 }  // namespace drift

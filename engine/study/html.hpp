@@ -23,7 +23,15 @@ struct HtmlPage {
   std::string figures_prefix = "figures";
   std::string note;        // e.g. why there are no figures
   std::string outro_html;  // after the figures: lists of runs, files
+  // A page drawn while its run or study goes on: how far it is (shown under the title), and
+  // the seconds after which the browser reloads it. The final page has neither.
+  std::string live_text;
+  int refresh_seconds = 0;
 };
+
+// Turns a live page on disk into a still one: no reloading, and `text` where the live line was.
+// Used when a run or study stops before its final drawing (interrupted, failed).
+std::string still_page(const std::string& live_html, const std::string& text);
 
 std::string render_html(const HtmlPage& page);
 

@@ -89,6 +89,7 @@ struct StudyPlan {
   std::vector<PlannedRun> runs;  // cells in order, seeds within
   std::filesystem::path out;
   std::set<std::string> warnings;                  // said once, whichever cells share them
+  double plot_minutes = 0.0;                       // the scenario's output.plot_minutes
   DirectoryLock lock;                              // on `out`, for as long as the study runs (not when shared)
   std::uint32_t shard_index = 0, shard_count = 1;  // --shard I/N, 0-based
 };
@@ -105,15 +106,25 @@ int emit_study_scripts(const StudyArgs& args, const StudyPlan& plan);
 // Figures (gnuplot) and index.html of a run directory or of a study's; without gnuplot, one
 // line says so and the run or study still succeeds.
 int plot_command(const std::string& directory, const std::vector<std::uint32_t>& timeline_rounds);
+// A page drawn while its run or study goes on (docs/outputs.md#live-pages): how far it is,
+// how often the browser reloads it, and the folder its figures go to. Live drawings alternate
+// between two folders, so the page a browser shows never points at figures being redrawn; the
+// final drawing (into figures/) removes both.
+struct LiveBanner {
+  std::string text;
+  int refresh_seconds = 0;
+  std::string figures_dir;
+};
 // `timeline_rounds`: the rounds whose task timeline is drawn (empty: the first and the last).
 // `stop`, when given and set (a signal's number), stops the drawing between two figures with
-// PlotInterrupted; the caller removes what was drawn.
+// PlotInterrupted; the caller removes what was drawn. `live`: a live page, not the final one.
 void plot_run_directory(const std::filesystem::path& run, const std::vector<std::uint32_t>& timeline_rounds = {},
-                        const std::atomic<int>* stop = nullptr);
+                        const std::atomic<int>* stop = nullptr, const LiveBanner* live = nullptr);
 struct PlotInterrupted : std::runtime_error {
   PlotInterrupted() : std::runtime_error("interrupted while drawing the figures") {}
 };
-void plot_study_directory(const std::filesystem::path& out, const StudyTable& table);
+void plot_study_directory(const std::filesystem::path& out, const StudyTable& table,
+                          const std::atomic<int>* stop = nullptr, const LiveBanner* live = nullptr);
 int compare_command(const StudyArgs& args);
 
 struct ValidateArgs {

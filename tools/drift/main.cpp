@@ -59,7 +59,7 @@ CLI::App* add_run(CLI::App& app, drift::cli::RunArgs& run, bool resume = false) 
   cmd->add_option("--devices", run.devices, "device pool, e.g. cpu:2,cuda:0x4 (overrides [devices])")
       ->excludes(slots_opt);
   cmd->add_flag("--no-progress", run.no_progress, "plain log lines even on a terminal");
-  cmd->add_flag("--no-plots", run.no_plots, "write no figures at the end");
+  cmd->add_flag("--no-plots", run.no_plots, "write no figures, neither live pages nor at the end");
   // Studies run each run as a child process that logs to its run directory only.
   cmd->add_flag("--quiet", run.quiet)->group("");
   // Tests: stop as if interrupted after this aggregation.

@@ -6,9 +6,12 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include "commands.hpp"
+#include "engine/compose/atomic_file.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/remove_tree.hpp"
 #include "engine/study/html.hpp"
 #include "engine/study/run_figures.hpp"
 #include "engine/study/study_figures.hpp"
@@ -32,8 +35,9 @@ std::string read_text(const fs::path& file) {
   return s.str();
 }
 
-// Renders every figure; returns a note for the page when some (or all) could not be drawn.
-std::string render_all(const fs::path& dir, std::vector<Figure>& figures, const std::atomic<int>* stop = nullptr) {
+// Renders every figure; returns a note for the page when some (or all) could not be drawn, and
+// says it on stderr too unless `quiet` (a live page, redrawn soon: its page says it).
+std::string render_all(const fs::path& dir, std::vector<Figure>& figures, const std::atomic<int>* stop, bool quiet) {
   const auto gnuplot = find_gnuplot();
   if (gnuplot.empty()) {
     figures.clear();
@@ -41,7 +45,7 @@ std::string render_all(const fs::path& dir, std::vector<Figure>& figures, const 
         "no figures: gnuplot is not installed (Debian package gnuplot-nox; make quickstart "
         "installs it); the data files are in " +
         dir.string();
-    std::fprintf(stderr, "drift: %s\n", note.c_str());
+    if (!quiet) std::fprintf(stderr, "drift: %s\n", note.c_str());
     return note;
   }
   std::vector<Figure> drawn;
@@ -52,7 +56,7 @@ std::string render_all(const fs::path& dir, std::vector<Figure>& figures, const 
     if (error.empty())
       drawn.push_back(std::move(f));
     else {
-      std::fprintf(stderr, "drift: warning: %s\n", error.c_str());
+      if (!quiet) std::fprintf(stderr, "drift: warning: %s\n", error.c_str());
       note = "some figures could not be drawn: " + error;
     }
   }
@@ -100,30 +104,53 @@ StudyTable table_from_directory(const fs::path& out) {
   return read_study_table(out, std::move(table.factors), seeds, std::move(table.targets));
 }
 
+// The folders live drawings used (docs/outputs.md#live-pages), once the final figures exist.
+void remove_live_figures(const fs::path& directory) {
+  for (const char* name : {"live-figures-1", "live-figures-2"}) {
+    std::error_code ec;
+    remove_tree(directory / name, ec);
+  }
+}
+
 }  // namespace
 
 void plot_run_directory(const fs::path& run, const std::vector<std::uint32_t>& timeline_rounds,
-                        const std::atomic<int>* stop) {
-  const auto dir = run / "figures";
+                        const std::atomic<int>* stop, const LiveBanner* live) {
+  const std::string figures_dir = live ? live->figures_dir : "figures";
+  const auto dir = run / figures_dir;
   auto figures = run_figures(run, dir, timeline_rounds);
   HtmlPage page;
   // The parent names the run within a study (its cell) or the runs directory.
   page.title = "drift run " + (fs::absolute(run).lexically_normal().parent_path().filename() / run.filename()).string();
-  page.note = render_all(dir, figures, stop);
+  page.note = render_all(dir, figures, stop, live != nullptr);
   if (stop && stop->load() != 0) throw PlotInterrupted();
   page.figures = std::move(figures);
-  page.intro_html = summary_html(read_json(run / "summary.json"));
-  write_text_file(run / "index.html", render_html(page));
+  const auto summary = read_json(run / "summary.json");
+  // A live page says how far the run is instead of "no summary yet".
+  if (!live || summary.is_object()) page.intro_html = summary_html(summary);
+  page.figures_prefix = figures_dir;
+  if (live) std::tie(page.live_text, page.refresh_seconds) = std::tie(live->text, live->refresh_seconds);
+  write_file_atomically(run / "index.html", render_html(page));
+  if (!live) remove_live_figures(run);
 }
 
-void plot_study_directory(const fs::path& out, const StudyTable& table) {
-  const auto dir = out / "figures";
-  auto figures = study_figures(table, out, dir);
+void plot_study_directory(const fs::path& out, const StudyTable& table, const std::atomic<int>* stop,
+                          const LiveBanner* live) {
+  const std::string figures_dir = live ? live->figures_dir : "figures";
+  const auto dir = out / figures_dir;
+  // A live page has figures once a run has finished: before, every line would be empty.
+  const bool any_finished =
+      std::any_of(table.runs.begin(), table.runs.end(), [](const RunRecord& r) { return r.finished(); });
+  auto figures = live && !any_finished ? std::vector<Figure>{} : study_figures(table, out, dir);
   HtmlPage page;
   page.title = "drift study " + fs::absolute(out).filename().string();
-  page.note = render_all(dir, figures);
+  page.note = render_all(dir, figures, stop, live != nullptr);
+  if (stop && stop->load() != 0) throw PlotInterrupted();
   page.figures = std::move(figures);
-  std::string intro = markdown_tables_to_html(read_text(out / "study.md"));
+  page.figures_prefix = figures_dir;
+  if (live) std::tie(page.live_text, page.refresh_seconds) = std::tie(live->text, live->refresh_seconds);
+  // The table as study.md holds it; a live page draws it before study.md is written.
+  std::string intro = markdown_tables_to_html(study_markdown(table));
   if (fs::exists(out / "comparison.md"))
     intro += "<h2>Comparison</h2>\n" + markdown_tables_to_html(read_text(out / "comparison.md"));
   page.intro_html = intro +
@@ -134,7 +161,8 @@ void plot_study_directory(const fs::path& out, const StudyTable& table) {
     runs += "<li><a href=\"" + html_escape(r.path) + "/index.html\">" + html_escape(r.path) +
             "</a>: " + html_escape(r.status) + "</li>\n";
   page.outro_html = runs + "</ul>\n";
-  write_text_file(out / "index.html", render_html(page));
+  write_file_atomically(out / "index.html", render_html(page));
+  if (!live) remove_live_figures(out);
 }
 
 int plot_command(const std::string& directory, const std::vector<std::uint32_t>& timeline_rounds) {

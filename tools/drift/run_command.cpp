@@ -3,7 +3,11 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <fstream>
+#include <iterator>
+#include <memory>
 
 #include "actors/federation.hpp"
 #include "commands.hpp"
@@ -14,6 +18,7 @@
 #include "engine/core/remove_tree.hpp"
 #include "engine/sampling/sampler.hpp"
 #include "interrupts.hpp"
+#include "live_pages.hpp"
 #include "progress.hpp"
 
 namespace drift::cli {
@@ -83,6 +88,33 @@ actors::ClusterOptions cluster_options(const RunArgs& args) {
   return c;
 }
 
+// Complete lines of a file that is being appended to: the aggregations a run has written.
+std::size_t complete_lines(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return static_cast<std::size_t>(
+      std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n'));
+}
+
+// The run's page while it trains (docs/outputs.md#live-pages): how many aggregations of how many.
+std::unique_ptr<LivePages> live_run_page(const std::filesystem::path& path, const Scenario& scenario,
+                                         std::shared_ptr<spdlog::logger> log) {
+  const std::size_t total = scenario.rounds;
+  const int refresh = live_refresh_seconds(scenario.plot_minutes);
+  auto draw = [path, total, refresh](const std::atomic<int>& stop, std::size_t drawing) {
+    const auto done = std::min(complete_lines(path / "metrics.jsonl"), total);
+    const LiveBanner banner{"Running: aggregation " + std::to_string(done) + " of " + std::to_string(total) + " (" +
+                                std::to_string(100 * done / std::max<std::size_t>(total, 1)) + " %), " +
+                                drawn_at_now() + ". This page reloads itself every " + std::to_string(refresh) +
+                                " s; the final page replaces it when the run ends.",
+                            refresh, live_figures_dir(drawing)};
+    plot_run_directory(path, {}, &stop, &banner);
+  };
+  log->info("live page: {} (redrawn every {:g} min while the run trains)", (path / "index.html").string(),
+            scenario.plot_minutes);
+  return std::make_unique<LivePages>(scenario.plot_minutes, draw,
+                                     [log](const std::string& text) { log->warn("{}", text); });
+}
+
 }  // namespace
 
 void check_run_flags(const RunArgs& args, const Scenario& scenario) {
@@ -145,18 +177,28 @@ int execute_run(const RunArgs& args, PreparedRun run) {
   actors::RunResult result;
   // Watched until the figures are drawn too: a signal then ends the drawing, not the process.
   InterruptWatch watch(options.control.interrupt, [observer](const std::string& text) { observer->on_warning(text); });
+  auto live_page = args.no_plots || scenario->plot_minutes <= 0 ? nullptr : live_run_page(path, *scenario, log);
+  // A live page left behind stops reloading and says why the final one never came.
+  auto end_live = [&live_page, &path](const std::string& why) {
+    if (!live_page) return;
+    live_page->stop();
+    if (live_page->drawings() > 0) still_live_page(path, why);
+  };
   try {
     result = actors::run_federation(scenario, data, run.directory, observer, options);
   } catch (const std::exception& e) {
+    end_live(std::string("The run failed: ") + e.what());
     log->error("run failed: {}", e.what());
     // Interrupted before anything could be saved (waiting for workers): still an interrupt.
     const int signal = options.control.interrupt->signal.load();
     return signal != 0 ? 128 + signal : 1;
   }
   if (result.interrupted) {
+    end_live("Interrupted; drift resume " + path.string() + " continues the run and draws the final page.");
     log->warn("interrupted; continue with: drift resume {}", path.string());
     return watch.exit_code();
   }
+  if (live_page) live_page->stop();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (!args.no_plots) {
     try {

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <thread>
 #include <tuple>
@@ -19,6 +20,7 @@
 #include "engine/core/error.hpp"
 #include "engine/study/gnuplot.hpp"
 #include "engine/study/study_results.hpp"
+#include "live_pages.hpp"
 #include "study_runner.hpp"
 
 namespace drift::cli {
@@ -141,6 +143,28 @@ DirectoryLock prepare_directory(const fs::path& out, const json& definition, boo
   return lock;
 }
 
+// The study's page while its runs go on (docs/outputs.md#live-pages): how many runs have
+// finished, their table and figures so far. Shards share the directory and draw no live page.
+std::unique_ptr<LivePages> live_study_page(const StudyArgs& args, const StudyPlan& plan) {
+  if (args.no_plots || plan.plot_minutes <= 0 || plan.shard_count > 1) return nullptr;
+  const int refresh = live_refresh_seconds(plan.plot_minutes);
+  auto draw = [&plan, refresh](const std::atomic<int>& stop, std::size_t drawing) {
+    std::size_t finished = 0;
+    for (const auto& r : plan.runs) finished += run_finished(plan.out / r.relative_path) ? 1 : 0;
+    const LiveBanner banner{"Running: " + std::to_string(finished) + " of " + std::to_string(plan.runs.size()) +
+                                " runs finished (" + std::to_string(100 * finished / plan.runs.size()) + " %), " +
+                                drawn_at_now() + ". This page reloads itself every " + std::to_string(refresh) +
+                                " s; the final page replaces it when the study ends.",
+                            refresh, live_figures_dir(drawing)};
+    plot_study_directory(plan.out, study_table(plan), &stop, &banner);
+  };
+  std::fprintf(stderr, "live page: %s (redrawn every %g min while the study runs)\n", (plan.out / "index.html").c_str(),
+               plan.plot_minutes);
+  return std::make_unique<LivePages>(plan.plot_minutes, draw, [](const std::string& text) {
+    std::fprintf(stderr, "drift: warning: %s\n", text.c_str());
+  });
+}
+
 }  // namespace
 
 StudyPlan plan_study(const StudyArgs& args, const std::string& default_prefix) {
@@ -165,6 +189,7 @@ StudyPlan plan_study(const StudyArgs& args, const std::string& default_prefix) {
     if (resolved.empty()) {
       resolved = scenario.resolved_toml;
       plan.targets = {scenario.evaluation.targets, scenario.evaluation.at_times};
+      plan.plot_minutes = scenario.plot_minutes;
     }
     sets.pop_back();
     for (auto seed : plan.seeds) {
@@ -199,6 +224,7 @@ int execute_study(const StudyArgs& args, const StudyPlan& plan) {
   options.shard_index = plan.shard_index;
   options.shard_count = plan.shard_count;
   std::size_t done = 0;
+  auto live = live_study_page(args, plan);
   const auto outcome = run_planned(plan.runs, options, [&](const PlannedRun& run, int code, double wall) {
     ++done;
     const auto record = read_run_record(plan.out, run.relative_path, plan.targets);
@@ -215,6 +241,12 @@ int execute_study(const StudyArgs& args, const StudyPlan& plan) {
                    record.summary.best_accuracy * 100.0, record.summary.final_accuracy * 100.0,
                    readable_duration(record.summary.virtual_time).c_str(), wall);
   });
+  if (live) {
+    live->stop();
+    if (live->drawings() > 0 && outcome.interrupted_code != 0)
+      still_live_page(plan.out,
+                      "Interrupted; the same command again resumes the unfinished runs and draws the final page.");
+  }
   if (outcome.skipped > 0 || outcome.resumed > 0)
     std::fprintf(stderr, "%zu run(s) had finished before and were kept, %zu resumed from a checkpoint; %zu ran now\n",
                  outcome.skipped, outcome.resumed, outcome.ran);
