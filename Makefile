@@ -66,6 +66,7 @@ bench: build
 	tools/bench/bench_private_memory.sh $(BUILD_DIR)/tools/drift
 	tools/bench/bench_pack_rounds.sh $(BUILD_DIR)/tools/drift
 	tools/bench/bench_allocator.sh $(BUILD_DIR)
+	tools/bench/bench_live_pages.sh $(BUILD_DIR)/tools/drift
 
 # One instrumented build (clang, $(SANITIZE_DIR)) serves both of the next two targets: every
 # file is compiled with AddressSanitizer + UndefinedBehaviorSanitizer and libFuzzer's coverage
