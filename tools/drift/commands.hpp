@@ -125,6 +125,9 @@ struct PlotInterrupted : std::runtime_error {
 };
 void plot_study_directory(const std::filesystem::path& out, const StudyTable& table,
                           const std::atomic<int>* stop = nullptr, const LiveBanner* live = nullptr);
+// A run or study that stopped before its final drawing: its live page, if one was drawn,
+// stops reloading and says `text` instead of how far it was.
+void still_live_page(const std::filesystem::path& directory, const std::string& text);
 int compare_command(const StudyArgs& args);
 
 struct ValidateArgs {

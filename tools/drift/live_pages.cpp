@@ -6,11 +6,6 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
-#include <fstream>
-#include <sstream>
-
-#include "commands.hpp"
-#include "engine/study/html.hpp"
 
 namespace drift::cli {
 
@@ -55,27 +50,18 @@ void LivePages::loop() {
   }
 }
 
-std::string live_figures_dir(std::size_t drawing) { return drawing % 2 == 0 ? "live-figures-1" : "live-figures-2"; }
-
-int live_refresh_seconds(double plot_minutes) { return static_cast<int>(std::clamp(plot_minutes * 60.0, 10.0, 60.0)); }
-
-std::string drawn_at_now() {
+LiveBanner live_banner(const std::string& progress, std::size_t done, std::size_t total, const std::string& what,
+                       double plot_minutes, std::size_t drawing) {
   const std::time_t now = std::time(nullptr);
   std::tm local{};
   localtime_r(&now, &local);
-  char text[32];
-  std::strftime(text, sizeof text, "%H:%M:%S", &local);
-  return std::string("drawn at ") + text;
-}
-
-void still_live_page(const std::filesystem::path& directory, const std::string& text) {
-  const auto file = directory / "index.html";
-  std::ifstream in(file);
-  if (!in) return;
-  std::ostringstream page;
-  page << in.rdbuf();
-  in.close();
-  write_text_file(file, still_page(page.str(), text));
+  char clock[32];
+  std::strftime(clock, sizeof clock, "%H:%M:%S", &local);
+  const int refresh = static_cast<int>(std::clamp(plot_minutes * 60.0, 10.0, 60.0));
+  return {"Running: " + progress + " (" + std::to_string(100 * done / std::max<std::size_t>(total, 1)) +
+              " %), drawn at " + clock + ". This page reloads itself every " + std::to_string(refresh) +
+              " s; the final page replaces it when the " + what + " ends.",
+          refresh, drawing % 2 == 0 ? "live-figures-1" : "live-figures-2"};
 }
 
 }  // namespace drift::cli

@@ -13,6 +13,8 @@
 #include <string>
 #include <thread>
 
+#include "commands.hpp"
+
 namespace drift::cli {
 
 class LivePages {
@@ -44,14 +46,10 @@ class LivePages {
   std::thread thread_;
 };
 
-// The folder the `drawing`-th live drawing puts its figures in: two folders, in turn.
-std::string live_figures_dir(std::size_t drawing);
-// How often a live page reloads itself: as often as it is redrawn, between 10 s and a minute.
-int live_refresh_seconds(double plot_minutes);
-// "drawn at 14:03:07": the local time of a live drawing.
-std::string drawn_at_now();
-// A run or study that stopped before its final drawing: its live page, if one was drawn,
-// stops reloading and says `text` instead of how far it was.
-void still_live_page(const std::filesystem::path& directory, const std::string& text);
+// The `drawing`-th live page of a run or study (`what`): "Running: PROGRESS (P %), drawn at
+// 14:03:07. ...", with P = done / total; it reloads as often as it is redrawn (between 10 s and
+// a minute), and its figures go to two folders in turn.
+LiveBanner live_banner(const std::string& progress, std::size_t done, std::size_t total, const std::string& what,
+                       double plot_minutes, std::size_t drawing);
 
 }  // namespace drift::cli

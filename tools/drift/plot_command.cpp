@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
-#include <tuple>
 
 #include "commands.hpp"
 #include "engine/compose/atomic_file.hpp"
@@ -104,8 +103,15 @@ StudyTable table_from_directory(const fs::path& out) {
   return read_study_table(out, std::move(table.factors), seeds, std::move(table.targets));
 }
 
-// The folders live drawings used (docs/outputs.md#live-pages), once the final figures exist.
-void remove_live_figures(const fs::path& directory) {
+// Writes `page` as `directory`/index.html: a live page with its banner, or the final one,
+// after which the folders of the live drawings go (docs/outputs.md#live-pages).
+void write_page(const fs::path& directory, HtmlPage& page, const LiveBanner* live) {
+  if (live) {
+    page.live_text = live->text;
+    page.refresh_seconds = live->refresh_seconds;
+  }
+  write_file_atomically(directory / "index.html", render_html(page));
+  if (live) return;
   for (const char* name : {"live-figures-1", "live-figures-2"}) {
     std::error_code ec;
     remove_tree(directory / name, ec);
@@ -129,9 +135,7 @@ void plot_run_directory(const fs::path& run, const std::vector<std::uint32_t>& t
   // A live page says how far the run is instead of "no summary yet".
   if (!live || summary.is_object()) page.intro_html = summary_html(summary);
   page.figures_prefix = figures_dir;
-  if (live) std::tie(page.live_text, page.refresh_seconds) = std::tie(live->text, live->refresh_seconds);
-  write_file_atomically(run / "index.html", render_html(page));
-  if (!live) remove_live_figures(run);
+  write_page(run, page, live);
 }
 
 void plot_study_directory(const fs::path& out, const StudyTable& table, const std::atomic<int>* stop,
@@ -148,7 +152,6 @@ void plot_study_directory(const fs::path& out, const StudyTable& table, const st
   if (stop && stop->load() != 0) throw PlotInterrupted();
   page.figures = std::move(figures);
   page.figures_prefix = figures_dir;
-  if (live) std::tie(page.live_text, page.refresh_seconds) = std::tie(live->text, live->refresh_seconds);
   // The table as study.md holds it; a live page draws it before study.md is written.
   std::string intro = markdown_tables_to_html(study_markdown(table));
   if (fs::exists(out / "comparison.md"))
@@ -161,8 +164,12 @@ void plot_study_directory(const fs::path& out, const StudyTable& table, const st
     runs += "<li><a href=\"" + html_escape(r.path) + "/index.html\">" + html_escape(r.path) +
             "</a>: " + html_escape(r.status) + "</li>\n";
   page.outro_html = runs + "</ul>\n";
-  write_file_atomically(out / "index.html", render_html(page));
-  if (!live) remove_live_figures(out);
+  write_page(out, page, live);
+}
+
+void still_live_page(const fs::path& directory, const std::string& text) {
+  const auto file = directory / "index.html";
+  if (fs::exists(file)) write_file_atomically(file, still_page(read_text(file), text));
 }
 
 int plot_command(const std::string& directory, const std::vector<std::uint32_t>& timeline_rounds) {

@@ -99,14 +99,10 @@ std::size_t complete_lines(const std::filesystem::path& file) {
 std::unique_ptr<LivePages> live_run_page(const std::filesystem::path& path, const Scenario& scenario,
                                          std::shared_ptr<spdlog::logger> log) {
   const std::size_t total = scenario.rounds;
-  const int refresh = live_refresh_seconds(scenario.plot_minutes);
-  auto draw = [path, total, refresh](const std::atomic<int>& stop, std::size_t drawing) {
+  auto draw = [path, total, minutes = scenario.plot_minutes](const std::atomic<int>& stop, std::size_t drawing) {
     const auto done = std::min(complete_lines(path / "metrics.jsonl"), total);
-    const LiveBanner banner{"Running: aggregation " + std::to_string(done) + " of " + std::to_string(total) + " (" +
-                                std::to_string(100 * done / std::max<std::size_t>(total, 1)) + " %), " +
-                                drawn_at_now() + ". This page reloads itself every " + std::to_string(refresh) +
-                                " s; the final page replaces it when the run ends.",
-                            refresh, live_figures_dir(drawing)};
+    const auto banner = live_banner("aggregation " + std::to_string(done) + " of " + std::to_string(total), done, total,
+                                    "run", minutes, drawing);
     plot_run_directory(path, {}, &stop, &banner);
   };
   log->info("live page: {} (redrawn every {:g} min while the run trains)", (path / "index.html").string(),

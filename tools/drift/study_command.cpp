@@ -147,15 +147,12 @@ DirectoryLock prepare_directory(const fs::path& out, const json& definition, boo
 // finished, their table and figures so far. Shards share the directory and draw no live page.
 std::unique_ptr<LivePages> live_study_page(const StudyArgs& args, const StudyPlan& plan) {
   if (args.no_plots || plan.plot_minutes <= 0 || plan.shard_count > 1) return nullptr;
-  const int refresh = live_refresh_seconds(plan.plot_minutes);
-  auto draw = [&plan, refresh](const std::atomic<int>& stop, std::size_t drawing) {
+  auto draw = [&plan](const std::atomic<int>& stop, std::size_t drawing) {
     std::size_t finished = 0;
     for (const auto& r : plan.runs) finished += run_finished(plan.out / r.relative_path) ? 1 : 0;
-    const LiveBanner banner{"Running: " + std::to_string(finished) + " of " + std::to_string(plan.runs.size()) +
-                                " runs finished (" + std::to_string(100 * finished / plan.runs.size()) + " %), " +
-                                drawn_at_now() + ". This page reloads itself every " + std::to_string(refresh) +
-                                " s; the final page replaces it when the study ends.",
-                            refresh, live_figures_dir(drawing)};
+    const auto total = plan.runs.size();
+    const auto banner = live_banner(std::to_string(finished) + " of " + std::to_string(total) + " runs finished",
+                                    finished, total, "study", plan.plot_minutes, drawing);
     plot_study_directory(plan.out, study_table(plan), &stop, &banner);
   };
   std::fprintf(stderr, "live page: %s (redrawn every %g min while the study runs)\n", (plan.out / "index.html").c_str(),
