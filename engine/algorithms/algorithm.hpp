@@ -173,6 +173,9 @@ struct AlgorithmInfo {
   bool private_models = false;
   // The server makes images of its own (FedKTL's generator): the data must be images.
   bool needs_images = false;
+  // The algorithm reads the model's features, or exchanges or shapes its head: a model brought
+  // as a TorchScript module must then expose features(x), and drift puts its own head on them.
+  bool reads_features = false;
   // Why the algorithm runs in sync rounds only: validation refuses it under fedasync and
   // fedbuff with this reason. Empty: every mode.
   std::string sync_only;

@@ -120,11 +120,13 @@ AlgorithmInfo fedccl_info() {
                   "embeddings for clustering: eval pass after training, or the last epoch in train mode (FPL)",
                   &O::embedding_pass),
   }};
-  return algorithm_info(
+  auto info = algorithm_info(
       "fedccl",
       "FedCCL: FINCH-clustered class signals; contrast against every client's clusters and de-biased global signals",
       params, [](const O& o) { return std::make_unique<FedCCLClient>(o); },
       [](const O&, const FederationShape&) { return std::make_unique<FedCCLServer>(); });
+  info.reads_features = true;
+  return info;
 }
 
 void FedCCLServer::archive(StateArchive& ar) {

@@ -100,6 +100,7 @@ AlgorithmInfo fedgh_info() {
         return std::make_unique<FedGhServer>(o.server_lr, o.server_epochs, shape);
       });
   info.private_models = true;
+  info.reads_features = true;
   return info;
 }
 

@@ -186,6 +186,7 @@ AlgorithmInfo fedktl_info() {
     return "";
   });
   info.private_models = true;
+  info.reads_features = true;
   info.needs_images = true;
   return info;
 }

@@ -92,6 +92,7 @@ AlgorithmInfo fednh_info() {
       "FedNH: frozen cosine classifier of unit prototypes, updated by the server from count-weighted client prototypes",
       params, [](const O&) { return std::make_unique<FedNHClient>(); },
       [](const O& o, const FederationShape&) { return std::make_unique<FedNHServer>(o.rho, o.server_lr); });
+  info.reads_features = true;
   info.model_options = [](const ParamSet&) {
     ModelOptions o;
     o.head = HeadKind::cosine;

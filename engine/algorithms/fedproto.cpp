@@ -98,11 +98,13 @@ ParamTable<O> pull_params(const std::string& help) {
 }  // namespace
 
 AlgorithmInfo fedproto_info() {
-  return algorithm_info(
+  auto info = algorithm_info(
       "fedproto", "FedProto: FedAvg plus class prototypes; local loss pulls features toward the global prototype",
       pull_params<ClassMeanPull>("weight of the prototype MSE term"),
       [](const ClassMeanPull& o) { return std::make_unique<FedProtoClient>(o.lambda); },
       [](const ClassMeanPull&, const FederationShape&) { return std::make_unique<FedProtoServer>(); });
+  info.reads_features = true;
+  return info;
 }
 
 AlgorithmInfo fedproto_ht_info() {
@@ -112,6 +114,7 @@ AlgorithmInfo fedproto_ht_info() {
       [](const HeterogeneousPull& o) { return std::make_unique<FedProtoClient>(o.lambda); },
       [](const HeterogeneousPull&, const FederationShape&) { return std::make_unique<FedProtoServer>(false); });
   info.private_models = true;
+  info.reads_features = true;
   return info;
 }
 

@@ -65,6 +65,7 @@ AlgorithmInfo fedrcl_info() {
       "fedrcl", "FedRCL: supervised contrastive learning with relaxation on every feature level of the local model",
       params, [](const O& o) { return std::make_unique<FedRCLClient>(o); },
       [](const O&, const FederationShape&) { return make_fedavg_server(); });
+  info.reads_features = true;
   info.model_options = [](const ParamSet&) {
     ModelOptions o;
     o.feature_levels = true;

@@ -251,6 +251,7 @@ AlgorithmInfo fedsc_info() {
         {"knowledge_pass", V{std::string("last_epoch")}},
         {"keep_stale", V{false}}}}};
   info.check = neighbours_below_cohort;
+  info.reads_features = true;
   return info;
 }
 

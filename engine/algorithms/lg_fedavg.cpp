@@ -52,6 +52,7 @@ AlgorithmInfo lg_fedavg_info() {
                      [](const ParamSet&) { return std::make_unique<LgFedAvgClient>(); },
                      [](const ParamSet&, const FederationShape&) { return std::make_unique<LgFedAvgServer>(); }};
   info.private_models = true;
+  info.reads_features = true;
   return info;
 }
 

@@ -96,6 +96,7 @@ AlgorithmInfo moon_info() {
       "moon", "MOON: model-contrastive learning against the global model (positive) and the client's previous model",
       params, [](const O& o) { return std::make_unique<MoonClient>(o.mu, o.tau); },
       [](const O&, const FederationShape&) { return make_fedavg_server(); });
+  info.reads_features = true;
   info.model_options = params.reading([](const O& o) {
     ModelOptions m;
     m.projection_dim = o.projection_dim;

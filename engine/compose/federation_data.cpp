@@ -69,6 +69,8 @@ FederationData prepare_federation_data(const Scenario& scenario) {
   fed.population = std::make_shared<const Population>(build_population(scenario, fed.histograms));
   ClientAvailability check(scenario, *fed.population);  // parses and checks availability traces
   check_algorithm_fits(scenario, fed);
+  // A module brought from a file meets the data's shape here, before any run directory exists.
+  if (uses_torchscript(scenario)) make_architecture_model(scenario, *fed.data.train, "torchscript");
   return fed;
 }
 
@@ -161,6 +163,10 @@ std::shared_ptr<Model> make_architecture_model(const Scenario& scenario, const D
   options.width = scenario.model_width;
   options.feature_dim = scenario.feature_dim;
   options.shared_seed = scenario.seed;
+  options.script_file = scenario.model_file;
+  options.script_digest = scenario.model_digest;
+  options.script_weights = scenario.model_init == "file";
+  options.script_backbone = algorithm != nullptr && algorithm->reads_features;
   return make_model(name, train.input_shape(), train.num_classes, scenario.seed, options);
 }
 

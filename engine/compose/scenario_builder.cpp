@@ -18,6 +18,7 @@
 #include "engine/core/error.hpp"
 #include "engine/data/dataset.hpp"
 #include "engine/models/model.hpp"
+#include "engine/models/torchscript_model.hpp"
 #include "engine/sim/privacy_book.hpp"
 #include "engine/training/devices.hpp"
 
@@ -31,7 +32,7 @@ std::string resolve_path(const std::string& path, const std::filesystem::path& b
   return std::filesystem::absolute(base_dir / path).lexically_normal().string();
 }
 
-// Rewrites trace paths in the table to the absolute paths the run will use.
+// Rewrites trace, partition and model file paths in the table to the absolute paths the run will use.
 void absolutise_traces(toml::table& root, const std::filesystem::path& base_dir) {
   auto fix = [&](toml::node_view<toml::node> section) {
     if (auto* t = section.as_table())
@@ -40,9 +41,10 @@ void absolutise_traces(toml::table& root, const std::filesystem::path& base_dir)
   };
   fix(root["profile"]);
   fix(root["availability"]);
-  if (auto* partition = root["partition"].as_table())
-    if (auto v = (*partition)["file"].value<std::string>(); v && !v->empty())
-      partition->insert_or_assign("file", resolve_path(*v, base_dir));
+  for (const char* section : {"partition", "model"})
+    if (auto* table = root[section].as_table())
+      if (auto v = (*table)["file"].value<std::string>(); v && !v->empty())
+        table->insert_or_assign("file", resolve_path(*v, base_dir));
   if (auto* groups = root["groups"].as_table())
     for (auto&& [k, node] : *groups) {
       fix(node.as_table()->operator[]("profile"));
@@ -116,6 +118,38 @@ void finish_model_group(Scenario& s, const AlgorithmInfo& algorithm, const std::
     throw UserError(source + ": model.group mixes architectures, but algorithm '" + s.algorithm +
                     "' averages weights; use an algorithm whose clients keep private models (drift list)");
   if (s.feature_dim == 0 && distinct.size() > 1) s.feature_dim = 512;  // FedKTL's d'
+}
+
+// model "torchscript": the file holds a module with what the algorithm calls. Its digest goes
+// into the resolved scenario, so a run, its resume and its workers all refuse another file.
+void finish_script_model(Scenario& s, toml::table& root, const AlgorithmInfo& algorithm, const std::string& source) {
+  if (!uses_torchscript(s)) return;
+  if (s.model_file.empty())
+    throw UserError(source + ": model \"torchscript\" needs model.file, the module file torch.jit.save wrote");
+  ScriptModuleInfo info;
+  try {
+    info = inspect_script_module(s.model_file);
+  } catch (const UserError& e) {
+    throw UserError(source + ": " + e.what());
+  }
+  if (!s.model_digest.empty() && s.model_digest != info.digest)
+    throw UserError(source + ": model.file " + s.model_file + " has digest " + info.digest +
+                    ", but the scenario records model.digest = \"" + s.model_digest +
+                    "\": the file changed since the scenario was resolved (or this machine holds another one)");
+  ModelOptions options;
+  if (algorithm.model_options) options = algorithm.model_options(s.algorithm_params);
+  if (options.feature_levels)
+    throw UserError(source + ": algorithm '" + s.algorithm +
+                    "' reads the pooled output of every stage, which a TorchScript module does not give; use a "
+                    "built-in architecture");
+  options.script_backbone = algorithm.reads_features;
+  options.feature_dim = s.feature_dim;
+  if (script_backbone(options) && !info.has_features)
+    throw UserError(source + ": algorithm '" + s.algorithm +
+                    "' reads the model's features and puts its own head on them: add a method features(self, x) "
+                    "returning a [batch, d] tensor to the module, marked @torch.jit.export (docs/torchscript.md)");
+  s.model_digest = info.digest;
+  root["model"].as_table()->insert_or_assign("digest", info.digest);
 }
 
 // The poisson sampler draws a sync round's whole cohort by its rate.
@@ -216,7 +250,7 @@ void check_combinations(const Scenario& s, const AlgorithmInfo& algorithm, const
   }
   const bool text = find_dataset(s.data.dataset)->text;
   for (const auto& name : s.model_group.empty() ? std::vector<std::string>{s.model} : s.model_group)
-    if (find_model(name)->text != text)
+    if (!find_model(name)->any_input && find_model(name)->text != text)
       throw UserError(source + ": model '" + name + "' reads " + (text ? "images" : "token sequences") +
                       ", but dataset '" + s.data.dataset + "' holds " + (text ? "text: use char-lstm" : "images"));
   if (text && algorithm.needs_images)
@@ -315,6 +349,7 @@ Scenario build_scenario(toml::table& root, const std::string& source) {
   read_groups(s, root);
   read_timeline(s, root);
   check_combinations(s, algorithm, source);
+  finish_script_model(s, root, algorithm, source);
   check_devices_and_output(s, source);
   s.resolved_toml = resolved_text(root, source);
   return s;

@@ -43,6 +43,10 @@ std::function<std::string(const S&)> for_sampler(std::string name, std::string w
   };
 }
 
+std::string for_torchscript(const S& s) { return uses_torchscript(s) ? "" : "without model \"torchscript\""; }
+
+std::vector<std::string> model_init_names() { return {"file", "seed"}; }
+
 // [model] group: "resnet8, resnet10" into the names, each a known model.
 void store_model_group(S& s, const ParamValue& v) {
   const auto& text = std::get<std::string>(v);
@@ -161,7 +165,13 @@ std::vector<ScenarioSection> make_sections() {
                        [](const S& s) -> ParamValue { return std::vector<double>(s.model_assignment.begin(), s.model_assignment.end()); })
             .range(0.0, {}),
         bind_key<S>("feature_dim", "common feature width (AdaptiveAvgPool1d); 0 = the architecture's own, 512 for a group of several",
-                &S::feature_dim).range(0.0, 65536.0)}},
+                &S::feature_dim).range(0.0, 65536.0),
+        bind_key<S>("file", "torchscript: the module file torch.jit.save wrote, relative to the scenario (docs/torchscript.md)",
+                &S::model_file).idle_when(for_torchscript),
+        bind_key<S>("init", "torchscript: initial weights from the file, or drawn from the seed as drift's own layers are",
+                &S::model_init).choices(model_init_names).idle_when(for_torchscript),
+        bind_key<S>("digest", "torchscript: the file's digest; written when the scenario is resolved, and a file whose bytes differ is refused",
+                &S::model_digest).idle_when(for_torchscript)}},
       {"algorithm", "federated algorithm; further keys are the algorithm's parameters",
        {bind_key<S>("name", "algorithm name (drift list)", &S::algorithm).choices(algorithm_names)}},
       {"training", "local training on each client",

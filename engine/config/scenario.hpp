@@ -215,6 +215,11 @@ struct Scenario {
   std::vector<std::string> model_group;
   std::vector<std::uint32_t> model_assignment;
   std::int64_t feature_dim = 0;  // common feature width (AdaptiveAvgPool1d); 0 = the architecture's own
+  // model "torchscript": the module file (absolute once resolved), the digest of its bytes that
+  // the resolved scenario records, and where the initial weights come from ("file" or "seed").
+  std::string model_file;
+  std::string model_digest;
+  std::string model_init = "file";
   std::string algorithm = "fedavg";
   ParamSet algorithm_params;
   HyperParams training;
@@ -240,6 +245,9 @@ struct Scenario {
 
 // The architecture client `client` trains: model_group by assignment or cycle, else model.
 const std::string& client_architecture(const Scenario& s, std::uint32_t client);
+
+// Whether any client trains the module of model.file.
+bool uses_torchscript(const Scenario& s);
 
 // Updates per aggregation: the sync cohort, FedBuff's buffer, FedAsync's single update.
 std::uint32_t aggregated_per_round(const Scenario& s);

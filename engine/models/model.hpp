@@ -40,6 +40,14 @@ struct ModelOptions {
   std::int64_t feature_dim = 0;
   std::int64_t etf_dim = 0;       // etf head: K (0 = the number of classes)
   std::uint64_t shared_seed = 0;  // etf head: seed of the ETF, the same for every client
+  // torchscript: the module file (an absolute path) and the digest the scenario recorded for it;
+  // script_weights keeps the file's weights, false draws them from the seed as drift's own.
+  std::string script_file;
+  std::string script_digest;
+  bool script_weights = true;
+  // torchscript: the algorithm reads features or exchanges the head, so drift reads the
+  // module's features(x) and puts its own head on them (docs/torchscript.md).
+  bool script_backbone = false;
 };
 
 // Enough to build an identical, freshly initialised model: algorithms that keep extra copies
@@ -64,7 +72,8 @@ torch::Tensor adaptive_pool_matrix(std::int64_t in, std::int64_t out);
 
 class Model : public torch::nn::Module {
  public:
-  ModelOutput forward(const torch::Tensor& x);
+  // A model whose module computes its logits itself (torchscript) overrides it.
+  virtual ModelOutput forward(const torch::Tensor& x);
   // Width of ModelOutput::features.
   std::int64_t feature_dim() const { return feature_dim_; }
   const ModelRecipe& recipe() const { return recipe_; }
@@ -92,7 +101,8 @@ class Model : public torch::nn::Module {
 struct ModelInfo {
   std::string name;
   std::string description;
-  bool text = false;  // reads token sequences [L] instead of images [C, H, W]
+  bool text = false;       // reads token sequences [L] instead of images [C, H, W]
+  bool any_input = false;  // reads whatever the dataset holds (a module brought from a file)
 };
 const ModelInfo* find_model(const std::string& name);
 const std::vector<ModelInfo>& model_catalog();

@@ -9,6 +9,7 @@
 #include "engine/models/cnn_models.hpp"
 #include "engine/models/model.hpp"
 #include "engine/models/resnet.hpp"
+#include "engine/models/torchscript_model.hpp"
 #include "engine/models/zoo.hpp"
 
 namespace drift {
@@ -34,6 +35,18 @@ void init_orthogonal_rows(torch::Tensor& weight, at::Generator& gen) {
   weight.copy_(torch::nn::functional::normalize(w, torch::nn::functional::NormalizeFuncOptions().dim(1)));
 }
 
+// A layer of a TorchScript module whose weights are drawn from the seed: a weight of two or more
+// dimensions (convolution, linear, embedding) is drawn as drift's own layers are, with its bias;
+// anything else (normalisation layers) keeps the file's values (docs/torchscript.md).
+void init_script_layer(torch::nn::Module& layer, at::Generator& gen) {
+  auto params = layer.named_parameters(/*recurse=*/false);
+  auto* weight = params.find("weight");
+  if (weight == nullptr || weight->dim() < 2) return;
+  auto* bias = params.find("bias");
+  torch::Tensor none;
+  init_uniform_fan_in(*weight, bias != nullptr ? *bias : none, gen);
+}
+
 // PyTorch's LSTM default: every weight and bias U(-1/sqrt(hidden), 1/sqrt(hidden)).
 void init_recurrent(torch::nn::LSTMImpl& lstm, at::Generator& gen) {
   const double bound = 1.0 / std::sqrt(static_cast<double>(lstm.options.hidden_size()));
@@ -56,6 +69,8 @@ void init_parameters(torch::nn::Module& model, std::uint64_t seed) {
       init_recurrent(*lstm, gen);
     else if (auto* embedding = m->as<torch::nn::EmbeddingImpl>())
       embedding->weight.normal_(0.0, 1.0, gen);
+    else if (m->name() == kDrawnScriptLayer)
+      init_script_layer(*m, gen);
   }
 }
 
@@ -76,6 +91,10 @@ const std::vector<ModelInfo>& model_catalog() {
        "LEAF's Shakespeare model: 8-dim character embedding, 2-layer LSTM of 256 units, the last "
        "step's output as features (text datasets)",
        true},
+      {"torchscript",
+       "a TorchScript module from model.file (torch.jit.save): forward(x) gives the logits, an optional "
+       "features(x) the features (docs/torchscript.md)",
+       false, true},
   };
   return catalog;
 }
@@ -110,6 +129,8 @@ std::shared_ptr<Model> make_model(const std::string& name, const std::vector<std
     model = std::make_shared<MobileNetV2>(options.width > 0 ? options.width : 32, input_shape, num_classes, options);
   else if (name == "char-lstm")
     model = std::make_shared<CharLstm>(input_shape, num_classes, options);
+  else if (name == "torchscript")
+    model = make_script_model(input_shape, num_classes, options);
   else if (name == "googlenet")
     model = std::make_shared<GoogLeNetStyle>(width, input_shape, num_classes, options);
   else
