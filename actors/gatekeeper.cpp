@@ -12,6 +12,7 @@ namespace {
 struct Session {
   caf::node_id node;
   std::string worker;
+  caf::actor_addr requester;  // the worker's actor that joined, watched until the worker is ready
 };
 
 struct GatekeeperState {
@@ -40,6 +41,18 @@ caf::behavior gatekeeper(caf::event_based_actor* self, GatekeeperSetup setup) {
     state->setup.observer->on_warning("refused " + who + ": " + reason);
     return refusal(reason);
   };
+  // A worker that refuses the scenario or fails to rebuild the data says why in its own log and
+  // leaves; the coordinator's log says that it left, so a missing worker is not a mystery.
+  self->set_down_handler([=](const caf::down_msg& down) {
+    for (auto it = state->sessions.begin(); it != state->sessions.end(); ++it)
+      if (it->second.requester == down.source) {
+        state->setup.observer->on_warning("worker '" + it->second.worker +
+                                          "' left before it was ready: it could not set up the run (its own log says "
+                                          "why)");
+        state->sessions.erase(it);
+        return;
+      }
+  });
   return {
       [=](join_atom, const Buffer& buffer) -> Buffer {
         JoinRequest request;
@@ -57,7 +70,8 @@ caf::behavior gatekeeper(caf::event_based_actor* self, GatekeeperSetup setup) {
         reply.session = state->next_session++;
         reply.scenario_toml = state->setup.scenario_toml;
         reply.scenario_hash = state->setup.policy.scenario_hash;
-        state->sessions[reply.session] = {sender->node(), request.worker};
+        state->sessions[reply.session] = {sender->node(), request.worker, caf::actor_cast<caf::actor_addr>(sender)};
+        self->monitor(sender);
         state->setup.observer->on_notice(who + " authenticated (devices " + request.devices +
                                          "); it is rebuilding the data");
         return msg::encode_join_reply(reply);

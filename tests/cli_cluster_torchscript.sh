@@ -19,6 +19,7 @@ cp "$work/net.pt" "$work/net.pt.saved"
 start_worker stale
 expect_exit "$worker_pid" 2 "$work/stale.log"
 grep -q "model.file $work/net.pt has digest [0-9a-f]*, but the scenario records" "$work/stale.log"
+wait_for_line "$work/run.log" "worker 'stale' left before it was ready: it could not set up the run"
 
 cp "$work/net.pt.saved" "$work/net.pt"
 start_worker friend

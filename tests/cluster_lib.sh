@@ -15,7 +15,7 @@ cleanup() {
       [[ -e "$f" ]] && { echo "==> $f"; tail -n 40 "$f"; }
     done
   fi
-  rm -rf "$work"
+  [[ -n "${KEEP_WORK:-}" ]] && echo "kept $work" || rm -rf "$work"
 }
 trap cleanup EXIT
 export DRIFT_JOIN_TOKEN=0123456789abcdef0123456789abcdef
