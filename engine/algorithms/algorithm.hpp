@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/config/catalog.hpp"
 #include "engine/config/param_spec.hpp"
 #include "engine/core/state_archive.hpp"
 #include "engine/data/dataset.hpp"
@@ -196,7 +197,9 @@ struct AlgorithmInfo {
 // unknown preset.
 std::vector<ParamSpec> algorithm_params(const AlgorithmInfo& info, const std::string& preset = "");
 
-const std::vector<AlgorithmInfo>& algorithm_catalog();
+const Rows<AlgorithmInfo>& algorithm_catalog();
+// A plugin's algorithm, after the built-in ones (docs/plugins.md); a taken name throws UserError.
+void register_algorithm(AlgorithmInfo info);
 const AlgorithmInfo* find_algorithm(const std::string& name);
 std::vector<std::string> algorithm_names();
 

@@ -26,36 +26,44 @@ torch::Tensor ClientAlgorithm::loss(const torch::Tensor& labels, const ModelOutp
   return torch::nn::functional::cross_entropy(out.logits, labels);
 }
 
-const std::vector<AlgorithmInfo>& algorithm_catalog() {
-  static const std::vector<AlgorithmInfo> catalog = {fedavg_info(),
-                                                     fedprox_info(),
-                                                     fedavgm_info(),
-                                                     fedadam_info(),
-                                                     fedyogi_info(),
-                                                     fedadagrad_info(),
-                                                     scaffold_info(),
-                                                     fedproto_info(),
-                                                     moon_info(),
-                                                     fednh_info(),
-                                                     fedrcl_info(),
-                                                     fedccl_info(),
-                                                     fedskc_info(),
-                                                     fedsc_info(),
-                                                     fedktl_info(),
-                                                     fedproto_ht_info(),
-                                                     feddistill_info(),
-                                                     lg_fedavg_info(),
-                                                     fedgh_info(),
-                                                     fedau_info(),
-                                                     fedavg_participants_info(),
-                                                     fedavg_all_info(),
-                                                     known_probability_info(),
-                                                     mifa_info(),
-                                                     fedvarp_info(),
-                                                     amplified_fedavg_info(),
-                                                     fedawe_info()};
+namespace {
+
+Rows<AlgorithmInfo>& algorithm_rows() {
+  static Rows<AlgorithmInfo> catalog = {fedavg_info(),
+                                        fedprox_info(),
+                                        fedavgm_info(),
+                                        fedadam_info(),
+                                        fedyogi_info(),
+                                        fedadagrad_info(),
+                                        scaffold_info(),
+                                        fedproto_info(),
+                                        moon_info(),
+                                        fednh_info(),
+                                        fedrcl_info(),
+                                        fedccl_info(),
+                                        fedskc_info(),
+                                        fedsc_info(),
+                                        fedktl_info(),
+                                        fedproto_ht_info(),
+                                        feddistill_info(),
+                                        lg_fedavg_info(),
+                                        fedgh_info(),
+                                        fedau_info(),
+                                        fedavg_participants_info(),
+                                        fedavg_all_info(),
+                                        known_probability_info(),
+                                        mifa_info(),
+                                        fedvarp_info(),
+                                        amplified_fedavg_info(),
+                                        fedawe_info()};
   return catalog;
 }
+
+}  // namespace
+
+const Rows<AlgorithmInfo>& algorithm_catalog() { return algorithm_rows(); }
+
+void register_algorithm(AlgorithmInfo info) { add_row(algorithm_rows(), std::move(info), "algorithm"); }
 
 void for_each_local_batch(ClientContext& ctx,
                           const std::function<void(const ModelOutput&, const torch::Tensor&)>& visit) {

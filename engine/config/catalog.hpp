@@ -2,6 +2,7 @@
 // What every catalogue (datasets, models, samplers, availability models, algorithms) does with
 // its rows: find one by name, list the names, and refuse an unknown name with the closest one.
 // A row is any struct with a `name`; the catalogues differ only in what a row carries.
+#include <deque>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,26 +12,40 @@
 
 namespace drift {
 
-// The row called `name`, or nullptr.
+// A catalogue's rows: the built-in ones, then those plugins add (docs/plugins.md). A deque, so
+// that a row found before a plugin adds another stays where it is.
 template <class Row>
-const Row* find_row(const std::vector<Row>& rows, std::string_view name) {
+using Rows = std::deque<Row>;
+
+// The row called `name`, or nullptr. `Table` is a std::vector or a Rows of rows.
+template <class Table>
+const typename Table::value_type* find_row(const Table& rows, std::string_view name) {
   for (const auto& row : rows)
     if (row.name == name) return &row;
   return nullptr;
 }
 
-template <class Row>
-std::vector<std::string> row_names(const std::vector<Row>& rows) {
+template <class Table>
+std::vector<std::string> row_names(const Table& rows) {
   std::vector<std::string> names;
   for (const auto& row : rows) names.push_back(row.name);
   return names;
 }
 
 // The row called `name`; an unknown name throws UserError("unknown <what> 'x' (did you mean ...)").
-template <class Row>
-const Row& row_named(const std::vector<Row>& rows, const std::string& name, const std::string& what) {
+template <class Table>
+const typename Table::value_type& row_named(const Table& rows, const std::string& name, const std::string& what) {
   if (const auto* row = find_row(rows, name)) return *row;
   throw UserError("unknown " + what + " '" + name + "'" + did_you_mean(name, row_names(rows)));
+}
+
+// Appends a plugin's row; a name the catalogue already has throws UserError naming `what`.
+template <class Row>
+void add_row(Rows<Row>& rows, Row row, const std::string& what) {
+  if (row.name.empty()) throw UserError("a plugin adds " + what + " without a name");
+  if (find_row(rows, row.name) != nullptr)
+    throw UserError("a plugin adds " + what + " '" + row.name + "', but drift already has one by that name");
+  rows.push_back(std::move(row));
 }
 
 }  // namespace drift

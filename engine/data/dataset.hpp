@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/config/catalog.hpp"
 #include "engine/config/scenario.hpp"
 
 namespace drift {
@@ -58,7 +59,9 @@ struct DatasetInfo {
   bool text = false;             // samples are token sequences, not images (models say which they read)
 };
 
-const std::vector<DatasetInfo>& dataset_catalog();
+const Rows<DatasetInfo>& dataset_catalog();
+// A plugin's dataset reader, after the built-in ones (docs/plugins.md); a taken name throws UserError.
+void register_dataset(DatasetInfo info);
 const DatasetInfo* find_dataset(const std::string& name);
 std::vector<std::string> dataset_names();
 

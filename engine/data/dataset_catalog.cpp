@@ -43,8 +43,10 @@ DatasetInfo emnist_info(const std::string& split, const std::string& what) {
 
 }  // namespace
 
-const std::vector<DatasetInfo>& dataset_catalog() {
-  static const std::vector<DatasetInfo> catalog = {
+namespace {
+
+Rows<DatasetInfo>& dataset_rows() {
+  static Rows<DatasetInfo> catalog = {
       {"fashion-mnist",
        "Fashion-MNIST: 70,000 28x28 grey images of 10 clothing classes (60k train, 10k test)",
        "/usr/share/datasets/fashion-mnist",
@@ -161,6 +163,12 @@ const std::vector<DatasetInfo>& dataset_catalog() {
   };
   return catalog;
 }
+
+}  // namespace
+
+const Rows<DatasetInfo>& dataset_catalog() { return dataset_rows(); }
+
+void register_dataset(DatasetInfo info) { add_row(dataset_rows(), std::move(info), "dataset"); }
 
 const DatasetInfo* find_dataset(const std::string& name) { return find_row(dataset_catalog(), name); }
 

@@ -6,9 +6,12 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "engine/config/catalog.hpp"
 
 namespace drift {
 
@@ -99,13 +102,20 @@ class Model : public torch::nn::Module {
 };
 
 struct ModelInfo {
+  // Builds the architecture for one sample's shape ({C, H, W}, or {L} for text) and the number
+  // of classes, its head as `options` ask (Model::build_head); make_model draws its weights.
+  using Factory = std::function<std::shared_ptr<Model>(const std::vector<std::int64_t>& input_shape,
+                                                       std::int64_t num_classes, const ModelOptions& options)>;
   std::string name;
   std::string description;
+  Factory make;
   bool text = false;       // reads token sequences [L] instead of images [C, H, W]
   bool any_input = false;  // reads whatever the dataset holds (a module brought from a file)
 };
 const ModelInfo* find_model(const std::string& name);
-const std::vector<ModelInfo>& model_catalog();
+const Rows<ModelInfo>& model_catalog();
+// A plugin's architecture, after the built-in ones (docs/plugins.md); a taken name throws UserError.
+void register_model(ModelInfo info);
 std::vector<std::string> model_names();
 
 // Builds `name` for inputs of shape {C, H, W} and initialises every weight from the

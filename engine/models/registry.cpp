@@ -74,29 +74,68 @@ void init_parameters(torch::nn::Module& model, std::uint64_t seed) {
   }
 }
 
-const std::vector<ModelInfo>& model_catalog() {
-  static const std::vector<ModelInfo> catalog = {
-      {"small-cnn", "2 conv layers (16, 32) + FC-128 features, ~80k parameters"},
-      {"fedavg-cnn", "McMahan et al. 2017 CNN: conv 32, conv 64, FC-512 features, 1.66M parameters"},
-      {"cnn4", "FedKTL's 4-layer CNN: conv5x5 32, conv5x5 64 (valid), FC-512 features"},
-      {"resnet8", "FedSKC's ResNet-8: 3x3 stem + 3 BasicBlocks (w, 2w, 4w), w = [model] width (64)"},
-      {"resnet10", "FedSC's ResNet-10: 3x3 stem + 4 BasicBlocks (w .. 8w), w = [model] width (64)"},
-      {"resnet4", "HtFE's ResNet-4: 3x3 stem + 1 BasicBlock (w), w = [model] width (64)"},
-      {"resnet6", "HtFE's ResNet-6: 3x3 stem + 2 BasicBlocks (w, 2w), w = [model] width (64)"},
-      {"resnet18", "ResNet-18 layout: 3x3 stem + 2, 2, 2, 2 BasicBlocks (w .. 8w), w = [model] width (64)"},
-      {"resnet34", "ResNet-34 layout: 3x3 stem + 3, 4, 6, 3 BasicBlocks (w .. 8w), w = [model] width (64)"},
-      {"mobilenetv2", "MobileNetV2 with a stride-1 stem; channels x width/32 ([model] width, default 32)"},
-      {"googlenet", "GoogLeNet-style: stem, inception 3a, 3b, pool, 4a; channels x width/64 (default 64)"},
+namespace {
+
+using Shape = std::vector<std::int64_t>;
+
+ModelInfo::Factory two_conv(TwoConvSpec (*spec)(), const std::string& name) {
+  return [spec, name](const Shape& input, std::int64_t classes, const ModelOptions& options) {
+    return std::make_shared<TwoConvCnn>(spec(), input, classes, name, options);
+  };
+}
+
+// A ResNet of BasicBlock stages `blocks`, base width [model] width (the papers' 64 by default).
+ModelInfo::Factory resnet(std::vector<std::int64_t> blocks) {
+  return [blocks](const Shape& input, std::int64_t classes, const ModelOptions& options) {
+    return std::make_shared<ResNet>(blocks, options.width > 0 ? options.width : 64, input, classes, options);
+  };
+}
+
+Rows<ModelInfo>& model_rows() {
+  static Rows<ModelInfo> catalog = {
+      {"small-cnn", "2 conv layers (16, 32) + FC-128 features, ~80k parameters", two_conv(small_cnn_spec, "small-cnn")},
+      {"fedavg-cnn", "McMahan et al. 2017 CNN: conv 32, conv 64, FC-512 features, 1.66M parameters",
+       two_conv(fedavg_cnn_spec, "fedavg-cnn")},
+      {"cnn4", "FedKTL's 4-layer CNN: conv5x5 32, conv5x5 64 (valid), FC-512 features", two_conv(cnn4_spec, "cnn4")},
+      {"resnet8", "FedSKC's ResNet-8: 3x3 stem + 3 BasicBlocks (w, 2w, 4w), w = [model] width (64)", resnet({1, 1, 1})},
+      {"resnet10", "FedSC's ResNet-10: 3x3 stem + 4 BasicBlocks (w .. 8w), w = [model] width (64)",
+       resnet({1, 1, 1, 1})},
+      {"resnet4", "HtFE's ResNet-4: 3x3 stem + 1 BasicBlock (w), w = [model] width (64)", resnet({1})},
+      {"resnet6", "HtFE's ResNet-6: 3x3 stem + 2 BasicBlocks (w, 2w), w = [model] width (64)", resnet({1, 1})},
+      {"resnet18", "ResNet-18 layout: 3x3 stem + 2, 2, 2, 2 BasicBlocks (w .. 8w), w = [model] width (64)",
+       resnet({2, 2, 2, 2})},
+      {"resnet34", "ResNet-34 layout: 3x3 stem + 3, 4, 6, 3 BasicBlocks (w .. 8w), w = [model] width (64)",
+       resnet({3, 4, 6, 3})},
+      {"mobilenetv2", "MobileNetV2 with a stride-1 stem; channels x width/32 ([model] width, default 32)",
+       [](const Shape& input, std::int64_t classes, const ModelOptions& options) {
+         return std::make_shared<MobileNetV2>(options.width > 0 ? options.width : 32, input, classes, options);
+       }},
+      {"googlenet", "GoogLeNet-style: stem, inception 3a, 3b, pool, 4a; channels x width/64 (default 64)",
+       [](const Shape& input, std::int64_t classes, const ModelOptions& options) {
+         return std::make_shared<GoogLeNetStyle>(options.width > 0 ? options.width : 64, input, classes, options);
+       }},
       {"char-lstm",
        "LEAF's Shakespeare model: 8-dim character embedding, 2-layer LSTM of 256 units, the last "
        "step's output as features (text datasets)",
+       [](const Shape& input, std::int64_t classes, const ModelOptions& options) {
+         return std::make_shared<CharLstm>(input, classes, options);
+       },
        true},
       {"torchscript",
        "a TorchScript module from model.file (torch.jit.save): forward(x) gives the logits, an optional "
        "features(x) the features (docs/torchscript.md)",
-       false, true},
+       make_script_model, false, true},
   };
   return catalog;
+}
+
+}  // namespace
+
+const Rows<ModelInfo>& model_catalog() { return model_rows(); }
+
+void register_model(ModelInfo info) {
+  if (!info.make) throw UserError("a plugin adds model '" + info.name + "' without a factory (make)");
+  add_row(model_rows(), std::move(info), "model");
 }
 
 const ModelInfo* find_model(const std::string& name) { return find_row(model_catalog(), name); }
@@ -105,36 +144,7 @@ std::vector<std::string> model_names() { return row_names(model_catalog()); }
 
 std::shared_ptr<Model> make_model(const std::string& name, const std::vector<std::int64_t>& input_shape,
                                   std::int64_t num_classes, std::uint64_t seed, const ModelOptions& options) {
-  const std::int64_t width = options.width > 0 ? options.width : 64;
-  std::shared_ptr<Model> model;
-  if (name == "small-cnn")
-    model = std::make_shared<TwoConvCnn>(small_cnn_spec(), input_shape, num_classes, name, options);
-  else if (name == "fedavg-cnn")
-    model = std::make_shared<TwoConvCnn>(fedavg_cnn_spec(), input_shape, num_classes, name, options);
-  else if (name == "cnn4")
-    model = std::make_shared<TwoConvCnn>(cnn4_spec(), input_shape, num_classes, name, options);
-  else if (name == "resnet4")
-    model = std::make_shared<ResNet>(std::vector<std::int64_t>{1}, width, input_shape, num_classes, options);
-  else if (name == "resnet6")
-    model = std::make_shared<ResNet>(std::vector<std::int64_t>{1, 1}, width, input_shape, num_classes, options);
-  else if (name == "resnet8")
-    model = std::make_shared<ResNet>(std::vector<std::int64_t>{1, 1, 1}, width, input_shape, num_classes, options);
-  else if (name == "resnet10")
-    model = std::make_shared<ResNet>(std::vector<std::int64_t>{1, 1, 1, 1}, width, input_shape, num_classes, options);
-  else if (name == "resnet18")
-    model = std::make_shared<ResNet>(std::vector<std::int64_t>{2, 2, 2, 2}, width, input_shape, num_classes, options);
-  else if (name == "resnet34")
-    model = std::make_shared<ResNet>(std::vector<std::int64_t>{3, 4, 6, 3}, width, input_shape, num_classes, options);
-  else if (name == "mobilenetv2")
-    model = std::make_shared<MobileNetV2>(options.width > 0 ? options.width : 32, input_shape, num_classes, options);
-  else if (name == "char-lstm")
-    model = std::make_shared<CharLstm>(input_shape, num_classes, options);
-  else if (name == "torchscript")
-    model = make_script_model(input_shape, num_classes, options);
-  else if (name == "googlenet")
-    model = std::make_shared<GoogLeNetStyle>(width, input_shape, num_classes, options);
-  else
-    throw UserError("unknown model '" + name + "'");
+  auto model = row_named(model_catalog(), name, "model").make(input_shape, num_classes, options);
   init_parameters(*model, seed);
   model->set_recipe({name, input_shape, num_classes, seed, options});
   return model;

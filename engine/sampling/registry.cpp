@@ -43,10 +43,12 @@ std::string cohort_description(const Scenario& s) {
   return text;
 }
 
-const std::vector<SamplerInfo>& sampler_catalog() {
+namespace {
+
+Rows<SamplerInfo>& sampler_rows() {
   using S = Scenario;
   using P = Population;
-  static const std::vector<SamplerInfo> catalog = {
+  static Rows<SamplerInfo> catalog = {
       {"uniform", "uniform without replacement, blind to availability (offline picks cannot train)",
        [](const S& s, const P& p) { return std::make_unique<UniformSampler>(p.size(), s.seed); }},
       {"poisson", "each client independently with probability fraction (cohort size varies): DP's amplification",
@@ -66,6 +68,12 @@ const std::vector<SamplerInfo>& sampler_catalog() {
   };
   return catalog;
 }
+
+}  // namespace
+
+const Rows<SamplerInfo>& sampler_catalog() { return sampler_rows(); }
+
+void register_sampler(SamplerInfo info) { add_row(sampler_rows(), std::move(info), "sampler"); }
 
 std::vector<std::string> sampler_names() { return row_names(sampler_catalog()); }
 

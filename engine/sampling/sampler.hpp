@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/config/catalog.hpp"
 #include "engine/config/scenario.hpp"
 #include "engine/core/state_archive.hpp"
 
@@ -46,7 +47,9 @@ struct SamplerInfo {
   std::string description;
   std::function<std::unique_ptr<Sampler>(const Scenario&, const Population&)> make;
 };
-const std::vector<SamplerInfo>& sampler_catalog();
+const Rows<SamplerInfo>& sampler_catalog();
+// A plugin's sampler, after the built-in ones (docs/plugins.md); a taken name throws UserError.
+void register_sampler(SamplerInfo info);
 // The poisson sampler's inclusion probability: sampler.fraction, or clients_per_round / clients.
 double poisson_rate(const Scenario& s);
 // "8 clients per round", or for the poisson sampler "each client with probability 0.5 (50 expected)".
