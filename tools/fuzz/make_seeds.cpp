@@ -15,6 +15,7 @@
 #include "messages/codec.hpp"
 #include "messages/pack_codec.hpp"
 #include "messages/selection_codec.hpp"
+#include "tools/script_modules/script_modules.hpp"
 
 using namespace drift;
 namespace fs = std::filesystem;
@@ -128,6 +129,12 @@ int main(int argc, char** argv) {
   write(dir, "fuzz_checkpoint", "state", std::string(1, '\0') + whole(run / "checkpoint" / "state.bin"));
   write(dir, "fuzz_checkpoint", "json", std::string(1, '\1') + whole(run / "checkpoint" / "checkpoint.json"));
   fs::remove_all(run);
+
+  // fuzz_torchscript: a module of a few kilobytes, for 1x2x2 inputs and 2 classes.
+  const auto module_file = fs::temp_directory_path() / "drift-seed-module.pt";
+  script_modules::tiny_linear(4, 2).save(module_file.string());
+  write(dir, "fuzz_torchscript", "linear", whole(module_file));
+  fs::remove(module_file);
   std::cout << "seeds written under " << dir << "\n";
   return 0;
 }

@@ -6,7 +6,7 @@ set -euo pipefail
 build="$1"
 seconds="$2"
 here="$(cd "$(dirname "$0")" && pwd)"
-targets=(fuzz_task fuzz_update fuzz_evaluation fuzz_report fuzz_selection fuzz_handshake fuzz_scenario fuzz_traces fuzz_leaf fuzz_pack fuzz_checkpoint)
+targets=(fuzz_task fuzz_update fuzz_evaluation fuzz_report fuzz_selection fuzz_handshake fuzz_scenario fuzz_traces fuzz_leaf fuzz_pack fuzz_checkpoint fuzz_torchscript)
 printf '%-16s %10s %12s %10s\n' target seconds "execs/s" corpus
 for t in "${targets[@]}"; do
   corpus="$build/corpus/$t" findings="$build/findings/$t"
