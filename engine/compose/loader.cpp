@@ -6,16 +6,77 @@
 
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 
+#include "engine/compose/plugins.hpp"
 #include "engine/compose/scenario_table.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/stream_hash.hpp"
 
 namespace drift {
 namespace {
+
+// "a.so, b.so" into its items; an empty text has none.
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::istringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    const auto first = item.find_first_not_of(" \t"), last = item.find_last_not_of(" \t");
+    if (first != std::string::npos) items.push_back(item.substr(first, last - first + 1));
+  }
+  return items;
+}
+
+std::string join_list(const std::vector<std::string>& items) {
+  std::string text;
+  for (const auto& item : items) text += (text.empty() ? "" : ",") + item;
+  return text;
+}
+
+// [plugins] files, and the --plugin files: loaded before the table is validated, since what
+// they add are names the other keys may use. Paths are resolved (the scenario's relative to
+// it, --plugin's to the working directory) and each library's digest checked against the one
+// the scenario records, then both written back, so a resume or a worker loads the same bytes.
+void load_named_plugins(toml::table& root, const std::string& source, const std::vector<std::string>& extra) {
+  const auto* section = root["plugins"].as_table();
+  const auto text_of = [&](const char* key) {
+    const auto* value = section != nullptr ? section->get(key) : nullptr;
+    if (value != nullptr && !value->is_string())
+      throw UserError(source + ": plugins." + key + " must be a string (comma-separated library paths)");
+    return value != nullptr ? value->as_string()->get() : std::string();
+  };
+  std::vector<std::string> files;
+  const auto base = std::filesystem::path(source).parent_path();
+  for (const auto& f : split_list(text_of("files")))
+    files.push_back(std::filesystem::absolute(base / f).lexically_normal().string());
+  for (const auto& f : extra) {
+    const auto path = std::filesystem::absolute(f).lexically_normal().string();
+    if (std::find(files.begin(), files.end(), path) == files.end()) files.push_back(path);
+  }
+  if (files.empty()) return;
+  const auto recorded = split_list(text_of("digests"));
+  std::vector<std::string> digests;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (i < recorded.size()) {
+      std::error_code error;
+      const auto now = std::filesystem::is_regular_file(files[i], error) ? hash_file(files[i]).hex() : recorded[i];
+      if (now != recorded[i])
+        throw UserError(source + ": plugin " + files[i] + " has digest " + now + ", but the scenario records " +
+                        recorded[i] +
+                        ": the library changed since the scenario was resolved (or this machine holds "
+                        "another one)");
+    }
+    digests.push_back(load_plugin(files[i]).digest);
+  }
+  auto& table = *root.insert("plugins", toml::table{}).first->second.as_table();
+  table.insert_or_assign("files", join_list(files));
+  table.insert_or_assign("digests", join_list(digests));
+}
 
 toml::node* ensure_parent(toml::table& root, const std::string& key, std::string& leaf) {
   toml::table* table = &root;
@@ -101,7 +162,7 @@ Override parse_override(const std::string& flag) {
 }
 
 Scenario parse_scenario(const std::string& toml_text, const std::string& source_name,
-                        const std::vector<Override>& overrides) {
+                        const std::vector<Override>& overrides, const std::vector<std::string>& plugins) {
   toml::table root;
   check_key_depth(toml_text, source_name);
   try {
@@ -115,6 +176,7 @@ Scenario parse_scenario(const std::string& toml_text, const std::string& source_
     apply_override(root, o);
     overridden.insert(o.key);
   }
+  load_named_plugins(root, source_name, plugins);
   if (!root.contains("name")) {
     root.insert("name", std::filesystem::path(source_name).stem().string());
   }
@@ -135,12 +197,13 @@ Scenario parse_scenario(const std::string& toml_text, const std::string& source_
   return scenario;
 }
 
-Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides) {
+Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides,
+                       const std::vector<std::string>& plugins) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UserError(path + ": cannot open scenario file");
   std::ostringstream text;
   text << in.rdbuf();
-  return parse_scenario(text.str(), path, overrides);
+  return parse_scenario(text.str(), path, overrides, plugins);
 }
 
 }  // namespace drift

@@ -15,11 +15,13 @@ struct Override {
   std::string value;
 };
 
-// Loads, applies overrides, validates and resolves. Throws UserError with one line naming
+// Loads, applies overrides, loads the plugins the scenario names and `plugins` (paths from the
+// command line), validates and resolves. Throws UserError with one line naming
 // file:line:column (or the --set flag), the key, what was expected, and a suggestion.
-Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides = {});
+Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides = {},
+                       const std::vector<std::string>& plugins = {});
 Scenario parse_scenario(const std::string& toml_text, const std::string& source_name,
-                        const std::vector<Override>& overrides = {});
+                        const std::vector<Override>& overrides = {}, const std::vector<std::string>& plugins = {});
 
 Override parse_override(const std::string& flag);  // "a.b=c"
 

@@ -220,6 +220,10 @@ struct Scenario {
   std::string model_file;
   std::string model_digest;
   std::string model_init = "file";
+  // [plugins]: the libraries whose algorithms, samplers, models and datasets the scenario may
+  // name (absolute and comma-separated once resolved), and their digests (docs/plugins.md).
+  std::string plugin_files;
+  std::string plugin_digests;
   std::string algorithm = "fedavg";
   ParamSet algorithm_params;
   HyperParams training;

@@ -24,6 +24,7 @@ namespace drift::cli {
 struct RunArgs {
   std::string scenario;
   std::vector<std::string> sets;
+  std::vector<std::string> plugins;  // --plugin: libraries loaded before the scenario (docs/plugins.md)
   std::string out;
   int slots = 0;        // 0: take the scenario's devices
   std::string devices;  // "cpu:2,cuda:0x4": replaces the scenario's devices
@@ -65,6 +66,7 @@ void apply_device_flags(const RunArgs& args, Scenario& scenario);
 // drift study and drift compare (a study over algorithm variants alone).
 struct StudyArgs {
   std::string scenario;
+  std::vector<std::string> plugins;     // --plugin, passed on to every child run
   std::vector<std::string> grid;        // KEY=V1,V2,... per factor
   std::vector<std::string> algorithms;  // NAME[:PRESET][+KEY=VALUE]..., comma-separated
   int seeds = 0;                        // seeds 1..N (default 3), unless seed_list is given
@@ -133,13 +135,16 @@ int compare_command(const StudyArgs& args);
 struct ValidateArgs {
   std::string scenario;
   std::vector<std::string> sets;
+  std::vector<std::string> plugins;  // --plugin: libraries loaded before the scenario (docs/plugins.md)
   bool print = false;
   bool no_data = false;  // check the scenario alone, not its dataset (one the user has not downloaded yet)
 };
 int validate_command(const ValidateArgs& args);
 
 int list_command();
-int list_keys_command();  // drift list keys: the scenario's key table
+int list_keys_command();
+// Loads each --plugin library, for the commands whose scenario does not name it (list).
+void load_plugins(const std::vector<std::string>& paths);  // drift list keys: the scenario's key table
 
 struct WorkerArgs {
   std::string connect;  // the coordinator's HOST:PORT

@@ -33,6 +33,12 @@ std::string one_line(const char* text) {
 
 // One function per subcommand: its options, bound to the fields of its arguments.
 
+void add_plugin_option(CLI::App* cmd, std::vector<std::string>& plugins) {
+  cmd->add_option(
+      "--plugin", plugins,
+      "a plugin library to load first: algorithms, samplers, models, datasets (repeatable; docs/plugins.md)");
+}
+
 // What both ends of a multi-node run are told alike: where the join token is, and TLS.
 void add_trust_options(CLI::App* cmd, std::string& token_file, bool& tls, std::string& cert, std::string& key,
                        std::string& ca, const std::string& group) {
@@ -53,6 +59,8 @@ CLI::App* add_run(CLI::App& app, drift::cli::RunArgs& run, bool resume = false) 
   cmd->add_option(resume ? "run_dir" : "scenario", run.scenario, resume ? "the run directory" : "scenario file (TOML)")
       ->required();
   cmd->add_option("--set", run.sets, "override a scenario key, e.g. --set federation.rounds=5 (repeatable)");
+  // A resumed run loads the plugins its scenario.toml records.
+  if (!resume) add_plugin_option(cmd, run.plugins);
   if (!resume) cmd->add_option("--out", run.out, "run directory (default: <output.runs_dir>/<name>[-N])");
   auto* slots_opt =
       cmd->add_option("--slots", run.slots, "CPU trainer slots (same as --devices cpu:N)")->check(CLI::Range(1, 4096));
@@ -124,6 +132,7 @@ CLI::App* add_validate(CLI::App& app, drift::cli::ValidateArgs& validate) {
   auto* cmd = app.add_subcommand("validate", "check a scenario (and its data) without running it");
   cmd->add_option("scenario", validate.scenario, "scenario file (TOML)")->required();
   cmd->add_option("--set", validate.sets, "override a scenario key (repeatable)");
+  add_plugin_option(cmd, validate.plugins);
   cmd->add_flag("--print", validate.print, "print the resolved scenario with every default");
   cmd->add_flag("--no-data", validate.no_data, "check the scenario without reading its dataset");
   return cmd;
@@ -138,6 +147,7 @@ void add_study_options(CLI::App* cmd, drift::cli::StudyArgs& study, const std::s
       ->check(CLI::NonNegativeNumber)
       ->excludes(seeds);
   cmd->add_option("--set", study.sets, "override a scenario key for every run (repeatable)");
+  add_plugin_option(cmd, study.plugins);
   cmd->add_option("--out", study.out,
                   "output directory (default " + default_out + "); run again with the same arguments, it resumes");
   cmd->add_option("--slots", study.slots, "CPU trainer slots per run")->check(CLI::Range(1, 4096));
@@ -229,10 +239,12 @@ int main(int argc, char** argv) {
   auto* study_cmd = add_study(app, study);
   auto* plot_cmd = add_plot(app, plot_dir, plot_rounds);
   std::string list_what;
-  app.add_subcommand(
-         "list", "list datasets, partitions, models, algorithms and samplers; `drift list keys`: every scenario key")
-      ->add_option("what", list_what, "keys: every scenario key with its type, default, range and help")
+  std::vector<std::string> list_plugins;
+  auto* list_cmd = app.add_subcommand(
+      "list", "list datasets, partitions, models, algorithms and samplers; `drift list keys`: every scenario key");
+  list_cmd->add_option("what", list_what, "keys: every scenario key with its type, default, range and help")
       ->check(CLI::IsMember({"keys"}));
+  add_plugin_option(list_cmd, list_plugins);
   auto* generator_cmd = add_check_generator(app, generator_dir);
   auto* pretrain_cmd = add_pretrain_generator(app, pretrain);
   drift::cli::EpsilonArgs epsilon;
@@ -259,6 +271,7 @@ int main(int argc, char** argv) {
     if (pretrain_cmd->parsed()) return drift::cli::pretrain_generator_command(pretrain);
     if (trace_cmd->parsed()) return drift::cli::trace_info_command(trace_file);
     if (epsilon_cmd->parsed()) return drift::cli::epsilon_command(epsilon);
+    drift::cli::load_plugins(list_plugins);
     return list_what == "keys" ? drift::cli::list_keys_command() : drift::cli::list_command();
   } catch (const drift::WriteError& e) {
     std::fprintf(stderr, "drift: error: %s\n", one_line(e.what()).c_str());

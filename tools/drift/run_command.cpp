@@ -128,7 +128,7 @@ void apply_device_flags(const RunArgs& args, Scenario& scenario) {
 
 int run_command(const RunArgs& args) {
   PreparedRun run;
-  auto scenario = std::make_shared<Scenario>(load_scenario(args.scenario, parse_overrides(args.sets)));
+  auto scenario = std::make_shared<Scenario>(load_scenario(args.scenario, parse_overrides(args.sets), args.plugins));
   apply_device_flags(args, *scenario);
   run.scenario = scenario;
   // Everything that can be wrong with the input is found before the run directory exists.

@@ -177,7 +177,7 @@ StudyPlan plan_study(const StudyArgs& args, const std::string& default_prefix) {
     sets.push_back("seed=" + std::to_string(plan.seeds.front()));
     Scenario scenario;
     try {
-      scenario = load_scenario(args.scenario, parse_overrides(sets));
+      scenario = load_scenario(args.scenario, parse_overrides(sets), args.plugins);
     } catch (const UserError& e) {
       throw UserError(cell_label(plan.factors, cell) + ": " + e.what());
     }
@@ -215,6 +215,7 @@ int execute_study(const StudyArgs& args, const StudyPlan& plan) {
   options.study_dir = plan.out;
   options.slots = args.slots;
   options.no_plots = args.no_plots;
+  for (const auto& p : args.plugins) options.plugins.push_back(fs::absolute(p).lexically_normal().string());
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   options.jobs = args.jobs > 0 ? args.jobs : (args.slots > 0 ? std::max(1, cores / args.slots) : 1);
   options.live = !args.no_progress && isatty(STDERR_FILENO);

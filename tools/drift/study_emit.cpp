@@ -36,6 +36,7 @@ std::string study_line(const StudyArgs& a, const fs::path& out) {
   if (a.seeds > 0) words.insert(words.end(), {"--seeds", std::to_string(a.seeds)});
   for (auto s : a.seed_list) words.insert(words.end(), {"--seed-list", std::to_string(s)});
   for (const auto& s : a.sets) words.insert(words.end(), {"--set", s});
+  for (const auto& p : a.plugins) words.insert(words.end(), {"--plugin", fs::absolute(p).lexically_normal().string()});
   if (a.slots > 0) words.insert(words.end(), {"--slots", std::to_string(a.slots)});
   if (a.jobs > 0) words.insert(words.end(), {"--jobs", std::to_string(a.jobs)});
   if (a.no_plots) words.push_back("--no-plots");

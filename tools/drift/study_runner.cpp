@@ -88,6 +88,7 @@ pid_t start_child(const PlannedRun& run, const RunnerOptions& o, bool resume) {
     args.push_back(s);
   }
   if (o.no_plots) args.push_back("--no-plots");
+  for (const auto& p : resume ? std::vector<std::string>{} : o.plugins) args.insert(args.end(), {"--plugin", p});
   if (o.slots > 0) {
     args.push_back("--slots");
     args.push_back(std::to_string(o.slots));

@@ -20,9 +20,10 @@ struct RunnerOptions {
   std::string scenario;
   std::filesystem::path study_dir;
   int jobs = 1;
-  int slots = 0;          // CPU slots per run; 0: the scenario's devices
-  bool no_plots = false;  // children draw no figures
-  bool live = false;      // redraw one progress line (a terminal); else a line per run and every 30 s
+  int slots = 0;                     // CPU slots per run; 0: the scenario's devices
+  bool no_plots = false;             // children draw no figures
+  std::vector<std::string> plugins;  // --plugin for every run child (absolute paths)
+  bool live = false;                 // redraw one progress line (a terminal); else a line per run and every 30 s
   // --shard I/N: this process starts with the runs whose index is I - 1 modulo N, then takes
   // any other run that no live process has claimed (docs/studies.md#shards).
   std::uint32_t shard_index = 0, shard_count = 1;

@@ -1,3 +1,4 @@
+#include <filesystem>
 #include <iostream>
 
 #include "commands.hpp"
@@ -5,6 +6,7 @@
 #include "engine/compose/client_models.hpp"
 #include "engine/compose/federation_data.hpp"
 #include "engine/compose/packing.hpp"
+#include "engine/compose/plugins.hpp"
 #include "engine/compose/privacy_summary.hpp"
 #include "engine/compose/schema.hpp"
 #include "engine/config/suggest.hpp"
@@ -20,7 +22,7 @@
 namespace drift::cli {
 
 int validate_command(const ValidateArgs& args) {
-  const auto scenario = load_scenario(args.scenario, parse_overrides(args.sets));
+  const auto scenario = load_scenario(args.scenario, parse_overrides(args.sets), args.plugins);
   if (args.print && args.no_data) {
     std::cout << scenario.resolved_toml;
     return 0;
@@ -101,7 +103,17 @@ int list_command() {
   for (const auto& s : sampler_catalog()) row(s.name, s.description);
   section("availability models");
   for (const auto& m : availability_catalog()) row(m.name, m.description);
+  if (!loaded_plugins().empty()) section("plugins");
+  for (const auto& p : loaded_plugins()) {
+    std::string added;
+    for (const auto& a : p.added) added += (added.empty() ? "" : ", ") + a;
+    row(p.path, "digest " + p.digest + ": " + (added.empty() ? "adds nothing" : added));
+  }
   return 0;
+}
+
+void load_plugins(const std::vector<std::string>& paths) {
+  for (const auto& p : paths) load_plugin(std::filesystem::absolute(p).lexically_normal().string());
 }
 
 }  // namespace drift::cli

@@ -1,0 +1,108 @@
+#include "engine/compose/plugins.hpp"
+
+#include <dlfcn.h>
+
+#include <deque>
+#include <filesystem>
+#include <mutex>
+
+#include "engine/compose/plugin.hpp"
+#include "engine/core/error.hpp"
+#include "engine/core/stream_hash.hpp"
+
+namespace drift {
+
+void PluginRegistry::algorithm(AlgorithmInfo info) {
+  const auto name = info.name;
+  register_algorithm(std::move(info));
+  added_.push_back("algorithm " + name);
+}
+
+void PluginRegistry::sampler(SamplerInfo info) {
+  const auto name = info.name;
+  register_sampler(std::move(info));
+  added_.push_back("sampler " + name);
+}
+
+void PluginRegistry::model(ModelInfo info) {
+  const auto name = info.name;
+  register_model(std::move(info));
+  added_.push_back("model " + name);
+}
+
+void PluginRegistry::dataset(DatasetInfo info) {
+  const auto name = info.name;
+  register_dataset(std::move(info));
+  added_.push_back("dataset " + name);
+}
+
+namespace {
+
+struct PluginTable {
+  std::mutex mutex;
+  std::deque<LoadedPlugin> by_load;  // a deque: loaded_plugins() hands out references
+  std::vector<LoadedPlugin> listed;  // the same, for loaded_plugins()
+};
+
+PluginTable& plugin_table() {
+  static PluginTable table;
+  return table;
+}
+
+std::string dl_error() {
+  const char* text = dlerror();
+  return text != nullptr ? text : "unknown error";
+}
+
+// Reads the library's build text and registers it; the handle stays open for the process's
+// life, since the catalogues now hold its code.
+LoadedPlugin open_plugin(const std::string& path) {
+  LoadedPlugin plugin;
+  plugin.path = path;
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error))
+    throw UserError("plugin " + path + ": no such file (a shared library built with DRIFT_PLUGIN)");
+  plugin.digest = hash_file(path).hex();
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) throw UserError("plugin " + path + ": cannot be loaded (" + dl_error() + ")");
+  using BuildFn = const char* (*)();
+  using RegisterFn = void (*)(PluginRegistry&);
+  auto build = reinterpret_cast<BuildFn>(dlsym(handle, "drift_plugin_build"));
+  auto enter = reinterpret_cast<RegisterFn>(dlsym(handle, "drift_plugin_register"));
+  if (build == nullptr || enter == nullptr) {
+    dlclose(handle);
+    throw UserError("plugin " + path + ": not a drift plugin (it defines no DRIFT_PLUGIN entry point)");
+  }
+  const std::string theirs = build();
+  if (theirs != drift_build_text()) {
+    dlclose(handle);
+    throw UserError("plugin " + path + " was built for " + theirs + "; this drift is " + drift_build_text() +
+                    ": rebuild the plugin against this drift");
+  }
+  PluginRegistry registry;
+  try {
+    enter(registry);
+  } catch (const std::exception& e) {
+    throw UserError("plugin " + path + ": " + e.what());
+  }
+  plugin.added = registry.added();
+  return plugin;
+}
+
+}  // namespace
+
+std::string drift_build_text() { return plugin_detail::build_text(); }
+
+const LoadedPlugin& load_plugin(const std::string& path) {
+  auto& table = plugin_table();
+  std::lock_guard<std::mutex> lock(table.mutex);
+  for (const auto& p : table.by_load)
+    if (p.path == path) return p;
+  table.by_load.push_back(open_plugin(path));
+  table.listed.push_back(table.by_load.back());
+  return table.by_load.back();
+}
+
+const std::vector<LoadedPlugin>& loaded_plugins() { return plugin_table().listed; }
+
+}  // namespace drift
