@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # An algorithm from a plugin (docs/examples/plugin: FedProx written again outside drift's
 # source), through the CLI: listed, run on 1 and 2 slots byte-identical to drift's own fedprox,
-# resumed, run by a study's children and by a worker on a loopback cluster. A plugin built for
-# another drift, a file that is no plugin and a changed library are refused with one line.
+# resumed (also after the library moved), run by a study's children and by workers on a loopback
+# cluster. A plugin built for another drift, a file that is no plugin and a changed library are
+# refused with one line.
 source "$(dirname "$0")/cluster_lib.sh"
 source "$(dirname "$0")/cli_lib.sh"
 plugin="$2"
@@ -34,6 +35,17 @@ expect_code 0 "$drift" study "$work/tiny.toml" --algorithms fedavg,fedprox-plugi
   --no-progress --plugin "$plugin" --out "$work/study"
 grep -q "fedprox-plugin" "$work/study/study.md"
 
+# A library moved since the run began: resume is told where it is now, and knows it by digest.
+expect_code 130 run --out "$work/moved" --slots 1 --set algorithm.name=fedprox-plugin --plugin "$plugin" \
+  --set checkpoint.every=1 --stop-after 1
+mkdir "$work/elsewhere"
+mv "$plugin" "$work/elsewhere/moved.so"
+expect_code 2 "$drift" resume "$work/moved" --no-progress
+says "plugin $plugin: no such file"
+expect_code 0 "$drift" resume "$work/moved" --no-progress --plugin "$work/elsewhere/moved.so"
+same "$work/builtin" "$work/moved"
+mv "$work/elsewhere/moved.so" "$plugin"
+
 # Refusals, before anything is written.
 expect_code 2 run --out "$work/other" --set algorithm.name=fedprox-plugin --plugin "$other"
 says "was built for drift 0.0.0-other, LibTorch"
@@ -57,7 +69,13 @@ TOML
 same "$work/builtin" "$work/single"
 start_coordinator cluster --workers 1 --no-local --set algorithm.name=fedprox-plugin --set algorithm.mu=0.05
 coordinator=$coordinator_pid
-start_worker w1
+# This worker's machine keeps the library elsewhere: without --plugin it cannot set up the run,
+# with it the library is recognised by its digest.
+mv "$plugin" "$work/elsewhere/moved.so"
+start_worker lost
+expect_exit "$worker_pid" 2 "$work/lost.log"
+grep -q "plugin $plugin: no such file" "$work/lost.log"
+start_worker w1 --plugin "$work/elsewhere/moved.so"
 expect_exit "$coordinator" 0 "$work/cluster.log"
 expect_exit "$worker_pid" 0 "$work/w1.log"
 same "$work/builtin" "$work/cluster"

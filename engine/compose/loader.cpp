@@ -42,6 +42,7 @@ std::string join_list(const std::vector<std::string>& items) {
 // they add are names the other keys may use. Paths are resolved (the scenario's relative to
 // it, --plugin's to the working directory) and each library's digest checked against the one
 // the scenario records, then both written back, so a resume or a worker loads the same bytes.
+// A library whose recorded digest is already loaded is not loaded again from its path.
 void load_named_plugins(toml::table& root, const std::string& source, const std::vector<std::string>& extra) {
   const auto* section = root["plugins"].as_table();
   const auto text_of = [&](const char* key) {
@@ -60,8 +61,19 @@ void load_named_plugins(toml::table& root, const std::string& source, const std:
   }
   if (files.empty()) return;
   const auto recorded = split_list(text_of("digests"));
+  const auto loaded_with = [](const std::string& digest) {
+    for (const auto& p : loaded_plugins())
+      if (p.digest == digest) return true;
+    return false;
+  };
   std::vector<std::string> digests;
   for (std::size_t i = 0; i < files.size(); ++i) {
+    // The recorded bytes, already loaded from another path (--plugin of a worker or a resume
+    // where the library lives elsewhere): the scenario keeps its text, so its hash is the same.
+    if (i < recorded.size() && loaded_with(recorded[i])) {
+      digests.push_back(recorded[i]);
+      continue;
+    }
     if (i < recorded.size()) {
       std::error_code error;
       const auto now = std::filesystem::is_regular_file(files[i], error) ? hash_file(files[i]).hex() : recorded[i];

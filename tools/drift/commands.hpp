@@ -152,6 +152,7 @@ struct WorkerArgs {
   std::string token_file;
   std::string name;  // default: host name and process id
   std::string expect_scenario;
+  std::vector<std::string> plugins;  // loaded first; the coordinator's scenario is matched by digest
   bool tls = false;
   std::string cert, key, ca;
   double connect_timeout = 60;

@@ -59,8 +59,13 @@ CLI::App* add_run(CLI::App& app, drift::cli::RunArgs& run, bool resume = false) 
   cmd->add_option(resume ? "run_dir" : "scenario", run.scenario, resume ? "the run directory" : "scenario file (TOML)")
       ->required();
   cmd->add_option("--set", run.sets, "override a scenario key, e.g. --set federation.rounds=5 (repeatable)");
-  // A resumed run loads the plugins its scenario.toml records.
-  if (!resume) add_plugin_option(cmd, run.plugins);
+  if (!resume) {
+    add_plugin_option(cmd, run.plugins);
+  } else {
+    // A resumed run loads the plugins its scenario.toml records; --plugin gives a library that
+    // has moved since, recognised by its digest.
+    cmd->add_option("--plugin", run.plugins, "a plugin the run records, now at another path (repeatable)");
+  }
   if (!resume) cmd->add_option("--out", run.out, "run directory (default: <output.runs_dir>/<name>[-N])");
   auto* slots_opt =
       cmd->add_option("--slots", run.slots, "CPU trainer slots (same as --devices cpu:N)")->check(CLI::Range(1, 4096));
@@ -106,6 +111,8 @@ CLI::App* add_worker(CLI::App& app, drift::cli::WorkerArgs& worker) {
                   "refuse to train unless the coordinator runs the scenario with this hash");
   cmd->add_option("--connect-timeout", worker.connect_timeout, "seconds to keep retrying the connection (default 60)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--plugin", worker.plugins,
+                  "a plugin the coordinator's scenario names, at this machine's path (repeatable; matched by digest)");
   add_trust_options(cmd, worker.token_file, worker.tls, worker.cert, worker.key, worker.ca, "Options");
   // Fault injection for the worker-loss tests: the process kills itself (SIGKILL) when its
   // N-th training job arrives. Hidden from --help.

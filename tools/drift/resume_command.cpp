@@ -32,6 +32,7 @@ void check_overrides(const std::vector<Override>& overrides) {
 }  // namespace
 
 int resume_command(const RunArgs& args) {
+  load_plugins(args.plugins);
   const fs::path path = args.scenario;
   if (!fs::is_directory(path)) throw UserError(path.string() + " is not a run directory");
   // Before anything is read: a run still going (or another resume) must not be read mid-swap.

@@ -20,6 +20,7 @@ std::string default_worker_name() {
 }  // namespace
 
 int worker_command(const WorkerArgs& args) {
+  load_plugins(args.plugins);
   actors::WorkerOptions o;
   o.coordinator = parse_endpoint(args.connect, "--connect", false);
   o.token = read_join_token(args.token_file);
