@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# An algorithm from a plugin (docs/examples/plugin: FedProx written again outside drift's
-# source), through the CLI: listed, run on 1 and 2 slots byte-identical to drift's own fedprox,
+# An algorithm and a model from a plugin (docs/examples/plugin: FedProx written again outside
+# drift's source, and a perceptron), through the CLI: listed, run on 1 and 2 slots (the algorithm
+# byte-identical to drift's own fedprox),
 # resumed (also after the library moved), run by a study's children and by workers on a loopback
 # cluster. A plugin built for another drift, a file that is no plugin and a changed library are
 # refused with one line.
@@ -13,7 +14,8 @@ plugin="$work/fedprox_plugin.so"
 
 expect_code 0 "$drift" list --plugin "$plugin"
 grep -q "^  fedprox-plugin  *FedProx from a plugin" "$work/last.out"
-grep -q "^  $plugin  *digest [0-9a-f]\{16\}: algorithm fedprox-plugin" "$work/last.out"
+grep -q "^  mlp-plugin  *a perceptron with one hidden layer" "$work/last.out"
+grep -q "^  $plugin  *digest [0-9a-f]\{16\}: algorithm fedprox-plugin, model mlp-plugin" "$work/last.out"
 
 run() { "$drift" run "$work/tiny.toml" --no-progress --set algorithm.mu=0.05 "$@"; }
 expect_code 0 run --out "$work/builtin" --slots 1 --set algorithm.name=fedprox
@@ -23,6 +25,15 @@ expect_code 0 run --out "$work/plugin2" --slots 2 --set algorithm.name=fedprox-p
 same "$work/builtin" "$work/plugin2"
 grep -q "^files = '$plugin'" "$work/plugin/scenario.toml"
 grep -q "^digests = '[0-9a-f]\{16\}'" "$work/plugin/scenario.toml"
+
+# The plugin's model: trained alike on 1 and 2 slots, and with drift's head for MOON.
+expect_code 0 run --out "$work/mlp" --slots 1 --set model.name=mlp-plugin --set algorithm.name=fedprox-plugin \
+  --plugin "$plugin"
+expect_code 0 run --out "$work/mlp2" --slots 2 --set model.name=mlp-plugin --set algorithm.name=fedprox-plugin \
+  --plugin "$plugin"
+same "$work/mlp" "$work/mlp2"
+expect_code 0 run --out "$work/mlp-moon" --slots 2 --set model.name=mlp-plugin --set algorithm.name=moon \
+  --plugin "$plugin"
 
 # The run's scenario.toml names the plugin, so resume loads it without being told.
 expect_code 130 run --out "$work/cut" --slots 2 --set algorithm.name=fedprox-plugin --plugin "$plugin" \

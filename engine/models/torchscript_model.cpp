@@ -96,11 +96,11 @@ std::string shape_text(const torch::Tensor& t) {
   return text + "]";
 }
 
-// A batch of two zero samples: token indices for text, pixels for images.
+// A batch of two zero samples, in float32 as every dataset holds them (text as token indices).
 torch::Tensor probe_batch(const std::vector<std::int64_t>& input_shape) {
   std::vector<std::int64_t> shape{2};
   shape.insert(shape.end(), input_shape.begin(), input_shape.end());
-  return torch::zeros(shape, input_shape.size() == 1 ? torch::kInt64 : torch::kFloat32);
+  return torch::zeros(shape, torch::kFloat32);
 }
 
 class ScriptModel final : public Model {

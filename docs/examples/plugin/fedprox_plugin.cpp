@@ -1,6 +1,9 @@
-// An algorithm from outside drift's source: FedProx, written again as a plugin
-// (docs/plugins.md). FedAvg's server; each client adds (mu/2) ||w - w_global||^2 to its loss.
-// With the same mu, a run of `fedprox-plugin` is byte-identical to drift's own `fedprox`.
+// An algorithm and a model from outside drift's source (docs/plugins.md):
+// - `fedprox-plugin`: FedProx written again. FedAvg's server; each client adds
+//   (mu/2) ||w - w_global||^2 to its loss. With the same mu, a run is byte-identical to drift's
+//   own `fedprox`.
+// - `mlp-plugin`: a perceptron with one hidden layer of 200 units, as a drift Model: its
+//   backbone gives the features, and drift puts the head the algorithm asks for on them.
 #include "engine/algorithms/builtin.hpp"
 #include "engine/algorithms/param_table.hpp"
 #include "engine/compose/plugin.hpp"
@@ -48,6 +51,40 @@ drift::AlgorithmInfo fedprox_plugin() {
       [](const Options&, const drift::FederationShape&) { return drift::make_fedavg_server(); });
 }
 
+// The backbone: flatten, Linear(inputs, 200), ReLU. build_head adds the classifier (or MOON's
+// projection, FedNH's cosine head, ...) and must come last, so its tensors follow the backbone's.
+class Mlp final : public drift::Model {
+ public:
+  Mlp(const std::vector<std::int64_t>& input_shape, std::int64_t num_classes, const drift::ModelOptions& options) {
+    std::int64_t inputs = 1;
+    for (auto d : input_shape) inputs *= d;
+    hidden_ = register_module("hidden", torch::nn::Linear(inputs, 200));
+    build_head(200, num_classes, options);
+  }
+
+ protected:
+  drift::Extracted extract(const torch::Tensor& x, bool /*levels*/) override {
+    drift::Extracted out;
+    out.features = torch::relu(hidden_->forward(x.flatten(1)));
+    return out;
+  }
+
+ private:
+  torch::nn::Linear hidden_{nullptr};
+};
+
+drift::ModelInfo mlp_plugin() {
+  drift::ModelInfo info;
+  info.name = "mlp-plugin";
+  info.description = "a perceptron with one hidden layer of 200 units, from a plugin (docs/examples/plugin)";
+  info.make = [](const std::vector<std::int64_t>& input_shape, std::int64_t num_classes,
+                 const drift::ModelOptions& options) { return std::make_shared<Mlp>(input_shape, num_classes, options); };
+  return info;
+}
+
 }  // namespace
 
-DRIFT_PLUGIN(registry) { registry.algorithm(fedprox_plugin()); }
+DRIFT_PLUGIN(registry) {
+  registry.algorithm(fedprox_plugin());
+  registry.model(mlp_plugin());
+}
