@@ -78,7 +78,9 @@ drift::ModelInfo mlp_plugin() {
   info.name = "mlp-plugin";
   info.description = "a perceptron with one hidden layer of 200 units, from a plugin (docs/examples/plugin)";
   info.make = [](const std::vector<std::int64_t>& input_shape, std::int64_t num_classes,
-                 const drift::ModelOptions& options) { return std::make_shared<Mlp>(input_shape, num_classes, options); };
+                 const drift::ModelOptions& options) {
+    return std::make_shared<Mlp>(input_shape, num_classes, options);
+  };
   return info;
 }
 
