@@ -15,10 +15,16 @@
 namespace drift {
 namespace {
 
-// LibTorch's errors run over many lines with a backtrace; a refusal gives one.
+// LibTorch's errors run over many lines with a backtrace; a refusal gives one. An error raised
+// inside a module's code ends with the error itself ("RuntimeError: mat1 and mat2 shapes ...")
+// after the TorchScript traceback: that line says what went wrong.
 std::string first_line(const std::exception& e) {
   const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
   std::string text = c10_error != nullptr ? c10_error->what_without_backtrace() : e.what();
+  if (const auto error = text.rfind("Error: "); error != std::string::npos && text.find('\n') < error) {
+    const auto start = text.rfind('\n', error);
+    text = text.substr(start == std::string::npos ? 0 : start + 1);
+  }
   if (const auto end = text.find('\n'); end != std::string::npos) text.resize(end);
   return text;
 }
