@@ -12,29 +12,24 @@
 
 namespace drift {
 
+namespace {
+
+// Registers a row through the catalogue's own function and notes "KIND NAME" for drift list.
+template <class Info>
+void add_row_of(std::vector<std::string>& added, const char* kind, Info info, void (*register_row)(Info)) {
+  const auto name = info.name;
+  register_row(std::move(info));
+  added.push_back(std::string(kind) + " " + name);
+}
+
+}  // namespace
+
 void PluginRegistry::algorithm(AlgorithmInfo info) {
-  const auto name = info.name;
-  register_algorithm(std::move(info));
-  added_.push_back("algorithm " + name);
+  add_row_of(added_, "algorithm", std::move(info), register_algorithm);
 }
-
-void PluginRegistry::sampler(SamplerInfo info) {
-  const auto name = info.name;
-  register_sampler(std::move(info));
-  added_.push_back("sampler " + name);
-}
-
-void PluginRegistry::model(ModelInfo info) {
-  const auto name = info.name;
-  register_model(std::move(info));
-  added_.push_back("model " + name);
-}
-
-void PluginRegistry::dataset(DatasetInfo info) {
-  const auto name = info.name;
-  register_dataset(std::move(info));
-  added_.push_back("dataset " + name);
-}
+void PluginRegistry::sampler(SamplerInfo info) { add_row_of(added_, "sampler", std::move(info), register_sampler); }
+void PluginRegistry::model(ModelInfo info) { add_row_of(added_, "model", std::move(info), register_model); }
+void PluginRegistry::dataset(DatasetInfo info) { add_row_of(added_, "dataset", std::move(info), register_dataset); }
 
 namespace {
 

@@ -15,12 +15,7 @@ reps="${REPS:-3}" rounds="${ROUNDS:-8}" slots="${SLOTS:-2}" live="${LIVE:-0.05}"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-median_round() {
-  python3 -c '
-import json, statistics, sys
-rows = [json.loads(l) for l in open(sys.argv[1] + "/timings.jsonl")][1:]
-print(statistics.median(r["round_seconds"] for r in rows))' "$1"
-}
+source "$here/bench_lib.sh"
 
 declare -A per_run=([off]="" [live]="")
 for rep in $(seq "$reps"); do

@@ -15,12 +15,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$write_module" "$work/small_cnn.pt"
 
-median_round() {
-  python3 -c '
-import json, statistics, sys
-rows = [json.loads(l) for l in open(sys.argv[1] + "/timings.jsonl")][1:]
-print(statistics.median(r["round_seconds"] for r in rows))' "$1"
-}
+source "$here/bench_lib.sh"
 
 declare -A per_run=([builtin]="" [script]="")
 for rep in $(seq "$reps"); do
