@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # An algorithm and a model from a plugin (docs/examples/plugin: FedProx written again outside
 # drift's source, and a perceptron), through the CLI: listed, run on 1 and 2 slots (the algorithm
-# byte-identical to drift's own fedprox),
-# resumed (also after the library moved), run by a study's children and by workers on a loopback
-# cluster. A plugin built for another drift, a file that is no plugin and a changed library are
-# refused with one line.
+# byte-identical to drift's own fedprox), resumed (also after the library moved), run by a
+# study's children and by workers on a loopback cluster. A plugin built for another drift, a
+# file that is no plugin and a changed library are refused with one line. Run by
+# plugin_package.sh with the installed drift and the plugin built against it:
+#   cli_plugins.sh DRIFT PLUGIN OTHER_VERSION_PLUGIN
 source "$(dirname "$0")/cluster_lib.sh"
 source "$(dirname "$0")/cli_lib.sh"
 plugin="$2"

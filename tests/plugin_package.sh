@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # drift installed into a scratch prefix (cmake --install), and the example plugin built out of
 # tree against that installation with find_package(drift CONFIG), as a user builds one
-# (docs/plugins.md); the installed drift then loads it and runs it.
-#   plugin_package.sh CMAKE BUILD_DIR SOURCE_DIR CXX_COMPILER
+# (docs/plugins.md); the installed drift then loads it and runs it through cli_plugins.sh.
+# OTHER_PLUGIN is the same source claiming another drift version.
+#   plugin_package.sh CMAKE BUILD_DIR SOURCE_DIR CXX_COMPILER OTHER_PLUGIN
 set -euo pipefail
-cmake="$1" build="$2" source="$3" cxx="$4"
+cmake="$1" build="$2" source="$3" cxx="$4" other="$5"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-source "$(dirname "$0")/cli_lib.sh"
 
 "$cmake" --install "$build" --prefix "$work/prefix" > "$work/install.log"
 [[ -x "$work/prefix/bin/drift" ]] || { echo "no drift installed"; exit 1; }
@@ -21,26 +21,7 @@ source "$(dirname "$0")/cli_lib.sh"
 "$cmake" --build "$work/plugin" > "$work/build.log" || { cat "$work/build.log"; exit 1; }
 plugin="$work/plugin/libfedprox_plugin.so"
 
-drift="$work/prefix/bin/drift"
-expect_code 0 "$drift" list --plugin "$plugin"
-grep -q "^  fedprox-plugin  *FedProx from a plugin" "$work/last.out"
-cat > "$work/tiny.toml" <<TOML
-seed = 3
-[data]
-max_train_samples = 600
-max_test_samples = 200
-[federation]
-clients = 4
-rounds = 2
-[sampler]
-clients_per_round = 2
-[algorithm]
-mu = 0.05
-[output]
-runs_dir = "$work/runs"
-TOML
-expect_code 0 "$drift" run "$work/tiny.toml" --out "$work/builtin" --set algorithm.name=fedprox --no-progress
-expect_code 0 "$drift" run "$work/tiny.toml" --out "$work/plugin-run" --set algorithm.name=fedprox-plugin \
-  --plugin "$plugin" --no-progress
-same "$work/builtin" "$work/plugin-run"
+# The installed drift and the plugin built against it go through everything cli_plugins.sh
+# checks: list, run on 1 and 2 slots, resume, a study, a loopback cluster and the refusals.
+bash "$(dirname "$0")/cli_plugins.sh" "$work/prefix/bin/drift" "$plugin" "$other"
 echo "plugin package: passed"
