@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# An algorithm and a model from a plugin (docs/examples/plugin: FedProx written again outside
-# drift's source, and a perceptron), through the CLI: listed, run on 1 and 2 slots (the algorithm
-# byte-identical to drift's own fedprox), resumed (also after the library moved), run by a
+# An algorithm, a model and a sampler from a plugin (docs/examples/plugin: FedProx written again
+# outside drift's source, a perceptron, a highest-loss sampler), through the CLI: listed, run on
+# 1 and 2 slots (the algorithm byte-identical to drift's own fedprox), resumed (also after the library moved), run by a
 # study's children and by workers on a loopback cluster. A plugin built for another drift, a
 # file that is no plugin and a changed library are refused with one line. Run by
 # plugin_package.sh with the installed drift and the plugin built against it:
@@ -16,7 +16,9 @@ plugin="$work/fedprox_plugin.so"
 expect_code 0 "$drift" list --plugin "$plugin"
 grep -q "^  fedprox-plugin  *FedProx from a plugin" "$work/last.out"
 grep -q "^  mlp-plugin  *a perceptron with one hidden layer" "$work/last.out"
-grep -q "^  $plugin  *digest [0-9a-f]\{16\}: algorithm fedprox-plugin, model mlp-plugin" "$work/last.out"
+grep -q "^  highest-loss  *the eligible clients with the highest last training loss" "$work/last.out"
+grep -q "^  $plugin  *digest [0-9a-f]\{16\}: algorithm fedprox-plugin, model mlp-plugin, sampler highest-loss" \
+  "$work/last.out"
 
 run() { "$drift" run "$work/tiny.toml" --no-progress --set algorithm.mu=0.05 "$@"; }
 expect_code 0 run --out "$work/builtin" --slots 1 --set algorithm.name=fedprox
@@ -35,6 +37,14 @@ expect_code 0 run --out "$work/mlp2" --slots 2 --set model.name=mlp-plugin --set
 same "$work/mlp" "$work/mlp2"
 expect_code 0 run --out "$work/mlp-moon" --slots 2 --set model.name=mlp-plugin --set algorithm.name=moon \
   --plugin "$plugin"
+# The plugin's sampler, alike on 1 and 2 slots and across a resume.
+sampler=(--set sampler.name=highest-loss --set algorithm.name=fedprox-plugin --plugin "$plugin")
+expect_code 0 run --out "$work/loss" --slots 1 "${sampler[@]}"
+expect_code 0 run --out "$work/loss2" --slots 2 "${sampler[@]}"
+same "$work/loss" "$work/loss2"
+expect_code 130 run --out "$work/loss-cut" --slots 2 "${sampler[@]}" --set checkpoint.every=1 --stop-after 1
+expect_code 0 "$drift" resume "$work/loss-cut" --no-progress
+same "$work/loss" "$work/loss-cut"
 
 # The run's scenario.toml names the plugin, so resume loads it without being told.
 expect_code 130 run --out "$work/cut" --slots 2 --set algorithm.name=fedprox-plugin --plugin "$plugin" \

@@ -1,12 +1,18 @@
-// An algorithm and a model from outside drift's source (docs/plugins.md):
+// An algorithm, a model and a sampler from outside drift's source (docs/plugins.md):
 // - `fedprox-plugin`: FedProx written again. FedAvg's server; each client adds
 //   (mu/2) ||w - w_global||^2 to its loss. With the same mu, a run is byte-identical to drift's
 //   own `fedprox`.
 // - `mlp-plugin`: a perceptron with one hidden layer of 200 units, as a drift Model: its
 //   backbone gives the features, and drift puts the head the algorithm asks for on them.
+// - `highest-loss`: a sampler that takes the eligible clients whose last training loss was
+//   highest, those never trained first.
+#include <algorithm>
+#include <cmath>
+
 #include "engine/algorithms/builtin.hpp"
 #include "engine/algorithms/param_table.hpp"
 #include "engine/compose/plugin.hpp"
+#include "engine/population/population.hpp"
 
 namespace {
 
@@ -84,9 +90,42 @@ drift::ModelInfo mlp_plugin() {
   return info;
 }
 
+// Deterministic and without state of its own (the losses are the simulation's), so there is
+// nothing to archive; a sampler that draws at random uses the seed's streams, as drift's do.
+class HighestLoss final : public drift::Sampler {
+ public:
+  explicit HighestLoss(std::uint32_t population) : population_(population) {}
+
+  std::vector<std::uint32_t> select(const drift::SelectionContext& ctx) override {
+    std::vector<std::pair<double, std::uint32_t>> ranked;  // (-loss, id): highest loss first
+    for (std::uint32_t c = 0; c < population_; ++c) {
+      if (!ctx.eligible(c)) continue;
+      const double loss = ctx.last_loss != nullptr && c < ctx.last_loss->size() ? (*ctx.last_loss)[c] : NAN;
+      ranked.emplace_back(std::isnan(loss) ? -INFINITY : -loss, c);
+    }
+    std::sort(ranked.begin(), ranked.end());
+    std::vector<std::uint32_t> chosen;
+    for (std::size_t i = 0; i < ranked.size() && chosen.size() < ctx.count; ++i) chosen.push_back(ranked[i].second);
+    std::sort(chosen.begin(), chosen.end());  // samplers return ascending ids
+    return chosen;
+  }
+  void archive(drift::StateArchive&) override {}
+
+ private:
+  std::uint32_t population_;
+};
+
+drift::SamplerInfo highest_loss() {
+  return {"highest-loss", "the eligible clients with the highest last training loss, untrained ones first (a plugin)",
+          [](const drift::Scenario&, const drift::Population& population) {
+            return std::make_unique<HighestLoss>(population.size());
+          }};
+}
+
 }  // namespace
 
 DRIFT_PLUGIN(registry) {
   registry.algorithm(fedprox_plugin());
   registry.model(mlp_plugin());
+  registry.sampler(highest_loss());
 }
