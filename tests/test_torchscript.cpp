@@ -9,6 +9,7 @@
 #include "catch_torch.hpp"
 #include "engine/core/error.hpp"
 #include "engine/models/model.hpp"
+#include "engine/models/script_archive.hpp"
 #include "engine/models/torchscript_model.hpp"
 #include "engine/tensors/named_tensors.hpp"
 #include "tools/script_modules/script_modules.hpp"
@@ -120,6 +121,25 @@ TEST_CASE("torchscript files that cannot serve are refused with one line", "[tor
     CHECK(why.find('\n') == std::string::npos);
     fs::remove(foreign);
     CHECK(refusal_of([&] { inspect_script_module("/nonexistent/net.pt"); }).find("cannot open") != std::string::npos);
+  }
+  SECTION("an archive whose sizes lie, checked before LibTorch allocates what they claim") {
+    std::ifstream in(path, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK_NOTHROW(check_script_archive(bytes, "net.pt"));
+    // data.pkl is stored as it is: its first string, "conv1", gets a length of 2 GB.
+    auto lying = bytes;
+    const auto at =
+        lying.find(std::string("X\x05\x00\x00\x00"
+                               "conv1",
+                               10));
+    REQUIRE(at != std::string::npos);
+    lying.replace(at + 1, 4, std::string("\xff\xff\xff\x7f", 4));
+    auto why = refusal_of([&] { check_script_archive(lying, "lying.pt"); });
+    CHECK(why.find("data.pkl declares 2147483647 bytes where") != std::string::npos);
+    CHECK(refusal_of([&] { inspect_script_bytes(lying, "lying.pt"); }) == why);
+    CHECK(refusal_of([&] {
+            check_script_archive(bytes.substr(0, bytes.size() - 30), "cut.pt");
+          }).find("no end of the zip's central directory") != std::string::npos);
   }
   SECTION("a module whose logits do not match the classes") {
     const auto why = refusal_of([&] { make_model("torchscript", {1, 28, 28}, 7, 1, file.options()); });

@@ -11,6 +11,7 @@
 #include "engine/core/error.hpp"
 #include "engine/core/input_file.hpp"
 #include "engine/core/stream_hash.hpp"
+#include "engine/models/script_archive.hpp"
 
 namespace drift {
 namespace {
@@ -61,6 +62,7 @@ torch::jit::Module load_module(const std::string& bytes, const std::string& name
   if (bytes.size() < 4 || bytes.compare(0, 4, "PK\x03\x04") != 0)
     throw UserError(name +
                     ": not a TorchScript module (torch.jit.save writes a zip archive, and this file is not one)");
+  check_script_archive(bytes, name);
   std::istringstream in(bytes);
   torch::jit::Module module;
   try {

@@ -6,11 +6,7 @@ set -euo pipefail
 build="$1"
 seconds="$2"
 here="$(cd "$(dirname "$0")" && pwd)"
-# fuzz_torchscript is built but not run here: it finds LibTorch 1.13's unpickler allocating (and
-# zeroing) whatever size a model file claims, 20 GB from a 2 KB file. That stays a finding until
-# drift checks a module archive itself before LibTorch reads it (docs/torchscript.md#hostile-files);
-# run it by hand: build-sanitize/tools/fuzz/fuzz_torchscript tools/fuzz/corpus/fuzz_torchscript
-targets=(fuzz_task fuzz_update fuzz_evaluation fuzz_report fuzz_selection fuzz_handshake fuzz_scenario fuzz_traces fuzz_leaf fuzz_pack fuzz_checkpoint)
+targets=(fuzz_task fuzz_update fuzz_evaluation fuzz_report fuzz_selection fuzz_handshake fuzz_scenario fuzz_traces fuzz_leaf fuzz_pack fuzz_checkpoint fuzz_torchscript)
 printf '%-16s %10s %12s %10s\n' target seconds "execs/s" corpus
 for t in "${targets[@]}"; do
   corpus="$build/corpus/$t" findings="$build/findings/$t"
