@@ -42,8 +42,8 @@ void check_pickle(const std::string& p, const std::string& record, const Refusal
   const Reader r{p, refuse};
   Size at = 0;
   const auto skip = [&](Size n) {
-    if (n > p.size() - at) refuse(record + " declares " + std::to_string(n) + " bytes where " +
-                                  std::to_string(p.size() - at) + " remain");
+    if (n > p.size() - at)
+      refuse(record + " declares " + std::to_string(n) + " bytes where " + std::to_string(p.size() - at) + " remain");
     at += n;
   };
   const auto line = [&] {
@@ -54,23 +54,102 @@ void check_pickle(const std::string& p, const std::string& record, const Refusal
   while (at < p.size()) {
     const auto op = static_cast<unsigned char>(p[at++]);
     switch (op) {
-      case '.': return;  // STOP
-      case '(': case ')': case '0': case '1': case '2': case 'N': case 't': case ']': case 'a': case 'e':
-      case '}': case 's': case 'u': case 'R': case 'b': case 'Q': case 'l': case 'd': case 'o':
-      case 0x81: case 0x85: case 0x86: case 0x87: case 0x88: case 0x89: case 0x8f: case 0x90: case 0x91:
-      case 0x92: case 0x93: case 0x94: case 0x97: case 0x98:
+      case '.':
+        return;  // STOP
+      case '(':
+      case ')':
+      case '0':
+      case '1':
+      case '2':
+      case 'N':
+      case 't':
+      case ']':
+      case 'a':
+      case 'e':
+      case '}':
+      case 's':
+      case 'u':
+      case 'R':
+      case 'b':
+      case 'Q':
+      case 'l':
+      case 'd':
+      case 'o':
+      case 0x81:
+      case 0x85:
+      case 0x86:
+      case 0x87:
+      case 0x88:
+      case 0x89:
+      case 0x8f:
+      case 0x90:
+      case 0x91:
+      case 0x92:
+      case 0x93:
+      case 0x94:
+      case 0x97:
+      case 0x98:
         break;
-      case 0x80: case 'K': case 'q': case 'h': case 0x82: skip(1); break;
-      case 'M': case 0x83: skip(2); break;
-      case 'J': case 'r': case 'j': case 0x84: skip(4); break;
-      case 'G': skip(8); break;
-      case 0x95: skip(8); break;  // FRAME: its length is checked by the opcodes inside it
-      case 'I': case 'L': case 'F': case 'S': case 'V': case 'P': case 'g': case 'p': line(); break;
-      case 'c': case 'i': line(); line(); break;
-      case 0x8a: case 'U': case 'C': case 0x8c: skip(1); skip(r.get(at - 1, 1)); break;
-      case 0x8b: case 'T': case 'X': case 'B': skip(4); skip(r.get(at - 4, 4)); break;
-      case 0x8d: case 0x8e: case 0x96: skip(8); skip(r.get(at - 8, 8)); break;
-      default: refuse(record + " holds pickle opcode " + std::to_string(op) + ", which drift does not read");
+      case 0x80:
+      case 'K':
+      case 'q':
+      case 'h':
+      case 0x82:
+        skip(1);
+        break;
+      case 'M':
+      case 0x83:
+        skip(2);
+        break;
+      case 'J':
+      case 'r':
+      case 'j':
+      case 0x84:
+        skip(4);
+        break;
+      case 'G':
+        skip(8);
+        break;
+      case 0x95:
+        skip(8);
+        break;  // FRAME: its length is checked by the opcodes inside it
+      case 'I':
+      case 'L':
+      case 'F':
+      case 'S':
+      case 'V':
+      case 'P':
+      case 'g':
+      case 'p':
+        line();
+        break;
+      case 'c':
+      case 'i':
+        line();
+        line();
+        break;
+      case 0x8a:
+      case 'U':
+      case 'C':
+      case 0x8c:
+        skip(1);
+        skip(r.get(at - 1, 1));
+        break;
+      case 0x8b:
+      case 'T':
+      case 'X':
+      case 'B':
+        skip(4);
+        skip(r.get(at - 4, 4));
+        break;
+      case 0x8d:
+      case 0x8e:
+      case 0x96:
+        skip(8);
+        skip(r.get(at - 8, 8));
+        break;
+      default:
+        refuse(record + " holds pickle opcode " + std::to_string(op) + ", which drift does not read");
     }
   }
   refuse(record + " is a pickle without its end");
@@ -144,7 +223,8 @@ void check_script_archive(const std::string& bytes, const std::string& name) {
     at += 46 + name_length + extra_length + r.get(at + 32, 2);
     const auto slash = record.find('/');
     version = version || (slash != std::string::npos && record.compare(slash, std::string::npos, "/version") == 0);
-    data_pickle = data_pickle || (slash != std::string::npos && record.compare(slash, std::string::npos, "/data.pkl") == 0);
+    data_pickle =
+        data_pickle || (slash != std::string::npos && record.compare(slash, std::string::npos, "/data.pkl") == 0);
     if (!r.signature(local, 0x04034b50)) refuse(record + " has no local zip header");
     const Size data = local + 30 + r.get(local + 26, 2) + r.get(local + 28, 2);
     if (data > bytes.size() || compressed > bytes.size() - data) refuse(record + " runs past the end of the file");
