@@ -49,10 +49,10 @@ std::string module_bytes(const std::string& path, const std::string& digest) {
   std::lock_guard<std::mutex> lock(mutex);
   auto it = by_path.find(path);
   if (it == by_path.end()) it = by_path.emplace(path, read_bytes(path)).first;
-  if (!digest.empty() && digest_of(it->second) != digest) it->second = read_bytes(path);  // rewritten since
-  if (!digest.empty() && digest_of(it->second) != digest)
-    throw UserError("model.file " + path + " has digest " + digest_of(it->second) +
-                    ", but the scenario was resolved with " + digest +
+  if (digest.empty() || digest_of(it->second) == digest) return it->second;
+  it->second = read_bytes(path);  // rewritten since it was first read
+  if (const auto now = digest_of(it->second); now != digest)
+    throw UserError("model.file " + path + " has digest " + now + ", but the scenario was resolved with " + digest +
                     ": the file changed since (or this machine holds another one)");
   return it->second;
 }
