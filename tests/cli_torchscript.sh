@@ -1,36 +1,23 @@
 #!/usr/bin/env bash
 # A model brought as a TorchScript file, through the CLI. The module (written from C++, so no
 # Python is needed) copies small-cnn: drawn from the seed it trains exactly as the built-in
-# model, on 1 and 2 slots, under FedBuff, through features(x) for MOON, and across a resume.
-# A changed file and modules that cannot serve are refused before anything is written.
-set -euo pipefail
-drift="$1"
-write_module="$2"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# model, on 1 and 2 slots, under FedBuff, through features(x) for MOON, across a resume and on
+# a loopback worker. A changed file and modules that cannot serve are refused before anything
+# is written; a worker whose file has other bytes refuses the scenario.
+source "$(dirname "$0")/cluster_lib.sh"
 source "$(dirname "$0")/cli_lib.sh"
+write_module="$2"
 
 "$write_module" "$work/net.pt"
 "$write_module" "$work/plain.pt" --no-features
 "$write_module" "$work/seven.pt" --classes 7
-cat > "$work/net.toml" <<TOML
-seed = 5
-[data]
-max_train_samples = 1200
-max_test_samples = 400
-[federation]
-clients = 6
-rounds = 3
-[sampler]
-clients_per_round = 3
+cat >> "$work/tiny.toml" <<TOML
 [model]
 name = "torchscript"
 file = "net.pt"
 init = "seed"
-[output]
-runs_dir = "$work/runs"
 TOML
-run() { "$drift" run "$work/net.toml" --no-progress "$@"; }
+run() { "$drift" run "$work/tiny.toml" --no-progress "$@"; }
 
 # The copy is the built-in model, bit for bit, whatever the slots.
 expect_code 0 run --out "$work/script" --slots 1
@@ -69,14 +56,31 @@ expect_code 2 run --out "$work/seven" --set model.file=seven.pt
 says "forward(x) gives \[2, 7\] for a batch of \[2, 1, 28, 28\]; the dataset has 10 classes"
 [[ ! -e "$work/seven" ]] || { echo "a refused run left its directory"; exit 1; }
 head -c 300 "$work/net.pt" > "$work/cut.pt"
-expect_code 2 "$drift" validate "$work/net.toml" --set model.file=cut.pt
+expect_code 2 "$drift" validate "$work/tiny.toml" --set model.file=cut.pt
 says "cut.pt: not a TorchScript module"
-expect_code 2 "$drift" validate "$work/net.toml" --set model.file=missing.pt
+expect_code 2 "$drift" validate "$work/tiny.toml" --set model.file=missing.pt
 says "missing.pt: cannot open TorchScript module"
-expect_code 2 "$drift" validate "$work/net.toml" --set algorithm.name=fedrcl
+expect_code 2 "$drift" validate "$work/tiny.toml" --set algorithm.name=fedrcl
 says "reads the pooled output of every stage"
-expect_code 2 "$drift" validate "$work/net.toml" --set model.digest=0123456789abcdef
+expect_code 2 "$drift" validate "$work/tiny.toml" --set model.digest=0123456789abcdef
 says "but the scenario records model.digest = \"0123456789abcdef\""
-expect_code 0 "$drift" validate "$work/net.toml" --set model.name=small-cnn
+expect_code 0 "$drift" validate "$work/tiny.toml" --set model.name=small-cnn
 grep -q "model.file does nothing without model \"torchscript\"" "$work/last.out" "$work/last.err"
+# A worker builds the module from the same file; one whose file has other bytes refuses.
+reference
+
+start_coordinator run --workers 1 --no-local
+coordinator=$coordinator_pid
+cp "$work/net.pt" "$work/net.pt.saved"
+"$write_module" "$work/net.pt" --no-features
+start_worker stale
+expect_exit "$worker_pid" 2 "$work/stale.log"
+grep -q "model.file $work/net.pt has digest [0-9a-f]*, but the scenario records" "$work/stale.log"
+wait_for_line "$work/run.log" "worker 'stale' left before it was ready: it could not set up the run"
+
+cp "$work/net.pt.saved" "$work/net.pt"
+start_worker friend
+expect_exit "$coordinator" 0 "$work/run.log"
+expect_exit "$worker_pid" 0 "$work/friend.log"
+cmp "$work/reference/metrics.jsonl" "$work/run/metrics.jsonl"
 echo "cli torchscript: passed"
