@@ -35,8 +35,7 @@ namespace {
 
 struct PluginTable {
   std::mutex mutex;
-  std::deque<LoadedPlugin> by_load;  // a deque: loaded_plugins() hands out references
-  std::vector<LoadedPlugin> listed;  // the same, for loaded_plugins()
+  std::deque<LoadedPlugin> by_load;  // a deque: load_plugin() hands out references
 };
 
 PluginTable& plugin_table() {
@@ -94,10 +93,9 @@ const LoadedPlugin& load_plugin(const std::string& path) {
   for (const auto& p : table.by_load)
     if (p.path == path) return p;
   table.by_load.push_back(open_plugin(path));
-  table.listed.push_back(table.by_load.back());
   return table.by_load.back();
 }
 
-const std::vector<LoadedPlugin>& loaded_plugins() { return plugin_table().listed; }
+const std::deque<LoadedPlugin>& loaded_plugins() { return plugin_table().by_load; }
 
 }  // namespace drift

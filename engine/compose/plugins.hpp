@@ -3,6 +3,7 @@
 // dataset readers to drift's catalogues through DRIFT_PLUGIN (plugin.hpp). A scenario names its
 // plugins ([plugins] files); the resolved scenario records each one's digest, so a resume or a
 // worker that would load another library refuses, as for a model file.
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -21,7 +22,7 @@ struct LoadedPlugin {
 const LoadedPlugin& load_plugin(const std::string& path);
 
 // Every plugin loaded so far, in load order.
-const std::vector<LoadedPlugin>& loaded_plugins();
+const std::deque<LoadedPlugin>& loaded_plugins();
 
 // This drift's build text, which a plugin's must equal.
 std::string drift_build_text();
