@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "engine/core/error.hpp"
+#include "engine/core/isolated_check.hpp"
 
 namespace drift {
 namespace {
@@ -206,6 +207,10 @@ torch::Tensor gaussian_matrix(std::int64_t n, std::int64_t d, Rng& rng) {
 }
 
 std::unique_ptr<LatentGenerator> load_generator(const std::string& directory) {
+  IsolatedCheck check;
+  check.kind = IsolatedCheck::Kind::generator;
+  check.path = directory;
+  run_isolated_check(check);
   auto generator = std::make_unique<TorchScriptGenerator>(directory, read_generator_spec(directory));
   // A probe with a fixed stream: shapes and ranges are checked before any round needs them.
   Rng probe(stream_seed(0, "generator-probe"));

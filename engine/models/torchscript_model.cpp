@@ -10,6 +10,7 @@
 
 #include "engine/core/error.hpp"
 #include "engine/core/input_file.hpp"
+#include "engine/core/isolated_check.hpp"
 #include "engine/core/stream_hash.hpp"
 #include "engine/models/script_archive.hpp"
 
@@ -247,7 +248,14 @@ ScriptModuleInfo inspect_script_bytes(const std::string& bytes, const std::strin
   return info;
 }
 
-ScriptModuleInfo inspect_script_module(const std::string& path) { return inspect_script_bytes(read_bytes(path), path); }
+ScriptModuleInfo inspect_script_module(const std::string& path) {
+  const auto bytes = read_bytes(path);
+  IsolatedCheck check;
+  check.path = path;
+  check.digest = digest_of(bytes);
+  run_isolated_check(check);
+  return inspect_script_bytes(bytes, path);
+}
 
 std::shared_ptr<Model> make_script_model(const std::vector<std::int64_t>& input_shape, std::int64_t num_classes,
                                          const ModelOptions& options) {
@@ -255,7 +263,15 @@ std::shared_ptr<Model> make_script_model(const std::vector<std::int64_t>& input_
   if (options.feature_levels)
     throw UserError("model.file " + options.script_file +
                     ": the algorithm reads every stage's pooled output, which a TorchScript module does not give");
-  auto module = load_module(module_bytes(options.script_file, options.script_digest), options.script_file);
+  const auto& bytes = module_bytes(options.script_file, options.script_digest);
+  IsolatedCheck check;
+  check.path = options.script_file;
+  check.digest = options.script_digest.empty() ? digest_of(bytes) : options.script_digest;
+  check.input_shape = input_shape;
+  check.num_classes = num_classes;
+  check.features = script_backbone(options);
+  run_isolated_check(check);
+  auto module = load_module(bytes, options.script_file);
   require_method(module, script_backbone(options) ? "features" : "forward", options.script_file,
                  script_backbone(options) ? "that gives the features the algorithm reads" : "that gives the logits");
   return std::make_shared<ScriptModel>(std::move(module), input_shape, num_classes, options);
