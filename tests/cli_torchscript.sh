@@ -3,7 +3,8 @@
 # Python is needed) copies small-cnn: drawn from the seed it trains exactly as the built-in
 # model, on 1 and 2 slots, under FedBuff, through features(x) for MOON, across a resume and on
 # a loopback worker. A changed file and modules that cannot serve are refused before anything
-# is written; a worker whose file has other bytes refuses the scenario.
+# is written, as are files that crash LibTorch's reader or never return; a worker whose file
+# has other bytes refuses the scenario.
 source "$(dirname "$0")/cluster_lib.sh"
 source "$(dirname "$0")/cli_lib.sh"
 write_module="$2"
@@ -58,6 +59,20 @@ says "forward(x) gives \[2, 7\] for a batch of \[2, 1, 28, 28\]; the dataset has
 head -c 300 "$work/net.pt" > "$work/cut.pt"
 expect_code 2 "$drift" validate "$work/tiny.toml" --set model.file=cut.pt
 says "cut.pt: not a TorchScript module"
+# A file that crashes LibTorch's TorchScript reader (a fuzzer's find) or a module that never
+# returns: a separate drift reads and probes the file first, so each is refused with one line.
+cp "$(dirname "$0")/../tools/fuzz/corpus/fuzz_torchscript/importer-crash" "$work/crash.pt"
+expect_code 2 "$drift" validate "$work/tiny.toml" --set model.file=crash.pt
+says "crash.pt: "
+[[ $(wc -l < "$work/last.err") -eq 1 ]] || { echo "a refusal of more than one line:"; cat "$work/last.err"; exit 1; }
+"$write_module" "$work/endless.pt" --endless
+DRIFT_CHECK_SECONDS=3 expect_code 2 run --out "$work/endless" --set model.file=endless.pt
+says "endless.pt: reading it and running it on a probe batch of the dataset's shape did not finish within 3 s"
+[[ ! -e "$work/endless" ]] || { echo "a refused run left its directory"; exit 1; }
+expect_code 0 "$drift" check-model "$work/net.pt" --input 1,28,28 --classes 10 --features
+grep -q "features(x) runs; 80202 trainable values" "$work/last.out"
+expect_code 2 "$drift" check-model "$work/seven.pt" --input 1,28,28 --classes 10
+says "forward(x) gives \[2, 7\]"
 expect_code 2 "$drift" validate "$work/tiny.toml" --set model.file=missing.pt
 says "missing.pt: cannot open TorchScript module"
 expect_code 2 "$drift" validate "$work/tiny.toml" --set algorithm.name=fedrcl

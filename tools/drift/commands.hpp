@@ -160,6 +160,22 @@ struct WorkerArgs {
 };
 int worker_command(const WorkerArgs& args);
 
+// drift check-model: reads a TorchScript model file and, given a sample shape and the number of
+// classes, runs it on a probe batch as a run would; a file drift would refuse is a UserError.
+struct CheckModelArgs {
+  std::string file;
+  std::vector<std::int64_t> input;  // one sample's shape, e.g. {1, 28, 28}
+  std::int64_t classes = 0;
+  bool features = false;  // run features(x), for algorithms that put drift's head on it
+  std::string digest;     // refuse a file without it (the isolated check's)
+  bool in_process = false;
+};
+int check_model_command(const CheckModelArgs& args);
+
+// Installs the checker that reads TorchScript files in a copy of drift first
+// (engine/core/isolated_check.hpp); every command but the checks that copy runs.
+void install_isolated_checker();
+
 // Loads a generator folder (generator.json, mapping.pt, synthesis.pt), probes it and prints
 // what it is; a bad export is a UserError.
 int check_generator_command(const std::string& directory);

@@ -202,9 +202,28 @@ CLI::App* add_plot(CLI::App& app, std::string& directory, std::vector<std::uint3
   return cmd;
 }
 
-CLI::App* add_check_generator(CLI::App& app, std::string& generator_dir) {
+// The copy of drift that reads a file for the isolated check runs a check command with
+// --in-process (hidden): it reads the file itself instead of starting another copy.
+CLI::App* add_check_generator(CLI::App& app, std::string& generator_dir, bool& in_process) {
   auto* cmd = app.add_subcommand("check-generator", "load and probe a TorchScript latent generator folder");
   cmd->add_option("directory", generator_dir, "folder with generator.json, synthesis.pt and mapping.pt")->required();
+  cmd->add_flag("--in-process", in_process)->group("");
+  return cmd;
+}
+
+CLI::App* add_check_model(CLI::App& app, drift::cli::CheckModelArgs& check) {
+  auto* cmd = app.add_subcommand("check-model", "read a TorchScript model file and run it on a probe batch");
+  cmd->add_option("file", check.file, "the module file torch.jit.save wrote")->required();
+  auto* input =
+      cmd->add_option("--input", check.input, "one sample's shape, e.g. 1,28,28 (C,H,W), to run the module on")
+          ->delimiter(',')
+          ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
+  cmd->add_option("--classes", check.classes, "the logits forward(x) must give")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 24))
+      ->needs(input);
+  cmd->add_flag("--features", check.features, "run features(x), as algorithms that read features do")->needs(input);
+  cmd->add_option("--digest", check.digest)->group("");
+  cmd->add_flag("--in-process", check.in_process)->group("");
   return cmd;
 }
 
@@ -252,7 +271,10 @@ int main(int argc, char** argv) {
   list_cmd->add_option("what", list_what, "keys: every scenario key with its type, default, range and help")
       ->check(CLI::IsMember({"keys"}));
   add_plugin_option(list_cmd, list_plugins);
-  auto* generator_cmd = add_check_generator(app, generator_dir);
+  bool generator_in_process = false;
+  auto* generator_cmd = add_check_generator(app, generator_dir, generator_in_process);
+  drift::cli::CheckModelArgs check_model;
+  auto* check_model_cmd = add_check_model(app, check_model);
   auto* pretrain_cmd = add_pretrain_generator(app, pretrain);
   drift::cli::EpsilonArgs epsilon;
   auto* epsilon_cmd = add_epsilon(app, epsilon);
@@ -267,6 +289,8 @@ int main(int argc, char** argv) {
   }
 
   try {
+    if (!generator_in_process && !check_model.in_process) drift::cli::install_isolated_checker();
+    if (check_model_cmd->parsed()) return drift::cli::check_model_command(check_model);
     if (run_cmd->parsed()) return drift::cli::run_command(run);
     if (resume_cmd->parsed()) return drift::cli::resume_command(resume);
     if (validate_cmd->parsed()) return drift::cli::validate_command(validate);

@@ -51,4 +51,14 @@ torch::jit::Module tiny_linear(std::int64_t inputs, std::int64_t classes) {
   return m;
 }
 
+torch::jit::Module endless_linear(std::int64_t inputs, std::int64_t classes) {
+  torch::jit::Module m("Endless");
+  m.register_module("fc", linear(inputs, classes));
+  // Counts up to 2^63 before it answers: no run waits that long.
+  m.define(
+      "def forward(self, x):\n  n = 0\n  while n >= 0:\n    n = n + 1\n"
+      "  return self.fc.forward(torch.flatten(x, 1))\n");
+  return m;
+}
+
 }  // namespace drift::script_modules

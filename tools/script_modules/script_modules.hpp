@@ -23,4 +23,7 @@ torch::jit::Module small_cnn(const SmallCnnShape& shape);
 // A linear classifier over flattened inputs, a few kilobytes saved (fuzz seeds).
 torch::jit::Module tiny_linear(std::int64_t inputs, std::int64_t classes);
 
+// tiny_linear whose forward never returns (the tests of the isolated check).
+torch::jit::Module endless_linear(std::int64_t inputs, std::int64_t classes);
+
 }  // namespace drift::script_modules

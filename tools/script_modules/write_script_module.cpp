@@ -1,5 +1,5 @@
 // Writes an example TorchScript module for the CLI tests (no Python needed):
-//   write_script_module OUT [--classes C] [--no-features] [--side S] [--channels K] [--tiny]
+//   write_script_module OUT [--classes C] [--no-features] [--side S] [--channels K] [--tiny | --endless]
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -8,11 +8,12 @@
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::cerr << "usage: write_script_module OUT [--classes C] [--no-features] [--side S] [--channels K] [--tiny]\n";
+    std::cerr << "usage: write_script_module OUT [--classes C] [--no-features] [--side S] [--channels K] [--tiny | "
+                 "--endless]\n";
     return 2;
   }
   drift::script_modules::SmallCnnShape shape;
-  bool tiny = false;
+  bool tiny = false, endless = false;
   for (int i = 2; i < argc; ++i) {
     const std::string flag = argv[i];
     const auto number = [&] { return i + 1 < argc ? std::atoll(argv[++i]) : 0LL; };
@@ -26,13 +27,17 @@ int main(int argc, char** argv) {
       shape.features = false;
     else if (flag == "--tiny")
       tiny = true;
+    else if (flag == "--endless")
+      endless = true;
     else {
       std::cerr << "write_script_module: unknown flag " << flag << "\n";
       return 2;
     }
   }
-  auto module = tiny ? drift::script_modules::tiny_linear(shape.channels * shape.side * shape.side, shape.classes)
-                     : drift::script_modules::small_cnn(shape);
+  const auto inputs = shape.channels * shape.side * shape.side;
+  auto module = endless ? drift::script_modules::endless_linear(inputs, shape.classes)
+                : tiny  ? drift::script_modules::tiny_linear(inputs, shape.classes)
+                        : drift::script_modules::small_cnn(shape);
   module.save(argv[1]);
   return 0;
 }

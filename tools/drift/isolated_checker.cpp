@@ -1,0 +1,171 @@
+// The checker drift installs for files whose readers it does not own (engine/core/isolated_check.hpp):
+// a copy of drift reads the file with `check-model` or `check-generator --in-process`, under a
+// time limit and (outside sanitizer builds) a memory limit, and its end decides.
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "engine/core/error.hpp"
+#include "engine/core/isolated_check.hpp"
+
+namespace drift::cli {
+namespace {
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;  // the sanitizers reserve terabytes of address space
+#else
+constexpr bool kSanitized = false;
+#endif
+
+// A check reads one file; LibTorch's start-up takes about a second of it on a slow core, a
+// sanitizer build several. DRIFT_CHECK_SECONDS overrides (docs/torchscript.md#hostile-files).
+double check_seconds() {
+  if (const char* text = std::getenv("DRIFT_CHECK_SECONDS")) {
+    char* end = nullptr;
+    const double seconds = std::strtod(text, &end);
+    if (end != text && *end == '\0' && seconds > 0) return seconds;
+    throw UserError(std::string("DRIFT_CHECK_SECONDS='") + text + "' is not a positive number of seconds");
+  }
+  return 120.0;
+}
+
+// Address space a check may take: LibTorch maps about 1 GiB at start-up; a module of drift's
+// sizes needs a few hundred MiB more. A file made to exhaust memory stops here.
+constexpr rlim_t kCheckAddressSpace = rlim_t{16} << 30;
+
+std::vector<std::string> check_command(const IsolatedCheck& check) {
+  if (check.kind == IsolatedCheck::Kind::generator) return {"drift", "check-generator", check.path, "--in-process"};
+  std::vector<std::string> args{"drift", "check-model", check.path, "--in-process"};
+  if (!check.digest.empty()) args.insert(args.end(), {"--digest", check.digest});
+  if (!check.input_shape.empty()) {
+    std::string shape;
+    for (const auto d : check.input_shape) shape += (shape.empty() ? "" : ",") + std::to_string(d);
+    args.insert(args.end(), {"--input", shape, "--classes", std::to_string(check.num_classes)});
+    if (check.features) args.emplace_back("--features");
+  }
+  return args;
+}
+
+struct ChildEnd {
+  bool timed_out = false;
+  int status = 0;      // waitpid's
+  std::string output;  // stdout and stderr together
+};
+
+pid_t start_check(std::vector<std::string>& args, int output_fd) {
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t parent = getpid();
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid != 0) return pid;
+  // Between fork and exec only async-signal-safe calls: this process may have other threads.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(128 + SIGKILL);
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_UNBLOCK, &all, nullptr);
+  dup2(output_fd, STDOUT_FILENO);
+  dup2(output_fd, STDERR_FILENO);
+  const rlimit no_core{0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);  // a crash there is expected, not a core file to keep
+  if (!kSanitized) {
+    const rlimit memory{kCheckAddressSpace, kCheckAddressSpace};
+    setrlimit(RLIMIT_AS, &memory);
+  }
+  execv("/proc/self/exe", argv.data());
+  _exit(127);
+}
+
+ChildEnd run_check(std::vector<std::string> args, double seconds) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) throw UserError("cannot check a file in a separate process: pipe failed");
+  const pid_t pid = start_check(args, fds[1]);
+  close(fds[1]);
+  if (pid < 0) {
+    close(fds[0]);
+    throw UserError("cannot check a file in a separate process: fork failed");
+  }
+  ChildEnd end;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  char buffer[4096];
+  while (true) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      end.timed_out = true;
+      break;
+    }
+    pollfd p{fds[0], POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(left.count())) < 0 && errno != EINTR) break;
+    if (p.revents == 0) continue;
+    const auto n = read(fds[0], buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // end of output: the child has ended (or closed both streams)
+    if (end.output.size() < (1 << 16)) end.output.append(buffer, static_cast<std::size_t>(n));
+  }
+  close(fds[0]);
+  if (end.timed_out) kill(pid, SIGKILL);
+  while (waitpid(pid, &end.status, 0) < 0 && errno == EINTR) {
+  }
+  return end;
+}
+
+// The last line of the child's output that starts with `prefix`, without it; empty if none.
+std::string line_after(const std::string& output, const std::string& prefix) {
+  std::string found;
+  std::size_t start = 0;
+  while (start < output.size()) {
+    auto stop = output.find('\n', start);
+    if (stop == std::string::npos) stop = output.size();
+    if (output.compare(start, prefix.size(), prefix) == 0)
+      found = output.substr(start + prefix.size(), stop - start - prefix.size());
+    start = stop + 1;
+  }
+  return found;
+}
+
+void check_in_child(const IsolatedCheck& check) {
+  const double seconds = check_seconds();
+  const auto end = run_check(check_command(check), seconds);
+  const std::string what =
+      (check.kind == IsolatedCheck::Kind::generator ? "generator folder " : "model.file ") + check.path;
+  const std::string doing =
+      check.input_shape.empty() ? "reading it" : "reading it and running it on a probe batch of the dataset's shape";
+  const std::string why = "; drift will not read it (docs/torchscript.md#hostile-files)";
+  if (end.timed_out)
+    throw UserError(what + ": " + doing + " did not finish within " + std::to_string(static_cast<long long>(seconds)) +
+                    " s in a separate process (DRIFT_CHECK_SECONDS sets the limit)" + why);
+  if (WIFEXITED(end.status) && WEXITSTATUS(end.status) == 0) return;
+  if (WIFEXITED(end.status) && WEXITSTATUS(end.status) == 127)
+    throw UserError("cannot check " + what + " in a separate process: /proc/self/exe did not start");
+  if (WIFEXITED(end.status) && WEXITSTATUS(end.status) == 2) {
+    const auto refusal = line_after(end.output, "drift: error: ");
+    if (!refusal.empty()) throw UserError(refusal);
+  }
+  std::string how = WIFSIGNALED(end.status) ? std::string("signal ") + std::to_string(WTERMSIG(end.status)) + ", " +
+                                                  strsignal(WTERMSIG(end.status))
+                                            : "exit status " + std::to_string(WEXITSTATUS(end.status));
+  if (const auto internal = line_after(end.output, "drift: internal error: "); !internal.empty())
+    how += ": " + internal.substr(0, 160);
+  throw UserError(what + ": " + doing + " crashed the separate process that did it (" + how +
+                  "): the file is malformed, or made to crash LibTorch's TorchScript reader" + why);
+}
+
+}  // namespace
+
+void install_isolated_checker() { set_isolated_checker(check_in_child); }
+
+}  // namespace drift::cli
