@@ -6,19 +6,12 @@ set -euo pipefail
 build="$1"
 seconds="$2"
 here="$(cd "$(dirname "$0")" && pwd)"
-# fuzz_torchscript is built but not run here: with drift's archive check in place it still finds
-# LibTorch 1.13's TorchScript importer crashing (SEGV in ScriptTypeParser) on malformed module
-# code, which drift cannot check without compiling it (docs/torchscript.md#hostile-files). Run
-# it by hand: build-sanitize/tools/fuzz/fuzz_torchscript tools/fuzz/corpus/fuzz_torchscript
-targets=(fuzz_task fuzz_update fuzz_evaluation fuzz_report fuzz_selection fuzz_handshake fuzz_scenario fuzz_traces fuzz_leaf fuzz_pack fuzz_checkpoint)
+targets=(fuzz_task fuzz_update fuzz_evaluation fuzz_report fuzz_selection fuzz_handshake fuzz_scenario fuzz_traces fuzz_leaf fuzz_pack fuzz_checkpoint fuzz_torchscript)
 printf '%-16s %10s %12s %10s\n' target seconds "execs/s" corpus
 for t in "${targets[@]}"; do
   corpus="$build/corpus/$t" findings="$build/findings/$t"
   mkdir -p "$corpus" "$findings"
   log="$build/fuzz-$t.log"
-  # A target's own leak suppressions, each with its reason (none but fuzz_torchscript's).
-  supp="$here/$t.lsan.supp"
-  if [[ -f "$supp" ]]; then export LSAN_OPTIONS="suppressions=$supp:print_suppressions=0"; else unset LSAN_OPTIONS; fi
   # Inputs up to 64 KiB; 4 GiB of memory at most; leaks are findings too.
   if ! "$build/tools/fuzz/$t" -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=4096 -print_final_stats=1 \
       -artifact_prefix="$findings/" "$corpus" "$here/corpus/$t" > "$log" 2>&1; then
