@@ -240,7 +240,9 @@ std::vector<Figure> run_figures(const fs::path& run_dir, const fs::path& dir,
                                       "'cohort vs population update (relative L2)'"
                                     : ""),
        1000, 500});
-  figures.push_back(participation_bias_figure());
+  // No bias before an aggregate gave any client a share (MIFA's official-wait holds the model).
+  if (std::any_of(metrics.begin(), metrics.end(), [](const auto& m) { return std::isfinite(m.participation_bias); }))
+    figures.push_back(participation_bias_figure());
   const auto rounds = metrics.back().round;
   if (auto rates = participation_rate_figure(run_dir, dir, rounds); !rates.name.empty())
     figures.push_back(std::move(rates));
