@@ -216,6 +216,30 @@ TEST_CASE("MIFA against the spec's vectors: the stale mean moves the model in an
     p.set("server_lr", 2.0);
     CHECK_THAT(info.check(p, shape), Catch::Contains("no server learning rate"));
   }
+  SECTION("official-wait: the model held where it started until every client took part once") {
+    ParamSet p;
+    p.set("variant", std::string("official-wait"));
+    FederationShape shape;
+    shape.num_clients = 3;
+    shape.local_lr = [](std::uint32_t round) { return 1.0 / round; };
+    const auto& info = *find_algorithm("mifa");
+    auto held = info.make_server(p, shape);
+    std::vector<ClientShares> shares;
+    auto x = model_at(1, -1);
+    // Client 3 arrives in round 3: table (2,2); (6,6); (-9,9), stepped by 1/3 then by 1/4.
+    check_models(run_rounds(*held, x, table_change, 1, 4, &shares),
+                 {{1, -1}, {1, -1}, {8.0 / 9, 8.0 / 9}, {29.0 / 36, 83.0 / 36}});
+    CHECK(shares[0].empty());
+    CHECK(shares[1].empty());
+    CHECK(shares[2].size() == 3);
+    CHECK(held->metrics().scalars.at("waiting") == 0);
+    // Scenario B: while held, every client trains from the initial model (0, 0).
+    check_models(scenario_b(*info.make_server(p, shape)), {{0, 0}, {0, 0}, {-2.0 / 9, 0}, {-7.0 / 18, 0}});
+    auto waiting = info.make_server(p, shape);
+    auto y = model_at(1, -1);
+    run_rounds(*waiting, y, table_change, 1, 2);
+    CHECK(waiting->metrics().scalars.at("waiting") == 1);
+  }
   auto s = server("mifa", {});
   scenario_a(*s);
   CHECK(s->metrics().scalars.at("table_clients") == 3);

@@ -16,12 +16,13 @@ namespace drift {
 namespace mifa {
 // What the table holds: raw changes stepped by eta (FedAU's and FedAWE's code, the default), or
 // changes divided by the round's local learning rate and stepped by the current one (the
-// official MIFA code, "no wait"; the paper's recollection).
-enum class Variant { fedau, official };
+// official MIFA code, "no wait"; the paper's recollection). official-wait also holds the model
+// where it started until every client has taken part once (the official code's `fdu`).
+enum class Variant { fedau, official, official_wait };
 }  // namespace mifa
 template <>
 struct ChoiceNames<mifa::Variant> {
-  static constexpr std::array<std::string_view, 2> names{"fedau", "official"};
+  static constexpr std::array<std::string_view, 3> names{"fedau", "official", "official-wait"};
 };
 
 namespace {
@@ -48,27 +49,35 @@ class MifaServer final : public ServerAlgorithm {
       table_.require_client("mifa", updates[k].client_id);
       table_.store(updates[k].client_id, scale * changes[k], storage_dtype(global));
     }
+    if (waiting()) return;  // every change so far was computed from the initial model
     apply_flat_step(global, mean_step(global, input.round), updates);
   }
 
   // The remembered changes keep moving the model when nobody took part.
   bool aggregate_nothing(NamedTensors& global, const AggregationInput& input) override {
-    if (table_.filled() == 0) return false;
+    if (table_.filled() == 0 || waiting()) return false;
     apply_flat_step(global, mean_step(global, input.round));
     return true;
   }
 
   // Every remembered change counts 1/N, fresh or not.
   ClientShares shares(const std::vector<ClientUpdate>&) const override {
+    if (waiting()) return {};
     return table_.filled_shares(1.0 / static_cast<double>(table_.clients()));
   }
 
-  AlgorithmMetrics metrics() const override { return table_.metrics(); }
+  // official-wait adds `waiting`: 1 while the model is held for clients not yet seen.
+  AlgorithmMetrics metrics() const override {
+    auto m = table_.metrics();
+    if (o_.variant == mifa::Variant::official_wait) m.scalars["waiting"] = waiting() ? 1.0 : 0.0;
+    return m;
+  }
 
   void archive(StateArchive& ar) override { table_.archive(ar); }
 
  private:
-  bool official() const { return o_.variant == mifa::Variant::official; }
+  bool official() const { return o_.variant != mifa::Variant::fedau; }
+  bool waiting() const { return o_.variant == mifa::Variant::official_wait && table_.filled() < table_.clients(); }
 
   double learning_rate(std::uint32_t round) const {
     if (!local_lr_) throw std::logic_error("mifa: the official variant needs the local learning rate of each round");
@@ -94,7 +103,8 @@ AlgorithmInfo mifa_info() {
           .range(0.0, std::nullopt, true),
       bind_key<O>("variant",
                   "fedau: raw changes stepped by server_lr (FedAU's code); official: changes over the local lr, "
-                  "stepped by the current one (MIFA's code)",
+                  "stepped by the current one (MIFA's code); official-wait: the same, the model held until every "
+                  "client has taken part once (MIFA's fdu)",
                   &O::variant),
       bind_key<O>("memory_budget_mb",
                   "the most memory the table of N changes may take (MB); above it the table is kept on disk in "
@@ -107,7 +117,7 @@ AlgorithmInfo mifa_info() {
       [](const O&) { return make_local_sgd_client(); },
       [](const O& o, const FederationShape& shape) { return std::make_unique<MifaServer>(o, shape); });
   info.check = params.reading([](const O& o, const FederationShape& shape) -> std::string {
-    if (o.variant == mifa::Variant::official && o.server_lr != 1.0)
+    if (o.variant != mifa::Variant::fedau && o.server_lr != 1.0)
       return "mifa's official variant steps by the local learning rate and has no server learning rate: leave "
              "algorithm.server_lr at 1 (or use variant = \"fedau\")";
     return std::string();
