@@ -92,8 +92,10 @@ void ClientChangeTable::archive(StateArchive& ar) {
   ar.value(values_);
   if (disk_)
     disk_->archive(ar);
-  else
+  else {
+    ar.reserve(bytes_ + std::size_t{64} * entries_.size());  // each entry's data and its few header bytes
     for (auto& e : entries_) archive_tensor(ar, e);
+  }
   archive_tensor(ar, sum_);  // kept, not summed again: its float64 rounding is the run's
   if (!ar.loading()) return;
   filled_ = 0;

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -25,14 +26,37 @@ namespace {
 
 constexpr const char* kFormat = "drift checkpoint 2";
 
-void archive_checkpoint(StateArchive& ar, Checkpoint& c) {
+// state.bin: the numbers, then the three states as texts.
+void archive_numbers(StateArchive& ar, Checkpoint& c) {
   ar.section(kFormat);
   ar.value(c.round);
   ar.value(c.virtual_time);
   ar.value(c.wall_seconds);
-  ar.text(c.driver);
-  ar.text(c.sampler);
-  ar.text(c.files);
+}
+
+std::array<std::string*, 3> states_of(Checkpoint& c) { return {&c.driver, &c.sampler, &c.files}; }
+
+void read_checkpoint_archive(StateArchive& ar, Checkpoint& c) {
+  archive_numbers(ar, c);
+  for (auto* state : states_of(c)) ar.text(*state);
+}
+
+// Writes state.bin as read_checkpoint_archive reads it, each state straight from its string: the
+// driver's state can be gigabytes (a MIFA table held in memory), and an archive that copied it
+// would double the run's memory at every checkpoint (docs/algorithms.md#tables-on-disk).
+void write_state_file(const fs::path& path, Checkpoint& c) {
+  auto numbers = StateArchive::writer();
+  archive_numbers(numbers, c);
+  const auto states = states_of(c);
+  std::array<std::string, 3> prefixes;
+  for (std::size_t k = 0; k < states.size(); ++k) {
+    auto prefix = StateArchive::writer();
+    prefix.text_prefix(*states[k]);
+    prefixes[k] = prefix.take();
+  }
+  std::vector<std::string_view> parts{numbers.bytes()};
+  for (std::size_t k = 0; k < states.size(); ++k) parts.insert(parts.end(), {prefixes[k], *states[k]});
+  write_file_atomically(path, parts);
 }
 
 // Flushes the files a writer left in `directory` (not its subdirectories) to the disk.
@@ -122,9 +146,7 @@ fs::path complete_checkpoint(const fs::path& run) {
 // Everything but the swap, into `partial`.
 std::uint64_t write_parts(const fs::path& partial, Checkpoint& checkpoint, const std::string& scenario_toml,
                           const std::function<void(const fs::path&)>& save_client_states) {
-  auto ar = StateArchive::writer();
-  archive_checkpoint(ar, checkpoint);
-  write_file_atomically(partial / "state.bin", ar.bytes());
+  write_state_file(partial / "state.bin", checkpoint);
   write_file_atomically(partial / "scenario.toml", scenario_toml);
   try {
     save_client_states(partial);
@@ -189,7 +211,7 @@ std::optional<StoredCheckpoint> read_checkpoint(const fs::path& run) {
     throw DecodeError((directory / "checkpoint.json").string() + " is not a file");
   verify_checksums(directory, nlohmann::json::parse(read_whole(directory / "checkpoint.json"), nullptr, false));
   auto ar = StateArchive::reader(read_whole(directory / "state.bin"), (directory / "state.bin").string());
-  archive_checkpoint(ar, stored.checkpoint);
+  read_checkpoint_archive(ar, stored.checkpoint);
   ar.expect_end();
   stored.scenario_toml = read_whole(directory / "scenario.toml");
   return stored;

@@ -18,15 +18,16 @@ void StateArchive::check_count(std::uint64_t n, std::size_t min_bytes_each) cons
 }
 
 void StateArchive::text(std::string& s) {
-  std::uint64_t n = s.size();
-  value(n);
-  if (loading_) {
-    check_count(n, 1);
-    s.assign(bytes_.data() + read_, static_cast<std::size_t>(n));
-    read_ += static_cast<std::size_t>(n);
+  if (!loading_) {
+    text_prefix(s);
+    bytes_.append(s);
     return;
   }
-  bytes_.append(s);
+  std::uint64_t n = 0;
+  value(n);
+  check_count(n, 1);
+  s.assign(bytes_.data() + read_, static_cast<std::size_t>(n));
+  read_ += static_cast<std::size_t>(n);
 }
 
 void StateArchive::section(std::string_view name) {

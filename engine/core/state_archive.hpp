@@ -33,6 +33,11 @@ class StateArchive {
   bool loading() const { return loading_; }
   const std::string& bytes() const { return bytes_; }
   std::string take() { return std::move(bytes_); }
+  // Writing: room for `more` bytes after those written, from a part that knows its size. A
+  // large state (a table of every client's change) is then not copied as the bytes grow.
+  void reserve(std::size_t more) {
+    if (!loading_) bytes_.reserve(bytes_.size() + more);
+  }
   // Reading: throws DecodeError unless every byte was read.
   void expect_end() const;
 
@@ -50,6 +55,12 @@ class StateArchive {
     v = b != 0;
   }
   void text(std::string& s);
+  // Writing: what text(s) puts before the characters of s. A writer that sends the characters
+  // elsewhere (straight to a file, without copying them) keeps the layout text() reads back.
+  void text_prefix(const std::string& s) {
+    std::uint64_t n = s.size();
+    value(n);
+  }
 
   template <class T>
   void values(std::vector<T>& v) {
