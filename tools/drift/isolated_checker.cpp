@@ -12,6 +12,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -59,8 +60,9 @@ std::vector<std::string> check_command(const IsolatedCheck& check) {
 
 struct ChildEnd {
   bool timed_out = false;
-  int status = 0;      // waitpid's
-  std::string output;  // stdout and stderr together
+  bool reaped = false;  // waitpid answered with `status`
+  int status = 0;       // waitpid's
+  std::string output;   // stdout and stderr together
 };
 
 pid_t start_check(std::vector<std::string>& args, int output_fd) {
@@ -117,10 +119,30 @@ ChildEnd run_check(std::vector<std::string> args, double seconds) {
     if (end.output.size() < (1 << 16)) end.output.append(buffer, static_cast<std::size_t>(n));
   }
   close(fds[0]);
-  if (end.timed_out) kill(pid, SIGKILL);
-  while (waitpid(pid, &end.status, 0) < 0 && errno == EINTR) {
+  // The output ended; the child may not have, and the deadline holds for it too.
+  while (!end.timed_out) {
+    const pid_t done = waitpid(pid, &end.status, WNOHANG);
+    if (done == pid || (done < 0 && errno != EINTR)) {
+      end.reaped = done == pid;
+      return end;
+    }
+    if (std::chrono::steady_clock::now() >= deadline)
+      end.timed_out = true;
+    else
+      usleep(10000);
   }
+  kill(pid, SIGKILL);
+  pid_t done = -1;
+  while ((done = waitpid(pid, &end.status, 0)) < 0 && errno == EINTR) {
+  }
+  end.reaped = done == pid;
   return end;
+}
+
+std::string seconds_text(double seconds) {
+  std::ostringstream text;
+  text << seconds;
+  return text.str();
 }
 
 // The last line of the child's output that starts with `prefix`, without it; empty if none.
@@ -146,8 +168,9 @@ void check_in_child(const IsolatedCheck& check) {
       check.input_shape.empty() ? "reading it" : "reading it and running it on a probe batch of the dataset's shape";
   const std::string why = "; drift will not read it (docs/torchscript.md#hostile-files)";
   if (end.timed_out)
-    throw UserError(what + ": " + doing + " did not finish within " + std::to_string(static_cast<long long>(seconds)) +
+    throw UserError(what + ": " + doing + " did not finish within " + seconds_text(seconds) +
                     " s in a separate process (DRIFT_CHECK_SECONDS sets the limit)" + why);
+  if (!end.reaped) throw UserError("cannot tell how the separate process that read " + what + " ended" + why);
   if (WIFEXITED(end.status) && WEXITSTATUS(end.status) == 0) return;
   if (WIFEXITED(end.status) && WEXITSTATUS(end.status) == 127)
     throw UserError("cannot check " + what + " in a separate process: /proc/self/exe did not start");
