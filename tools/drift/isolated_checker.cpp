@@ -3,13 +3,10 @@
 // time limit and (outside sanitizer builds) a memory limit, and its end decides.
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
@@ -17,17 +14,12 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "drift_child.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/isolated_check.hpp"
 
 namespace drift::cli {
 namespace {
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;  // the sanitizers reserve terabytes of address space
-#else
-constexpr bool kSanitized = false;
-#endif
 
 // A check reads one file; LibTorch's start-up takes about a second of it on a slow core, a
 // sanitizer build several. DRIFT_CHECK_SECONDS overrides (docs/torchscript.md#hostile-files).
@@ -40,10 +32,6 @@ double check_seconds() {
   }
   return 120.0;
 }
-
-// Address space a check may take: LibTorch maps about 1 GiB at start-up; a module of drift's
-// sizes needs a few hundred MiB more. A file made to exhaust memory stops here.
-constexpr rlim_t kCheckAddressSpace = rlim_t{16} << 30;
 
 std::vector<std::string> check_command(const IsolatedCheck& check) {
   if (check.kind == IsolatedCheck::Kind::generator) return {"drift", "check-generator", check.path, "--in-process"};
@@ -65,36 +53,13 @@ struct ChildEnd {
   std::string output;   // stdout and stderr together
 };
 
-pid_t start_check(std::vector<std::string>& args, int output_fd) {
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const pid_t parent = getpid();
-  std::fflush(nullptr);
-  const pid_t pid = fork();
-  if (pid != 0) return pid;
-  // Between fork and exec only async-signal-safe calls: this process may have other threads.
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != parent) _exit(128 + SIGKILL);
-  sigset_t all;
-  sigfillset(&all);
-  pthread_sigmask(SIG_UNBLOCK, &all, nullptr);
-  dup2(output_fd, STDOUT_FILENO);
-  dup2(output_fd, STDERR_FILENO);
-  const rlimit no_core{0, 0};
-  setrlimit(RLIMIT_CORE, &no_core);  // a crash there is expected, not a core file to keep
-  if (!kSanitized) {
-    const rlimit memory{kCheckAddressSpace, kCheckAddressSpace};
-    setrlimit(RLIMIT_AS, &memory);
-  }
-  execv("/proc/self/exe", argv.data());
-  _exit(127);
-}
-
 ChildEnd run_check(std::vector<std::string> args, double seconds) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) throw UserError("cannot check a file in a separate process: pipe failed");
-  const pid_t pid = start_check(args, fds[1]);
+  DriftChildSetup setup;
+  setup.output_fd = fds[1];
+  setup.for_untrusted_file = true;
+  const pid_t pid = start_drift_child(std::move(args), setup);
   close(fds[1]);
   if (pid < 0) {
     close(fds[0]);

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +15,7 @@
 #include <memory>
 #include <thread>
 
+#include "drift_child.hpp"
 #include "engine/compose/checkpoint.hpp"
 #include "engine/core/durations.hpp"
 #include "engine/core/error.hpp"
@@ -94,31 +94,13 @@ pid_t start_child(const PlannedRun& run, const RunnerOptions& o, bool resume) {
     args.push_back(std::to_string(o.slots));
   }
   const auto log = dir.string() + ".log";
-  std::fflush(nullptr);
-  const pid_t study = getpid();
-  const pid_t pid = fork();
+  DriftChildSetup setup;
+  setup.own_process_group = true;
+  setup.output_fd = open(log.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (resume ? O_APPEND : O_TRUNC), 0644);
+  // The forking thread is the study's main thread, which lives as long as the study.
+  const pid_t pid = start_drift_child(std::move(args), setup);
+  if (setup.output_fd >= 0) close(setup.output_fd);
   if (pid < 0) throw UserError("cannot start a run: fork failed");
-  if (pid == 0) {
-    setpgid(0, 0);
-    // Kept across execv. The forking thread is the study's main thread, which lives as long as
-    // the study; a study that died before this line is seen by the parent check.
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != study) _exit(128 + SIGKILL);
-    sigset_t all;
-    sigfillset(&all);
-    pthread_sigmask(SIG_UNBLOCK, &all, nullptr);  // the study's watcher blocked them
-    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | (resume ? O_APPEND : O_TRUNC), 0644);
-    if (fd >= 0) {
-      dup2(fd, STDOUT_FILENO);
-      dup2(fd, STDERR_FILENO);
-      close(fd);
-    }
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv("/proc/self/exe", argv.data());
-    _exit(127);
-  }
   return pid;
 }
 
