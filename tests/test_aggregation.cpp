@@ -109,6 +109,9 @@ TEST_CASE("the initial model is a function of the seed alone", "[models]") {
   // Weights follow U(-1/sqrt(fan_in), 1/sqrt(fan_in)): conv1 has fan_in 25, bound 0.2.
   CHECK(a[0].value.abs().max().item<float>() <= 0.2f);
   CHECK(a[0].value.abs().max().item<float>() > 0.19f);
+  std::int64_t fedau_params = 0;
+  for (const auto& t : state_of(*make_model("fedau-cnn", {1, 28, 28}, 10, 5))) fedau_params += t.value.numel();
+  CHECK(fedau_params == 211690);  // FedAU's Fashion-MNIST CNN: 320 + 9,248 + 200,832 + 1,290
   auto out = make_model("small-cnn", {1, 28, 28}, 10, 1)->forward(torch::zeros({3, 1, 28, 28}));
   CHECK(out.features.sizes() == torch::IntArrayRef({3, 128}));
   CHECK(out.logits.sizes() == torch::IntArrayRef({3, 10}));

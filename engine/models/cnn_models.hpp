@@ -19,9 +19,15 @@ struct TwoConvSpec {
 // 5x5, 512 features (1,663,370 parameters for 28x28x1 input and 10 classes). cnn4: the
 // "4-layer CNN" of FedKTL/HtFLlib (conv5x5 32, conv5x5 64, both valid, FC-512, classifier),
 // which FedCCL's intra-domain experiments also name.
+// fedau-cnn: FedAU's Fashion-MNIST CNN, 32 and 32 channels, same-padded 3x3, 128 features
+// (211,690 parameters for 28x28x1 input and 10 classes).
 TwoConvSpec small_cnn_spec();
 TwoConvSpec fedavg_cnn_spec();
 TwoConvSpec cnn4_spec();
+TwoConvSpec fedau_cnn_spec();
+
+// The spec of the two-convolution model called `name`, or nullptr if it is not one of them.
+const TwoConvSpec* find_two_conv_spec(const std::string& name);
 
 class TwoConvCnn final : public Model {
  public:

@@ -97,6 +97,8 @@ Rows<ModelInfo>& model_rows() {
       {"fedavg-cnn", "McMahan et al. 2017 CNN: conv 32, conv 64, FC-512 features, 1.66M parameters",
        two_conv(fedavg_cnn_spec, "fedavg-cnn")},
       {"cnn4", "FedKTL's 4-layer CNN: conv5x5 32, conv5x5 64 (valid), FC-512 features", two_conv(cnn4_spec, "cnn4")},
+      {"fedau-cnn", "FedAU's Fashion-MNIST CNN: conv3x3 32, conv3x3 32 (same), FC-128 features, 211,690 parameters",
+       two_conv(fedau_cnn_spec, "fedau-cnn")},
       {"resnet8", "FedSKC's ResNet-8: 3x3 stem + 3 BasicBlocks (w, 2w, 4w), w = [model] width (64)", resnet({1, 1, 1})},
       {"resnet10", "FedSC's ResNet-10: 3x3 stem + 4 BasicBlocks (w .. 8w), w = [model] width (64)",
        resnet({1, 1, 1, 1})},

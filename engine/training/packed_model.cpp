@@ -9,7 +9,7 @@ namespace drift {
 namespace F = torch::nn::functional;
 namespace {
 
-bool is_two_conv(const std::string& name) { return name == "small-cnn" || name == "fedavg-cnn" || name == "cnn4"; }
+bool is_two_conv(const std::string& name) { return find_two_conv_spec(name) != nullptr; }
 bool is_resnet(const std::string& name) { return name.rfind("resnet", 0) == 0; }
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
@@ -53,7 +53,7 @@ PackedModel::PackedModel(const Model& prototype, const NamedTensors& start, std:
   if (const auto why = packing_refusal(prototype); !why.empty()) throw std::invalid_argument(why);
   const auto& name = prototype.recipe().name;
   resnet_ = is_resnet(name);
-  if (name == "fedavg-cnn") padding_ = fedavg_cnn_spec().padding;
+  if (const auto* spec = find_two_conv_spec(name)) padding_ = spec->padding;
   layout_ = state_of(prototype);
   check_compatible(layout_, start);
   std::vector<std::string> names;
