@@ -97,6 +97,7 @@ Buffer encode_task(const TrainingTask& task) {
     h.setMomentum(task.hyper.momentum);
     h.setWeightDecay(task.hyper.weight_decay);
     h.setLocalEpochs(task.hyper.local_epochs);
+    h.setLocalSteps(task.hyper.local_steps);
     h.setBatchSize(task.hyper.batch_size);
     h.setDropLast(task.hyper.drop_last);
     h.setGradClip(task.hyper.grad_clip);
@@ -116,6 +117,7 @@ TrainingTask decode_task(const Buffer& buffer, const DecodeLimits& limits) {
                                      task.hyper.momentum = h.getMomentum();
                                      task.hyper.weight_decay = h.getWeightDecay();
                                      task.hyper.local_epochs = h.getLocalEpochs();
+                                     task.hyper.local_steps = h.getLocalSteps();
                                      task.hyper.batch_size = h.getBatchSize();
                                      task.hyper.drop_last = h.getDropLast();
                                      task.hyper.grad_clip = h.getGradClip();

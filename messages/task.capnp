@@ -13,6 +13,7 @@ struct HyperParams {
   batchSize @4 :UInt32;
   dropLast @5 :Bool;
   gradClip @6 :Float64;  # max global gradient norm per step; 0 = off
+  localSteps @7 :UInt32;  # > 0: this many batches instead of localEpochs passes
 }
 
 struct TrainingTask {

@@ -55,12 +55,13 @@ TrainingTask task_for(const Model& model, std::uint32_t epochs) {
 // Largest |packed - unpacked| over every tensor of every member, after checking that each
 // member took exactly its own steps.
 double largest_gap(const std::string& algorithm, const std::string& model_name, const std::vector<std::int64_t>& sizes,
-                   double mu, std::uint32_t epochs = 2) {
+                   double mu, std::uint32_t epochs = 2, std::uint32_t steps = 0) {
   const auto f = federation(sizes, 11);
   ModelOptions options;
   options.width = 8;
   auto model = make_model(model_name, {1, 28, 28}, 10, 5, options);
-  const auto task = task_for(*model, epochs);
+  auto task = task_for(*model, epochs);
+  task.hyper.local_steps = steps;
   const auto* info = find_algorithm(algorithm);
   ParamSet params;
   if (algorithm == "fedprox") params.set("mu", mu);
@@ -118,6 +119,10 @@ TEST_CASE("a pack trains each client as it trains alone", "[packing]") {
   SECTION("fedavg-cnn's padding and resnet18's second blocks") {
     CHECK(largest_gap("fedavg", "fedavg-cnn", {20, 7}, 0, 1) < 1e-6);
     CHECK(largest_gap("fedavg", "resnet18", {20, 7}, 0, 1) < 1e-6);
+  }
+  SECTION("fedau-cnn's same-padded 3x3 convolutions, in local steps") {
+    CHECK(largest_gap("fedavg", "fedau-cnn", {20, 7}, 0, 1) < 1e-6);
+    CHECK(largest_gap("fedavg", "fedau-cnn", {40, 7, 0}, 0, 1, 3) < 1e-5);
   }
 }
 
@@ -180,6 +185,60 @@ TEST_CASE("the batch schedule follows the client's own stream", "[packing]") {
   CHECK(batch_schedule(indices, hp, 4, 1, 5).orders != s.orders);
   hp.drop_last = true;
   CHECK(batch_schedule(indices, hp, 3, 1, 5).steps.size() == 4);
+}
+
+TEST_CASE("local steps take full batches from passes reshuffled as they run out", "[packing]") {
+  HyperParams hp;
+  hp.batch_size = 4;
+  hp.local_steps = 5;
+  hp.local_epochs = 7;  // ignored under local_steps
+  hp.drop_last = false;
+  const std::vector<std::int64_t> indices{7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+  const auto s = batch_schedule(indices, hp, 3, 1, 5);
+  // 10 samples in batches of 4: two batches a pass, the last 2 samples left, a new pass.
+  REQUIRE(s.steps.size() == 5);
+  REQUIRE(s.orders.size() == 3);
+  const std::vector<std::uint32_t> passes{0, 0, 1, 1, 2};
+  const std::vector<std::int64_t> starts{0, 4, 0, 4, 0};
+  for (std::size_t i = 0; i < 5; ++i) {
+    CHECK(s.steps[i].epoch == passes[i]);
+    CHECK(s.steps[i].start == starts[i]);
+    CHECK(s.steps[i].size == 4);
+    CHECK(s.steps[i].number == static_cast<std::uint64_t>(starts[i] / 4));
+  }
+  // Pass k is shuffled as epoch k would be.
+  HyperParams epochs;
+  epochs.batch_size = 4;
+  epochs.local_epochs = 3;
+  CHECK(batch_schedule(indices, epochs, 3, 1, 5).orders == s.orders);
+
+  // Fewer samples than a batch: all of them, reshuffled, at every step.
+  const auto small = batch_schedule({1, 2, 3}, hp, 3, 1, 5);
+  REQUIRE(small.steps.size() == 5);
+  CHECK(small.orders.size() == 5);
+  for (const auto& step : small.steps) CHECK(step.size == 3);
+  CHECK(batch_schedule({}, hp, 3, 1, 5).steps.empty());
+
+  // The virtual time's compute counts the samples the steps go through.
+  hp.batch_size = 16;
+  CHECK(local_samples_per_round(hp, 100) == 80.0);
+  CHECK(local_samples_per_round(hp, 3) == 15.0);
+  hp.local_steps = 0;
+  CHECK(local_samples_per_round(hp, 100) == 700.0);
+}
+
+TEST_CASE("the last local epoch under local steps is the last pass begun", "[packing]") {
+  auto model = make_model("small-cnn", {1, 28, 28}, 10, 5);
+  auto task = task_for(*model, 3);
+  Payload state;
+  ClientContext ctx{0, task, state, *model};
+  ctx.epoch = 2;
+  CHECK(in_last_local_epoch(ctx));
+  task.hyper.local_steps = 5;
+  ctx.last_epoch = 4;
+  CHECK_FALSE(in_last_local_epoch(ctx));
+  ctx.epoch = 4;
+  CHECK(in_last_local_epoch(ctx));
 }
 
 TEST_CASE("which scenarios pack is the scenario's choice", "[packing][scenario]") {

@@ -123,4 +123,8 @@ TEST_CASE("a key set where the scenario makes it idle is named with the reason",
         std::vector<std::string>{
             "async.buffer_size does nothing under sync rounds (simulation.mode = fedasync or fedbuff)"});
   CHECK(parse_scenario("[simulation]\nmode = \"fedbuff\"\n[async]\nbuffer_size = 3\n", "s.toml").warnings.empty());
+  CHECK(parse_scenario("[training]\nlocal_steps = 5\nlocal_epochs = 2\n", "s.toml").warnings ==
+        std::vector<std::string>{"training.local_epochs does nothing with training.local_steps (steps take full "
+                                 "batches from reshuffled passes)"});
+  CHECK(parse_scenario("[training]\nlocal_steps = 0\nlocal_epochs = 2\n", "s.toml").warnings.empty());
 }

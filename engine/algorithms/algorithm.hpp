@@ -32,6 +32,7 @@ struct ClientContext {
   const Dataset* data = nullptr;
   const std::vector<std::int64_t>* indices = nullptr;
   std::uint32_t epoch = 0;                // local epoch of the current batch, set by the training loop
+  std::uint32_t last_epoch = 0;           // the epoch of the round's last batch, set by the training loop
   const torch::Tensor* inputs = nullptr;  // the current batch's images, set by the training loop
   torch::Device device = torch::kCPU;     // where the model, batches, payload and state are
   std::uint64_t seed = 0;                 // the scenario seed, for state every client derives alike
@@ -44,8 +45,11 @@ void for_each_local_batch(ClientContext& ctx,
                           const std::function<void(const ModelOutput&, const torch::Tensor&)>& visit);
 
 // Whether the batch being trained belongs to the last local epoch (knowledge collected "during
-// the last epoch", as the FedSKC, FedSC and FPL code do).
-inline bool in_last_local_epoch(const ClientContext& ctx) { return ctx.epoch + 1 == ctx.task.hyper.local_epochs; }
+// the last epoch", as the FedSKC, FedSC and FPL code do); under local_steps, the last pass begun.
+inline bool in_last_local_epoch(const ClientContext& ctx) {
+  if (ctx.task.hyper.local_steps > 0) return ctx.epoch == ctx.last_epoch;
+  return ctx.epoch + 1 == ctx.task.hyper.local_epochs;
+}
 
 class ClientAlgorithm {
  public:

@@ -49,7 +49,7 @@ FederationData prepare_federation_data(const Scenario& scenario) {
                                    scenario.seed, domains);
   }
   if (held_out > 0.0) fed.client_test_sizes = hold_out_client_tests(fed.data, fed.partition, held_out, scenario.seed);
-  if (scenario.training.drop_last) {
+  if (scenario.training.drop_last && scenario.training.local_steps == 0) {
     std::size_t largest = 0;
     for (const auto& share : fed.partition.indices) largest = std::max(largest, share.size());
     // Every job would train zero steps and report its untouched model as an update.

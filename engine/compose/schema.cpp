@@ -26,6 +26,9 @@ std::string sync_only(const S& s) {
   const auto mode = s.simulation.mode;
   return mode == SimulationMode::sync ? "" : "under " + name_of(mode) + " (sync rounds only)";
 }
+std::string epochs_only(const S& s) {
+  return s.training.local_steps > 0 ? "with training.local_steps (steps take full batches from reshuffled passes)" : "";
+}
 std::string async_only(const S& s) {
   return s.simulation.mode == SimulationMode::sync ? "under sync rounds (simulation.mode = fedasync or fedbuff)" : "";
 }
@@ -179,12 +182,15 @@ std::vector<ScenarioSection> make_sections() {
       {"algorithm", "federated algorithm; further keys are the algorithm's parameters",
        {bind_key<S>("name", "algorithm name (drift list)", &S::algorithm).choices(algorithm_names)}},
       {"training", "local training on each client",
-       {bind_key<S>("local_epochs", "passes over the local data per round", &S::training, &H::local_epochs).range(1.0, 1e6),
+       {bind_key<S>("local_epochs", "passes over the local data per round", &S::training, &H::local_epochs)
+            .range(1.0, 1e6).idle_when(epochs_only),
+        bind_key<S>("local_steps", "mini-batch steps per round instead of local_epochs passes; 0 = passes", &S::training,
+                &H::local_steps).range(0.0, 1e6),
         bind_key<S>("batch_size", "mini-batch size", &S::training, &H::batch_size).range(1.0, 1e7),
         bind_key<S>("lr", "SGD learning rate", &S::training, &H::learning_rate).range(0.0, {}, true),
         bind_key<S>("momentum", "SGD momentum (buffers reset every round)", &S::training, &H::momentum).range(0.0, 1.0),
         bind_key<S>("weight_decay", "L2 penalty", &S::training, &H::weight_decay).range(0.0, {}),
-        bind_key<S>("drop_last", "skip the last partial batch", &S::training, &H::drop_last),
+        bind_key<S>("drop_last", "skip the last partial batch", &S::training, &H::drop_last).idle_when(epochs_only),
         bind_key<S>("grad_clip", "clip each step's global gradient norm to this; 0 = off", &S::training, &H::grad_clip).range(0.0, {}),
         bind_key<S>("lr_decay", "exponential: learning rate of round r is lr * lr_decay^(r-1)", &S::training, &H::lr_decay).range(0.0, 1.0, true),
         bind_key<S>("lr_schedule", "exponential (lr_decay), inverse (lr / r) or inverse_sqrt (lr / sqrt((r-1)/10 + 1))", &S::training, &H::lr_schedule)}},

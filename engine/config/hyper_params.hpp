@@ -1,6 +1,7 @@
 #pragma once
 // Local training's hyper-parameters, as the scenario's [training] section gives them and as a
 // training task carries them to a client.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -13,12 +14,23 @@ struct HyperParams {
   double momentum = 0.0;
   double weight_decay = 0.0;
   std::uint32_t local_epochs = 1;
+  // > 0: this many mini-batch steps a round instead of local_epochs passes (FedAU's protocol);
+  // docs/scenarios.md#local-steps says how the batches are cut.
+  std::uint32_t local_steps = 0;
   std::uint32_t batch_size = 64;
   bool drop_last = false;
   double grad_clip = 0.0;  // clip the global gradient norm of every step to this; 0 = off
   double lr_decay = 1.0;   // exponential: learning rate of round r = learning_rate * lr_decay^(r - 1)
   LrSchedule lr_schedule = LrSchedule::exponential;  // computed on the server side, per round
 };
+
+// How many samples one round of local training goes through for a client holding n: its passes,
+// or under local_steps that many batches of min(batch_size, n) (the virtual time's compute).
+inline double local_samples_per_round(const HyperParams& h, std::uint64_t n) {
+  if (h.local_steps > 0)
+    return static_cast<double>(h.local_steps) * static_cast<double>(std::min<std::uint64_t>(h.batch_size, n));
+  return static_cast<double>(n) * static_cast<double>(h.local_epochs);
+}
 
 // The local learning rate of round (or asynchronous aggregation) r >= 1 under the schedule.
 inline double learning_rate_of_round(const HyperParams& h, std::uint32_t round) {

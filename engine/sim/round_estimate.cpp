@@ -24,7 +24,7 @@ RoundEstimate estimate_rounds(const Scenario& s, const Population& p, std::uint6
   const double bytes = static_cast<double>(model_bytes);
   for (std::uint32_t c = 0; c < p.size(); ++c) {
     const auto& sys = p.system[c];
-    const double samples = static_cast<double>(p.num_samples[c]) * static_cast<double>(s.training.local_epochs);
+    const double samples = local_samples_per_round(s.training, p.num_samples[c]);
     tasks.push_back(2 * sys.latency + bytes / sys.down_bandwidth + samples / sys.speed + bytes / sys.up_bandwidth);
   }
   std::sort(tasks.begin(), tasks.end());

@@ -25,7 +25,7 @@ TaskPlan TaskPlanner::plan(std::uint32_t client, double start, std::uint64_t dow
   p.model_version = model_version;
   p.up_bandwidth = sys.up_bandwidth;
   p.download_end = start + sys.latency + static_cast<double>(down_bytes) / sys.down_bandwidth;
-  const double samples = static_cast<double>(population_.num_samples[client]) * scenario_.training.local_epochs;
+  const double samples = local_samples_per_round(scenario_.training, population_.num_samples[client]);
   p.compute_end = p.download_end + samples / speed;
   p.earliest_finish = p.compute_end + sys.latency;
   if (scenario_.simulation.dropout > 0.0) {

@@ -8,16 +8,48 @@
 
 namespace drift {
 
+namespace {
+
+std::vector<std::int64_t> shuffled_pass(const std::vector<std::int64_t>& indices, std::uint32_t client_id,
+                                        std::uint32_t round, std::uint32_t pass, std::uint64_t seed) {
+  auto order = indices;
+  Rng rng = make_stream(seed, "batch-order", {client_id, round, pass});
+  rng.shuffle(order);
+  return order;
+}
+
+// local_steps: full batches from successive shuffled passes; a pass whose rest is shorter than a
+// batch is left and a new one begins (FedAU's loader). A client holding fewer samples than a
+// batch trains on all of them, reshuffled, at every step.
+BatchSchedule step_schedule(const std::vector<std::int64_t>& indices, const HyperParams& hyper, std::uint32_t client_id,
+                            std::uint32_t round, std::uint64_t seed) {
+  BatchSchedule s;
+  const auto n = static_cast<std::int64_t>(indices.size());
+  if (n == 0) return s;
+  const std::int64_t batch = std::min<std::int64_t>(hyper.batch_size, n);
+  std::int64_t start = n;
+  for (std::uint32_t step = 0; step < hyper.local_steps; ++step) {
+    if (n - start < batch) {
+      s.orders.push_back(shuffled_pass(indices, client_id, round, static_cast<std::uint32_t>(s.orders.size()), seed));
+      start = 0;
+    }
+    const auto pass = static_cast<std::uint32_t>(s.orders.size() - 1);
+    s.steps.push_back({pass, start, batch, static_cast<std::uint64_t>(start / batch)});
+    start += batch;
+  }
+  return s;
+}
+
+}  // namespace
+
 BatchSchedule batch_schedule(const std::vector<std::int64_t>& indices, const HyperParams& hyper,
                              std::uint32_t client_id, std::uint32_t round, std::uint64_t seed) {
+  if (hyper.local_steps > 0) return step_schedule(indices, hyper, client_id, round, seed);
   BatchSchedule s;
   const auto n = static_cast<std::int64_t>(indices.size());
   const std::int64_t batch = hyper.batch_size;
   for (std::uint32_t epoch = 0; epoch < hyper.local_epochs; ++epoch) {
-    auto order = indices;
-    Rng rng = make_stream(seed, "batch-order", {client_id, round, epoch});
-    rng.shuffle(order);
-    s.orders.push_back(std::move(order));
+    s.orders.push_back(shuffled_pass(indices, client_id, round, epoch, seed));
     for (std::int64_t start = 0; start < n; start += batch) {
       const std::int64_t size = std::min(batch, n - start);
       if (hyper.drop_last && size < batch) break;

@@ -1,6 +1,7 @@
 #pragma once
 // The batches of one client's local training: every epoch shuffles the client's samples from
 // the ("batch-order", client, round, epoch) stream and cuts them into batches in that order.
+// Under training.local_steps the passes are cut into full batches until the steps are taken.
 // Unpacked and packed training both follow it, so a client sees the same batches either way.
 #include <cstdint>
 #include <utility>
@@ -14,8 +15,8 @@ namespace drift {
 
 struct BatchSchedule {
   struct Step {
-    std::uint32_t epoch = 0;
-    std::int64_t start = 0;  // offset into orders[epoch]
+    std::uint32_t epoch = 0;  // the pass over the client's data
+    std::int64_t start = 0;   // offset into orders[epoch]
     std::int64_t size = 0;
     std::uint64_t number = 0;  // the batch's index within its epoch (the augmentation stream's key)
   };

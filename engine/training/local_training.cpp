@@ -59,6 +59,7 @@ ClientUpdate train_locally(Model& model, ClientAlgorithm& algorithm, const Datas
   const auto schedule = batch_schedule(indices, hp, client_id, task.round, seed);
   const BatchSource source{&data, device,    &augment, augment.enabled() ? data.black() : torch::Tensor(),
                            seed,  task.round};
+  if (!schedule.steps.empty()) ctx.last_epoch = schedule.steps.back().epoch;
   for (const auto& step : schedule.steps) {
     ctx.epoch = step.epoch;
     auto [x, y] = scheduled_batch(source, schedule, step, client_id);

@@ -44,8 +44,11 @@ void describe_run(spdlog::logger& log, const Scenario& scenario, const Federatio
   else
     log.info("{}: {} clients training at once ({} sampler), {} aggregations", name_of(scenario.simulation.mode),
              scenario.async.concurrency, scenario.sampler.name, scenario.rounds);
-  log.info("{} on {}, {} local epoch(s), batch {}, lr {}; devices: {}", scenario.algorithm, scenario.model,
-           scenario.training.local_epochs, scenario.training.batch_size, scenario.training.learning_rate,
+  const auto& training = scenario.training;
+  log.info("{} on {}, {}, batch {}, lr {}; devices: {}", scenario.algorithm, scenario.model,
+           training.local_steps > 0 ? std::to_string(training.local_steps) + " local step(s)"
+                                    : std::to_string(training.local_epochs) + " local epoch(s)",
+           training.batch_size, training.learning_rate,
            cluster.no_local ? std::string("workers only") : describe(devices));
   if (const auto pack = effective_pack(scenario); pack > 1)
     log.info("packs of {} clients train as one model (devices.pack)", pack);
