@@ -57,16 +57,18 @@ Figure band_figure(const std::string& name, const std::string& x_label, const st
           1100, 500};
 }
 
-// The participation bias against both objectives, side by side, one band per cell.
+// The participation bias against both objectives, one above the other, one band per cell.
+// Stacked, each panel keeps the accuracy figure's width beside the cells' legend; side by
+// side, long cell names left each panel a sliver.
 Figure bias_figure(const std::vector<std::string>& sample_files, const std::vector<std::string>& uniform_files,
                    const std::vector<std::string>& titles) {
   return {"participation_bias_by_round", "Participation bias, mean ± std over seeds, against rounds",
-          "set multiplot layout 1,2 title 'Participation bias: shares over the drift window vs the objective (mean ± "
-          "std over seeds), against rounds'\nunset xlabel\nset ylabel 'total variation'\nset yrange [0:*]\n"
+          "set multiplot layout 2,1 title 'Participation bias: shares over the drift window vs the objective (mean ± "
+          "std over seeds)'\nset xlabel 'round'\nset ylabel 'total variation'\nset yrange [0:*]\n"
           "set title 'vs data weights n_i / n'\n" +
               band_plot(sample_files, titles) + "\nset title 'vs uniform 1 / N'\n" + band_plot(uniform_files, titles) +
               "\nunset multiplot",
-          1300, 600};
+          1100, 900};
 }
 
 // Per round, mean ± std of `value` over the runs where it has one.
