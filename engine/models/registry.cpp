@@ -78,9 +78,11 @@ namespace {
 
 using Shape = std::vector<std::int64_t>;
 
-ModelInfo::Factory two_conv(TwoConvSpec (*spec)(), const std::string& name) {
+// One of the two-convolution presets, by the name its spec is listed under (cnn_models.hpp).
+ModelInfo::Factory two_conv(const std::string& name) {
+  const TwoConvSpec spec = *find_two_conv_spec(name);
   return [spec, name](const Shape& input, std::int64_t classes, const ModelOptions& options) {
-    return std::make_shared<TwoConvCnn>(spec(), input, classes, name, options);
+    return std::make_shared<TwoConvCnn>(spec, input, classes, name, options);
   };
 }
 
@@ -93,12 +95,12 @@ ModelInfo::Factory resnet(std::vector<std::int64_t> blocks) {
 
 Rows<ModelInfo>& model_rows() {
   static Rows<ModelInfo> catalog = {
-      {"small-cnn", "2 conv layers (16, 32) + FC-128 features, ~80k parameters", two_conv(small_cnn_spec, "small-cnn")},
+      {"small-cnn", "2 conv layers (16, 32) + FC-128 features, ~80k parameters", two_conv("small-cnn")},
       {"fedavg-cnn", "McMahan et al. 2017 CNN: conv 32, conv 64, FC-512 features, 1.66M parameters",
-       two_conv(fedavg_cnn_spec, "fedavg-cnn")},
-      {"cnn4", "FedKTL's 4-layer CNN: conv5x5 32, conv5x5 64 (valid), FC-512 features", two_conv(cnn4_spec, "cnn4")},
+       two_conv("fedavg-cnn")},
+      {"cnn4", "FedKTL's 4-layer CNN: conv5x5 32, conv5x5 64 (valid), FC-512 features", two_conv("cnn4")},
       {"fedau-cnn", "FedAU's Fashion-MNIST CNN: conv3x3 32, conv3x3 32 (same), FC-128 features, 211,690 parameters",
-       two_conv(fedau_cnn_spec, "fedau-cnn")},
+       two_conv("fedau-cnn")},
       {"resnet8", "FedSKC's ResNet-8: 3x3 stem + 3 BasicBlocks (w, 2w, 4w), w = [model] width (64)", resnet({1, 1, 1})},
       {"resnet10", "FedSC's ResNet-10: 3x3 stem + 4 BasicBlocks (w .. 8w), w = [model] width (64)",
        resnet({1, 1, 1, 1})},
