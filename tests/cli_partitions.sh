@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The protocol-family data conventions from the CLI: a partition read from a JSON file
 # (replicating another framework's split), a bad file refused before any run directory exists,
-# per-client held-out test splits, and the CReFF partition over a long-tailed pool.
+# per-client held-out test splits, the CReFF partition over a long-tailed pool, and FedAU's slices.
 set -euo pipefail
 drift="$1"
 work=$(mktemp -d)
@@ -57,4 +57,11 @@ grep -q '"test_samples"' "$work/runs/base/partition.json"
   --set partition.long_tail=10 --set 'output.runs_dir="'"$work/creff"'"' > "$work/out" 2>&1
 sizes=$(grep -o '"num_samples": [0-9]*' "$work/creff/base/partition.json" | sort -u | wc -l)
 [[ $sizes -le 2 ]]  # sizes differ by at most one
+# FedAU's slices: every training sample held once, and the resolved scenario names the scheme.
+"$drift" run "$work/base.toml" --set federation.clients=10 --set partition.scheme=dirichlet_slices \
+  --set partition.alpha=0.1 --set partition.min_client_samples=1 \
+  --set 'output.runs_dir="'"$work/slices"'"' > "$work/out" 2>&1
+grep -q "scheme = 'dirichlet_slices'" "$work/slices/base/scenario.toml"
+held=$(grep -o '"num_samples": [0-9]*' "$work/slices/base/partition.json" | awk '{s += $2} END {print s}')
+[[ $held -eq 1200 ]]
 echo "cli partitions: ok"

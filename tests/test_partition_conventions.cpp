@@ -1,5 +1,5 @@
 // The data conventions of the papers' protocol families (docs/algorithms.md#conventions): the long-tailed
-// pool, CReFF's chunked Dirichlet, partitions read from files, per-client held-out splits.
+// pool, CReFF's chunked Dirichlet, FedAU's slices, partitions read from files, per-client held-out splits.
 #include "catch_torch.hpp"
 
 #include <cmath>
@@ -85,6 +85,41 @@ TEST_CASE("CReFF partition: equal client sizes, every sample once, label skew ke
   CHECK(partition_dirichlet_creff(labels, 10, 20, 0.05, 1000, again).indices == p.indices);
   Rng other(5);
   CHECK_THROWS_AS(partition_dirichlet_creff(labels, 10, 9, 0.05, 1000, other), UserError);
+}
+
+TEST_CASE("FedAU's slices: each class cut in dataset order by the rows, ends rounded half to even",
+          "[partition][slices]") {
+  // Class 0 at 0,2,3,5,8,9 (6 samples), class 1 at 1,4,6,7 (4). Class 0's ends: 6 * 0.5 = 3,
+  // 6 * 0.75 = 4.5 -> 4 (half to even), 6; class 1's: 4 * 0.5 = 2, 2 (an empty slice), 4.
+  const std::vector<std::int64_t> labels{0, 1, 0, 0, 1, 0, 1, 1, 0, 0};
+  const std::vector<std::vector<double>> rows{{0.5, 0.5}, {0.25, 0.0}, {0.25, 0.5}};
+  const auto p = slices_by_label_rows(labels, 2, rows);
+  REQUIRE(p.num_clients() == 3);
+  CHECK(p.indices[0] == std::vector<std::int64_t>{0, 1, 2, 3, 4});
+  CHECK(p.indices[1] == std::vector<std::int64_t>{5});
+  CHECK(p.indices[2] == std::vector<std::int64_t>{6, 7, 8, 9});
+  // 5 samples of class 0 by rows 0.5 / 0.5: 2.5 -> 2, not 3.
+  const auto halves = slices_by_label_rows({0, 0, 0, 0, 0}, 1, {{0.5}, {0.5}});
+  CHECK(halves.indices[0] == std::vector<std::int64_t>{0, 1});
+
+  const auto many = balanced_labels(300, 10);  // 3,000 samples
+  Rng rng(3);
+  const auto drawn = partition_dirichlet_slices(many, 10, 25, 0.1, 5, 1000, rng);
+  std::set<std::int64_t> all;
+  std::size_t smallest = many.size(), largest = 0;
+  for (const auto& client : drawn.indices) {
+    all.insert(client.begin(), client.end());
+    smallest = std::min(smallest, client.size());
+    largest = std::max(largest, client.size());
+  }
+  CHECK(all.size() == many.size());  // every sample once
+  CHECK(smallest >= 5);
+  CHECK(largest > 2 * smallest);  // sizes follow the rows, unlike CReFF's equal clients
+  Rng again(3);
+  CHECK(partition_dirichlet_slices(many, 10, 25, 0.1, 5, 1000, again).indices == drawn.indices);
+  Rng other(3);
+  CHECK_THROWS_AS(partition_dirichlet_slices(many, 10, 25, 0.1, 200, 1000, other), UserError);  // 25 x 200 > 3,000
+  CHECK_THROWS_AS(partition_dirichlet_slices(many, 10, 25, 0.1, 110, 20, other), UserError);    // no draw that even
 }
 
 TEST_CASE("a partition file is read and checked for count, range, duplicates and types", "[partition][file]") {

@@ -19,7 +19,17 @@ enum class ClientStateStore { memory, disk };  // where idle clients' private st
 enum class TimelineAction { offline, online, speed, sampler, fraction, deadline, leave, join };
 enum class DivergencePolicy { stop, keep_going };  // what a diverged run does next
 // How the training data is split among the clients (docs/scenarios.md#partition).
-enum class PartitionScheme { iid, dirichlet, dirichlet_creff, shards, file, domains, domains_dirichlet, natural };
+enum class PartitionScheme {
+  iid,
+  dirichlet,
+  dirichlet_creff,
+  shards,
+  file,
+  domains,
+  domains_dirichlet,
+  natural,
+  dirichlet_slices
+};
 // How a group's clients are chosen: by their most frequent label, by holding only the given
 // labels, by an id range, or by a seeded share of the clients.
 enum class GroupRule { dominant_label, label_set, id_range, proportion };
@@ -128,8 +138,9 @@ struct ChoiceNames<DivergencePolicy> {
 
 template <>
 struct ChoiceNames<PartitionScheme> {
-  static constexpr std::array<std::string_view, 8> names{"iid",  "dirichlet", "dirichlet_creff",   "shards",
-                                                         "file", "domains",   "domains_dirichlet", "natural"};
+  static constexpr std::array<std::string_view, 9> names{
+      "iid",     "dirichlet",         "dirichlet_creff", "shards",          "file",
+      "domains", "domains_dirichlet", "natural",         "dirichlet_slices"};
 };
 template <>
 struct ChoiceNames<GroupRule> {

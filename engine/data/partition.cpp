@@ -46,6 +46,9 @@ const std::vector<PartitionSchemeInfo>& partition_schemes() {
       {P::natural,
        "LEAF datasets: one client per writer or speaker with their own train/test split (a seeded sample of writers "
        "when there are fewer clients)"},
+      {P::dirichlet_slices,
+       "FedAU / FedAWE code: a Dirichlet(alpha) row per client, each class cut in dataset order in proportion to the "
+       "rows (label skew, sizes near the mean)"},
   };
   return schemes;
 }
@@ -311,6 +314,9 @@ Partition make_partition(const PartitionConfig& config, const std::vector<std::i
     p = partition_dirichlet(l, num_classes, clients, config.alpha, config.min_client_samples, config.max_attempts, rng);
   } else if (config.scheme == P::dirichlet_creff) {
     p = partition_dirichlet_creff(l, num_classes, clients, config.alpha, config.max_attempts, rng);
+  } else if (config.scheme == P::dirichlet_slices) {
+    p = partition_dirichlet_slices(l, num_classes, clients, config.alpha, config.min_client_samples,
+                                   config.max_attempts, rng);
   } else if (config.scheme == P::shards) {
     p = partition_shards(l, clients, config.shards_per_client, rng);
   } else {

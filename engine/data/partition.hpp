@@ -31,6 +31,17 @@ Partition partition_iid(std::int64_t num_samples, std::uint32_t clients, Rng& rn
 Partition partition_dirichlet(const std::vector<std::int64_t>& labels, std::int64_t num_classes, std::uint32_t clients,
                               double alpha, std::int64_t min_size, std::int64_t max_attempts, Rng& rng);
 
+// FedAU's and FedAWE's split: client k draws a row q_k ~ Dir(alpha * 1_C); each class's samples,
+// in dataset order, are cut into consecutive slices, client k's ending at
+// round_half_even(n_c * sum_{m<=k} q_m[c] / sum_m q_m[c]). Sizes differ but stay near n / K. The whole
+// draw is repeated until every client has >= min_size samples (the first draw is the code's).
+Partition partition_dirichlet_slices(const std::vector<std::int64_t>& labels, std::int64_t num_classes,
+                                     std::uint32_t clients, double alpha, std::int64_t min_size,
+                                     std::int64_t max_attempts, Rng& rng);
+// The cut itself, for given rows (one per client, one weight per class).
+Partition slices_by_label_rows(const std::vector<std::int64_t>& labels, std::int64_t num_classes,
+                               const std::vector<std::vector<double>>& rows);
+
 // McMahan et al.: sort by label, cut into clients * shards_per_client equal shards, deal
 // shards_per_client random shards to each client.
 Partition partition_shards(const std::vector<std::int64_t>& labels, std::uint32_t clients,
