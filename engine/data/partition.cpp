@@ -53,6 +53,13 @@ const std::vector<PartitionSchemeInfo>& partition_schemes() {
   return schemes;
 }
 
+void require_room_for(std::int64_t num_samples, std::uint32_t clients, std::int64_t min_size) {
+  if (min_size * static_cast<std::int64_t>(clients) > num_samples)
+    throw UserError("cannot give " + std::to_string(clients) + " clients at least " + std::to_string(min_size) +
+                    " samples each from " + std::to_string(num_samples) +
+                    " training samples; lower partition.min_client_samples or federation.clients");
+}
+
 Partition partition_iid(std::int64_t num_samples, std::uint32_t clients, Rng& rng) {
   std::vector<std::int64_t> order(static_cast<std::size_t>(num_samples));
   for (std::int64_t i = 0; i < num_samples; ++i) order[static_cast<std::size_t>(i)] = i;
@@ -64,11 +71,7 @@ Partition partition_dirichlet(const std::vector<std::int64_t>& labels, std::int6
                               double alpha, std::int64_t min_size, std::int64_t max_attempts, Rng& rng) {
   const auto n = static_cast<std::int64_t>(labels.size());
   if (!(alpha > 0.0)) throw UserError("partition.alpha must be > 0");
-  if (min_size * static_cast<std::int64_t>(clients) > n) {
-    throw UserError("cannot give " + std::to_string(clients) + " clients at least " + std::to_string(min_size) +
-                    " samples each from " + std::to_string(n) +
-                    " training samples; lower partition.min_client_samples or federation.clients");
-  }
+  require_room_for(n, clients, min_size);
   std::vector<std::vector<std::int64_t>> by_class(static_cast<std::size_t>(num_classes));
   for (std::int64_t i = 0; i < n; ++i)
     by_class[static_cast<std::size_t>(labels[static_cast<std::size_t>(i)])].push_back(i);

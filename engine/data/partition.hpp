@@ -42,6 +42,10 @@ Partition partition_dirichlet_slices(const std::vector<std::int64_t>& labels, st
 Partition slices_by_label_rows(const std::vector<std::int64_t>& labels, std::int64_t num_classes,
                                const std::vector<std::vector<double>>& rows);
 
+// Throws UserError naming the keys to change when `clients` clients cannot each hold `min_size`
+// of `num_samples` samples (the size-bounded Dirichlet draws could never succeed).
+void require_room_for(std::int64_t num_samples, std::uint32_t clients, std::int64_t min_size);
+
 // McMahan et al.: sort by label, cut into clients * shards_per_client equal shards, deal
 // shards_per_client random shards to each client.
 Partition partition_shards(const std::vector<std::int64_t>& labels, std::uint32_t clients,

@@ -47,10 +47,7 @@ Partition partition_dirichlet_slices(const std::vector<std::int64_t>& labels, st
                                      std::int64_t max_attempts, Rng& rng) {
   if (!(alpha > 0.0)) throw UserError("partition.alpha must be > 0");
   const auto n = static_cast<std::int64_t>(labels.size());
-  if (min_size * static_cast<std::int64_t>(clients) > n)
-    throw UserError("cannot give " + std::to_string(clients) + " clients at least " + std::to_string(min_size) +
-                    " samples each from " + std::to_string(n) +
-                    " training samples; lower partition.min_client_samples or federation.clients");
+  require_room_for(n, clients, min_size);
   std::int64_t smallest = 0;
   for (std::int64_t attempt = 0; attempt < max_attempts; ++attempt) {
     std::vector<std::vector<double>> rows;
