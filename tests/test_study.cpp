@@ -105,6 +105,17 @@ TEST_CASE("study figures: bands by round and by virtual time over the seeds that
   CHECK(by_time.x.back() == 30);          // the line ends where the cell's longest run ends
 }
 
+TEST_CASE("a legend names a cell by the factors that differ between cells", "[study]") {
+  StudyTable t{{algorithm_factor({"fedau", "mifa"}), grid_factor("availability.model=cyclic")}, {{0.5}, {}}, {}};
+  RunRecord a, b;
+  a.levels = {"fedau", "cyclic"};
+  b.levels = {"mifa", "cyclic"};
+  t.runs = {a, b};
+  CHECK(legend_label(t, a.levels) == "algorithm=fedau");
+  t.runs = {a};  // one cell: nothing differs, so every factor names it
+  CHECK(legend_label(t, a.levels) == "algorithm=fedau, availability.model=cyclic");
+}
+
 TEST_CASE("study.md gives virtual times in the unit of the study's span, study.csv in hours", "[study]") {
   StudyTable t{{grid_factor("training.lr=0.05")}, {{0.5}, {}}, {}};
   t.runs = {record("0.05", 1, 0.6, false), record("0.05", 2, 0.8, false)};

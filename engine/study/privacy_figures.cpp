@@ -69,7 +69,7 @@ Figure accuracy_vs_epsilon_figure(const StudyTable& table, const std::filesystem
   for (const auto& r : table.runs) {
     if (cells.empty() || r.levels != current) {
       current = r.levels;
-      cells.push_back(cell_label(table.factors, r.levels));
+      cells.push_back(legend_label(table, r.levels));
       drawn.push_back(false);
     }
     const auto& s = r.summary;

@@ -130,7 +130,7 @@ std::vector<Figure> study_figures(const StudyTable& table, const fs::path& study
   for (const auto& r : table.runs) {
     if (cells.empty() || r.levels != current) {
       current = r.levels;
-      cells.push_back({cell_label(table.factors, r.levels), {}});
+      cells.push_back({legend_label(table, r.levels), {}});
       diverged.push_back(0);
     }
     if (!r.finished()) continue;

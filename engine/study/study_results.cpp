@@ -269,4 +269,17 @@ std::string study_markdown(const StudyTable& t) {
   return out.str();
 }
 
+std::string legend_label(const StudyTable& table, const std::vector<std::string>& levels) {
+  std::vector<Factor> shown;
+  std::vector<std::string> shown_levels;
+  for (std::size_t f = 0; f < table.factors.size(); ++f) {
+    const bool varies = std::any_of(table.runs.begin(), table.runs.end(),
+                                    [&](const RunRecord& r) { return r.levels.at(f) != levels.at(f); });
+    if (!varies) continue;
+    shown.push_back(table.factors[f]);
+    shown_levels.push_back(levels.at(f));
+  }
+  return shown.empty() ? cell_label(table.factors, levels) : cell_label(shown, shown_levels);
+}
+
 }  // namespace drift

@@ -42,6 +42,11 @@ std::string study_run_path(const std::vector<Factor>& factors, const Cell& cell,
 StudyTable read_study_table(const std::filesystem::path& study_dir, std::vector<Factor> factors,
                             const std::vector<std::uint64_t>& seeds, SummaryTargets targets);
 
+// How a figure's legend names the cell of `levels`: by the factors whose level differs between
+// the table's cells, since a factor held at one level tells the cells nothing apart and its
+// long name would squeeze the plot; by every factor when none differs.
+std::string legend_label(const StudyTable& table, const std::vector<std::string>& levels);
+
 // One row per run: every factor, seed, path, status and result. Diverged runs have their status
 // and the aggregation where they diverged, and no accuracy.
 std::string study_csv(const StudyTable& table);
