@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 
 #include "engine/core/error.hpp"
@@ -53,11 +54,24 @@ const std::vector<PartitionSchemeInfo>& partition_schemes() {
   return schemes;
 }
 
-void require_room_for(std::int64_t num_samples, std::uint32_t clients, std::int64_t min_size) {
-  if (min_size * static_cast<std::int64_t>(clients) > num_samples)
-    throw UserError("cannot give " + std::to_string(clients) + " clients at least " + std::to_string(min_size) +
-                    " samples each from " + std::to_string(num_samples) +
+Partition redraw_until_min_size(const MinSizeDraw& rule, const std::function<Partition()>& draw) {
+  if (!(rule.alpha > 0.0)) throw UserError("partition.alpha must be > 0");
+  if (rule.min_size * static_cast<std::int64_t>(rule.clients) > rule.num_samples)
+    throw UserError("cannot give " + std::to_string(rule.clients) + " clients at least " +
+                    std::to_string(rule.min_size) + " samples each from " + std::to_string(rule.num_samples) +
                     " training samples; lower partition.min_client_samples or federation.clients");
+  std::int64_t smallest = 0;
+  for (std::int64_t attempt = 0; attempt < rule.max_attempts; ++attempt) {
+    auto p = draw();
+    smallest = std::numeric_limits<std::int64_t>::max();
+    for (const auto& c : p.indices) smallest = std::min<std::int64_t>(smallest, static_cast<std::int64_t>(c.size()));
+    if (smallest >= rule.min_size) return p;
+  }
+  throw UserError(rule.scheme + " partition (alpha=" + std::to_string(rule.alpha) + ", " +
+                  std::to_string(rule.clients) + " clients) left a client with " + std::to_string(smallest) +
+                  " samples after " + std::to_string(rule.max_attempts) +
+                  " attempts, below partition.min_client_samples=" + std::to_string(rule.min_size) +
+                  "; raise partition.alpha or lower min_client_samples");
 }
 
 Partition partition_iid(std::int64_t num_samples, std::uint32_t clients, Rng& rng) {
@@ -70,15 +84,13 @@ Partition partition_iid(std::int64_t num_samples, std::uint32_t clients, Rng& rn
 Partition partition_dirichlet(const std::vector<std::int64_t>& labels, std::int64_t num_classes, std::uint32_t clients,
                               double alpha, std::int64_t min_size, std::int64_t max_attempts, Rng& rng) {
   const auto n = static_cast<std::int64_t>(labels.size());
-  if (!(alpha > 0.0)) throw UserError("partition.alpha must be > 0");
-  require_room_for(n, clients, min_size);
   std::vector<std::vector<std::int64_t>> by_class(static_cast<std::size_t>(num_classes));
   for (std::int64_t i = 0; i < n; ++i)
     by_class[static_cast<std::size_t>(labels[static_cast<std::size_t>(i)])].push_back(i);
   const double cap = static_cast<double>(n) / clients;
 
-  std::int64_t smallest = 0;
-  for (std::int64_t attempt = 0; attempt < max_attempts; ++attempt) {
+  const MinSizeDraw rule{"Dirichlet", alpha, clients, n, min_size, max_attempts};
+  return redraw_until_min_size(rule, [&] {
     Partition p;
     p.indices.resize(clients);
     for (auto members : by_class) {
@@ -116,17 +128,9 @@ Partition partition_dirichlet(const std::vector<std::int64_t>& labels, std::int6
         }
       }
     }
-    smallest = std::numeric_limits<std::int64_t>::max();
-    for (const auto& c : p.indices) smallest = std::min<std::int64_t>(smallest, static_cast<std::int64_t>(c.size()));
-    if (smallest >= min_size) {
-      sort_each(p);
-      return p;
-    }
-  }
-  throw UserError("Dirichlet partition (alpha=" + std::to_string(alpha) + ", " + std::to_string(clients) +
-                  " clients) left a client with " + std::to_string(smallest) + " samples after " +
-                  std::to_string(max_attempts) + " attempts, below partition.min_client_samples=" +
-                  std::to_string(min_size) + "; raise partition.alpha or lower min_client_samples");
+    sort_each(p);
+    return p;
+  });
 }
 
 Partition partition_shards(const std::vector<std::int64_t>& labels, std::uint32_t clients,

@@ -1,6 +1,7 @@
 #pragma once
 // Partitioners: which training samples each client holds. Deterministic given the stream.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -42,9 +43,16 @@ Partition partition_dirichlet_slices(const std::vector<std::int64_t>& labels, st
 Partition slices_by_label_rows(const std::vector<std::int64_t>& labels, std::int64_t num_classes,
                                const std::vector<std::vector<double>>& rows);
 
-// Throws UserError naming the keys to change when `clients` clients cannot each hold `min_size`
-// of `num_samples` samples (the size-bounded Dirichlet draws could never succeed).
-void require_room_for(std::int64_t num_samples, std::uint32_t clients, std::int64_t min_size);
+// The size-bounded Dirichlet draws' rule: call `draw` until every client holds `min_size`
+// samples, at most `max_attempts` times. Throws UserError, naming the keys to change, for
+// alpha <= 0, for a minimum that `num_samples` cannot meet, and when no draw met it.
+struct MinSizeDraw {
+  std::string scheme;  // how the error names the draw: "Dirichlet", "dirichlet_slices"
+  double alpha = 0.0;
+  std::uint32_t clients = 0;
+  std::int64_t num_samples = 0, min_size = 0, max_attempts = 0;
+};
+Partition redraw_until_min_size(const MinSizeDraw& rule, const std::function<Partition()>& draw);
 
 // McMahan et al.: sort by label, cut into clients * shards_per_client equal shards, deal
 // shards_per_client random shards to each client.

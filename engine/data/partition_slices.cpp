@@ -2,9 +2,7 @@
 // each label's samples, in dataset order, cut into contiguous slices in proportion to the rows.
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
-#include "engine/core/error.hpp"
 #include "engine/data/partition.hpp"
 
 namespace drift {
@@ -45,24 +43,15 @@ Partition slices_by_label_rows(const std::vector<std::int64_t>& labels, std::int
 Partition partition_dirichlet_slices(const std::vector<std::int64_t>& labels, std::int64_t num_classes,
                                      std::uint32_t clients, double alpha, std::int64_t min_size,
                                      std::int64_t max_attempts, Rng& rng) {
-  if (!(alpha > 0.0)) throw UserError("partition.alpha must be > 0");
   const auto n = static_cast<std::int64_t>(labels.size());
-  require_room_for(n, clients, min_size);
-  std::int64_t smallest = 0;
-  for (std::int64_t attempt = 0; attempt < max_attempts; ++attempt) {
+  const MinSizeDraw rule{"dirichlet_slices", alpha, clients, n, min_size, max_attempts};
+  return redraw_until_min_size(rule, [&] {
     std::vector<std::vector<double>> rows;
     rows.reserve(clients);
     for (std::uint32_t k = 0; k < clients; ++k)
       rows.push_back(dirichlet_draw(rng, alpha, static_cast<std::size_t>(num_classes)));
-    auto p = slices_by_label_rows(labels, num_classes, rows);
-    smallest = std::numeric_limits<std::int64_t>::max();
-    for (const auto& c : p.indices) smallest = std::min<std::int64_t>(smallest, static_cast<std::int64_t>(c.size()));
-    if (smallest >= min_size) return p;
-  }
-  throw UserError("the dirichlet_slices partition (alpha=" + std::to_string(alpha) + ", " + std::to_string(clients) +
-                  " clients) left a client with " + std::to_string(smallest) + " samples after " +
-                  std::to_string(max_attempts) + " draws, below partition.min_client_samples=" +
-                  std::to_string(min_size) + "; raise partition.alpha or lower min_client_samples");
+    return slices_by_label_rows(labels, num_classes, rows);
+  });
 }
 
 }  // namespace drift
