@@ -7,7 +7,9 @@
 #include "actors/wire.hpp"
 #include "engine/compose/client_models.hpp"
 #include "engine/core/error.hpp"
+#include "engine/training/cuda_support.hpp"
 #include "engine/training/device_data.hpp"
+#include "engine/training/device_transfer.hpp"
 #include "engine/training/local_training.hpp"
 #include "messages/codec.hpp"
 #include "messages/pack_codec.hpp"
@@ -26,6 +28,7 @@ struct SlotWorkspace {
     // the same whatever the number of slots, which keeps results byte-identical.
     at::set_num_threads(1);
     use_own_stream(device);
+    use_blocking_waits(device);
     const auto& s = *ctx.scenario;
     models = std::make_unique<ClientModels>(s, *ctx.data, device);
     algorithm = find_algorithm(s.algorithm)->make_client(s.algorithm_params);
@@ -59,7 +62,7 @@ slot_actor::behavior_type trainer_slot(slot_actor::pointer, torch::Device device
           if (job.end > static_cast<std::uint64_t>(test.size()))
             throw DecodeError("evaluation range ends past the test set");
           auto& model = workspace->models->shared_model();
-          load_state(model, msg::decode_bundle(weights_buffer));
+          load_state_on_device(model, msg::decode_bundle(weights_buffer), device);
           auto result = evaluate_range(model, test, job.begin, job.end, ctx.scenario->evaluation.batch_size, device);
           return msg::encode_eval_result(result);
         } catch (const std::exception& e) {

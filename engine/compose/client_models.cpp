@@ -40,6 +40,7 @@ ClientModels::ClientModels(const Scenario& scenario, const FederationData& data,
       test_(resident_on(data.data.test, device)) {
   const auto* algorithm = find_algorithm(scenario.algorithm);
   private_models_ = algorithm != nullptr && algorithm->private_models;
+  if (algorithm != nullptr && algorithm->packed) objective_ = algorithm->packed(scenario.algorithm_params);
 }
 
 ClientModels::Entry& ClientModels::entry_for(const std::string& name) {
@@ -49,6 +50,14 @@ ClientModels::Entry& ClientModels::entry_for(const std::string& name) {
   e.model = make_architecture_model(scenario_, *data_.data.train, name);
   e.initial = state_of(*e.model);
   e.model->to(device_);
+  if (!device_.is_cpu()) {
+    // Graphs for drift's own image models: a TorchScript module may branch on its input or draw
+    // random numbers, and a text model's recurrent kernels were never captured here.
+    const auto* info = find_model(name);
+    const bool capturable = info != nullptr && !info->text && !info->any_input;
+    e.trainer =
+        std::make_unique<DeviceTrainer>(*e.model, device_, DeviceTrainer::Options{scenario_.graphs && capturable});
+  }
   return by_architecture_.emplace(name, std::move(e)).first->second;
 }
 
@@ -63,8 +72,11 @@ ClientUpdate ClientModels::train(ClientAlgorithm& algorithm, const TrainingTask&
     if (!task.weights.empty()) throw DecodeError("a private-model task carries weights");
     restore_private(model, state, entry.initial);
   }
-  auto update = train_locally(model, algorithm, *train_, data_.partition.indices[client], task, client, state,
-                              scenario_.seed, device_, scenario_.data.augment);
+  const auto& indices = data_.partition.indices[client];
+  auto update = entry.trainer ? entry.trainer->train(algorithm, objective_ ? &*objective_ : nullptr, *train_, indices,
+                                                     task, client, state, scenario_.seed, scenario_.data.augment)
+                              : train_locally(model, algorithm, *train_, indices, task, client, state, scenario_.seed,
+                                              device_, scenario_.data.augment);
   if (!private_models_) return update;
   for (auto& t : update.weights) state.tensors[private_weight_key(t.name)] = std::move(t.value);
   update.weights.clear();

@@ -5,10 +5,12 @@
 // on disk) while the client is idle and only the clients being trained occupy the device.
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/compose/federation_data.hpp"
+#include "engine/training/device_trainer.hpp"
 #include "engine/training/packed_training.hpp"
 
 namespace drift {
@@ -36,6 +38,9 @@ class ClientModels {
   struct Entry {
     std::shared_ptr<Model> model;
     NamedTensors initial;  // the architecture's initial weights, on the CPU
+    // Off the CPU: trains the model, keeping its buffers and CUDA graphs from job to job. The
+    // CPU keeps train_locally, whose bits the shipped scenarios' digests record.
+    std::unique_ptr<DeviceTrainer> trainer;
   };
   Entry& entry_for(const std::string& architecture);
 
@@ -44,6 +49,7 @@ class ClientModels {
   torch::Device device_;
   std::shared_ptr<const Dataset> train_, test_;  // on device_ (the dataset itself on the CPU)
   bool private_models_ = false;
+  std::optional<PackedObjective> objective_;  // the algorithm's, when it has one
   std::map<std::string, Entry> by_architecture_;
 };
 

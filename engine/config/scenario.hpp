@@ -237,6 +237,7 @@ struct Scenario {
   std::int64_t cpu_slots = 0;           // trainer slots on the CPU; 0 = one per core
   std::string device_pool;              // "cpu:2,cuda:0x4"; empty = cpu x cpu_slots
   std::uint32_t pack = 1;               // clients of a sync round trained together as one packed model
+  bool graphs = true;                   // GPU slots capture training steps as CUDA graphs where they can
   PrivacyConfig privacy;
   SecureAggregationConfig secure_aggregation;
   CheckpointConfig checkpoint;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "engine/training/batch_schedule.hpp"
+#include "engine/training/device_transfer.hpp"
 #include "engine/training/job_sums.hpp"
 
 namespace drift {
@@ -22,6 +23,32 @@ std::string non_finite_loss_message(std::uint32_t client_id, std::uint32_t round
          std::to_string(value) + " at local step " + std::to_string(step);
 }
 
+ClientContext begin_client(Model& model, ClientAlgorithm& algorithm, const Dataset& data,
+                           const std::vector<std::int64_t>& indices, const TrainingTask& task, std::uint32_t client_id,
+                           Payload& state, std::uint64_t seed, const torch::Device& device) {
+  if (!task.weights.empty()) load_state_on_device(model, task.weights, device);
+  model.train();
+  ClientContext ctx{client_id, task, state, model, &data, &indices};
+  ctx.device = device;
+  ctx.seed = seed;
+  algorithm.begin(ctx);
+  return ctx;
+}
+
+ClientUpdate job_update(const TrainingTask& task, std::uint32_t client_id, std::uint64_t num_samples,
+                        std::uint32_t steps, std::uint64_t seen, double loss_sum, std::int64_t correct) {
+  ClientUpdate update;
+  update.client_id = client_id;
+  update.round = task.round;
+  update.model_version = task.model_version;
+  update.num_samples = num_samples;
+  update.metrics.loss = seen ? loss_sum / static_cast<double>(seen) : 0.0;
+  update.metrics.accuracy = seen ? static_cast<double>(correct) / static_cast<double>(seen) : 0.0;
+  update.metrics.steps = steps;
+  update.metrics.samples_seen = seen;
+  return update;
+}
+
 ClientUpdate train_locally(Model& model, ClientAlgorithm& algorithm, const Dataset& data,
                            const std::vector<std::int64_t>& indices, const TrainingTask& task_on_cpu,
                            std::uint32_t client_id, Payload& state_on_cpu, std::uint64_t seed,
@@ -38,13 +65,7 @@ ClientUpdate train_locally(Model& model, ClientAlgorithm& algorithm, const Datas
   const TrainingTask& task = moved ? task_copy : task_on_cpu;
   Payload& state = moved ? state_copy : state_on_cpu;
 
-  // No weights in the task: the model already holds the client's own (private models).
-  if (!task.weights.empty()) load_state(model, task.weights);
-  model.train();
-  ClientContext ctx{client_id, task, state, model, &data, &indices};
-  ctx.device = device;
-  ctx.seed = seed;
-  algorithm.begin(ctx);
+  auto ctx = begin_client(model, algorithm, data, indices, task, client_id, state, seed, device);
 
   const auto& hp = task.hyper;
   auto trained = model.parameters();
@@ -78,18 +99,11 @@ ClientUpdate train_locally(Model& model, ClientAlgorithm& algorithm, const Datas
   if (totals.first_bad[0] >= 0)
     throw TrainingError(non_finite_loss_message(client_id, task.round, totals.bad_value[0], totals.first_bad[0]));
 
-  ClientUpdate update;
-  update.client_id = client_id;
-  update.round = task.round;
-  update.model_version = task.model_version;
-  update.num_samples = static_cast<std::uint64_t>(n);
+  auto update =
+      job_update(task, client_id, static_cast<std::uint64_t>(n), steps, seen, totals.loss[0], totals.correct[0]);
   update.weights = state_of(model);
   if (moved)
     for (auto& t : update.weights) t.value = t.value.to(torch::kCPU);
-  update.metrics.loss = seen ? totals.loss[0] / static_cast<double>(seen) : 0.0;
-  update.metrics.accuracy = seen ? static_cast<double>(totals.correct[0]) / static_cast<double>(seen) : 0.0;
-  update.metrics.steps = steps;
-  update.metrics.samples_seen = seen;
   algorithm.end(ctx, update);
   if (moved) {
     update.payload = payload_on(update.payload, torch::kCPU);

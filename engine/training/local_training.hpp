@@ -33,6 +33,18 @@ ClientUpdate train_locally(Model& model, ClientAlgorithm& algorithm, const Datas
                            Payload& state, std::uint64_t seed, const torch::Device& device = torch::kCPU,
                            const AugmentConfig& augment = {});
 
+// The start both trainers share: loads the task's weights into `model` (none: a private model
+// keeps its own), puts it in training mode and begins the algorithm's client half on the
+// context it returns, which refers to `task` and `state` (both already on `device`).
+ClientContext begin_client(Model& model, ClientAlgorithm& algorithm, const Dataset& data,
+                           const std::vector<std::int64_t>& indices, const TrainingTask& task, std::uint32_t client_id,
+                           Payload& state, std::uint64_t seed, const torch::Device& device);
+
+// A job's update without its weights: `steps` batches holding `seen` samples, whose losses
+// (times their batch sizes) sum to `loss_sum` and whose predictions were right `correct` times.
+ClientUpdate job_update(const TrainingTask& task, std::uint32_t client_id, std::uint64_t num_samples,
+                        std::uint32_t steps, std::uint64_t seen, double loss_sum, std::int64_t correct);
+
 // Evaluates `model` on test samples [begin, end) in batches; sums are in float64 and in
 // sample order, so a range always gives the same bits.
 EvalResult evaluate_range(Model& model, const Dataset& test, std::uint64_t begin, std::uint64_t end,

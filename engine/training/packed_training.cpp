@@ -59,17 +59,11 @@ std::vector<PackOutcome> train_packed(const Model& prototype, const PackedObject
       continue;
     }
     std::uint64_t seen = 0;
-    for (const auto& s : schedules[static_cast<std::size_t>(r)].steps) seen += static_cast<std::uint64_t>(s.size);
-    auto& u = o.update;
-    u.client_id = m.client_id;
-    u.round = task.round;
-    u.model_version = task.model_version;
-    u.num_samples = m.indices->size();
-    u.weights = packed.unpack(r);
-    u.metrics.loss = seen ? totals.loss[row] / static_cast<double>(seen) : 0.0;
-    u.metrics.accuracy = seen ? static_cast<double>(totals.correct[row]) / static_cast<double>(seen) : 0.0;
-    u.metrics.steps = static_cast<std::uint32_t>(schedules[static_cast<std::size_t>(r)].steps.size());
-    u.metrics.samples_seen = seen;
+    const auto& steps = schedules[static_cast<std::size_t>(r)].steps;
+    for (const auto& s : steps) seen += static_cast<std::uint64_t>(s.size);
+    o.update = job_update(task, m.client_id, m.indices->size(), static_cast<std::uint32_t>(steps.size()), seen,
+                          totals.loss[row], totals.correct[row]);
+    o.update.weights = packed.unpack(r);
   }
   return out;
 }

@@ -1,0 +1,77 @@
+#pragma once
+// Local training on a GPU: what a CUDA slot runs for every unpacked job. The job's weights and
+// batch schedule go to the device once, its steps never make the host wait, and its weights and
+// sums come back in one wait. A step whose loss the trainer computes itself (the algorithm's
+// PackedObjective: cross-entropy, plus FedProx's term) is captured as a CUDA graph once per
+// batch shape and replayed in every later job; anything else runs eagerly, through the
+// algorithm's own loss. Graph and eager steps launch the same kernels, so they give the same
+// bits (docs/performance.md#cuda-graphs).
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <tuple>
+#include <vector>
+
+#include "engine/algorithms/algorithm.hpp"
+#include "engine/data/dataset.hpp"
+#include "engine/tensors/federated_types.hpp"
+#include "engine/training/batch_schedule.hpp"
+#include "engine/training/cuda_support.hpp"
+#include "engine/training/device_step.hpp"
+
+namespace drift {
+
+class DeviceTrainer {
+ public:
+  struct Options {
+    bool graphs = true;         // devices.graphs: capture and replay steps where the build and the step allow
+    bool forbid_syncs = false;  // make any host wait inside the step loop throw (tests)
+  };
+  struct Counters {
+    std::uint64_t eager_steps = 0, replayed_steps = 0, captures = 0, failed_captures = 0;
+  };
+
+  // Trains `model` (on `device`) job after job; the trainer keeps its gradients, momentum
+  // buffers and graphs between jobs, and resets what a job must not inherit.
+  DeviceTrainer(Model& model, const torch::Device& device, Options options);
+
+  // What train_locally does, with the same batches and augmentation streams. `objective` is the
+  // algorithm's PackedObjective when it has one (null otherwise).
+  ClientUpdate train(ClientAlgorithm& algorithm, const PackedObjective* objective, const Dataset& data,
+                     const std::vector<std::int64_t>& indices, const TrainingTask& task, std::uint32_t client_id,
+                     Payload& state, std::uint64_t seed, const AugmentConfig& augment = {});
+
+  const Counters& counters() const { return counters_; }
+
+ private:
+  struct GraphKey {
+    StepSettings settings;
+    const void* images = nullptr;
+    const void* labels = nullptr;
+    bool operator<(const GraphKey& o) const {
+      return std::make_tuple(settings.key(), images, labels) < std::make_tuple(o.settings.key(), o.images, o.labels);
+    }
+  };
+  struct Captured {
+    torch::Tensor indices;  // the batch's sample indices, copied in before each replay
+    std::unique_ptr<StepGraph> graph;
+  };
+  // The job's steps (graphs where `capturable`, else eagerly); returns the samples seen.
+  std::uint64_t run_steps(ClientContext& ctx, const BatchSchedule& schedule, const StepLoss& loss, double mu,
+                          bool capturable, const AugmentConfig& augment);
+  // Replays (capturing first if needed) the step for this batch; false when it must run eagerly.
+  bool replay(const Dataset& data, const torch::Tensor& indices, const StepSettings& settings, const StepLoss& loss);
+
+  Model& model_;
+  torch::Device device_;
+  Options options_;
+  bool graphs_possible_ = false;
+  StepState state_;
+  GraphPool pool_{0, 0};
+  std::map<GraphKey, Captured> graphs_;
+  std::set<GraphKey> warmed_;  // shapes that ran eagerly once on this trainer's stream
+  Counters counters_;
+};
+
+}  // namespace drift
