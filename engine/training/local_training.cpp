@@ -116,12 +116,14 @@ EvalResult evaluate_range(Model& model, const Dataset& test, std::uint64_t begin
                           std::int64_t batch_size, const torch::Device& device) {
   torch::NoGradGuard no_grad;
   model.eval();
-  // Sums stay on the device until the last batch: one read per range, not two per batch.
+  // Sums stay on the device until the last batch, and nothing in the loop reads a value back
+  // (no masked_select or bincount, whose output sizes the host must learn): one wait per range.
   const auto classes = test.num_classes;
   const auto on_device = torch::TensorOptions().device(device);
   auto loss_sum = torch::zeros({}, on_device.dtype(torch::kFloat64));
   auto count = torch::zeros({classes}, on_device.dtype(torch::kInt64));
   auto correct = torch::zeros({classes}, on_device.dtype(torch::kInt64));
+  const auto class_ids = torch::arange(classes, on_device.dtype(torch::kInt64));
   for (auto start = static_cast<std::int64_t>(begin); start < static_cast<std::int64_t>(end); start += batch_size) {
     const auto stop = std::min<std::int64_t>(start + batch_size, static_cast<std::int64_t>(end));
     auto y = test.labels.slice(0, start, stop).to(device);
@@ -129,20 +131,23 @@ EvalResult evaluate_range(Model& model, const Dataset& test, std::uint64_t begin
     loss_sum += torch::nn::functional::cross_entropy(
                     logits, y, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
                     .to(torch::kFloat64);
-    count += torch::bincount(y, {}, classes);
-    correct += torch::bincount(y.masked_select(logits.argmax(1).eq(y)), {}, classes);
+    // Per class, as bincount counts: integers, so the order of the sum changes no bit.
+    const auto of_class = y.unsqueeze(1).eq(class_ids);  // [B, classes]
+    count += of_class.sum(0);
+    correct += of_class.logical_and(logits.argmax(1).eq(y).unsqueeze(1)).sum(0);
   }
+  const auto host = download({loss_sum, count, correct}, device);
   EvalResult r;
   r.begin = begin;
   r.end = end;
-  r.loss_sum = loss_sum.item<double>();
+  r.loss_sum = host[0].item<double>();
   auto to_counts = [](const torch::Tensor& t) {
-    const auto cpu = t.to(torch::kCPU).contiguous();
+    const auto cpu = t.contiguous();
     const auto* p = cpu.data_ptr<std::int64_t>();
     return std::vector<std::uint64_t>(p, p + cpu.numel());
   };
-  r.count = to_counts(count);
-  r.correct = to_counts(correct);
+  r.count = to_counts(host[1]);
+  r.correct = to_counts(host[2]);
   return r;
 }
 
