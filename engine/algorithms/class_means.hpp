@@ -23,7 +23,10 @@ struct ChoiceNames<KnowledgePass> {
 
 class ClassMeans {
  public:
-  void add(const torch::Tensor& values, const torch::Tensor& labels);  // [B, d], [B]; detached
+  // [B, d], [B]; detached. Off the CPU, with the number of classes known (`classes` > 0), the
+  // sums stay on the device and nothing waits for it until means() or counts() read them once;
+  // otherwise (and always on the CPU) they are summed on the CPU in sample order.
+  void add(const torch::Tensor& values, const torch::Tensor& labels, std::int64_t classes = 0);
   bool empty() const { return !sums_.defined(); }
   void clear() { sums_ = counts_ = torch::Tensor(); }
   // Class id -> [1, d] float32 mean, for every class seen.
@@ -31,7 +34,10 @@ class ClassMeans {
   std::map<std::uint32_t, std::int64_t> counts() const;
 
  private:
-  torch::Tensor sums_, counts_;  // [K, d] float64, [K] float64; K grows with the largest label
+  // The sums on the CPU (moved there from the device on first read).
+  void to_host() const;
+  // [K, d] float64, [K] float64; K grows with the largest label (on the device: `classes`).
+  mutable torch::Tensor sums_, counts_;
 };
 
 }  // namespace drift

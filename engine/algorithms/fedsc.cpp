@@ -119,7 +119,8 @@ void Client::begin(ClientContext& ctx) {
 }
 
 torch::Tensor Client::loss(const torch::Tensor& labels, const ModelOutput& out, ClientContext& ctx) {
-  if (o_.knowledge_pass == KnowledgePass::last_epoch && in_last_local_epoch(ctx)) means_.add(out.features, labels);
+  if (o_.knowledge_pass == KnowledgePass::last_epoch && in_last_local_epoch(ctx))
+    means_.add(out.features, labels, ctx.data->num_classes);
   auto total = ClientAlgorithm::loss(labels, out, ctx);
   if (o_.rpcl && bank_.defined()) {
     torch::Tensor u;

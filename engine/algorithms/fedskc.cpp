@@ -85,17 +85,28 @@ void apply_gpr(NamedTensors& current, const NamedTensors& previous, double rho, 
   }
 }
 
+torch::Tensor knowledge_columns(const std::vector<std::int64_t>& classes, std::int64_t num_classes,
+                                const torch::Device& device) {
+  std::vector<std::int64_t> column_of(static_cast<std::size_t>(num_classes), -1);
+  // at(): a class beyond the model's (a peer's bad payload) fails the job, not the process.
+  for (std::size_t j = 0; j < classes.size(); ++j)
+    column_of.at(static_cast<std::size_t>(classes[j])) = static_cast<std::int64_t>(j);
+  return torch::tensor(column_of).to(device);
+}
+
 torch::Tensor lcl_loss(const torch::Tensor& logits, const torch::Tensor& labels, const torch::Tensor& knowledge,
                        const std::vector<std::int64_t>& classes, const torch::Tensor& u, const ClientOptions& o) {
+  return lcl_loss(logits, labels, knowledge, knowledge_columns(classes, logits.size(1), labels.device()), u, o);
+}
+
+torch::Tensor lcl_loss(const torch::Tensor& logits, const torch::Tensor& labels, const torch::Tensor& knowledge,
+                       const torch::Tensor& column_of, const torch::Tensor& u, const ClientOptions& o) {
   const auto batch = logits.size(0);
   auto s = cosine_matrix(logits, knowledge);
   if (u.defined()) s = s / u.unsqueeze(0);
   s = s / o.tau;
   // Column of each sample's class in `knowledge`, -1 when the class has none.
-  std::vector<std::int64_t> column_of(static_cast<std::size_t>(logits.size(1)), -1);
-  for (std::size_t j = 0; j < classes.size(); ++j)
-    column_of[static_cast<std::size_t>(classes[j])] = static_cast<std::int64_t>(j);
-  auto column = torch::tensor(column_of).to(labels.device()).index_select(0, labels);
+  auto column = column_of.index_select(0, labels);
   const auto present = column.ge(0);
   // A sample without a positive either sits out (paper) or uses itself, cos = 1 (code).
   const auto self = torch::full({batch}, 1.0 / o.tau, s.options());
@@ -113,7 +124,7 @@ torch::Tensor lcl_loss(const torch::Tensor& logits, const torch::Tensor& labels,
 
 void Client::begin(ClientContext& ctx) {
   classes_.clear();
-  knowledge_ = u_ = torch::Tensor();
+  knowledge_ = u_ = columns_ = torch::Tensor();
   means_.clear();
   auto it = ctx.task.payload.class_vectors.find("knowledge");
   if (!o_.lcl || it == ctx.task.payload.class_vectors.end() || it->second.empty()) return;
@@ -123,6 +134,7 @@ void Client::begin(ClientContext& ctx) {
     rows.push_back(row.reshape({-1}).to(torch::kFloat32));
   }
   knowledge_ = torch::stack(rows);
+  columns_ = knowledge_columns(classes_, ctx.data->num_classes, ctx.device);
   if (o_.normalization == Normalization::dataset) {
     // U_j = (1/N_k) sum_i ||l_i - c~^j|| with the received model, once per round.
     auto sum = torch::zeros({knowledge_.size(0)}, torch::TensorOptions().dtype(torch::kFloat64).device(ctx.device));
@@ -136,7 +148,8 @@ void Client::begin(ClientContext& ctx) {
 }
 
 torch::Tensor Client::loss(const torch::Tensor& labels, const ModelOutput& out, ClientContext& ctx) {
-  if (o_.knowledge_pass == KnowledgePass::last_epoch && in_last_local_epoch(ctx)) means_.add(out.logits, labels);
+  if (o_.knowledge_pass == KnowledgePass::last_epoch && in_last_local_epoch(ctx))
+    means_.add(out.logits, labels, ctx.data->num_classes);
   auto total = ClientAlgorithm::loss(labels, out, ctx);
   if (!knowledge_.defined()) return total;
   double weight = o_.weight;
@@ -144,14 +157,15 @@ torch::Tensor Client::loss(const torch::Tensor& labels, const ModelOutput& out, 
   torch::Tensor u = u_;
   if (o_.normalization == Normalization::batch)
     u = torch::cdist(out.logits.detach(), knowledge_).mean(0).clamp_min(1e-6);
-  return total + weight * lcl_loss(out.logits, labels, knowledge_, classes_, u, o_);
+  return total + weight * lcl_loss(out.logits, labels, knowledge_, columns_, u, o_);
 }
 
 void Client::end(ClientContext& ctx, ClientUpdate& update) {
   if (o_.knowledge_pass == KnowledgePass::after) {
     means_.clear();
-    for_each_local_batch(ctx,
-                         [&](const ModelOutput& out, const torch::Tensor& labels) { means_.add(out.logits, labels); });
+    for_each_local_batch(ctx, [&](const ModelOutput& out, const torch::Tensor& labels) {
+      means_.add(out.logits, labels, ctx.data->num_classes);
+    });
   }
   if (means_.empty()) return;
   auto& upload = update.payload.class_vectors["knowledge"];

@@ -66,6 +66,13 @@ struct ClientOptions {
 // `u` [P] divides the cosine (undefined: U = 1).
 torch::Tensor lcl_loss(const torch::Tensor& logits, const torch::Tensor& labels, const torch::Tensor& knowledge,
                        const std::vector<std::int64_t>& classes, const torch::Tensor& u, const ClientOptions& o);
+// The same with the column of each class in `knowledge` given as a tensor on the logits' device
+// ([C], -1 for a class without knowledge: knowledge_columns), made once per round rather than
+// uploaded at every batch.
+torch::Tensor lcl_loss(const torch::Tensor& logits, const torch::Tensor& labels, const torch::Tensor& knowledge,
+                       const torch::Tensor& column_of, const torch::Tensor& u, const ClientOptions& o);
+torch::Tensor knowledge_columns(const std::vector<std::int64_t>& classes, std::int64_t num_classes,
+                                const torch::Device& device);
 
 class Client final : public ClientAlgorithm {
  public:
@@ -78,7 +85,8 @@ class Client final : public ClientAlgorithm {
   ClientOptions o_;
   torch::Tensor knowledge_, u_;  // [P, C], [P]
   std::vector<std::int64_t> classes_;
-  ClassMeans means_;  // of the logits, for the upload
+  torch::Tensor columns_;  // knowledge_columns of classes_, on the training device
+  ClassMeans means_;       // of the logits, for the upload
 };
 
 struct ServerOptions {
