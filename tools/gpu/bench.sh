@@ -1,0 +1,133 @@
+#!/bin/bash
+# Builds drift against the machine's CUDA torch wheel and times it beside plain PyTorch on the
+# same GPU, in one call (docs/benchmarks.md#gpu). Run from the checkout's root on the GPU machine,
+# after tools/gpu/prepare.sh filled .gpu/ on the development machine:
+#   bash tools/gpu/bench.sh
+# It writes $OUT/report.txt (the table), $OUT/runs.tgz (every run's timings.jsonl, metrics.jsonl,
+# summary.json and log) and $OUT/logs.tgz (build and test logs); OUT defaults to ./gpu-out.
+# DRIFT_GPU_BUDGET (seconds, default 420) bounds the whole: work past it is skipped and said so;
+# the FedAU protocol at 2,000 rounds runs last, in what is left.
+# DRIFT_GPU_PACKS=1 also times packed clients; DRIFT_GPU_FEDAU_SLOTS (default 8) sets the FedAU run's
+# slots. DRIFT_GPU_DEVICE=cpu DRIFT_GPU_BUILD=build checks this script on the development machine.
+set -u
+ROOT=$(pwd); G=$ROOT/.gpu; OUT=${OUT:-$ROOT/gpu-out}; mkdir -p "$OUT"
+R=$OUT/report.txt; : > "$R"
+W=/tmp/drift-gpu; rm -rf $W; mkdir -p $W/runs $W/logs
+BUDGET=${DRIFT_GPU_BUDGET:-420}; T0=$(date +%s)
+DEV=${DRIFT_GPU_DEVICE:-cuda:0}; B=${DRIFT_GPU_BUILD:-/tmp/drift-gpu-build}
+left() { echo $((BUDGET - ($(date +%s) - T0))); }
+log() { echo "$@" | tee -a "$R"; }
+finish() {
+  (cd $W && tar czf "$OUT/runs.tgz" runs/*.log runs/*/timings.jsonl runs/*/metrics.jsonl runs/*/summary.json 2>/dev/null)
+  (cd $W && tar czf "$OUT/logs.tgz" logs 2>/dev/null)
+  log "total $(($(date +%s) - T0)) s"
+}
+trap finish EXIT
+
+log "drift $(cat $G/commit 2>/dev/null || echo unknown), $(date -u +%F), device $DEV"
+if [ "${DEV%%:*}" = cuda ]; then
+  log "gpu: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader), cores $(nproc)"
+  # Debian 12's packages of drift's dependencies, unpacked beside the image's own files.
+  P=/tmp/debroot; mkdir -p $P
+  for f in $G/debs/*.deb; do dpkg -x "$f" $P; done
+  cp -an $P/. / 2>/dev/null; ldconfig
+  PREFIX=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
+  log "torch $(python3 -c 'import torch; print(torch.__version__, "cudnn", torch.backends.cudnn.version())'), g++ $(g++ -dumpversion)"
+else
+  PREFIX=""
+fi
+
+t=$(date +%s)
+cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release ${PREFIX:+-DCMAKE_PREFIX_PATH=$PREFIX} > $W/logs/cmake.log 2>&1 ||
+  { tail -30 $W/logs/cmake.log | tee -a "$R"; exit 1; }
+ninja -C $B drift drift_cuda_tests drift_bench_device_step > $W/logs/build.log 2>&1 ||
+  { grep -m5 -A12 "error" $W/logs/build.log | tee -a "$R"; exit 1; }
+log "build $(($(date +%s) - t)) s ($(grep -c "CUDA graphs" $W/logs/cmake.log) CUDA-graph line in cmake's output)"
+D=$B/tools/drift
+
+log "== cuda_training (graphs against eager, bit for bit; no host wait in a job's steps)"
+timeout 300 $B/tests/drift_cuda_tests > $W/logs/cuda_tests.log 2>&1; rc=$?
+log "cuda_training rc=$rc ($([ $rc = 0 ] && echo passed || ([ $rc = 77 ] && echo skipped || echo FAILED)))"
+tail -4 $W/logs/cuda_tests.log | tee -a "$R"
+[ $rc = 0 ] || [ $rc = 77 ] || grep -m8 -B2 -A8 "FAILED\|error" $W/logs/cuda_tests.log | head -60 | tee -a "$R"
+
+summary() {  # one run directory -> one line
+  python3 - "$1" <<'PY'
+import hashlib, json, statistics, sys
+d = sys.argv[1]
+try:
+    t = [json.loads(l) for l in open(d + "/timings.jsonl")]
+    m = [json.loads(l) for l in open(d + "/metrics.jsonl")]
+except Exception as e:
+    print("  no result:", e); sys.exit()
+later = t[1:] or t
+last = t[-5:]
+wall = statistics.median(x["round_seconds"] for x in later)
+user = statistics.median(x["user_seconds"] for x in later)
+last_wall = statistics.median(x["round_seconds"] for x in last)
+last_user = statistics.median(x["user_seconds"] for x in last)
+acc = [x["test_accuracy"] for x in m if x.get("test_accuracy") is not None]
+digest = hashlib.sha256(open(d + "/metrics.jsonl", "rb").read()).hexdigest()[:12]
+print("  %d rounds; s/round (2+) median %.4f [%.4f, %.4f]; host user %.4f s/round (%.0f%% of wall); last 5 rounds: "
+      "%.4f s/round, host user %.0f%%; last acc %s; metrics %s"
+      % (len(t), wall, min(x["round_seconds"] for x in later), max(x["round_seconds"] for x in later), user,
+         100 * user / wall if wall else 0, last_wall, 100 * last_user / last_wall if last_wall else 0,
+         acc[-1] if acc else None, digest))
+PY
+}
+digest() { sha256sum $W/runs/$1/metrics.jsonl 2>/dev/null | cut -c1-12; }
+run() {  # run NAME SECONDS ARGS...: one drift run, bounded by its own limit and the budget
+  local name=$1 limit=$2; shift 2
+  local room=$(($(left) - 15))
+  [ $room -gt 20 ] || { log "$name: skipped, budget spent"; return; }
+  [ $limit -le $room ] || limit=$room
+  local util=$W/logs/util_$name.txt upid="" s=$(date +%s.%N)
+  if [ "${DEV%%:*}" = cuda ]; then
+    nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 200 > $util 2>/dev/null &
+    upid=$!
+  fi
+  timeout $limit $D run "$@" --set data.path=$G/fmnist --no-plots --no-progress --out $W/runs/$name \
+    > $W/runs/$name.log 2>&1
+  local rc=$?
+  [ -n "$upid" ] && kill $upid 2>/dev/null
+  local busy=$(awk '$1>0{n++; s+=$1} END{if(NR) printf "GPU busy in %d%% of samples, mean %.0f%% when busy", 100*n/NR, n?s/n:0}' $util 2>/dev/null)
+  log "$name rc=$rc wall $(python3 -c "print('%.1f' % ($(date +%s.%N) - $s))") s ${busy:+($busy)}"
+  summary $W/runs/$name | tee -a "$R"
+  [ $rc = 0 ] || tail -4 $W/runs/$name.log | tee -a "$R"
+}
+same() {  # same A B...: whether the runs wrote the same metrics.jsonl
+  local first=$(digest $1) ok=yes
+  for r in "$@"; do [ -n "$(digest $r)" ] && [ "$(digest $r)" = "$first" ] || ok=no; done
+  log "metrics identical across $*: $ok"
+}
+slots() { [ "${DEV%%:*}" = cuda ] && echo "$DEV"x$1 || echo cpu:$1; }
+
+QS="scenarios/quickstart.toml --set federation.clients=200 --set sampler.clients_per_round=40 --set federation.rounds=20"
+SKC="scenarios/quickstart.toml --set model.name=resnet8 --set model.width=16 --set algorithm.name=fedskc
+  --set algorithm.preset=reference --set training.lr=0.1 --set training.momentum=0 --set federation.rounds=6
+  --set partition.alpha=0.2"
+
+log "== qs200: small CNN FedAvg, 200 clients, 40 a round, batch 64 (evaluation every round included)"
+run qs_1 120 $QS --devices $(slots 1)
+run qs_1_eager 120 $QS --devices $(slots 1) --set devices.graphs=false
+same qs_1 qs_1_eager
+log "== one step's host time, by loop (drift_bench_device_step)"
+timeout 120 $B/tools/bench/drift_bench_device_step $DEV 40 300 2>&1 | tee -a "$R"
+run qs_2 120 $QS --devices $(slots 2)
+run qs_4 120 $QS --devices $(slots 4)
+run qs_8 120 $QS --devices $(slots 8)
+same qs_1 qs_2 qs_4 qs_8
+if [ "${DEV%%:*}" = cuda ]; then
+  log "== plain PyTorch on this GPU, the qs200 round (tools/gpu/limits.py)"
+  PYTHONUNBUFFERED=1 timeout 120 python3 tools/gpu/limits.py 2>&1 | tee -a "$R"
+fi
+if [ -n "${DRIFT_GPU_PACKS:-}" ]; then
+  run qs_1_pack40 120 $QS --devices $(slots 1) --set devices.pack=40
+  run qs_4_pack10 120 $QS --devices $(slots 4) --set devices.pack=10
+fi
+log "== FedSKC reference, ResNet-8 width 16, 20 clients, 8 a round (eager: its loss is its own)"
+run skc_1 150 $SKC --devices $(slots 1)
+run skc_4 150 $SKC --devices $(slots 4)
+same skc_1 skc_4
+log "== FedAU's protocol at the paper's 2,000 rounds (scenarios/paper/fedau_fmnist.toml, seed 1)"
+run fedau_2000 600 scenarios/paper/fedau_fmnist.toml --set federation.rounds=2000 --devices $(slots ${DRIFT_GPU_FEDAU_SLOTS:-8})
