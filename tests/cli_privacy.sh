@@ -23,6 +23,18 @@ expect_code 2 "$drift" epsilon --noise 1 --rate 1.5 --steps 10 --delta 1e-5
 says "rate must be in (0, 1]"
 expect_code 2 "$drift" epsilon --rate 0.1 --steps 10 --delta 1e-5
 says "give --noise"
+# Hostile counts and targets: refused, not wrapped or clamped; a huge target answers at once
+# (the bisection used to chase a tolerance finer than the doubles' spacing there, forever).
+for steps in -1 0 18446744073709551616; do
+  expect_code 2 "$drift" epsilon --noise 1 --rate 0.01 --steps $steps --delta 1e-5
+  says "not in range 1 to 1000000000000"
+done
+expect_code 2 "$drift" epsilon --epsilon inf --rate 0.01 --steps 10 --delta 1e-5
+says "finite number"
+for target in 1e20 1e300; do
+  timeout 5 "$drift" epsilon --epsilon $target --rate 0.01 --steps 100 --delta 1e-5 > "$work/huge.txt"
+  grep -q "^noise multiplier .* keeps epsilon within" "$work/huge.txt" || { cat "$work/huge.txt"; exit 1; }
+done
 
 cat > "$work/dp.toml" <<TOML
 seed = 3

@@ -59,8 +59,13 @@ double calibrate_noise(double target_epsilon, double delta, Sampling sampling, d
     if (hi > 1e6) throw std::invalid_argument("no noise multiplier up to 1e6 reaches this epsilon");
     eps_hi = epsilon_at(hi);
   }
-  while (target_epsilon - eps_hi > tolerance) {
-    const double mid = (lo + hi) / 2, eps_mid = epsilon_at(mid);
+  // Bisection until epsilon is within `tolerance` below the target. A huge target cannot get
+  // that close in doubles (their spacing there exceeds it): the interval then stops shrinking,
+  // and the noise found so far (whose epsilon is within the target) is the answer.
+  for (int i = 0; i < 400 && target_epsilon - eps_hi > tolerance; ++i) {
+    const double mid = (lo + hi) / 2;
+    if (!(mid > lo && mid < hi)) break;
+    const double eps_mid = epsilon_at(mid);
     if (eps_mid < target_epsilon) {
       hi = mid;
       eps_hi = eps_mid;

@@ -198,7 +198,7 @@ struct EpsilonArgs {
   std::optional<double> noise;    // sigma / C, the scenario's privacy.noise_multiplier
   std::optional<double> epsilon;  // calibrate the noise to this instead
   double rate = 0.0;              // Poisson rate, or cohort / population for fixed-size cohorts
-  std::uint64_t steps = 0;
+  std::int64_t steps = 0;         // signed, so that a negative count is refused rather than wrapped
   double delta = 0.0;
   std::string sampling = "poisson";
   bool opacus = false;  // Opacus's orders, series and conversion

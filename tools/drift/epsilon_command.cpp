@@ -25,27 +25,29 @@ double accountant_noise(Sampling sampling, double z) { return sampling == Sampli
 void check(const EpsilonArgs& args, Sampling sampling) {
   if (!(args.delta > 0 && args.delta < 1))
     throw UserError("--delta must be in (0, 1), got " + std::to_string(args.delta));
-  if (args.steps == 0) throw UserError("--steps must be at least 1");
+  // A signed option: "-1" read into an unsigned one would wrap around to 2^64 - 1 releases.
+  if (args.steps < 1) throw UserError("--steps must be at least 1, got " + std::to_string(args.steps));
   if (sampling != Sampling::None && !(args.rate > 0 && args.rate <= 1))
     throw UserError("--rate must be in (0, 1] for " + sampling_name(sampling) + " sampling");
   if (args.noise && !(*args.noise >= 0)) throw UserError("--noise must be >= 0");
-  if (args.epsilon && !(*args.epsilon > 0)) throw UserError("--epsilon must be > 0");
+  if (args.epsilon && !(*args.epsilon > 0 && std::isfinite(*args.epsilon)))
+    throw UserError("--epsilon must be a finite number > 0");
   if (!args.noise && !args.epsilon) throw UserError("give --noise Z (what epsilon?) or --epsilon E (what noise?)");
 }
 
 std::string schedule_text(const EpsilonArgs& args, Sampling sampling) {
   char text[256];
   if (sampling == Sampling::Poisson)
-    std::snprintf(text, sizeof text, "%llu releases, each client in each independently with probability %.6g",
-                  static_cast<unsigned long long>(args.steps), args.rate);
+    std::snprintf(text, sizeof text, "%lld releases, each client in each independently with probability %.6g",
+                  static_cast<long long>(args.steps), args.rate);
   else if (sampling == Sampling::FixedSize)
     std::snprintf(text, sizeof text,
-                  "%llu releases, each of a fixed-size cohort (a fraction %.6g of the clients, drawn without "
+                  "%lld releases, each of a fixed-size cohort (a fraction %.6g of the clients, drawn without "
                   "replacement)",
-                  static_cast<unsigned long long>(args.steps), args.rate);
+                  static_cast<long long>(args.steps), args.rate);
   else
-    std::snprintf(text, sizeof text, "%llu releases in which a client takes part, no amplification by sampling",
-                  static_cast<unsigned long long>(args.steps));
+    std::snprintf(text, sizeof text, "%lld releases in which a client takes part, no amplification by sampling",
+                  static_cast<long long>(args.steps));
   return text;
 }
 
@@ -78,17 +80,18 @@ int epsilon_command(const EpsilonArgs& args) {
   const auto options = accountant_options(args);
   const auto adjacency = sampling == Sampling::FixedSize ? Adjacency::ReplaceOne : Adjacency::AddRemove;
   const double q = sampling == Sampling::None ? 1.0 : args.rate;
+  const auto releases = static_cast<std::uint64_t>(args.steps);  // >= 1, checked
   double z = args.noise.value_or(0);
   if (args.epsilon) {
     try {
-      z = calibrate_noise(*args.epsilon, args.delta, sampling, q, args.steps, options) *
+      z = calibrate_noise(*args.epsilon, args.delta, sampling, q, releases, options) *
           (sampling == Sampling::FixedSize ? 2 : 1);
     } catch (const std::invalid_argument& e) {
       throw UserError(std::string("--epsilon ") + std::to_string(*args.epsilon) + ": " + e.what());
     }
   }
   RdpAccountant accountant(options);
-  accountant.compose(sampling, q, accountant_noise(sampling, z), args.steps, adjacency);
+  accountant.compose(sampling, q, accountant_noise(sampling, z), releases, adjacency);
   const auto eps = accountant.epsilon(args.delta);
   if (args.epsilon)
     std::printf(
@@ -100,7 +103,7 @@ int epsilon_command(const EpsilonArgs& args) {
   print_accountant(args, sampling);
   if (sampling != Sampling::None) {
     RdpAccountant unamplified(options);
-    unamplified.compose(Sampling::None, 1, z, args.steps);
+    unamplified.compose(Sampling::None, 1, z, releases);
     std::printf("  without amplification (every release counted whole): epsilon = %.6g\n",
                 unamplified.epsilon(args.delta).epsilon);
   }

@@ -127,7 +127,10 @@ CLI::App* add_epsilon(CLI::App& app, drift::cli::EpsilonArgs& eps) {
   cmd->add_option("--epsilon", eps.epsilon, "find the smallest noise multiplier that keeps epsilon within this")
       ->excludes(noise);
   cmd->add_option("--rate", eps.rate, "sampling rate q (Poisson), or cohort / population (fixed)");
-  cmd->add_option("--steps", eps.steps, "releases (rounds) composed")->required();
+  // Bounded: a count past int64's range would otherwise be clamped silently.
+  cmd->add_option("--steps", eps.steps, "releases (rounds) composed, 1 to 10^12")
+      ->required()
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1'000'000'000'000}));
   cmd->add_option("--delta", eps.delta, "delta of (epsilon, delta)")->required();
   cmd->add_option("--sampling", eps.sampling, "poisson (default), fixed (cohorts without replacement) or none")
       ->check(CLI::IsMember({"poisson", "fixed", "none"}));
