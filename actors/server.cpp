@@ -62,10 +62,12 @@ class Host final : public JobRunner, public DriverListener {
   void run(caf::response_promise done) {
     done_ = std::move(done);
     phase_start_ = Clock::now();
-    if (checkpointer_->options().resume_from)
-      driver_->resume();
-    else
-      driver_->start();
+    drive([&] {
+      if (checkpointer_->options().resume_from)
+        driver_->resume();
+      else
+        driver_->start();
+    });
   }
 
   // JobRunner
@@ -136,7 +138,7 @@ class Host final : public JobRunner, public DriverListener {
       }
       JobOutcome o;
       o.error = broken.empty() ? replies[i].error : broken;
-      driver_->on_outcome(job, std::move(o));
+      drive([&] { driver_->on_outcome(job, std::move(o)); });
     }
   }
 
@@ -145,7 +147,7 @@ class Host final : public JobRunner, public DriverListener {
     JobOutcome o;
     o.error = error_text(err);
     o.lost = is_pool_error(err, PoolError::worker_lost);
-    driver_->on_outcome(job, std::move(o));
+    drive([&] { driver_->on_outcome(job, std::move(o)); });
   }
 
   void request_selection(const SelectionRequest& request) override {
@@ -158,7 +160,7 @@ class Host final : public JobRunner, public DriverListener {
               } catch (const std::exception& e) {
                 return fail(std::string("bad answer from the sampler: ") + e.what());
               }
-              driver_->on_selection(std::move(selection));
+              drive([&] { driver_->on_selection(std::move(selection)); });
             },
             [this](caf::error& err) { fail(error_text(err)); });
   }
@@ -197,7 +199,7 @@ class Host final : public JobRunner, public DriverListener {
     } catch (const std::exception& e) {
       return fail(e.what());
     }
-    if (!checkpointer_->stopping()) return driver_->resume();
+    if (!checkpointer_->stopping()) return drive([&] { driver_->resume(); });
     const auto& interrupt = checkpointer_->options().interrupt;
     const int signal = interrupt ? interrupt->signal.load() : 0;
     if (interrupt) interrupt->stopped = true;
@@ -250,7 +252,7 @@ class Host final : public JobRunner, public DriverListener {
       o = JobOutcome{};
       o.error = std::string("rejected update: ") + e.what();
     }
-    driver_->on_outcome(job, std::move(o));
+    drive([&] { driver_->on_outcome(job, std::move(o)); });
   }
 
   // The held-out split a private-model client's evaluation must cover.
@@ -308,6 +310,18 @@ class Host final : public JobRunner, public DriverListener {
 
   // The run cannot go on: summary.json says so (with what was reported so far), then the
   // runner hears why.
+  // Runs a step of the round driver. An exception there (an algorithm refusing its input, say)
+  // ends the run with its reason; escaping, it would end this actor and leave the run waiting
+  // for a report that never comes, deaf to SIGINT and SIGTERM.
+  template <class Step>
+  void drive(Step&& step) {
+    try {
+      step();
+    } catch (const std::exception& e) {
+      fail(std::string("the server failed: ") + e.what());
+    }
+  }
+
   void fail(const std::string& why) {
     if (failing_ || !done_.pending()) return;
     failing_ = true;

@@ -133,6 +133,14 @@ says "runs in sync rounds only"
 expect_code 2 "$drift" validate "$work/p.toml" --set availability.model=cyclic --set availability.modulation=sine
 says "availability.modulation"
 
+# A cyclic client with p_i = 0 is never active, so the oracle never divides by 0: the run ends
+# (no one can take part) instead of hanging with a dead server (issue 48).
+timeout -s KILL 120 "$drift" run "$work/p.toml" --set availability.model=cyclic --set availability.cycle=2 \
+  --set availability.probability=fixed --set availability.p=0 --set algorithm.name=known-probability \
+  --slots 1 --no-plots --no-progress --out "$work/never" 2> /dev/null
+python3 -c "import json,sys; s=json.load(open(sys.argv[1])); assert s['status'] == 'ended', s['status']" \
+  "$work/never/summary.json"
+
 # Asynchronous: the process steps every availability.step virtual seconds.
 for slots in 1 2; do
   run --set simulation.mode=fedbuff --set availability.model=round_markov --set availability.step=5 \

@@ -68,6 +68,10 @@ TEST_CASE("participation micro-vectors of the spec", "[availability][participati
   std::string cyclic;
   for (std::uint64_t k = 0; k < 16; ++k) cyclic += cyclic_active(10, 0.25, 3, k) ? '1' : '0';
   CHECK(cyclic == "0001100000000110");
+  // p = 0 is never active (the floor of one active step holds for p > 0 only); a small p still
+  // gets its one step a cycle.
+  for (std::uint64_t k = 0; k < 20; ++k) CHECK_FALSE(cyclic_active(2, 0.0, 0, k));
+  CHECK(cyclic_active(10, 0.01, 0, 0));
   // FedAWE's p_i^t with P = 20: sine, interleaved sine (cut 0.1), staircase.
   AvailabilityConfig c;
   c.modulation = Modulation::sine;

@@ -124,6 +124,9 @@ std::pair<double, double> markov_transitions(double a, double p) {
 }
 
 bool cyclic_active(std::int64_t cycle, double p, std::uint64_t r0, std::uint64_t step) {
+  // p_i = 0 means never, as under the other processes: the floor of one active step would have
+  // made such a client take part once a cycle, and known-probability divide by its 0.
+  if (!(p > 0.0)) return false;
   const auto active =
       std::max<std::int64_t>(1, static_cast<std::int64_t>(std::nearbyint(static_cast<double>(cycle) * p)));
   const auto inactive = std::max<std::int64_t>(1, cycle - active);
@@ -198,7 +201,7 @@ class ParticipationProcess final : public AvailabilityModel {
   }
 
   bool can_return(std::uint32_t client) const {
-    if (kind_ == ProcessKind::periodic_groups || kind_ == ProcessKind::cyclic) return true;
+    if (kind_ == ProcessKind::periodic_groups) return true;
     return p_.at(client) > 0.0 && (kind_ != ProcessKind::round_markov || transitions_[client].first > 0.0);
   }
 
