@@ -75,6 +75,21 @@ expect_code 2 "$drift" check-model "$work/seven.pt" --input 1,28,28 --classes 10
 says "forward(x) gives \[2, 7\]"
 expect_code 2 "$drift" validate "$work/tiny.toml" --set model.file=missing.pt
 says "missing.pt: cannot open TorchScript module"
+# Files that are no module are refused before they are read (issue 48): a device that never
+# ends, a FIFO that would wait for a writer, 2 GB of zeros, and a zip header followed by zeros.
+mkfifo "$work/fifo.pt"
+truncate -s 2G "$work/zeros.pt"
+{ printf 'PK\003\004'; head -c 100000 /dev/zero; } > "$work/header-only.pt"
+truncate -s 2G "$work/header-only.pt"
+for file in /dev/zero "$work/fifo.pt" "$work/zeros.pt" "$work/header-only.pt"; do
+  start=$(date +%s%N)
+  expect_code 2 timeout -s KILL 20 "$drift" validate "$work/tiny.toml" --set "model.file=\"$file\""
+  elapsed_ms=$((($(date +%s%N) - start) / 1000000))
+  [ "$elapsed_ms" -lt 5000 ] || { echo "$file took $elapsed_ms ms to refuse"; exit 1; }
+done
+expect_code 2 timeout -s KILL 20 "$drift" check-model "$work/fifo.pt" --input 1,28,28 --classes 10
+says "is not a regular file (a FIFO, device or socket)"
+rm -f "$work/zeros.pt" "$work/header-only.pt"
 expect_code 2 "$drift" validate "$work/tiny.toml" --set algorithm.name=fedrcl
 says "reads the pooled output of every stage"
 expect_code 2 "$drift" validate "$work/tiny.toml" --set model.digest=0123456789abcdef

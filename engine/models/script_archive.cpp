@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -181,6 +182,37 @@ bool is_pickle(const std::string& record) {
 }
 
 }  // namespace
+
+void check_archive_ends(std::istream& file, std::uint64_t size, const std::string& name) {
+  const Refusal refuse(name);
+  if (size < 22) refuse("too short for a zip archive");
+  std::string head(4, '\0');
+  file.seekg(0);
+  file.read(head.data(), 4);
+  if (!file || head != std::string("PK\x03\x04", 4))
+    throw UserError(name +
+                    ": not a TorchScript module (torch.jit.save writes a zip archive, and this file is not one)");
+  // The end of central directory record lies within the last 64 KiB + 22 bytes.
+  const Size tail_size = std::min<Size>(size, 65557 + 20);
+  std::string tail(tail_size, '\0');
+  file.seekg(static_cast<std::streamoff>(size - tail_size));
+  file.read(tail.data(), static_cast<std::streamsize>(tail_size));
+  if (!file) refuse("the file could not be read to its end");
+  const Reader r{tail, refuse};
+  Size eocd = tail_size - 22;
+  while (!r.signature(eocd, 0x06054b50)) {
+    if (eocd == 0) refuse("no end of the zip's central directory");
+    --eocd;
+  }
+  const Size directory = r.get(eocd + 16, 4), directory_bytes = r.get(eocd + 12, 4);
+  const Size at = size - tail_size + eocd;  // the record's offset in the file
+  if (directory == 0xffffffff) {            // zip64: its locator sits just before the record
+    if (eocd < 20 || !r.signature(eocd - 20, 0x07064b50)) refuse("a zip64 archive without its locator");
+    if (r.get(eocd - 20 + 8, 8) >= at) refuse("a zip64 locator that points past its own record");
+  } else if (directory + directory_bytes > at) {
+    refuse("a zip central directory that runs past its end record");
+  }
+}
 
 void check_script_archive(const std::string& bytes, const std::string& name) {
   const Refusal refuse(name);

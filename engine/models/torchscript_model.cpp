@@ -2,6 +2,8 @@
 
 #include <torch/script.h>
 
+#include <cstdint>
+#include <filesystem>
 #include <iterator>
 #include <map>
 #include <mutex>
@@ -16,6 +18,9 @@
 
 namespace drift {
 namespace {
+
+// Larger TorchScript files are refused before they are read (a federated model is far smaller).
+constexpr std::uint64_t kLargestModuleFile = std::uint64_t{4} << 30;
 
 // LibTorch's errors run over many lines with a backtrace; a refusal gives one. An error raised
 // inside a module's code ends with the error itself ("RuntimeError: mat1 and mat2 shapes ...")
@@ -32,8 +37,26 @@ std::string first_line(const std::exception& e) {
 }
 
 std::string read_bytes(const std::string& path) {
-  auto in = open_input_file(path, "TorchScript module (a file torch.jit.save wrote)");
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  const std::string what = "TorchScript module (a file torch.jit.save wrote)";
+  // Asked before opening: opening a FIFO waits for a writer, and /dev/zero never ends.
+  std::error_code error;
+  const auto status = std::filesystem::status(path, error);
+  if (!error && std::filesystem::exists(status) && !std::filesystem::is_directory(status) &&
+      !std::filesystem::is_regular_file(status))
+    throw UserError(path + " is not a regular file (a FIFO, device or socket), not a " + what);
+  auto in = open_input_file(path, what);
+  const auto size = std::filesystem::file_size(path, error);
+  if (error) throw UserError(path + ": cannot read the size of the " + what);
+  if (size > kLargestModuleFile)
+    throw UserError(path + " holds " + std::to_string(size) + " bytes; drift reads TorchScript modules of up to " +
+                    std::to_string(kLargestModuleFile >> 30) + " GiB");
+  // The archive's ends first, so that a file that is no zip archive is refused before it is read.
+  check_archive_ends(in, size, path);
+  std::string bytes(size, '\0');
+  in.seekg(0);
+  in.read(bytes.data(), static_cast<std::streamsize>(size));
+  if (static_cast<std::uint64_t>(in.gcount()) != size) throw UserError(path + ": the file shrank while it was read");
+  return bytes;
 }
 
 std::string digest_of(const std::string& bytes) {
