@@ -98,4 +98,34 @@ open_in_browser "$work/snap/index.html" "runs finished"
 wait "$pid" || { cat "$work/study.log"; exit 1; }
 check_final "$work/study"
 for r in "$work"/study/*/seed-*/; do check_final "$r"; done
+# A study with its live page, interrupted by SIGINT or SIGTERM while a run trains: the drawing
+# thread must not take the signal (it ended the process outright, issue 48), so the study exits
+# 130 or 143, its running run stops at a checkpoint, and the same command resumes it to the
+# uninterrupted study's bits.
+# A page every 5 minutes: the drawing thread is there, and the runs do not wait for its drawings.
+study_args=(study "$work/tiny.toml" --grid training.lr=0.05,0.1 --seeds 1 --jobs 1 --slots 1 --no-progress
+  --set federation.rounds=40 --set output.plot_minutes=5)
+"$drift" "${study_args[@]}" --out "$work/whole" --no-plots > /dev/null 2> "$work/whole.log"
+for sig in INT TERM; do
+  out="$work/cut-$sig"
+  # Job control on, so that the signal is not ignored as it is for a background command.
+  (set -m; "$drift" "${study_args[@]}" --out "$out" > /dev/null 2> "$work/cut-$sig.log" & echo $! > "$work/pid"; wait $!) &
+  sub=$!
+  for _ in $(seq 600); do  # until the first run has trained a few rounds
+    [[ -f "$work/pid" ]] && [[ $(cat "$out"/training.lr=0.05/seed-1/metrics.jsonl 2> /dev/null | wc -l) -ge 3 ]] && break
+    sleep 0.1
+  done
+  kill -$sig "$(cat "$work/pid")"
+  rc=0
+  wait $sub || rc=$?
+  [[ $rc == $([[ $sig == INT ]] && echo 130 || echo 143) ]] || { echo "SIG$sig: the study exited $rc"; exit 1; }
+  grep -q "interrupted: run the same command again" "$work/cut-$sig.log" || { cat "$work/cut-$sig.log"; exit 1; }
+  python3 -c "import json,sys; s=json.load(open(sys.argv[1])); assert s['status'] == 'interrupted', s['status']" \
+    "$out/training.lr=0.05/seed-1/summary.json"
+  "$drift" "${study_args[@]}" --out "$out" > /dev/null 2>> "$work/cut-$sig.log" || { cat "$work/cut-$sig.log"; exit 1; }
+  for cell in training.lr=0.05 training.lr=0.1; do
+    cmp "$work/whole/$cell/seed-1/metrics.jsonl" "$out/$cell/seed-1/metrics.jsonl"
+  done
+  rm -f "$work/pid"
+done
 echo "cli live pages: 1 passed, 0 failed"

@@ -1,6 +1,7 @@
 #include "engine/study/gnuplot.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -89,6 +90,10 @@ std::string render_figure(const fs::path& dir, const Figure& f, const std::strin
   const pid_t pid = fork();
   if (pid < 0) return "fork failed";
   if (pid == 0) {
+    // gnuplot takes signals as any program does, whatever the drawing thread blocks.
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
     if (chdir(dir.c_str()) != 0) _exit(126);
     const int err = open(log_name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (err >= 0) dup2(err, STDERR_FILENO);  // dup2's copy stays open across exec

@@ -1,5 +1,7 @@
 #include "live_pages.hpp"
 
+#include <pthread.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -10,7 +12,18 @@
 namespace drift::cli {
 
 LivePages::LivePages(double minutes, Draw draw, Warn warn)
-    : period_(minutes * 60.0), draw_(std::move(draw)), warn_(std::move(warn)), thread_([this] { loop(); }) {}
+    : period_(minutes * 60.0), draw_(std::move(draw)), warn_(std::move(warn)) {
+  // The drawing thread never takes SIGINT or SIGTERM: a study starts it before it watches for
+  // them, and the kernel would otherwise hand a signal to this thread, whose default action
+  // ends the whole process with no checkpoint (docs/checkpoints.md#interrupts).
+  sigset_t interrupts, before;
+  sigemptyset(&interrupts);
+  sigaddset(&interrupts, SIGINT);
+  sigaddset(&interrupts, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &interrupts, &before);
+  thread_ = std::thread([this] { loop(); });
+  pthread_sigmask(SIG_SETMASK, &before, nullptr);
+}
 
 LivePages::~LivePages() { stop(); }
 

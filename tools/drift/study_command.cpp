@@ -271,7 +271,10 @@ int study_command(const StudyArgs& args) {
   write_text_file(plan.out / "study.csv", study_csv(table));
   write_text_file(plan.out / "study.md", study_markdown(table));
   std::cout << study_markdown(table);
-  if (!args.no_plots) plot_study_directory(plan.out, table);
+  // An interrupted study keeps its last live page, which says how to go on; its final figures
+  // come when the same command finishes the runs.
+  const bool interrupted = status >= 128;
+  if (!args.no_plots && !interrupted) plot_study_directory(plan.out, table);
   std::fprintf(stderr, "tables in %s/study.md and study.csv\n", plan.out.c_str());
   std::size_t missing = 0;
   for (const auto& r : plan.runs) missing += run_finished(plan.out / r.relative_path) ? 0 : 1;
