@@ -90,6 +90,18 @@ done
 expect_code 2 timeout -s KILL 20 "$drift" check-model "$work/fifo.pt" --input 1,28,28 --classes 10
 says "is not a regular file (a FIFO, device or socket)"
 rm -f "$work/zeros.pt" "$work/header-only.pt"
+# Modules drift cannot run as promised are refused at validation and by check-model: one that
+# draws random numbers (dropout in a submodule), integer logits, nothing to train.
+for flaw in dropout int-logits frozen; do
+  "$write_module" "$work/$flaw.pt" --flaw $flaw
+  expect_code 2 "$drift" validate "$work/tiny.toml" --set "model.file=\"$work/$flaw.pt\""
+  expect_code 2 "$drift" check-model "$work/$flaw.pt" --input 1,28,28 --classes 10
+done
+says "no trainable parameters"
+expect_code 2 "$drift" check-model "$work/dropout.pt" --input 1,28,28 --classes 10
+says "forward(x) draws random numbers (aten::dropout)"
+expect_code 2 "$drift" check-model "$work/int-logits.pt" --input 1,28,28 --classes 10
+says "Long logits; they must be floating point"
 expect_code 2 "$drift" validate "$work/tiny.toml" --set algorithm.name=fedrcl
 says "reads the pooled output of every stage"
 expect_code 2 "$drift" validate "$work/tiny.toml" --set model.digest=0123456789abcdef

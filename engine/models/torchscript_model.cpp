@@ -1,5 +1,6 @@
 #include "engine/models/torchscript_model.hpp"
 
+#include <torch/csrc/jit/passes/inliner.h>
 #include <torch/script.h>
 
 #include <cstdint>
@@ -128,6 +129,59 @@ std::string shape_text(const torch::Tensor& t) {
   return text + "]";
 }
 
+// The first op of `graph` (nested blocks included) that draws random numbers, or "".
+std::string random_op(const torch::jit::Block& block) {
+  static const std::set<std::string> random = {"aten::dropout",
+                                               "aten::dropout_",
+                                               "aten::feature_dropout",
+                                               "aten::feature_dropout_",
+                                               "aten::alpha_dropout",
+                                               "aten::alpha_dropout_",
+                                               "aten::feature_alpha_dropout",
+                                               "aten::feature_alpha_dropout_",
+                                               "aten::bernoulli",
+                                               "aten::bernoulli_",
+                                               "aten::rand",
+                                               "aten::rand_like",
+                                               "aten::randn",
+                                               "aten::randn_like",
+                                               "aten::randint",
+                                               "aten::randint_like",
+                                               "aten::randperm",
+                                               "aten::normal",
+                                               "aten::normal_",
+                                               "aten::uniform_",
+                                               "aten::exponential_",
+                                               "aten::geometric_",
+                                               "aten::cauchy_",
+                                               "aten::log_normal_",
+                                               "aten::multinomial",
+                                               "aten::rrelu",
+                                               "aten::rrelu_",
+                                               "aten::native_dropout"};
+  for (const auto* node : block.nodes()) {
+    const std::string kind = node->kind().toQualString();
+    if (random.count(kind) != 0) return kind;
+    for (const auto* inner : node->blocks())
+      if (auto found = random_op(*inner); !found.empty()) return found;
+  }
+  return "";
+}
+
+// Refuses a module whose `method` draws random numbers (dropout, say): LibTorch draws them from
+// its process-wide generator, which slots share in whatever order they run, so a run would not
+// repeat, and drift cannot hand the module its keyed streams.
+void refuse_random_ops(const torch::jit::Module& module, const std::string& method, const std::string& file) {
+  const auto found = module.find_method(method);
+  if (!found) return;
+  auto graph = found->graph()->copy();
+  torch::jit::Inline(*graph);  // the submodules' code too
+  if (const auto op = random_op(*graph->block()); !op.empty())
+    throw UserError("model.file " + file + ": " + method + "(x) draws random numbers (" + op +
+                    "); drift cannot give them its seeded streams, so runs would not repeat: remove it "
+                    "(docs/torchscript.md#how-it-runs)");
+}
+
 // A batch of two zero samples, in float32 as every dataset holds them (text as token indices).
 torch::Tensor probe_batch(const std::vector<std::int64_t>& input_shape) {
   std::vector<std::int64_t> shape{2};
@@ -167,10 +221,16 @@ ScriptModel::ScriptModel(torch::jit::Module module, std::vector<std::int64_t> in
   const auto probe = probe_batch(input_shape);
   const auto layer_name = options.script_weights ? std::string("ScriptFileLayer") : std::string(kDrawnScriptLayer);
   module_.eval();
+  refuse_random_ops(module_, backbone_ ? "features" : "forward", file_);
   try {
     if (!backbone_) {
       check_logits(probe, num_classes);
       mirror(*this, module_, nullptr, layer_name);
+      bool trainable = false;
+      for (const auto& p : parameters()) trainable = trainable || p.requires_grad();
+      if (!trainable)
+        throw UserError("model.file " + file_ +
+                        ": the module has no trainable parameters, so no client could ever change it");
     } else {
       std::set<const void*> reached;
       const auto dim = probe_features(probe, reached);
@@ -193,6 +253,9 @@ ScriptModel::ScriptModel(torch::jit::Module module, std::vector<std::int64_t> in
 void ScriptModel::check_logits(const torch::Tensor& probe, std::int64_t num_classes) {
   torch::NoGradGuard no_grad;
   const auto logits = call(module_, "forward", probe, file_);
+  if (!logits.is_floating_point())
+    throw UserError("model.file " + file_ + ": forward(x) gives " + std::string(c10::toString(logits.scalar_type())) +
+                    " logits; they must be floating point (float32), as the loss and the evaluation read them");
   if (logits.dim() != 2 || logits.size(0) != probe.size(0) || logits.size(1) != num_classes)
     throw UserError("model.file " + file_ + ": forward(x) gives " + shape_text(logits) + " for a batch of " +
                     shape_text(probe) + "; the dataset has " + std::to_string(num_classes) +
@@ -202,6 +265,9 @@ void ScriptModel::check_logits(const torch::Tensor& probe, std::int64_t num_clas
 
 std::int64_t ScriptModel::probe_features(const torch::Tensor& probe, std::set<const void*>& reached) {
   const auto features = call(module_, "features", probe, file_);
+  if (!features.is_floating_point())
+    throw UserError("model.file " + file_ + ": features(x) gives " +
+                    std::string(c10::toString(features.scalar_type())) + " features; they must be floating point");
   if (features.dim() != 2 || features.size(0) != probe.size(0) || features.size(1) < 1)
     throw UserError("model.file " + file_ + ": features(x) gives " + shape_text(features) + " for a batch of " +
                     shape_text(probe) + "; it must give [" + std::to_string(probe.size(0)) + ", d]");

@@ -61,4 +61,24 @@ torch::jit::Module endless_linear(std::int64_t inputs, std::int64_t classes) {
   return m;
 }
 
+torch::jit::Module flawed_linear(std::int64_t inputs, std::int64_t classes, const std::string& flaw) {
+  torch::jit::Module m("Flawed");
+  auto fc = linear(inputs, classes);
+  if (flaw == "frozen")
+    for (auto p : fc.parameters()) p.requires_grad_(false);
+  m.register_module("fc", fc);
+  if (flaw == "dropout") {
+    torch::jit::Module drop("Dropout");
+    drop.register_attribute("training", c10::BoolType::get(), true);
+    drop.define("def forward(self, x):\n  return torch.dropout(x, 0.5, self.training)\n");
+    m.register_module("drop", drop);
+    m.define("def forward(self, x):\n  return self.fc.forward(self.drop.forward(torch.flatten(x, 1)))\n");
+  } else if (flaw == "int-logits") {
+    m.define("def forward(self, x):\n  return self.fc.forward(torch.flatten(x, 1)).long()\n");
+  } else {
+    m.define("def forward(self, x):\n  return self.fc.forward(torch.flatten(x, 1))\n");
+  }
+  return m;
+}
+
 }  // namespace drift::script_modules

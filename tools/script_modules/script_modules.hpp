@@ -26,4 +26,8 @@ torch::jit::Module tiny_linear(std::int64_t inputs, std::int64_t classes);
 // tiny_linear whose forward never returns (the tests of the isolated check).
 torch::jit::Module endless_linear(std::int64_t inputs, std::int64_t classes);
 
+// tiny_linear with one flaw drift must refuse: "dropout" (in a submodule, as nn.Dropout would
+// be), "int-logits" (forward returns int64) or "frozen" (no parameter is trainable).
+torch::jit::Module flawed_linear(std::int64_t inputs, std::int64_t classes, const std::string& flaw);
+
 }  // namespace drift::script_modules
