@@ -72,6 +72,34 @@ if "$drift" study "$work/tiny.toml" --grid sampler.name=uniform --seeds 2 --out 
   echo "a different study was mixed into $work/st"; exit 1
 fi
 grep -q "holds a different study" "$work/err"
+# Issue 48: an empty or corrupt study.json cannot say which study the directory holds.
+cp "$work/st/study.json" "$work/study.json.saved"
+for broken in "" "{not json"; do
+  printf '%s' "$broken" > "$work/st/study.json"
+  if "$drift" "${study[@]}" --set training.momentum=0.5 > /dev/null 2> "$work/err"; then
+    echo "a study with a broken study.json ran"; exit 1
+  fi
+  grep -q "is empty or not a study definition" "$work/err"
+done
+cp "$work/study.json.saved" "$work/st/study.json"
+# --collect reads a study that exists; a mistyped --out is refused, not created.
+if "$drift" study "$work/tiny.toml" --grid sampler.name=uniform --collect --out "$work/stt" 2> "$work/err"; then
+  echo "--collect accepted a directory without a study"; exit 1
+fi
+grep -q "holds no study (no study.json)" "$work/err"
+[[ ! -e "$work/stt" ]] || { echo "--collect created $work/stt"; exit 1; }
+# A finished run whose metrics.jsonl was cut, or emptied, is not counted (it was averaged in).
+cut_run="$work/st/sampler.name=uniform+availability.model=always/seed-1"
+cp "$cut_run/metrics.jsonl" "$work/metrics.saved"
+for size in 300 0; do
+  truncate -s $size "$cut_run/metrics.jsonl"
+  if "$drift" "${study[@]}" --collect > "$work/cut-table" 2> "$work/err"; then
+    echo "--collect counted a cut run"; exit 1
+  fi
+  grep -q "seed-1: not counted: metrics.jsonl holds [0-9]* aggregations, but summary.json counted 3" "$work/err"
+  grep -q "^| uniform | always | 1/2 |" "$work/cut-table" || { cat "$work/cut-table"; exit 1; }
+done
+cp "$work/metrics.saved" "$work/st/sampler.name=uniform+availability.model=always/seed-1/metrics.jsonl"
 
 # A variant whose every client fails is diverged, in the table and in study.csv, never a number.
 "$drift" study "$work/tiny.toml" --algorithms fedavg --grid training.lr=0.05,1e30 --seeds 1 --out "$work/div" \

@@ -28,7 +28,13 @@ TOML
 study=(study "$work/s.toml" --grid training.lr=0.05,0.1 --grid sampler.clients_per_round=2,3 --seeds 2 --slots 1
   --jobs 1 --no-plots --no-progress)
 
-# Nothing has run yet: --collect draws empty tables and counts the missing runs.
+# --collect reads a study that exists: a mistyped --out is refused, not created. Once the
+# directory holds the study (here written by --emit) and nothing has run yet, --collect draws
+# empty tables and counts the missing runs.
+expect_code 2 "$drift" "${study[@]}" --out "$work/sharded" --collect
+says "holds no study (no study.json)"
+[[ ! -e "$work/sharded" ]] || { echo "--collect created $work/sharded"; exit 1; }
+"$drift" "${study[@]}" --out "$work/sharded" --emit shell --shards 3 > /dev/null
 "$drift" "${study[@]}" --out "$work/sharded" --collect > /dev/null 2> "$work/collect0"
 grep -q "8 of 8 runs are not finished yet" "$work/collect0" || { cat "$work/collect0"; exit 1; }
 

@@ -172,6 +172,14 @@ RunRecord read_run_record(const fs::path& study_dir, const std::string& relative
   }
   r.status = summary.value("status", "unfinished");
   r.wall_seconds = summary.value("wall_seconds", 0.0);
+  // A finished run whose metrics.jsonl holds fewer aggregations than its summary counted was cut
+  // or emptied since: its tables would average a run that is not the one that finished.
+  const auto counted = summary.value("rounds", std::uint64_t{0});
+  if (r.finished() && counted != r.summary.rounds) {
+    r.damage = "metrics.jsonl holds " + std::to_string(r.summary.rounds) + " aggregations, but summary.json counted " +
+               std::to_string(counted);
+    r.status = "damaged";
+  }
   return r;
 }
 

@@ -15,8 +15,11 @@ namespace drift {
 struct RunRecord {
   std::vector<std::string> levels;  // per factor, the level's label
   std::uint64_t seed = 0;
-  std::string path;    // relative to the study directory
-  std::string status;  // summary.json's, or "missing" (never ran) / "unfinished" (no summary)
+  std::string path;  // relative to the study directory
+  // summary.json's, or "missing" (never ran) / "unfinished" (no summary) / "damaged" (its files
+  // disagree since it finished: `damage` says how; not counted)
+  std::string status;
+  std::string damage;
   RunSummary summary;
   double wall_seconds = 0.0;
   bool diverged() const {

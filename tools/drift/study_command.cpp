@@ -131,6 +131,12 @@ DirectoryLock prepare_directory(const fs::path& out, const json& definition, boo
   if (fs::exists(file)) {
     std::ifstream in(file);
     const auto old = json::parse(in, nullptr, false);
+    // An unreadable file compares unequal to nothing (nlohmann's discarded value): say so, rather
+    // than take the directory's runs for this study's.
+    if (old.is_discarded() || !old.is_object())
+      throw UserError(file.string() +
+                      " is empty or not a study definition, so it cannot say which study the directory holds; "
+                      "name a new directory (or restore the file)");
     if (old != definition)
       throw UserError("--out " + out.string() +
                       " holds a different study (its study.json differs: scenario, factors, "
@@ -203,6 +209,10 @@ StudyPlan plan_study(const StudyArgs& args, const std::string& default_prefix) {
   plan.out = args.out.empty() ? fs::path("runs") / (default_prefix + fs::path(args.scenario).stem().string())
                               : fs::path(args.out);
   const bool shared = !args.shard.empty() || args.collect || !args.emit.empty();
+  // Collecting reads a study that exists: a mistyped --out must not become an empty one.
+  if (args.collect && !fs::exists(plan.out / "study.json"))
+    throw UserError("--collect: " + plan.out.string() + " holds no study (no study.json); name the directory " +
+                    "the study wrote");
   if (!args.shard.empty()) std::tie(plan.shard_index, plan.shard_count) = parse_shard(args.shard);
   plan.lock = prepare_directory(plan.out, study_definition(args, plan.factors, plan.seeds, resolved), shared);
   if (shared) plan.lock = DirectoryLock();  // claims keep the runs apart; the tables take it again
@@ -281,6 +291,17 @@ int study_command(const StudyArgs& args) {
   if (missing > 0 && (args.collect || !args.shard.empty()))
     std::fprintf(stderr, "%zu of %zu runs are not finished yet%s\n", missing, plan.runs.size(),
                  args.collect ? "" : " (other shards hold them, or run this shard again)");
+  std::size_t damaged = 0;
+  for (const auto& r : table.runs) {
+    if (r.damage.empty()) continue;
+    std::fprintf(stderr, "%s/%s: not counted: %s (cut or emptied since the run finished)\n", plan.out.c_str(),
+                 r.path.c_str(), r.damage.c_str());
+    ++damaged;
+  }
+  if (damaged > 0) {
+    std::fprintf(stderr, "%zu run(s) not counted: delete their directories and run the study again\n", damaged);
+    return status != 0 ? status : 1;
+  }
   return status;
 }
 
