@@ -31,6 +31,11 @@ if "$drift" study "$work/tiny.toml" --grid sampler.name=uniform --set seed=4 --o
   echo "--set seed= was accepted in a study"; exit 1
 fi
 grep -q "use --seeds or --seed-list" "$work/err"
+# Levels compared by value: 0.1 and 0.10 would be two cells of byte-identical runs.
+if "$drift" study "$work/tiny.toml" --grid training.lr=0.1,0.10 --out "$work/bad" 2> "$work/err"; then
+  echo "two levels of one value were accepted"; exit 1
+fi
+grep -q "training.lr=0.1 and training.lr=0.10 are the same scenario" "$work/err"
 [[ ! -e "$work/bad" ]] || { echo "a refused study left $work/bad behind"; exit 1; }
 
 study=(study "$work/tiny.toml" --grid 'sampler.name=uniform,"round_robin"' --grid availability.model=always,diurnal

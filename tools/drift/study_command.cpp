@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -177,6 +178,7 @@ StudyPlan plan_study(const StudyArgs& args, const std::string& default_prefix) {
   const auto cells = grid_cells(plan.factors);
   // Every cell is validated before anything runs or anything is written.
   std::string resolved;
+  std::map<std::string, std::string> cell_of_scenario;  // resolved scenario -> the cell that has it
   for (const auto& cell : cells) {
     auto sets = args.sets;
     for (auto& s : cell_sets(plan.factors, cell)) sets.push_back(std::move(s));
@@ -189,6 +191,12 @@ StudyPlan plan_study(const StudyArgs& args, const std::string& default_prefix) {
     }
     for (const auto& w : scenario.warnings)
       if (plan.warnings.insert(w).second) std::fprintf(stderr, "drift: warning: %s\n", w.c_str());
+    // Levels are compared by what they mean: 0.1, 0.10 and 1e-1 are one learning rate.
+    const auto [same, fresh] = cell_of_scenario.emplace(scenario.resolved_toml, cell_label(plan.factors, cell));
+    if (!fresh)
+      throw UserError(same->second + " and " + cell_label(plan.factors, cell) +
+                      " are the same scenario (their levels have the same values): the table would count the same "
+                      "runs twice");
     if (resolved.empty()) {
       resolved = scenario.resolved_toml;
       plan.targets = {scenario.evaluation.targets, scenario.evaluation.at_times};
