@@ -73,6 +73,13 @@ expect_code 2 run --out "$work/other" --set algorithm.name=fedprox-plugin --plug
 says "was built for drift 0.0.0-other, LibTorch"
 says "rebuild the plugin against this drift"
 echo "not a library" > "$work/junk.so"
+# Not a library at all (issue 48): an empty path, a device, a directory, each with its reason.
+expect_code 2 "$drift" list --plugin ""
+says "needs the path of a shared library built with DRIFT_PLUGIN, not an empty string"
+expect_code 2 "$drift" list --plugin /dev/zero
+says "/dev/zero is not a regular file"
+expect_code 2 "$drift" list --plugin "$work"
+says "is a directory, not a shared library"
 expect_code 2 "$drift" list --plugin "$work/junk.so"
 says "plugin $work/junk.so: cannot be loaded"
 expect_code 2 "$drift" validate "$work/tiny.toml" --set algorithm.name=fedprox-plugin

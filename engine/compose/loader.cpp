@@ -56,6 +56,8 @@ void load_named_plugins(toml::table& root, const std::string& source, const std:
   for (const auto& f : split_list(text_of("files")))
     files.push_back(std::filesystem::absolute(base / f).lexically_normal().string());
   for (const auto& f : extra) {
+    if (f.empty())
+      throw UserError("--plugin needs the path of a shared library built with DRIFT_PLUGIN, not an empty string");
     const auto path = std::filesystem::absolute(f).lexically_normal().string();
     if (std::find(files.begin(), files.end(), path) == files.end()) files.push_back(path);
   }

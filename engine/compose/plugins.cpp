@@ -53,9 +53,14 @@ std::string dl_error() {
 LoadedPlugin open_plugin(const std::string& path) {
   LoadedPlugin plugin;
   plugin.path = path;
+  const std::string what = "a shared library built with DRIFT_PLUGIN";
+  if (path.empty()) throw UserError("--plugin needs the path of " + what + ", not an empty string");
   std::error_code error;
-  if (!std::filesystem::is_regular_file(path, error))
-    throw UserError("plugin " + path + ": no such file (a shared library built with DRIFT_PLUGIN)");
+  const auto status = std::filesystem::status(path, error);
+  if (!std::filesystem::exists(status)) throw UserError("plugin " + path + ": no such file (" + what + ")");
+  if (std::filesystem::is_directory(status)) throw UserError("plugin " + path + " is a directory, not " + what);
+  if (!std::filesystem::is_regular_file(status))
+    throw UserError("plugin " + path + " is not a regular file (a device, FIFO or socket), not " + what);
   plugin.digest = hash_file(path).hex();
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) throw UserError("plugin " + path + ": cannot be loaded (" + dl_error() + ")");

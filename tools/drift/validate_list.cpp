@@ -113,7 +113,8 @@ int list_command() {
 }
 
 void load_plugins(const std::vector<std::string>& paths) {
-  for (const auto& p : paths) load_plugin(std::filesystem::absolute(p).lexically_normal().string());
+  // load_plugin refuses an empty path with its reason; absolute() would throw on it first.
+  for (const auto& p : paths) load_plugin(p.empty() ? p : std::filesystem::absolute(p).lexically_normal().string());
 }
 
 }  // namespace drift::cli
