@@ -83,6 +83,13 @@ grep -q -- "--shard \"\$SLURM_ARRAY_TASK_ID/4\"$" "$work/slurm/slurm/shard.sbatc
 grep -q -- "--collect$" "$work/slurm/slurm/collect.sbatch"
 grep -q "sbatch --dependency=afterany:" "$work/slurm/slurm/submit.sh"
 for f in "$work"/slurm/slurm/*; do bash -n "$f"; done
+# A directory with a space and a % (issue 48): the #SBATCH file names are quoted and their %
+# doubled (Slurm would expand it), and the printed command is quoted.
+odd="$work/my study%d"
+"$drift" "${study[@]}" --out "$odd" --emit slurm --shards 2 > /dev/null 2> "$work/emit.err"
+grep -qF "#SBATCH --output=\"$work/my study%%d/slurm/shard-%a.log\"" "$odd/slurm/shard.sbatch"
+grep -qF "#SBATCH --output=\"$work/my study%%d/slurm/collect.log\"" "$odd/slurm/collect.sbatch"
+grep -qF "run bash '$work/my study%d/slurm/submit.sh'" "$work/emit.err"
 "$drift" "${study[@]}" --out "$work/shell" --emit shell --shards 2 > /dev/null 2>&1
 "$work/shell/shell/run.sh" > /dev/null 2>&1
 cmp "$work/single/study.md" "$work/shell/study.md"

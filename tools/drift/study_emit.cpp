@@ -22,6 +22,18 @@ std::string quoted(const std::string& text) {
   return out + "'";
 }
 
+// A file name for an #SBATCH line: in double quotes (a space would end it), each % doubled so
+// that Slurm does not expand it, except the `pattern` appended after it ("shard-%a.log").
+std::string sbatch_file(const fs::path& dir, const std::string& pattern) {
+  const auto text = fs::absolute(dir).string();
+  if (text.find_first_of("\"\n\\") != std::string::npos)
+    throw UserError("--emit slurm: " + text +
+                    " holds a quote, backslash or newline, which an #SBATCH line cannot carry");
+  std::string out = "\"";
+  for (char c : text) out += c == '%' ? std::string("%%") : std::string(1, c);
+  return out + "/" + pattern + "\"";
+}
+
 std::string this_executable() {
   std::error_code ec;
   const auto self = fs::read_symlink("/proc/self/exe", ec);
@@ -59,12 +71,12 @@ fs::path emit_slurm(const StudyArgs& a, const StudyPlan& plan, const std::string
                                          " per array task (docs/studies.md#schedulers).\n"
                                          "#SBATCH --job-name=drift-study\n#SBATCH --array=1-" +
                                          n + "\n#SBATCH --cpus-per-task=" + cpus +
-                                         "\n#SBATCH --output=" + fs::absolute(dir / "shard-%a.log").string() +
-                                         "\nexec " + line + " --shard \"$SLURM_ARRAY_TASK_ID/" + n + "\"\n");
+                                         "\n#SBATCH --output=" + sbatch_file(dir, "shard-%a.log") + "\nexec " + line +
+                                         " --shard \"$SLURM_ARRAY_TASK_ID/" + n + "\"\n");
   write_script(dir / "collect.sbatch",
                "#!/bin/bash\n# The study's tables and figures once every shard has ended.\n"
                "#SBATCH --job-name=drift-collect\n#SBATCH --cpus-per-task=1\n#SBATCH --output=" +
-                   fs::absolute(dir / "collect.log").string() + "\nexec " + line + " --collect\n");
+                   sbatch_file(dir, "collect.log") + "\nexec " + line + " --collect\n");
   write_script(dir / "submit.sh", "#!/bin/bash\n# Submits the study's " + n +
                                       " shards as a Slurm job array and a collect job that runs after them.\n"
                                       "set -euo pipefail\ncd " +
@@ -107,7 +119,7 @@ int emit_study_scripts(const StudyArgs& args, const StudyPlan& plan) {
   const auto script = args.emit == "slurm" ? emit_slurm(args, plan, line, dir) : emit_shell(args, line, dir);
   std::printf("%s\n", script.c_str());
   std::fprintf(stderr, "%s shards of %zu runs: run %s%s\n", std::to_string(args.shards).c_str(), plan.runs.size(),
-               args.emit == "slurm" ? "bash " : "", script.c_str());
+               args.emit == "slurm" ? "bash " : "", quoted(script.string()).c_str());
   return 0;
 }
 
