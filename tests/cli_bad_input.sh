@@ -87,6 +87,14 @@ expect listen-plain "off loopback needs --tls" run "$(scenario plain '')" --list
 DRIFT_JOIN_TOKEN=0123456789abcdef0123 expect bad-connect "--connect '127.0.0.1:0': port 0 is only for listening" \
   worker --connect 127.0.0.1:0
 DRIFT_JOIN_TOKEN=0123456789abcdef0123 expect worker-cuda "cuda:0" worker --connect 127.0.0.1:9 --devices cuda:0
+# Messages that say what was written (issue 48): an invalid TOML escape in --set, a negative
+# seed, a client id too large for a double to print.
+expect set-escape "not a TOML value (Error while parsing string: escape sequence" \
+  validate "$(scenario escape '')" --set 'name="a\xffb"'
+expect seed-list "a seed is a whole number from 0 to 2^63 - 1, not -1" \
+  study "$(scenario seeds '')" --grid training.lr=0.1 --seed-list -1 --out "$work/out"
+printf 'client,start,end\n9223372036854775807,0,10\n' > "$work/big-id.csv"
+expect trace-id "client 9223372036854775807 is not a client id" trace-info "$work/big-id.csv"
 
 echo "cli bad input: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -131,7 +131,11 @@ void apply_override(toml::table& root, const Override& o) {
   try {
     auto parsed = toml::parse("v = " + o.value);
     assign(*table, leaf, *parsed.get("v"));
-  } catch (const toml::parse_error&) {
+  } catch (const toml::parse_error& e) {
+    // A value that opens as a TOML string, array or table meant to be one: say why it is not,
+    // rather than take its quotes and backslashes as the letters of a bare word.
+    if (!o.value.empty() && std::string("\"'[{").find(o.value.front()) != std::string::npos)
+      throw UserError("--set " + o.key + "=" + o.value + ": not a TOML value (" + std::string(e.description()) + ")");
     table->insert_or_assign(leaf, o.value);  // a bare word: take it as a string
   }
 }

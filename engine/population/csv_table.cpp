@@ -63,11 +63,16 @@ CsvTable read_csv(const std::string& path, const std::vector<std::string>& requi
       throw UserError(path + ":" + std::to_string(number) + ": expected " + std::to_string(t.columns.size()) +
                       " fields, found " + std::to_string(fields.size()));
     std::vector<double> row;
-    for (const auto& f : fields) {
+    for (std::size_t k = 0; k < fields.size(); ++k) {
+      const auto& f = fields[k];
       char* end = nullptr;
       const double v = std::strtod(f.c_str(), &end);
       if (f.empty() || *end != '\0' || !std::isfinite(v))
         throw UserError(path + ":" + std::to_string(number) + ": '" + f + "' is not a number");
+      // Checked here, where the text is: a double cannot print a large id as it was written.
+      if (t.columns[k] == "client" && (v < 0 || v != std::floor(v) || v > 4e9))
+        throw UserError(path + ":" + std::to_string(number) + ": client " + f +
+                        " is not a client id (a whole number from 0 to 4e9)");
       row.push_back(v);
     }
     t.rows.push_back(std::move(row));

@@ -1,6 +1,8 @@
 // drift: run, validate and inspect federated-learning scenarios.
 #include <CLI/CLI.hpp>
 
+#include <charconv>
+
 #include <cstdio>
 
 #include "commands.hpp"
@@ -154,7 +156,16 @@ void add_study_options(CLI::App* cmd, drift::cli::StudyArgs& study, const std::s
   auto* seeds = cmd->add_option("--seeds", study.seeds, "seeds 1..N (default 3)")->check(CLI::Range(1, 1000));
   cmd->add_option("--seed-list", study.seed_list, "explicit seeds, comma-separated")
       ->delimiter(',')
-      ->check(CLI::NonNegativeNumber)
+      // Its own check: CLI11's NonNegativeNumber names its range up to the largest double.
+      ->check(CLI::Validator(
+          [](std::string& seed) {
+            // A scenario's seed is a TOML integer: at most 2^63 - 1.
+            std::int64_t value = 0;
+            const auto [end, error] = std::from_chars(seed.data(), seed.data() + seed.size(), value);
+            const bool whole = !seed.empty() && error == std::errc() && end == seed.data() + seed.size() && value >= 0;
+            return whole ? std::string() : "a seed is a whole number from 0 to 2^63 - 1, not " + seed;
+          },
+          "SEED"))
       ->excludes(seeds);
   cmd->add_option("--set", study.sets, "override a scenario key for every run (repeatable)");
   add_plugin_option(cmd, study.plugins);
@@ -249,6 +260,9 @@ CLI::App* add_pretrain_generator(CLI::App& app, drift::cli::PretrainGeneratorArg
 
 int main(int argc, char** argv) {
   CLI::App app{"drift: federated learning under partial participation, stragglers and sampling drift"};
+  // One line, as drift's own refusals: CLI11 adds "Run with --help for more information."
+  app.failure_message(
+      [](const CLI::App*, const CLI::Error& e) { return std::string("drift: error: ") + e.what() + "\n"; });
   app.require_subcommand(1);
   app.set_version_flag("--version", "drift " + drift::drift_version() + " (LibTorch " + drift::torch_version() + ")");
   drift::cli::RunArgs run;
