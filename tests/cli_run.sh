@@ -39,6 +39,10 @@ runs_dir = "$work/runs"
 TOML
 "$drift" validate "$work/tiny.toml" > "$work/summary"
 grep -q "ok" "$work/summary"
+# Virtual time is named as simulated, and a wall time estimated beside it (issue 48).
+grep -q "the run about .* of simulated time$" "$work/summary"
+grep -Eq "wall time: training takes about .* on this machine's [0-9]+ CPU slot\(s\) \(a local step of the model took [0-9.]+ ms" \
+  "$work/summary" || { cat "$work/summary"; exit 1; }
 "$drift" validate "$work/tiny.toml" --print > "$work/resolved"
 grep -q "min_client_samples = 10" "$work/resolved"
 # Every shipped scenario is valid (they are documentation too).

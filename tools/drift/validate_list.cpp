@@ -1,3 +1,4 @@
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 
@@ -18,8 +19,18 @@
 #include "engine/sampling/sampler.hpp"
 #include "engine/sim/round_estimate.hpp"
 #include "engine/training/packed_model.hpp"
+#include "wall_estimate.hpp"
 
 namespace drift::cli {
+namespace {
+
+std::string step_text(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f ms", seconds * 1e3);
+  return text;
+}
+
+}  // namespace
 
 int validate_command(const ValidateArgs& args) {
   const auto scenario = load_scenario(args.scenario, parse_overrides(args.sets), args.plugins);
@@ -70,7 +81,15 @@ int validate_command(const ValidateArgs& args) {
             << human_duration(estimate.task_max) << "; "
             << (sim.mode == SimulationMode::sync ? "a round" : "an aggregation") << " about "
             << human_duration(estimate.round) << " (" << estimate.basis << "); the run about "
-            << human_duration(estimate.run) << "\n";
+            << human_duration(estimate.run) << " of simulated time\n";
+  // Virtual time is the simulated devices' clock, not how long drift takes: say that too.
+  const auto wall = estimate_wall_time(scenario, data, model.shared_model(), estimate.round);
+  if (wall.not_estimated.empty())
+    std::cout << "  wall time: training takes about " << human_duration(wall.seconds) << " on this machine's "
+              << wall.slots << " CPU slot(s) (a local step of the model took " << step_text(wall.step_seconds)
+              << " here; evaluation and start-up come on top)\n";
+  else
+    std::cout << "  wall time: " << wall.not_estimated << "\n";
   for (const auto& w : scenario.warnings) std::cout << "  warning: " << w << "\n";
   for (const auto& w : virtual_time_warnings(scenario, estimate)) std::cout << "  warning: " << w << "\n";
   return 0;
