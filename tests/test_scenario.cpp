@@ -117,6 +117,14 @@ TEST_CASE("overrides from --set replace keys with TOML values and is named in er
   CHECK_THAT(error_of(kMinimal, {{"federation.roundz", "3"}}), Catch::Contains("did you mean 'federation.rounds'"));
   CHECK(parse_override("a.b=c=d").value == "c=d");
   CHECK_THROWS_AS(parse_override("novalue"), UserError);
+  // One number is a list of one: a one-channel dataset's normalisation, a single target.
+  const auto one = parse_scenario(
+      kMinimal, "s.toml", {{"data.augment.mean", "0.0"}, {"data.augment.std", "1"}, {"evaluation.targets", "0.7"}});
+  CHECK(one.data.augment.mean == std::vector<double>{0.0});
+  CHECK(one.data.augment.std == std::vector<double>{1.0});
+  CHECK(one.evaluation.targets == std::vector<double>{0.7});
+  // A value that opens as a TOML string but is none gets TOML's reason, not a bare word's.
+  CHECK_THAT(error_of(kMinimal, {{"name", "\"a\\xffb\""}}), Catch::Contains("not a TOML value"));
 }
 
 TEST_CASE("edit distance and suggestions", "[scenario]") {

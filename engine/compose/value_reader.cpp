@@ -69,8 +69,15 @@ ParamValue read_value(const ParamSpec& spec, const std::string& path, const toml
       value = node.as_string()->get();
       break;
     case ParamKind::number_list: {
-      if (!node.is_array()) wrong_type();
       std::vector<double> list;
+      // One number is a list of one (data.augment.mean = 0.5 for one-channel images).
+      if (node.is_integer()) list.push_back(static_cast<double>(node.as_integer()->get()));
+      if (node.is_floating_point()) list.push_back(node.as_floating_point()->get());
+      if (!list.empty()) {
+        value = list;
+        break;
+      }
+      if (!node.is_array()) wrong_type();
       for (const auto& item : *node.as_array()) {
         if (item.is_integer())
           list.push_back(static_cast<double>(item.as_integer()->get()));
