@@ -123,6 +123,23 @@ TEST_CASE("sync round: dropouts and min_cohort", "[sim]") {
   CHECK(r.num_updates == 0);
   CHECK(r.model_version == 0);  // nothing aggregated
   CHECK(all_drop.host.launched.empty());
+  // Every task dropped before training: the round ends at the last drop, where the server learns
+  // of it, and the next begins there; virtual time never runs backwards (issue 48).
+  Sim drops(kTimed, {{"simulation.dropout", "1.0"}, {"federation.rounds", "3"}});
+  drops.run();
+  REQUIRE(drops.host.reports.size() == 3);
+  double before = 0.0;
+  for (const auto& report : drops.host.reports) {
+    double last_drop = report.time_start;
+    for (const auto& c : report.clients) {
+      CHECK(c.time >= before);
+      last_drop = std::max(last_drop, c.time);
+    }
+    CHECK(report.time_start == before);
+    CHECK(report.time_end == last_drop);
+    CHECK(report.time_end > report.time_start);
+    before = report.time_end;
+  }
 
   Sim too_few(kTimed, {{"simulation.deadline", "10.0"}, {"simulation.min_cohort", "2"}});
   too_few.run();

@@ -108,6 +108,7 @@ class SyncDriver final : public Driver {
 
   void launch_round(Selection selection) {
     report_.cohort = std::move(selection.clients);
+    planned_events_end_ = now_;
     needed_ = std::min<std::uint32_t>(selection.cohort_size, static_cast<std::uint32_t>(report_.cohort.size()));
     auto task = make_task(parts_.scenario, round_, version_, global_, algorithm_->broadcast(round_));
     const std::uint64_t down = report_.cohort.empty() ? 0 : parts_.runner.task_bytes(task);
@@ -122,6 +123,7 @@ class SyncDriver final : public Driver {
       // Work that can never be used is not trained, unless asked to measure it.
       if (offline < p.plan.earliest_finish || p.plan.drop_time < p.plan.earliest_finish) {
         const double at = std::min(offline, p.plan.drop_time);
+        planned_events_end_ = std::max(planned_events_end_, at);
         drop(c, at, p.plan,
              offline <= now_              ? "offline when selected"
              : offline < p.plan.drop_time ? "went offline"
@@ -132,6 +134,7 @@ class SyncDriver final : public Driver {
       if (certainly_late && parts_.scenario.simulation.late_updates == LateUpdates::discard &&
           !parts_.scenario.simulation.train_doomed) {
         ++report_.late;
+        planned_events_end_ = std::max(planned_events_end_, p.plan.earliest_finish);
         report_.wasted_compute_seconds += wasted_compute(p.plan);
         record(untrained_late_record(c, p.plan.earliest_finish, parts_.population->num_samples[c],
                                      "certain to miss the deadline: not trained"));
@@ -260,7 +263,10 @@ class SyncDriver final : public Driver {
   }
 
   void close_round() {
-    double last_event = report_.time_start;
+    // Drops and certain lates decided before training count as events too: a round whose every
+    // task dropped ends when the server learns of the last drop, not where it began (time ran
+    // backwards into the next round otherwise).
+    double last_event = std::max(report_.time_start, planned_events_end_);
     auto arrivals = sort_out_jobs(last_event);
     std::vector<ClientUpdate> accepted;
     std::vector<StaleUpdate> newly_late;
@@ -351,6 +357,8 @@ class SyncDriver final : public Driver {
     }
     parts_.accounting.account(report_, aggregated, std::move(shares));
   }
+
+  double planned_events_end_ = 0.0;  // the latest drop or late decided when the round launched
 
   void drop(std::uint32_t c, double at, const TaskPlan& plan, const std::string& why) {
     ++report_.dropped;

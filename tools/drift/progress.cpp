@@ -73,11 +73,12 @@ void ProgressDisplay::on_finish(const RunSummary& s) {
     log_->error("diverged at aggregation {}: {}; its accuracies are not results", *s.diverged_round, s.divergence);
     return;
   }
+  // Short runs in hundredths: a run of half a virtual second is not "0 virtual s".
+  const auto virtual_s = fmt::format(s.virtual_time < 100 ? "{:.2f}" : "{:.0f}", s.virtual_time);
   log_->info(
-      "finished {} rounds in {:.0f} virtual s: best accuracy {:.2f}% (round {}), final {:.2f}%, mean of last 5 "
+      "finished {} rounds in {} virtual s: best accuracy {:.2f}% (round {}), final {:.2f}%, mean of last 5 "
       "{:.2f}%",
-      s.rounds, s.virtual_time, 100 * s.best_accuracy, s.best_round, 100 * s.final_accuracy,
-      100 * s.last5_mean_accuracy);
+      s.rounds, virtual_s, 100 * s.best_accuracy, s.best_round, 100 * s.final_accuracy, 100 * s.last5_mean_accuracy);
 }
 
 void ProgressDisplay::on_notice(const std::string& text) {
