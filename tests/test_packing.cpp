@@ -11,56 +11,21 @@
 #include "engine/training/local_training.hpp"
 #include "engine/training/packed_training.hpp"
 #include "messages/pack_codec.hpp"
+#include "training_fixtures.hpp"
 
 using namespace drift;
 
 namespace {
 
-// Random grey 28x28 images, 10 classes, split among clients of the given sizes.
-struct Federation {
-  Dataset data;
-  std::vector<std::vector<std::int64_t>> indices;
-};
-
-Federation federation(const std::vector<std::int64_t>& sizes, std::uint64_t seed) {
-  torch::manual_seed(seed);
-  std::int64_t total = 0;
-  Federation f;
-  for (auto n : sizes) {
-    std::vector<std::int64_t> idx;
-    for (std::int64_t i = 0; i < n; ++i) idx.push_back(total + i);
-    f.indices.push_back(idx);
-    total += n;
-  }
-  f.data.images = torch::randn({total, 1, 28, 28});
-  f.data.labels = torch::randint(10, {total}, torch::kInt64);
-  f.data.num_classes = 10;
-  return f;
-}
-
-TrainingTask task_for(const Model& model, std::uint32_t epochs) {
-  TrainingTask task;
-  task.round = 3;
-  task.model_version = 2;
-  task.weights = state_of(model);
-  task.hyper.learning_rate = 0.05;
-  task.hyper.momentum = 0.9;
-  task.hyper.weight_decay = 1e-3;
-  task.hyper.grad_clip = 1.0;
-  task.hyper.batch_size = 16;
-  task.hyper.local_epochs = epochs;
-  return task;
-}
-
 // Largest |packed - unpacked| over every tensor of every member, after checking that each
 // member took exactly its own steps.
 double largest_gap(const std::string& algorithm, const std::string& model_name, const std::vector<std::int64_t>& sizes,
                    double mu, std::uint32_t epochs = 2, std::uint32_t steps = 0) {
-  const auto f = federation(sizes, 11);
+  const auto f = testing::random_federation(sizes, 11);
   ModelOptions options;
   options.width = 8;
   auto model = make_model(model_name, {1, 28, 28}, 10, 5, options);
-  auto task = task_for(*model, epochs);
+  auto task = testing::sgd_task(*model, 3, 0.05, epochs);
   task.hyper.local_steps = steps;
   const auto* info = find_algorithm(algorithm);
   ParamSet params;
@@ -127,7 +92,7 @@ TEST_CASE("a pack trains each client as it trains alone", "[packing]") {
 }
 
 TEST_CASE("a member's result does not depend on its pack-mates", "[packing]") {
-  auto f = federation({40, 16, 21, 3}, 11);
+  auto f = testing::random_federation({40, 16, 21, 3}, 11);
   auto others = f.data;
   others.images = f.data.images.clone();
   others.images.slice(0, 40).add_(torch::randn_like(others.images.slice(0, 40)));  // clients 1-3's samples
@@ -135,7 +100,7 @@ TEST_CASE("a member's result does not depend on its pack-mates", "[packing]") {
   options.width = 8;
   for (const auto* name : {"small-cnn", "resnet8"}) {
     auto model = make_model(name, {1, 28, 28}, 10, 5, options);
-    const auto task = task_for(*model, 2);
+    const auto task = testing::sgd_task(*model, 3, 0.05, 2);
     std::vector<PackMember> members;
     for (std::uint32_t c = 0; c < 4; ++c) members.push_back({c, &f.indices[c]});
     const auto a = train_packed(*model, {}, f.data, task, members, 42);
@@ -147,9 +112,9 @@ TEST_CASE("a member's result does not depend on its pack-mates", "[packing]") {
 }
 
 TEST_CASE("a pack gives the same bits on a rerun and fails only a diverging member", "[packing]") {
-  auto f = federation({20, 20, 20}, 3);
+  auto f = testing::random_federation({20, 20, 20}, 3);
   auto model = make_model("small-cnn", {1, 28, 28}, 10, 5);
-  const auto task = task_for(*model, 1);
+  const auto task = testing::sgd_task(*model, 3, 0.05, 1);
   std::vector<PackMember> members;
   for (std::uint32_t c = 0; c < 3; ++c) members.push_back({c, &f.indices[c]});
   const auto a = train_packed(*model, {}, f.data, task, members, 9);
@@ -229,7 +194,7 @@ TEST_CASE("local steps take full batches from passes reshuffled as they run out"
 
 TEST_CASE("the last local epoch under local steps is the last pass begun", "[packing]") {
   auto model = make_model("small-cnn", {1, 28, 28}, 10, 5);
-  auto task = task_for(*model, 3);
+  auto task = testing::sgd_task(*model, 3, 0.05, 3);
   Payload state;
   ClientContext ctx{0, task, state, *model};
   ctx.epoch = 2;

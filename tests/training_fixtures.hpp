@@ -40,7 +40,7 @@ inline Federation random_federation(const std::vector<std::int64_t>& sizes, std:
 inline TrainingTask sgd_task(const Model& model, std::uint32_t round, double lr, std::uint32_t epochs) {
   TrainingTask task;
   task.round = round;
-  task.model_version = round;
+  task.model_version = round > 0 ? round - 1 : 0;  // the global model of the round before
   task.weights = state_of(model);
   for (auto& t : task.weights) t.value = t.value.to(torch::kCPU);
   task.hyper.learning_rate = lr;
