@@ -45,6 +45,18 @@ same "$work/loss" "$work/loss2"
 expect_code 130 run --out "$work/loss-cut" --slots 2 "${sampler[@]}" --set checkpoint.every=1 --stop-after 1
 expect_code 0 "$drift" resume "$work/loss-cut" --no-progress
 same "$work/loss" "$work/loss-cut"
+# It chooses by the clients' losses and says so in its row: a private run that uses it counts
+# every aggregation for every client, as power_of_choice does (it claimed the busiest client's
+# own participations, a bound only a data-independent choice earns; issue 47).
+expect_code 0 "$drift" run "$work/tiny.toml" --no-progress --out "$work/loss-dp" --slots 1 --plugin "$plugin" \
+  --set sampler.name=highest-loss --set algorithm.name=fedprox --set federation.rounds=3 \
+  --set 'privacy.mode="central"' --set privacy.clip=1 --set privacy.noise_multiplier=1 --set privacy.delta=1e-3
+python3 - "$work/loss-dp/summary.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))["privacy"]
+assert p["bound"] == "every_aggregation", p["bound"]
+assert "training losses" in p["assumption"], p["assumption"]
+PY
 
 # The run's scenario.toml names the plugin, so resume loads it without being told.
 expect_code 130 run --out "$work/cut" --slots 2 --set algorithm.name=fedprox-plugin --plugin "$plugin" \

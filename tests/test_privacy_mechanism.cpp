@@ -7,6 +7,7 @@
 #include "engine/compose/loader.hpp"
 #include "engine/privacy/adaptive_clip.hpp"
 #include "engine/privacy/philox.hpp"
+#include "engine/sampling/sampler.hpp"
 #include "engine/sampling/samplers.hpp"
 #include "engine/sim/privacy_book.hpp"
 #include "engine/sim/private_aggregation.hpp"
@@ -142,6 +143,35 @@ TEST_CASE("The privacy ledger: which figure a scenario's world lets count", "[pr
   CHECK_FALSE(p.amplification_valid);
   CHECK_FALSE(p.participation_data_independent);
   CHECK(p.why_not_amplified.find("labels") != std::string::npos);
+
+  // Decided from the sampler's row, never its name: a plugin's sampler that does not say what it
+  // reads may choose by the clients' data; one that declares a design and reads nothing earns it.
+  const auto make = [](const Scenario& sc, const Population& pop) -> std::unique_ptr<Sampler> {
+    return make_sampler("uniform", sc, pop);
+  };
+  if (find_sampler("silent-plugin") == nullptr) {
+    register_sampler({"silent-plugin", "a plugin's sampler that says nothing", make});
+    SamplerInfo declared{"declared-plugin", "a plugin's Poisson sampler that reads nothing", make};
+    declared.design = SamplingDesign::poisson;
+    declared.reads = "";
+    register_sampler(declared);
+  }
+  const auto with_sampler = [](const std::string& name) {
+    return parse_scenario("[federation]\nclients = 100\n[sampler]\nname = \"" + name +
+                              "\"\nfraction = 0.1\n[privacy]\nmode = \"central\"\n",
+                          "s.toml");
+  };
+  p = assess_privacy(with_sampler("silent-plugin"));
+  CHECK_FALSE(p.participation_data_independent);
+  CHECK_FALSE(p.amplification_valid);
+  CHECK(p.why_not_amplified.find("does not say what it reads") != std::string::npos);
+  p = assess_privacy(with_sampler("declared-plugin"));
+  CHECK(p.participation_data_independent);
+  CHECK(p.amplification_valid);
+  CHECK(p.design == privacy::Sampling::Poisson);
+  CHECK(p.rate == 0.1);
+  p = assess_privacy(with_sampler("power_of_choice"));
+  CHECK(p.why_not_amplified.find("sizes and training losses") != std::string::npos);
 
   PrivacyBook book(poisson);
   RoundReport r;

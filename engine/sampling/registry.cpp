@@ -50,21 +50,28 @@ Rows<SamplerInfo>& sampler_rows() {
   using P = Population;
   static Rows<SamplerInfo> catalog = {
       {"uniform", "uniform without replacement, blind to availability (offline picks cannot train)",
-       [](const S& s, const P& p) { return std::make_unique<UniformSampler>(p.size(), s.seed); }},
+       [](const S& s, const P& p) { return std::make_unique<UniformSampler>(p.size(), s.seed); },
+       SamplingDesign::fixed_size, ""},
       {"poisson", "each client independently with probability fraction (cohort size varies): DP's amplification",
-       [](const S& s, const P& p) { return std::make_unique<PoissonSampler>(p.size(), poisson_rate(s), s.seed); }},
+       [](const S& s, const P& p) { return std::make_unique<PoissonSampler>(p.size(), poisson_rate(s), s.seed); },
+       SamplingDesign::poisson, ""},
       {"availability_aware", "uniform over the clients online at selection time",
-       [](const S& s, const P& p) { return std::make_unique<AvailabilityAwareSampler>(p.size(), s.seed); }},
+       [](const S& s, const P& p) { return std::make_unique<AvailabilityAwareSampler>(p.size(), s.seed); },
+       SamplingDesign::none, ""},
       {"size_weighted", "without replacement, proportional to data size",
-       [](const S& s, const P& p) { return std::make_unique<SizeWeightedSampler>(p, s.seed); }},
+       [](const S& s, const P& p) { return std::make_unique<SizeWeightedSampler>(p, s.seed); }, SamplingDesign::none,
+       "sizes"},
       {"round_robin", "the next clients in id order, wrapping around",
-       [](const S&, const P& p) { return std::make_unique<RoundRobinSampler>(p.size()); }},
+       [](const S&, const P& p) { return std::make_unique<RoundRobinSampler>(p.size()); }, SamplingDesign::none, ""},
       {"power_of_choice", "d = candidates x count drawn by size, keep the highest latest loss (Cho et al.)",
-       [](const S& s, const P& p) { return std::make_unique<PowerOfChoiceSampler>(p, s.seed, s.sampler.candidates); }},
+       [](const S& s, const P& p) { return std::make_unique<PowerOfChoiceSampler>(p, s.seed, s.sampler.candidates); },
+       SamplingDesign::none, "sizes and training losses"},
       {"cyclic", "rotates through groups (or dominant labels): controlled sampling drift",
-       [](const S& s, const P& p) { return std::make_unique<CyclicSampler>(p, s.seed, s.sampler.strata); }},
+       [](const S& s, const P& p) { return std::make_unique<CyclicSampler>(p, s.seed, s.sampler.strata); },
+       SamplingDesign::none, "labels (or the groups they define)"},
       {"stratified", "label-stratified quotas proportional to the population: drift-reducing baseline",
-       [](const S& s, const P& p) { return std::make_unique<StratifiedSampler>(p, s.seed); }},
+       [](const S& s, const P& p) { return std::make_unique<StratifiedSampler>(p, s.seed); }, SamplingDesign::none,
+       "labels"},
   };
   return catalog;
 }
@@ -76,6 +83,8 @@ const Rows<SamplerInfo>& sampler_catalog() { return sampler_rows(); }
 void register_sampler(SamplerInfo info) { add_row(sampler_rows(), std::move(info), "sampler"); }
 
 std::vector<std::string> sampler_names() { return row_names(sampler_catalog()); }
+
+const SamplerInfo* find_sampler(const std::string& name) { return find_row(sampler_catalog(), name); }
 
 std::unique_ptr<Sampler> make_sampler(const std::string& name, const Scenario& s, const Population& population) {
   return row_named(sampler_catalog(), name, "sampler").make(s, population);

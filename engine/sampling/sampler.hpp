@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,12 +41,26 @@ class Sampler {
   virtual void archive(StateArchive& ar) = 0;
 };
 
+// The sampling design a sampler executes in sync rounds: what the privacy accountant may
+// amplify by (docs/privacy.md#which-epsilon).
+enum class SamplingDesign {
+  none,        // anything else: no amplification is claimed
+  poisson,     // each client independently with one probability
+  fixed_size,  // a cohort of fixed size, uniformly without replacement
+};
+
 // One entry per sampler: its name, what it does and how it is made from the scenario (its
-// parameters are keys of [sampler], read into SamplerConfig).
+// parameters are keys of [sampler], read into SamplerConfig), and what the privacy accountant
+// must know of it. The accountant decides from these fields, never from the name.
 struct SamplerInfo {
   std::string name;
   std::string description;
   std::function<std::unique_ptr<Sampler>(const Scenario&, const Population&)> make;
+  SamplingDesign design = SamplingDesign::none;
+  // What it reads of the clients' data to choose them ("sizes", "training losses"); "" for
+  // nothing. Unset (a plugin that does not say) counts as reading it: the per-client guarantee
+  // then counts every aggregation for every client, as it must for a data-dependent choice.
+  std::optional<std::string> reads;
 };
 const Rows<SamplerInfo>& sampler_catalog();
 // A plugin's sampler, after the built-in ones (docs/plugins.md); a taken name throws UserError.
@@ -55,6 +70,8 @@ double poisson_rate(const Scenario& s);
 // "8 clients per round", or for the poisson sampler "each client with probability 0.5 (50 expected)".
 std::string cohort_description(const Scenario& s);
 std::vector<std::string> sampler_names();
+// The catalogue row of `name`, or nullptr.
+const SamplerInfo* find_sampler(const std::string& name);
 
 // Throws UserError, with the closest name, for a sampler not in the catalogue.
 std::unique_ptr<Sampler> make_sampler(const std::string& name, const Scenario& scenario, const Population& population);

@@ -25,21 +25,27 @@ std::string data_dependence(const Scenario& s) {
     if (g.rule == GroupRule::dominant_label || g.rule == GroupRule::label_set)
       return "group " + g.name + " is chosen by labels and has its own availability and speed";
   }
-  const auto& n = s.sampler.name;
-  if (n == "size_weighted" || n == "power_of_choice" || n == "stratified" || n == "cyclic")
-    return "sampler " + n + " chooses by the clients' data (sizes, losses or labels)";
+  const auto* sampler = find_sampler(s.sampler.name);
+  if (sampler == nullptr || !sampler->reads)
+    return "sampler " + s.sampler.name + " does not say what it reads of the clients' data, so it may choose by it";
+  if (!sampler->reads->empty()) return "sampler " + s.sampler.name + " chooses by the clients' " + *sampler->reads;
   return "";
+}
+
+SamplingDesign design_of(const Scenario& s) {
+  const auto* sampler = find_sampler(s.sampler.name);
+  return sampler != nullptr ? sampler->design : SamplingDesign::none;
 }
 
 // Why the sampler's design is not what happens; empty when it is.
 std::string design_broken(const Scenario& s) {
   if (s.privacy.mode == PrivacyMode::local) return "local noise: the server sees who reported";
   if (s.simulation.mode != SimulationMode::sync) return name_of(s.simulation.mode) + " has no sampling design";
-  if (s.sampler.name != "poisson" && s.sampler.name != "uniform")
+  if (design_of(s) == SamplingDesign::none)
     return "sampler " + s.sampler.name + " is neither Poisson nor uniform without replacement";
   if (s.simulation.late_updates == LateUpdates::stale)
     return "stale updates join later rounds, so inclusion is not one draw per round";
-  if (s.sampler.name == "uniform" && s.simulation.over_selection > 1.0)
+  if (design_of(s) == SamplingDesign::fixed_size && s.simulation.over_selection > 1.0)
     return "over-selection keeps the first finishers of a larger draw";
   for (const auto& e : s.timeline)
     if (e.action == TimelineAction::sampler || e.action == TimelineAction::fraction)
@@ -50,7 +56,7 @@ std::string design_broken(const Scenario& s) {
 }  // namespace
 
 double expected_cohort(const Scenario& s) {
-  if (s.simulation.mode == SimulationMode::sync && s.sampler.name == "poisson")
+  if (s.simulation.mode == SimulationMode::sync && design_of(s) == SamplingDesign::poisson)
     return std::max(poisson_rate(s) * s.clients, 1e-12);
   return aggregated_per_round(s);
 }
@@ -64,12 +70,13 @@ privacy::RunPrivacy assess_privacy(const Scenario& s) {
   // The design the sampler executes; any other world gets the figure a naive accountant would
   // print, Poisson at the expected cohort over the population, flagged as not valid below.
   const bool sync = s.simulation.mode == SimulationMode::sync;
-  if (sync && s.sampler.name == "uniform") {
+  if (sync && design_of(s) == SamplingDesign::fixed_size) {
     p.design = privacy::Sampling::FixedSize;
     p.rate = static_cast<double>(s.sampler.cohort_size(s.clients)) / s.clients;
   } else {
     p.design = privacy::Sampling::Poisson;
-    p.rate = sync && s.sampler.name == "poisson" ? poisson_rate(s) : std::min(1.0, expected_cohort(s) / s.clients);
+    p.rate = sync && design_of(s) == SamplingDesign::poisson ? poisson_rate(s)
+                                                             : std::min(1.0, expected_cohort(s) / s.clients);
   }
   const auto dependence = data_dependence(s);
   p.participation_data_independent = dependence.empty();

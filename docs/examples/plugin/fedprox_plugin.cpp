@@ -116,10 +116,15 @@ class HighestLoss final : public drift::Sampler {
 };
 
 drift::SamplerInfo highest_loss() {
-  return {"highest-loss", "the eligible clients with the highest last training loss, untrained ones first (a plugin)",
-          [](const drift::Scenario&, const drift::Population& population) {
-            return std::make_unique<HighestLoss>(population.size());
-          }};
+  drift::SamplerInfo info{"highest-loss",
+                          "the eligible clients with the highest last training loss, untrained ones first (a plugin)",
+                          [](const drift::Scenario&, const drift::Population& population) {
+                            return std::make_unique<HighestLoss>(population.size());
+                          }};
+  // It chooses by the clients' losses: differential privacy must not claim amplification, nor
+  // a per-client count of releases, for a run that uses it (docs/privacy.md).
+  info.reads = "training losses";
+  return info;
 }
 
 }  // namespace
