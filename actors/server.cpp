@@ -131,7 +131,10 @@ class Host final : public JobRunner, public DriverListener {
       broken = std::string("rejected pack result: ") + e.what();
     }
     for (std::size_t i = 0; i < members.size(); ++i) {
-      const auto [job, client] = members[i];
+      // Named copies: a lambda below captures the job, and C++17 lambdas cannot capture a
+      // structured binding.
+      const std::uint64_t job = members[i].first;
+      const std::uint32_t client = members[i].second;
       if (broken.empty() && replies[i].error.empty()) {
         deliver(job, client, replies[i].update);
         continue;

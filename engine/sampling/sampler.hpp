@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/config/catalog.hpp"
@@ -53,9 +54,21 @@ enum class SamplingDesign {
 // parameters are keys of [sampler], read into SamplerConfig), and what the privacy accountant
 // must know of it. The accountant decides from these fields, never from the name.
 struct SamplerInfo {
+  using Factory = std::function<std::unique_ptr<Sampler>(const Scenario&, const Population&)>;
+  SamplerInfo() = default;
+  // A constructor rather than an aggregate, so that a plugin's row may leave the privacy fields
+  // at their defaults without a missing-initializer warning.
+  SamplerInfo(std::string name_, std::string description_, Factory make_, SamplingDesign design_ = SamplingDesign::none,
+              std::optional<std::string> reads_ = std::nullopt)
+      : name(std::move(name_)),
+        description(std::move(description_)),
+        make(std::move(make_)),
+        design(design_),
+        reads(std::move(reads_)) {}
+
   std::string name;
   std::string description;
-  std::function<std::unique_ptr<Sampler>(const Scenario&, const Population&)> make;
+  Factory make;
   SamplingDesign design = SamplingDesign::none;
   // What it reads of the clients' data to choose them ("sizes", "training losses"); "" for
   // nothing. Unset (a plugin that does not say) counts as reading it: the per-client guarantee
