@@ -84,12 +84,13 @@ check-sanitize: sanitize-configure
 	cmake --build $(SANITIZE_DIR) -j $(JOBS) --target drift_unit_tests drift_integration_tests
 	tools/sanitizer/run.sh $(SANITIZE_DIR)
 
-# Every libFuzzer target for FUZZ_SECONDS each (default 600; CI runs 30), starting from the
-# seed corpus in tools/fuzz/corpus/; what it learns stays in $(SANITIZE_DIR)/corpus/. A finding
-# fails the target and leaves the input that triggers it in $(SANITIZE_DIR)/findings/.
+# Every libFuzzer target (or those in FUZZ_TARGETS) for FUZZ_SECONDS each (default 600; CI runs
+# 30), from the seed corpus in tools/fuzz/corpus/; what it learns stays in
+# $(SANITIZE_DIR)/corpus/. A finding fails the target and leaves the input that triggers it in
+# $(SANITIZE_DIR)/findings/.
 fuzz: sanitize-configure
 	cmake --build $(SANITIZE_DIR) -j $(JOBS) --target fuzz_targets
-	tools/fuzz/run.sh $(SANITIZE_DIR) $(FUZZ_SECONDS)
+	tools/fuzz/run.sh $(SANITIZE_DIR) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 clean:
 	rm -rf $(BUILD_DIR) $(SANITIZE_DIR)

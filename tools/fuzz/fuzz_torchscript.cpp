@@ -70,7 +70,7 @@ void refuse_non_regular_files() {
     std::filesystem::create_directories(dir);
     const auto fifo = (dir / "fifo.pt").string();
     mkfifo(fifo.c_str(), 0600);
-    for (const std::string path : {fifo, std::string("/dev/zero"), dir.string()}) {
+    for (const std::string& path : {fifo, std::string("/dev/zero"), dir.string()}) {
       alarm(10);
       try {
         drift::inspect_script_module(path);

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Runs every fuzz target of BUILD_DIR for SECONDS each and prints, per target, the executions
-# per second and the corpus size. Exits 1 on the first finding, whose input is kept in
-# BUILD_DIR/findings/TARGET/.
+# Runs every fuzz target of BUILD_DIR (or only the TARGETs named after SECONDS) for SECONDS each
+# and prints, per target, the executions per second and the corpus size. Exits 1 on the first
+# finding, whose input is kept in BUILD_DIR/findings/TARGET/.
 set -euo pipefail
 build="$1"
 seconds="$2"
 here="$(cd "$(dirname "$0")" && pwd)"
 targets=(fuzz_task fuzz_update fuzz_evaluation fuzz_report fuzz_selection fuzz_handshake fuzz_scenario fuzz_traces fuzz_leaf fuzz_pack fuzz_checkpoint fuzz_torchscript)
+# A long session can be resumed target by target: make fuzz FUZZ_TARGETS="fuzz_pack fuzz_leaf".
+if [ $# -gt 2 ]; then targets=("${@:3}"); fi
 printf '%-16s %10s %12s %10s\n' target seconds "execs/s" corpus
 for t in "${targets[@]}"; do
   corpus="$build/corpus/$t" findings="$build/findings/$t"
