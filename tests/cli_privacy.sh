@@ -130,6 +130,6 @@ says "noise_multiplier < 2 count_noise"
 expect_code 2 "$drift" validate "$work/dp.toml" --set privacy.denominator=actual
 says "fixed-size cohorts"
 expect_code 2 "$drift" validate "$work/dp.toml" --set simulation.mode=fedbuff
-says "sampler \"poisson\" draws a sync round's cohort"
+says "sampler \"poisson\" (a Poisson design) draws a sync round's cohort"
 "$drift" validate "$work/dp.toml" | grep -q "epsilon is amplified by Poisson sampling"
 "$drift" list | grep -q "^  poisson "

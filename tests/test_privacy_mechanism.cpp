@@ -155,6 +155,8 @@ TEST_CASE("The privacy ledger: which figure a scenario's world lets count", "[pr
     declared.design = SamplingDesign::poisson;
     declared.reads = "";
     register_sampler(declared);
+    register_sampler({"declared-fixed-plugin", "a plugin's uniform sampler that reads nothing", make,
+                      SamplingDesign::fixed_size, ""});
   }
   const auto with_sampler = [](const std::string& name) {
     return parse_scenario("[federation]\nclients = 100\n[sampler]\nname = \"" + name +
@@ -170,8 +172,26 @@ TEST_CASE("The privacy ledger: which figure a scenario's world lets count", "[pr
   CHECK(p.amplification_valid);
   CHECK(p.design == privacy::Sampling::Poisson);
   CHECK(p.rate == 0.1);
+  p = assess_privacy(with_sampler("declared-fixed-plugin"));
+  CHECK(p.amplification_valid);
+  CHECK(p.design == privacy::Sampling::FixedSize);
   p = assess_privacy(with_sampler("power_of_choice"));
   CHECK(p.why_not_amplified.find("sizes and training losses") != std::string::npos);
+  // Validation reads the design too: a declared Poisson design draws its own cohort size, and a
+  // declared fixed size may divide by the actual count.
+  CHECK_THROWS_WITH(
+      parse_scenario("[sampler]\nname = \"declared-plugin\"\n[simulation]\nmode = \"fedbuff\"\n", "s.toml"),
+      Catch::Contains("sampler \"declared-plugin\" (a Poisson design) draws a sync round's cohort"));
+  CHECK_NOTHROW(
+      parse_scenario("[federation]\nclients = 100\n[sampler]\nname = \"declared-fixed-plugin\"\n"
+                     "[privacy]\nmode = \"central\"\ndenominator = \"actual\"\n",
+                     "s.toml"));
+  // A timeline that switches to a sampler choosing by losses makes the run's choice data-dependent.
+  p =
+      assess_privacy(parse_scenario("[federation]\nclients = 100\n[privacy]\nmode = \"central\"\n[[timeline]]\n"
+                                    "at_round = 3\naction = \"sampler\"\nsampler = \"power_of_choice\"\n",
+                                    "s.toml"));
+  CHECK_FALSE(p.participation_data_independent);
 
   PrivacyBook book(poisson);
   RoundReport r;

@@ -109,6 +109,46 @@ TEST_CASE("cyclic rotates through the strata, stratified follows the population"
   for (auto c : by_group.select(ctx)) CHECK((c >= 10 && c <= 19));
 }
 
+TEST_CASE("a sampler's own keys come from its row and reach its factory", "[sampler]") {
+  const auto parse = [](const std::string& text) { return parse_scenario(text, "s.toml"); };
+  auto s = parse("[sampler]\nname = \"power_of_choice\"\ncandidates = 4\n");
+  CHECK(s.sampler.params.number("candidates") == 4.0);
+  s = parse("[sampler]\nname = \"power_of_choice\"\n");
+  CHECK(s.sampler.params.number("candidates") == 2.0);  // the row's default, written out
+  CHECK_THAT(s.resolved_toml, Catch::Contains("candidates = 2.0"));
+  s = parse("[sampler]\nname = \"uniform\"\n");
+  CHECK(s.sampler.params.values().empty());
+  CHECK_THAT(s.resolved_toml, !Catch::Contains("candidates") && !Catch::Contains("strata"));
+  // Another sampler's key says whose it is; a misspelt one gets the closest key; values are checked.
+  CHECK_THROWS_WITH(parse("[sampler]\nname = \"uniform\"\nstrata = \"labels\"\n"),
+                    "s.toml:3:1: unknown key 'sampler.strata' (a parameter of cyclic); this run's samplers take no "
+                    "parameters");
+  CHECK_THROWS_WITH(parse("[sampler]\nname = \"power_of_choice\"\ncandidate = 3\n"),
+                    Catch::Contains("did you mean 'sampler.candidates'") &&
+                        Catch::Contains("this run's samplers' parameters are: candidates"));
+  CHECK_THROWS_WITH(parse("[sampler]\nname = \"power_of_choice\"\ncandidates = 0.5\n"),
+                    Catch::Contains("sampler.candidates"));
+  CHECK_THROWS_WITH(parse("[sampler]\nname = \"cyclic\"\nstrata = \"rows\"\n"), Catch::Contains("labels"));
+
+  // A sampler the timeline switches to brings its keys, and its factory reads them: with
+  // strata = labels the cyclic sampler rotates through dominant labels although groups exist.
+  const std::string groups =
+      "[groups.low]\nrule = \"id_range\"\nfrom = 0\nto = 9\n[groups.mid]\nrule = \"id_range\"\nfrom = 10\nto = 19\n";
+  s = parse(
+      "[federation]\nclients = 30\n[sampler]\nstrata = \"labels\"\n[[timeline]]\nat_round = 2\n"
+      "action = \"sampler\"\nsampler = \"cyclic\"\n" +
+      groups);
+  CHECK(s.sampler.params.string("strata") == "labels");
+  const auto pop = population(30, 3, groups);
+  auto ctx = everyone(10);
+  ctx.round = 2;  // the second stratum: dominant label 1, clients 1, 4, ..., 28
+  std::vector<std::uint32_t> label_one;
+  for (std::uint32_t c = 1; c < 30; c += 3) label_one.push_back(c);
+  CHECK(make_sampler("cyclic", s, pop)->select(ctx) == label_one);
+  s = parse("[federation]\nclients = 30\n[sampler]\nname = \"cyclic\"\n" + groups);
+  for (auto c : make_sampler("cyclic", s, pop)->select(ctx)) CHECK((c >= 10 && c <= 19));  // auto: the groups
+}
+
 TEST_CASE("groups are assigned by rule, first match wins, profiles follow groups", "[population]") {
   const auto pop =
       population(12, 3,

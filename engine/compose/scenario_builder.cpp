@@ -19,6 +19,7 @@
 #include "engine/data/dataset.hpp"
 #include "engine/models/model.hpp"
 #include "engine/models/torchscript_model.hpp"
+#include "engine/sampling/sampler.hpp"
 #include "engine/sim/privacy_book.hpp"
 #include "engine/training/devices.hpp"
 
@@ -74,6 +75,14 @@ void read_algorithm_params(Scenario& s, const toml::table& root, const Algorithm
   const auto* preset = table["preset"].as_string();
   for (const auto& spec : algorithm_params(algorithm, preset ? preset->get() : ""))
     s.algorithm_params.set(spec.key, value_at(table, spec, "algorithm." + spec.key));
+}
+
+// The samplers' own keys of [sampler] (validation filled in their defaults), for the sampler
+// named and those the timeline switches to: each sampler's row reads its own.
+void read_sampler_params(Scenario& s, const toml::table& root) {
+  const auto& table = *root["sampler"].as_table();
+  for (const auto& spec : sampler_params(used_sampler_names(s)))
+    s.sampler.params.set(spec.key, value_at(table, spec, "sampler." + spec.key));
 }
 
 // [groups.NAME]: the rule's keys, and profile and availability overrides of the global ones.
@@ -152,21 +161,25 @@ void finish_script_model(Scenario& s, toml::table& root, const AlgorithmInfo& al
   root["model"].as_table()->insert_or_assign("digest", info.digest);
 }
 
-// The poisson sampler draws a sync round's whole cohort by its rate.
-void check_poisson_sampler(const Scenario& s, const std::string& source) {
-  if (s.sampler.name != "poisson") return;
-  if (s.simulation.mode != SimulationMode::sync)
-    throw UserError(source + ": sampler \"poisson\" draws a sync round's cohort; under " + name_of(s.simulation.mode) +
-                    " clients are drawn one at a time as slots free up");
-  if (s.simulation.over_selection > 1.0)
-    throw UserError(source +
-                    ": sampler \"poisson\" waits for every client it drew; simulation.over_selection (keep "
-                    "the first finishers of a larger draw) would change who takes part by speed");
-  for (const auto& e : s.timeline)
-    if (e.action == TimelineAction::fraction)
-      throw UserError(source + ": timeline[" + std::to_string(e.index) +
-                      "] changes the cohort fraction, but sampler \"poisson\" draws each client at the fixed rate "
-                      "sampler.fraction");
+// A Poisson sampler draws a sync round's whole cohort by its rate: the cohort's size is its
+// to decide, not the scenario's. Its row's design says so, whatever its name.
+void check_poisson_samplers(const Scenario& s, const std::string& source) {
+  for (const auto& name : used_sampler_names(s)) {
+    const auto* row = find_sampler(name);
+    if (row == nullptr || row->design != SamplingDesign::poisson) continue;
+    const std::string which = "sampler \"" + name + "\" (a Poisson design)";
+    if (s.simulation.mode != SimulationMode::sync)
+      throw UserError(source + ": " + which + " draws a sync round's cohort; under " + name_of(s.simulation.mode) +
+                      " clients are drawn one at a time as slots free up");
+    if (s.simulation.over_selection > 1.0)
+      throw UserError(source + ": " + which +
+                      " waits for every client it drew; simulation.over_selection (keep the first finishers of a "
+                      "larger draw) would change who takes part by speed");
+    for (const auto& e : s.timeline)
+      if (e.action == TimelineAction::fraction)
+        throw UserError(source + ": timeline[" + std::to_string(e.index) + "] changes the cohort fraction, but " +
+                        which + " draws each client at the fixed rate sampler.fraction");
+  }
 }
 
 // What [privacy] can protect: one shared model whose server half reads only the updates' weights.
@@ -207,11 +220,17 @@ void check_privacy(const Scenario& s, const AlgorithmInfo& algorithm, const std:
           std::to_string(s.privacy.noise_multiplier) + " against 2 x " + std::to_string(count_std) +
           " (count_noise defaults to the expected cohort / 20)");
   }
+  const auto fixed_size = [](const std::string& name) {
+    const auto* row = find_sampler(name);
+    return row != nullptr && row->design == SamplingDesign::fixed_size;
+  };
+  const auto names = used_sampler_names(s);
   if (s.privacy.denominator == DpDenominator::actual &&
-      (s.simulation.mode != SimulationMode::sync || s.sampler.name != "uniform"))
+      (s.simulation.mode != SimulationMode::sync || !std::all_of(names.begin(), names.end(), fixed_size)))
     refuse(
-        "privacy.denominator = \"actual\" is sound only for fixed-size cohorts (sync rounds, sampler uniform): "
-        "under add/remove neighbours the number summed changes with the client itself");
+        "privacy.denominator = \"actual\" is sound only for fixed-size cohorts (sync rounds, a sampler whose "
+        "design is fixed_size, as uniform): under add/remove neighbours the number summed changes with the client "
+        "itself");
 }
 
 // What secure aggregation can hide: a sync round's sum of weights, read by a server half that
@@ -272,7 +291,7 @@ void check_combinations(const Scenario& s, const AlgorithmInfo& algorithm, const
   if (s.simulation.shadow_clients > 0 && algorithm.private_models)
     throw UserError(source + ": simulation.shadow_clients compares updates of one shared model; '" + s.algorithm +
                     "' keeps private models, which have no common update");
-  check_poisson_sampler(s, source);
+  check_poisson_samplers(s, source);
   check_privacy(s, algorithm, source);
   check_secure_aggregation(s, algorithm, source);
   if (algorithm.check) {
@@ -348,6 +367,7 @@ Scenario build_scenario(toml::table& root, const std::string& source) {
   read_algorithm_params(s, root, algorithm);
   read_groups(s, root);
   read_timeline(s, root);
+  read_sampler_params(s, root);
   check_combinations(s, algorithm, source);
   finish_script_model(s, root, algorithm, source);
   check_devices_and_output(s, source);

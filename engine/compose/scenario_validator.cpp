@@ -27,8 +27,9 @@ class Validator {
       : root_(root), source_(std::move(source)), overridden_(std::move(overridden)) {
     for (const auto& section : scenario_schema())
       for (const auto& k : section.keys) known_paths_.push_back(path_of(section.name, k.key));
-    for (const auto& a : algorithm_catalog())
-      for (const auto& p : a.params) known_paths_.push_back("algorithm." + p.key);
+    for (const std::string section : {"algorithm", "sampler"})
+      for (const auto& [member, params] : members_of(section))
+        for (const auto& p : *params) known_paths_.push_back(section + "." + p.key);
   }
 
   void run() {
@@ -52,6 +53,7 @@ class Validator {
       toml::table* table = &section_table(section.name);
       std::vector<ParamSpec> extra;
       if (section.name == "algorithm") extra = algorithm_params(*table);
+      if (section.name == "sampler") extra = samplers_params(*table);
       check_keys(section, *table, extra);
     }
     check_sampler();
@@ -146,6 +148,52 @@ class Validator {
     return params;
   }
 
+  // The samplers' own keys that [sampler] takes: those of the sampler it names and of the
+  // samplers the timeline switches to (an unknown name adds none; check_timeline refuses it).
+  std::vector<ParamSpec> samplers_params(toml::table& table) {
+    const ParamSpec& name_spec = *find_key(*find_section("sampler"), "name");
+    std::vector<std::string> names{table.contains("name")
+                                       ? std::get<std::string>(read(name_spec, "sampler.name", *table.get("name")))
+                                       : std::get<std::string>(*name_spec.default_value)};
+    if (const auto* timeline = root_.get_as<toml::array>("timeline"))
+      for (const auto& node : *timeline)
+        if (const auto* entry = node.as_table())
+          if (const auto name = (*entry)["sampler"].value<std::string>()) names.push_back(*name);
+    return drift::sampler_params(names);
+  }
+
+  // The members of the family whose own keys a section also takes, each with its keys:
+  // [algorithm] the algorithms', [sampler] the samplers'.
+  static std::vector<std::pair<std::string, const std::vector<ParamSpec>*>> members_of(const std::string& section) {
+    std::vector<std::pair<std::string, const std::vector<ParamSpec>*>> out;
+    if (section == "algorithm")
+      for (const auto& a : algorithm_catalog()) out.emplace_back(a.name, &a.params);
+    if (section == "sampler")
+      for (const auto& s : sampler_catalog()) out.emplace_back(s.name, &s.params);
+    return out;
+  }
+
+  // "unknown key 'sampler.strata' (a parameter of cyclic); this run's samplers take no parameters"
+  std::string unknown_key_message(const SectionSpec& section, const std::string& key,
+                                  const std::vector<ParamSpec>& extra) const {
+    const std::string path = path_of(section.name, key);
+    const auto members = members_of(section.name);
+    std::vector<std::string> owners;  // members that do take this key
+    for (const auto& [member, params] : members)
+      for (const auto& p : *params)
+        if (p.key == key) owners.push_back(member);
+    std::string message = "unknown key '" + path + "'";
+    message += owners.empty() ? suggestion(path) : " (a parameter of " + join(owners) + ")";
+    if (members.empty()) return message;
+    std::vector<std::string> names;
+    for (const auto& p : extra) names.push_back(p.key);
+    const bool samplers = section.name == "sampler";  // the named one and the timeline's
+    if (names.empty())
+      return message + (samplers ? "; this run's samplers take" : "; this algorithm takes") + " no parameters";
+    return message + (samplers ? "; this run's samplers' parameters are: " : "; this algorithm's parameters are: ") +
+           join(names);
+  }
+
   void check_keys(const SectionSpec& section, toml::table& table, const std::vector<ParamSpec>& extra) {
     if (!section.name.empty()) {
       for (auto&& [k, node] : table) {
@@ -155,23 +203,8 @@ class Validator {
             fail(&node, nested->name, "'" + nested->name + "' must be a table ([" + nested->name + "])");
           continue;
         }
-        if (find_key(section, key, extra) == nullptr) {
-          const std::string path = path_of(section.name, key);
-          std::string message = "unknown key '" + path + "'";
-          std::vector<std::string> owners;  // algorithms that do take this key
-          if (section.name == "algorithm")
-            for (const auto& a : algorithm_catalog())
-              for (const auto& p : a.params)
-                if (p.key == key) owners.push_back(a.name);
-          message += owners.empty() ? suggestion(path) : " (a parameter of " + join(owners) + ")";
-          if (section.name == "algorithm") {
-            std::vector<std::string> names;
-            for (const auto& p : extra) names.push_back(p.key);
-            message += names.empty() ? "; this algorithm takes no parameters"
-                                     : "; this algorithm's parameters are: " + join(names);
-          }
-          fail_at_key(k, path, message);
-        }
+        if (find_key(section, key, extra) == nullptr)
+          fail_at_key(k, path_of(section.name, key), unknown_key_message(section, key, extra));
       }
     }
     auto check = [&](const ParamSpec& spec) {

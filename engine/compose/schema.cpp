@@ -40,11 +40,6 @@ std::string fedasync_only(const S& s) {
 std::string fedbuff_only(const S& s) {
   return s.simulation.mode == SimulationMode::fedasync ? "under fedasync (FedBuff's)" : async_only(s);
 }
-std::function<std::string(const S&)> for_sampler(std::string name, std::string whose) {
-  return [name, whose](const S& s) {
-    return s.sampler.name == name ? "" : "for the " + s.sampler.name + " sampler (" + whose + ")";
-  };
-}
 
 std::string for_torchscript(const S& s) { return uses_torchscript(s) ? "" : "without model \"torchscript\""; }
 
@@ -150,14 +145,10 @@ std::vector<ScenarioSection> make_sections() {
       {"federation", "population and length",
        {bind_key<S>("clients", "number of clients", &S::clients).range(1.0, 1e7),
         bind_key<S>("rounds", "aggregation rounds", &S::rounds).range(1.0, 1e9).may_change_on_resume()}},
-      {"sampler", "who takes part in a round: set clients_per_round or fraction",
+      {"sampler", "who takes part in a round: set clients_per_round or fraction; the sampler's own keys: drift list",
        {bind_key<S>("name", "selection policy (drift list)", &S::sampler, &Sm::name).choices(sampler_names),
         bind_key<S>("clients_per_round", "cohort size", &S::sampler, &Sm::clients_per_round).optional().range(1.0, {}),
-        bind_key<S>("fraction", "cohort size as a fraction of the clients (default 0.1)", &S::sampler, &Sm::fraction).optional().range(0.0, 1.0, true),
-        bind_key<S>("candidates", "power_of_choice: candidates drawn per seat", &S::sampler, &Sm::candidates)
-            .range(1.0, 1000.0).idle_when(for_sampler("power_of_choice", "power_of_choice's")),
-        bind_key<S>("strata", "cyclic: rotate through groups, or labels (dominant label); auto: groups if any are defined", &S::sampler, &Sm::strata)
-            .idle_when(for_sampler("cyclic", "only cyclic takes strata; stratified forms its own"))}},
+        bind_key<S>("fraction", "cohort size as a fraction of the clients (default 0.1)", &S::sampler, &Sm::fraction).optional().range(0.0, 1.0, true)}},
       {"model", "architecture",
        {bind_key<S>("name", "model name (drift list)", &S::model).choices(model_names),
         bind_key<S>("width", "base channels of resnet8/resnet10 (0 = the papers' 64; 16 suits 2 cores)", &S::model_width).range(0.0, 4096.0),

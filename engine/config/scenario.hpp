@@ -54,8 +54,9 @@ struct SamplerConfig {
   std::string name = "uniform";
   std::int64_t clients_per_round = 0;  // exactly one of these two is set
   double fraction = 0.0;
-  double candidates = 2.0;                        // power_of_choice: candidate set size as a multiple of the cohort
-  CyclicStrata strata = CyclicStrata::automatic;  // cyclic
+  // The samplers' own keys (power_of_choice's candidates, say), of the sampler named and of
+  // those the timeline switches to: each reads its own through its row's ParamTable.
+  ParamSet params;
   // The cohort size this gives for a population: round(fraction * clients), at least 1.
   std::uint32_t cohort_size(std::uint32_t clients) const;
 };

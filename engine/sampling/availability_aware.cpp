@@ -1,5 +1,6 @@
 // Uniform over the clients that are eligible and online now (a server that only picks
 // among clients that checked in).
+#include "engine/population/population.hpp"
 #include "engine/sampling/samplers.hpp"
 
 namespace drift {
@@ -15,5 +16,13 @@ std::vector<std::uint32_t> AvailabilityAwareSampler::select(const SelectionConte
 }
 
 void AvailabilityAwareSampler::archive(StateArchive& ar) { ar.value(calls_); }
+
+SamplerInfo availability_aware_sampler_info() {
+  return {"availability_aware", "uniform over the clients online at selection time",
+          [](const Scenario& s, const Population& p) {
+            return std::make_unique<AvailabilityAwareSampler>(p.size(), s.seed);
+          },
+          SamplingDesign::none, ""};
+}
 
 }  // namespace drift

@@ -21,4 +21,22 @@ std::vector<std::uint32_t> CyclicSampler::select(const SelectionContext& ctx) {
 
 void CyclicSampler::archive(StateArchive& ar) { ar.value(calls_); }
 
+namespace {
+struct CyclicOptions {
+  CyclicStrata strata = CyclicStrata::automatic;
+};
+}  // namespace
+
+SamplerInfo cyclic_sampler_info() {
+  const ParamTable<CyclicOptions> params({bind_key<CyclicOptions>(
+      "strata", "rotate through groups, or labels (dominant label); auto: groups if any are defined",
+      &CyclicOptions::strata)});
+  return sampler_info(
+      "cyclic", "rotates through groups (or dominant labels): controlled sampling drift", params,
+      [](const CyclicOptions& o, const Scenario& s, const Population& p) {
+        return std::make_unique<CyclicSampler>(p, s.seed, o.strata);
+      },
+      SamplingDesign::none, "labels (or the groups they define)");
+}
+
 }  // namespace drift

@@ -4,6 +4,7 @@
 // draw itself never looks at anything but the rate, which is what amplification needs.
 #include <cmath>
 
+#include "engine/population/population.hpp"
 #include "engine/sampling/samplers.hpp"
 
 namespace drift {
@@ -25,5 +26,13 @@ std::vector<std::uint32_t> PoissonSampler::select(const SelectionContext& ctx) {
 }
 
 void PoissonSampler::archive(StateArchive& ar) { ar.value(calls_); }
+
+SamplerInfo poisson_sampler_info() {
+  return {"poisson", "each client independently with probability fraction (cohort size varies): DP's amplification",
+          [](const Scenario& s, const Population& p) {
+            return std::make_unique<PoissonSampler>(p.size(), poisson_rate(s), s.seed);
+          },
+          SamplingDesign::poisson, ""};
+}
 
 }  // namespace drift

@@ -33,4 +33,23 @@ std::vector<std::uint32_t> PowerOfChoiceSampler::select(const SelectionContext& 
 
 void PowerOfChoiceSampler::archive(StateArchive& ar) { ar.value(calls_); }
 
+namespace {
+struct PowerOfChoiceOptions {
+  double candidates = 2.0;  // d as a multiple of the cohort
+};
+}  // namespace
+
+SamplerInfo power_of_choice_sampler_info() {
+  const ParamTable<PowerOfChoiceOptions> params(
+      {bind_key<PowerOfChoiceOptions>("candidates", "candidates drawn by size per seat of the cohort",
+                                      &PowerOfChoiceOptions::candidates)
+           .range(1.0, 1000.0)});
+  return sampler_info(
+      "power_of_choice", "d = candidates x count drawn by size, keep the highest latest loss (Cho et al.)", params,
+      [](const PowerOfChoiceOptions& o, const Scenario& s, const Population& p) {
+        return std::make_unique<PowerOfChoiceSampler>(p, s.seed, o.candidates);
+      },
+      SamplingDesign::none, "sizes and training losses");
+}
+
 }  // namespace drift

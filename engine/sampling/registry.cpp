@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdio>
 
 #include "engine/config/catalog.hpp"
@@ -35,8 +36,30 @@ double poisson_rate(const Scenario& s) {
   return std::min(1.0, static_cast<double>(s.sampler.clients_per_round) / std::max<double>(s.clients, 1));
 }
 
+bool draws_poisson(const Scenario& s) {
+  const auto* row = find_sampler(s.sampler.name);
+  return row != nullptr && row->design == SamplingDesign::poisson;
+}
+
+std::vector<std::string> used_sampler_names(const Scenario& s) {
+  std::vector<std::string> names{s.sampler.name};
+  for (const auto& e : s.timeline)
+    if (e.action == TimelineAction::sampler) names.push_back(e.sampler);
+  return names;
+}
+
+std::vector<ParamSpec> sampler_params(const std::vector<std::string>& names) {
+  std::vector<ParamSpec> out;
+  for (const auto& name : names)
+    if (const auto* row = find_sampler(name))
+      for (const auto& spec : row->params)
+        if (std::none_of(out.begin(), out.end(), [&](const ParamSpec& p) { return p.key == spec.key; }))
+          out.push_back(spec);
+  return out;
+}
+
 std::string cohort_description(const Scenario& s) {
-  if (s.sampler.name != "poisson") return std::to_string(s.sampler.cohort_size(s.clients)) + " clients per round";
+  if (!draws_poisson(s)) return std::to_string(s.sampler.cohort_size(s.clients)) + " clients per round";
   char text[96];
   std::snprintf(text, sizeof text, "each client with probability %g (%g expected)", poisson_rate(s),
                 poisson_rate(s) * s.clients);
@@ -46,32 +69,11 @@ std::string cohort_description(const Scenario& s) {
 namespace {
 
 Rows<SamplerInfo>& sampler_rows() {
-  using S = Scenario;
-  using P = Population;
+  // The order `drift list` shows them in.
   static Rows<SamplerInfo> catalog = {
-      {"uniform", "uniform without replacement, blind to availability (offline picks cannot train)",
-       [](const S& s, const P& p) { return std::make_unique<UniformSampler>(p.size(), s.seed); },
-       SamplingDesign::fixed_size, ""},
-      {"poisson", "each client independently with probability fraction (cohort size varies): DP's amplification",
-       [](const S& s, const P& p) { return std::make_unique<PoissonSampler>(p.size(), poisson_rate(s), s.seed); },
-       SamplingDesign::poisson, ""},
-      {"availability_aware", "uniform over the clients online at selection time",
-       [](const S& s, const P& p) { return std::make_unique<AvailabilityAwareSampler>(p.size(), s.seed); },
-       SamplingDesign::none, ""},
-      {"size_weighted", "without replacement, proportional to data size",
-       [](const S& s, const P& p) { return std::make_unique<SizeWeightedSampler>(p, s.seed); }, SamplingDesign::none,
-       "sizes"},
-      {"round_robin", "the next clients in id order, wrapping around",
-       [](const S&, const P& p) { return std::make_unique<RoundRobinSampler>(p.size()); }, SamplingDesign::none, ""},
-      {"power_of_choice", "d = candidates x count drawn by size, keep the highest latest loss (Cho et al.)",
-       [](const S& s, const P& p) { return std::make_unique<PowerOfChoiceSampler>(p, s.seed, s.sampler.candidates); },
-       SamplingDesign::none, "sizes and training losses"},
-      {"cyclic", "rotates through groups (or dominant labels): controlled sampling drift",
-       [](const S& s, const P& p) { return std::make_unique<CyclicSampler>(p, s.seed, s.sampler.strata); },
-       SamplingDesign::none, "labels (or the groups they define)"},
-      {"stratified", "label-stratified quotas proportional to the population: drift-reducing baseline",
-       [](const S& s, const P& p) { return std::make_unique<StratifiedSampler>(p, s.seed); }, SamplingDesign::none,
-       "labels"},
+      uniform_sampler_info(),       poisson_sampler_info(),     availability_aware_sampler_info(),
+      size_weighted_sampler_info(), round_robin_sampler_info(), power_of_choice_sampler_info(),
+      cyclic_sampler_info(),        stratified_sampler_info(),
   };
   return catalog;
 }

@@ -1,5 +1,6 @@
 // The next `count` eligible clients in id order after the last one selected, wrapping around:
 // every client gets its turn, in a fixed order.
+#include "engine/population/population.hpp"
 #include "engine/sampling/samplers.hpp"
 
 namespace drift {
@@ -16,5 +17,11 @@ std::vector<std::uint32_t> RoundRobinSampler::select(const SelectionContext& ctx
 }
 
 void RoundRobinSampler::archive(StateArchive& ar) { ar.value(cursor_); }
+
+SamplerInfo round_robin_sampler_info() {
+  return {"round_robin", "the next clients in id order, wrapping around",
+          [](const Scenario&, const Population& p) { return std::make_unique<RoundRobinSampler>(p.size()); },
+          SamplingDesign::none, ""};
+}
 
 }  // namespace drift

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/config/catalog.hpp"
+#include "engine/config/param_table.hpp"
 #include "engine/config/scenario.hpp"
 #include "engine/core/state_archive.hpp"
 
@@ -50,14 +51,16 @@ enum class SamplingDesign {
   fixed_size,  // a cohort of fixed size, uniformly without replacement
 };
 
-// One entry per sampler: its name, what it does and how it is made from the scenario (its
-// parameters are keys of [sampler], read into SamplerConfig), and what the privacy accountant
-// must know of it. The accountant decides from these fields, never from the name.
+// One entry per sampler: its name, what it does, its parameters (keys of [sampler] beside
+// name, clients_per_round and fraction, docs/development.md#adding-a-sampler), how it is made,
+// and what validation and the privacy accountant must know of it. Every decision about a
+// sampler reads these fields, never its name.
 struct SamplerInfo {
   using Factory = std::function<std::unique_ptr<Sampler>(const Scenario&, const Population&)>;
   SamplerInfo() = default;
   // A constructor rather than an aggregate, so that a plugin's row may leave the privacy fields
-  // at their defaults without a missing-initializer warning.
+  // at their defaults without a missing-initializer warning. A sampler with parameters is made
+  // by sampler_info() below.
   SamplerInfo(std::string name_, std::string description_, Factory make_, SamplingDesign design_ = SamplingDesign::none,
               std::optional<std::string> reads_ = std::nullopt)
       : name(std::move(name_)),
@@ -69,22 +72,53 @@ struct SamplerInfo {
   std::string name;
   std::string description;
   Factory make;
+  // The sampling design it executes in sync rounds. A Poisson sampler draws its cohort's size
+  // itself, so validation refuses it where the cohort's size is the scenario's to set (async
+  // modes, over-selection, a timeline that changes the cohort); privacy.denominator = "actual"
+  // needs fixed_size.
   SamplingDesign design = SamplingDesign::none;
   // What it reads of the clients' data to choose them ("sizes", "training losses"); "" for
   // nothing. Unset (a plugin that does not say) counts as reading it: the per-client guarantee
   // then counts every aggregation for every client, as it must for a data-dependent choice.
   std::optional<std::string> reads;
+  // Its own keys of [sampler], read into Scenario::sampler.params by validation.
+  std::vector<ParamSpec> params;
 };
+
+// A sampler with parameters: `params` binds its keys to the members of Options, and `make`
+// receives them read, as make(const Options&, const Scenario&, const Population&).
+template <class Options, class Make>
+SamplerInfo sampler_info(std::string name, std::string description, const ParamTable<Options>& params, Make make,
+                         SamplingDesign design = SamplingDesign::none,
+                         std::optional<std::string> reads = std::nullopt) {
+  SamplerInfo info(
+      std::move(name), std::move(description),
+      [params, make = std::move(make)](const Scenario& s, const Population& p) {
+        return make(params.read(s.sampler.params), s, p);
+      },
+      design, std::move(reads));
+  info.params = params.specs();
+  return info;
+}
+
 const Rows<SamplerInfo>& sampler_catalog();
 // A plugin's sampler, after the built-in ones (docs/plugins.md); a taken name throws UserError.
 void register_sampler(SamplerInfo info);
-// The poisson sampler's inclusion probability: sampler.fraction, or clients_per_round / clients.
+// A Poisson sampler's inclusion probability: sampler.fraction, or clients_per_round / clients.
 double poisson_rate(const Scenario& s);
-// "8 clients per round", or for the poisson sampler "each client with probability 0.5 (50 expected)".
+// "8 clients per round", or for a Poisson sampler "each client with probability 0.5 (50 expected)".
 std::string cohort_description(const Scenario& s);
 std::vector<std::string> sampler_names();
 // The catalogue row of `name`, or nullptr.
 const SamplerInfo* find_sampler(const std::string& name);
+
+// Whether the scenario's sampler draws each client independently (SamplingDesign::poisson).
+bool draws_poisson(const Scenario& s);
+// The samplers a run uses: sampler.name, then those the timeline switches to, in its order.
+std::vector<std::string> used_sampler_names(const Scenario& s);
+// The keys of [sampler] that the scenario's samplers take: the one named and those the timeline
+// switches to, each key once.
+std::vector<ParamSpec> sampler_params(const std::vector<std::string>& names);
 
 // Throws UserError, with the closest name, for a sampler not in the catalogue.
 std::unique_ptr<Sampler> make_sampler(const std::string& name, const Scenario& scenario, const Population& population);

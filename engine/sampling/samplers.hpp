@@ -1,5 +1,6 @@
 #pragma once
-// The built-in samplers (one .cpp each); registry.cpp maps names to them.
+// The built-in samplers, one .cpp each with its class and its catalogue row (*_sampler_info());
+// registry.cpp lists the rows (docs/development.md#adding-a-sampler).
 #include <cstdint>
 #include <vector>
 
@@ -119,5 +120,14 @@ class StratifiedSampler final : public Sampler {
   std::uint64_t seed_;
   std::uint64_t calls_ = 0;
 };
+
+SamplerInfo uniform_sampler_info();
+SamplerInfo poisson_sampler_info();
+SamplerInfo availability_aware_sampler_info();
+SamplerInfo size_weighted_sampler_info();
+SamplerInfo round_robin_sampler_info();
+SamplerInfo power_of_choice_sampler_info();
+SamplerInfo cyclic_sampler_info();
+SamplerInfo stratified_sampler_info();
 
 }  // namespace drift

@@ -20,4 +20,10 @@ std::vector<std::uint32_t> SizeWeightedSampler::select(const SelectionContext& c
 
 void SizeWeightedSampler::archive(StateArchive& ar) { ar.value(calls_); }
 
+SamplerInfo size_weighted_sampler_info() {
+  return {"size_weighted", "without replacement, proportional to data size",
+          [](const Scenario& s, const Population& p) { return std::make_unique<SizeWeightedSampler>(p, s.seed); },
+          SamplingDesign::none, "sizes"};
+}
+
 }  // namespace drift

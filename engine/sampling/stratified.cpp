@@ -45,4 +45,10 @@ std::vector<std::uint32_t> StratifiedSampler::select(const SelectionContext& ctx
 
 void StratifiedSampler::archive(StateArchive& ar) { ar.value(calls_); }
 
+SamplerInfo stratified_sampler_info() {
+  return {"stratified", "label-stratified quotas proportional to the population: drift-reducing baseline",
+          [](const Scenario& s, const Population& p) { return std::make_unique<StratifiedSampler>(p, s.seed); },
+          SamplingDesign::none, "labels"};
+}
+
 }  // namespace drift

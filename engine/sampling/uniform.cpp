@@ -1,6 +1,7 @@
 // Uniform without replacement over the eligible clients, blind to whether they are online:
 // an offline client that is selected cannot train (what a server that does not track
 // availability gets).
+#include "engine/population/population.hpp"
 #include "engine/sampling/samplers.hpp"
 
 namespace drift {
@@ -16,5 +17,11 @@ std::vector<std::uint32_t> UniformSampler::select(const SelectionContext& ctx) {
 }
 
 void UniformSampler::archive(StateArchive& ar) { ar.value(calls_); }
+
+SamplerInfo uniform_sampler_info() {
+  return {"uniform", "uniform without replacement, blind to availability (offline picks cannot train)",
+          [](const Scenario& s, const Population& p) { return std::make_unique<UniformSampler>(p.size(), s.seed); },
+          SamplingDesign::fixed_size, ""};
+}
 
 }  // namespace drift

@@ -25,10 +25,12 @@ std::string data_dependence(const Scenario& s) {
     if (g.rule == GroupRule::dominant_label || g.rule == GroupRule::label_set)
       return "group " + g.name + " is chosen by labels and has its own availability and speed";
   }
-  const auto* sampler = find_sampler(s.sampler.name);
-  if (sampler == nullptr || !sampler->reads)
-    return "sampler " + s.sampler.name + " does not say what it reads of the clients' data, so it may choose by it";
-  if (!sampler->reads->empty()) return "sampler " + s.sampler.name + " chooses by the clients' " + *sampler->reads;
+  for (const auto& name : used_sampler_names(s)) {  // the timeline's switches choose clients too
+    const auto* sampler = find_sampler(name);
+    if (sampler == nullptr || !sampler->reads)
+      return "sampler " + name + " does not say what it reads of the clients' data, so it may choose by it";
+    if (!sampler->reads->empty()) return "sampler " + name + " chooses by the clients' " + *sampler->reads;
+  }
   return "";
 }
 

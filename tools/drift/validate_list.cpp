@@ -119,7 +119,10 @@ int list_command() {
     for (const auto& p : a.params) row("", "  " + p.key + ": " + p.help);
   }
   section("samplers");
-  for (const auto& s : sampler_catalog()) row(s.name, s.description);
+  for (const auto& s : sampler_catalog()) {
+    row(s.name, s.description);
+    for (const auto& p : s.params) row("", "  " + p.key + ": " + p.help);
+  }
   section("availability models");
   for (const auto& m : availability_catalog()) row(m.name, m.description);
   if (!loaded_plugins().empty()) section("plugins");
@@ -185,7 +188,7 @@ int list_keys_command() {
   print_keys("[groups.NAME]  a named set of clients; [groups.NAME.profile] and .availability override those sections",
              group_schema());
   print_keys("[[timeline]]  something that happens at a round or a virtual time", timeline_schema());
-  std::cout << "[algorithm] also takes the chosen algorithm's parameters: drift list\n"
+  std::cout << "[algorithm] also takes the chosen algorithm's parameters, [sampler] the chosen sampler's: drift list\n"
             << "drift resume --set may change: " << join(resumable_keys()) << "\n";
   return 0;
 }
