@@ -17,6 +17,7 @@ expect_code 0 "$drift" list --plugin "$plugin"
 grep -q "^  fedprox-plugin  *FedProx from a plugin" "$work/last.out"
 grep -q "^  mlp-plugin  *a perceptron with one hidden layer" "$work/last.out"
 grep -q "^  highest-loss  *the eligible clients with the highest last training loss" "$work/last.out"
+grep -q "^ *untried_first: rank clients that never trained" "$work/last.out"
 grep -q "^  $plugin  *digest [0-9a-f]\{16\}: algorithm fedprox-plugin, model mlp-plugin, sampler highest-loss" \
   "$work/last.out"
 
@@ -45,6 +46,23 @@ same "$work/loss" "$work/loss2"
 expect_code 130 run --out "$work/loss-cut" --slots 2 "${sampler[@]}" --set checkpoint.every=1 --stop-after 1
 expect_code 0 "$drift" resume "$work/loss-cut" --no-progress
 same "$work/loss" "$work/loss-cut"
+# Its parameter is a key of [sampler], read by its factory: untried clients last keeps the first
+# cohort (clients 0-3) in round 2 where the default brings in 4 and 5. Bad values are refused.
+expect_code 0 run --out "$work/loss-last" --slots 1 "${sampler[@]}" --set sampler.untried_first=false
+grep -q "^untried_first = false" "$work/loss-last/scenario.toml"
+python3 - "$work/loss" "$work/loss-last" <<'PY'
+import csv, sys
+def round_two(run):
+    rows = csv.DictReader(open(run + "/clients.csv"))
+    return sorted(int(r["client"]) for r in rows if r["round"] == "2" and r["event"] == "selected")
+first, last = round_two(sys.argv[1]), round_two(sys.argv[2])
+assert 4 in first and 5 in first, first
+assert last == [0, 1, 2, 3], last
+PY
+expect_code 2 run --out "$work/loss-bad" "${sampler[@]}" --set sampler.untried_first=3
+says "sampler.untried_first"
+expect_code 2 run --out "$work/loss-bad" --plugin "$plugin" --set sampler.untried_first=true
+says "(a parameter of highest-loss)"
 # It chooses by the clients' losses and says so in its row: a private run that uses it counts
 # every aggregation for every client, as power_of_choice does (it claimed the busiest client's
 # own participations, a bound only a data-independent choice earns; issue 47).

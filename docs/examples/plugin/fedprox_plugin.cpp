@@ -5,7 +5,7 @@
 // - `mlp-plugin`: a perceptron with one hidden layer of 200 units, as a drift Model: its
 //   backbone gives the features, and drift puts the head the algorithm asks for on them.
 // - `highest-loss`: a sampler that takes the eligible clients whose last training loss was
-//   highest, those never trained first.
+//   highest, those never trained first (or last, with its parameter untried_first = false).
 #include <algorithm>
 #include <cmath>
 
@@ -94,14 +94,15 @@ drift::ModelInfo mlp_plugin() {
 // nothing to archive; a sampler that draws at random uses the seed's streams, as drift's do.
 class HighestLoss final : public drift::Sampler {
  public:
-  explicit HighestLoss(std::uint32_t population) : population_(population) {}
+  HighestLoss(std::uint32_t population, bool untried_first) : population_(population), untried_first_(untried_first) {}
 
   std::vector<std::uint32_t> select(const drift::SelectionContext& ctx) override {
     std::vector<std::pair<double, std::uint32_t>> ranked;  // (-loss, id): highest loss first
+    const double untried = untried_first_ ? -INFINITY : INFINITY;
     for (std::uint32_t c = 0; c < population_; ++c) {
       if (!ctx.eligible(c)) continue;
       const double loss = ctx.last_loss != nullptr && c < ctx.last_loss->size() ? (*ctx.last_loss)[c] : NAN;
-      ranked.emplace_back(std::isnan(loss) ? -INFINITY : -loss, c);
+      ranked.emplace_back(std::isnan(loss) ? untried : -loss, c);
     }
     std::sort(ranked.begin(), ranked.end());
     std::vector<std::uint32_t> chosen;
@@ -113,18 +114,27 @@ class HighestLoss final : public drift::Sampler {
 
  private:
   std::uint32_t population_;
+  bool untried_first_;
+};
+
+// The sampler's parameters: members with their defaults, bound to keys of [sampler].
+struct HighestLossOptions {
+  bool untried_first = true;
 };
 
 drift::SamplerInfo highest_loss() {
-  drift::SamplerInfo info{"highest-loss",
-                          "the eligible clients with the highest last training loss, untrained ones first (a plugin)",
-                          [](const drift::Scenario&, const drift::Population& population) {
-                            return std::make_unique<HighestLoss>(population.size());
-                          }};
+  const drift::ParamTable<HighestLossOptions> params({drift::bind_key<HighestLossOptions>(
+      "untried_first", "rank clients that never trained before every other (false: after)",
+      &HighestLossOptions::untried_first)});
   // It chooses by the clients' losses: differential privacy must not claim amplification, nor
   // a per-client count of releases, for a run that uses it (docs/privacy.md).
-  info.reads = "training losses";
-  return info;
+  return drift::sampler_info(
+      "highest-loss", "the eligible clients with the highest last training loss, untrained ones first (a plugin)",
+      params,
+      [](const HighestLossOptions& o, const drift::Scenario&, const drift::Population& population) {
+        return std::make_unique<HighestLoss>(population.size(), o.untried_first);
+      },
+      drift::SamplingDesign::none, "training losses");
 }
 
 }  // namespace
