@@ -132,4 +132,5 @@ says "fixed-size cohorts"
 expect_code 2 "$drift" validate "$work/dp.toml" --set simulation.mode=fedbuff
 says "sampler \"poisson\" (a Poisson design) draws a sync round's cohort"
 "$drift" validate "$work/dp.toml" | grep -q "epsilon is amplified by Poisson sampling"
-"$drift" list | grep -q "^  poisson "
+"$drift" list > "$work/list"  # whole: grep -q stopping early would break the pipe
+grep -q "^  poisson " "$work/list"
