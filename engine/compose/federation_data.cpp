@@ -70,7 +70,7 @@ FederationData prepare_federation_data(const Scenario& scenario) {
   ClientAvailability check(scenario, *fed.population);  // parses and checks availability traces
   check_algorithm_fits(scenario, fed);
   // A module brought from a file meets the data's shape here, before any run directory exists.
-  if (uses_torchscript(scenario)) make_architecture_model(scenario, *fed.data.train, "torchscript");
+  if (const auto* name = file_architecture(scenario)) make_architecture_model(scenario, *fed.data.train, *name);
   return fed;
 }
 

@@ -11,11 +11,6 @@ const std::string& client_architecture(const Scenario& s, std::uint32_t client) 
   return s.model_group[client % s.model_group.size()];
 }
 
-bool uses_torchscript(const Scenario& s) {
-  return s.model == "torchscript" ||
-         std::find(s.model_group.begin(), s.model_group.end(), "torchscript") != s.model_group.end();
-}
-
 std::uint32_t SamplerConfig::cohort_size(std::uint32_t clients) const {
   if (clients_per_round > 0) return static_cast<std::uint32_t>(std::min<std::int64_t>(clients_per_round, clients));
   const auto n = static_cast<std::int64_t>(std::llround(fraction * clients));

@@ -252,9 +252,6 @@ struct Scenario {
 // The architecture client `client` trains: model_group by assignment or cycle, else model.
 const std::string& client_architecture(const Scenario& s, std::uint32_t client);
 
-// Whether any client trains the module of model.file.
-bool uses_torchscript(const Scenario& s);
-
 // Updates per aggregation: the sync cohort, FedBuff's buffer, FedAsync's single update.
 std::uint32_t aggregated_per_round(const Scenario& s);
 

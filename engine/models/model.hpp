@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/config/catalog.hpp"
+#include "engine/config/scenario.hpp"
 
 namespace drift {
 
@@ -111,12 +112,19 @@ struct ModelInfo {
   Factory make;
   bool text = false;       // reads token sequences [L] instead of images [C, H, W]
   bool any_input = false;  // reads whatever the dataset holds (a module brought from a file)
+  // Its module is the TorchScript file of model.file: validation inspects it and records its
+  // digest, so a run, its resume and its workers refuse another file.
+  bool from_file = false;
 };
 const ModelInfo* find_model(const std::string& name);
 const Rows<ModelInfo>& model_catalog();
 // A plugin's architecture, after the built-in ones (docs/plugins.md); a taken name throws UserError.
 void register_model(ModelInfo info);
 std::vector<std::string> model_names();
+// The architecture some client trains whose row reads model.file (from_file), or nullptr.
+const std::string* file_architecture(const Scenario& s);
+// Whether any client trains the module of model.file.
+inline bool uses_torchscript(const Scenario& s) { return file_architecture(s) != nullptr; }
 
 // Builds `name` for inputs of shape {C, H, W} and initialises every weight from the
 // ("model-init") stream of `seed`, so the initial model never depends on global torch state.

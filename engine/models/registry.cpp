@@ -128,7 +128,7 @@ Rows<ModelInfo>& model_rows() {
       {"torchscript",
        "a TorchScript module from model.file (torch.jit.save): forward(x) gives the logits, an optional "
        "features(x) the features (docs/torchscript.md)",
-       make_script_model, false, true},
+       make_script_model, false, true, true},
   };
   return catalog;
 }
@@ -136,6 +136,17 @@ Rows<ModelInfo>& model_rows() {
 }  // namespace
 
 const Rows<ModelInfo>& model_catalog() { return model_rows(); }
+
+const std::string* file_architecture(const Scenario& s) {
+  const auto reads_file = [](const std::string& name) {
+    const auto* row = find_model(name);
+    return row != nullptr && row->from_file;
+  };
+  if (reads_file(s.model)) return &s.model;
+  for (const auto& name : s.model_group)
+    if (reads_file(name)) return &name;
+  return nullptr;
+}
 
 void register_model(ModelInfo info) {
   if (!info.make) throw UserError("a plugin adds model '" + info.name + "' without a factory (make)");
