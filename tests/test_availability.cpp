@@ -63,9 +63,9 @@ TEST_CASE("participation bias: the window's shares against n_i / n and 1 / N", "
 TEST_CASE("availability models", "[sim][availability]") {
   AvailabilityConfig diurnal;
   diurnal.model = "diurnal";
-  diurnal.period = 100;
-  diurnal.duty = 0.3;
-  diurnal.phase = 10;  // online for t in [-10, 20) + 100k
+  diurnal.params.set("period", 100.0);
+  diurnal.params.set("duty", 0.3);
+  diurnal.params.set("phase", 10.0);  // online for t in [-10, 20) + 100k
   auto d = make_availability_model(diurnal, 1, 1, 0);
   CHECK(d->online(0, 0.0));
   CHECK(d->online(0, 19.9));
@@ -76,8 +76,8 @@ TEST_CASE("availability models", "[sim][availability]") {
 
   AvailabilityConfig markov;
   markov.model = "markov";
-  markov.mean_online = 3;
-  markov.mean_offline = 1;
+  markov.params.set("mean_online", 3.0);
+  markov.params.set("mean_offline", 1.0);
   auto m = make_availability_model(markov, 50, 7, 0);
   int online = 0, samples = 0;
   for (std::uint32_t c = 0; c < 50; ++c)
@@ -97,7 +97,7 @@ TEST_CASE("malformed traces are rejected with the file and line", "[sim][availab
   AvailabilityConfig c;
   c.model = "trace";
   auto error = [&](const std::string& path) {
-    c.trace = path;
+    c.params.set("trace", path);
     try {
       make_availability_model(c, 5, 1, 0);
     } catch (const UserError& e) {
@@ -112,7 +112,7 @@ TEST_CASE("malformed traces are rejected with the file and line", "[sim][availab
   CHECK_THAT(error(write("drift-header.csv", "client,begin,end\n1,0,2\n")), Catch::Contains("lacks column 'start'"));
   CHECK_THAT(error(write("drift-client.csv", "client,start,end\n9,0,2\n")), Catch::Contains("client 9"));
   CHECK_THAT(error((dir / "drift-no-such-trace.csv").string()), Catch::Contains("cannot open"));
-  c.trace = write("drift-good.csv", "client,start,end\n0,0,10\n0,10,15\n0,20,30\n");
+  c.params.set("trace", write("drift-good.csv", "client,start,end\n0,0,10\n0,10,15\n0,20,30\n"));
   auto t = make_availability_model(c, 5, 1, 0);
   CHECK(t->online(0, 12));
   CHECK_FALSE(t->online(0, 17));
@@ -127,17 +127,17 @@ TEST_CASE("malformed traces are rejected with the file and line", "[sim][availab
 TEST_CASE("next_online: when each availability model next lets a client in", "[sim][availability]") {
   AvailabilityConfig c;
   c.model = "diurnal";
-  c.period = 100.0;
-  c.duty = 0.25;
-  c.phase = 0.0;
+  c.params.set("period", 100.0);
+  c.params.set("duty", 0.25);
+  c.params.set("phase", 0.0);
   auto diurnal = make_availability_model(c, 5, 1, 0);
   CHECK(diurnal->next_online(0, 10.0) == 10.0);   // online in [0, 25)
   CHECK(diurnal->next_online(0, 30.0) == 100.0);  // offline until the next period
-  c.duty = 0.0;
+  c.params.set("duty", 0.0);
   CHECK(make_availability_model(c, 5, 1, 0)->next_online(0, 30.0) == kNever);
   c.model = "markov";
-  c.mean_online = 10.0;
-  c.mean_offline = 10.0;
+  c.params.set("mean_online", 10.0);
+  c.params.set("mean_offline", 10.0);
   auto markov = make_availability_model(c, 5, 1, 0);
   for (double t : {0.0, 7.0, 33.0, 120.0}) {
     const double on = markov->next_online(2, t);

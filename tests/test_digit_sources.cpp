@@ -199,7 +199,7 @@ TEST_CASE("domain partition: client k holds domain k mod D, evenly or with Diric
   CHECK_THROWS_WITH(partition_domains(domains, 3, 2, false, 0.5, 1, r),
                     Catch::Contains("at least one client per domain"));
   PartitionConfig config;
-  config.scheme = PartitionScheme::domains;
+  config.scheme = "domains";
   CHECK_THROWS_WITH(make_partition(config, std::vector<std::int64_t>(10, 0), 10, 2, 1),
                     Catch::Contains("multi-domain dataset"));
 }

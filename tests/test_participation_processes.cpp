@@ -6,6 +6,7 @@
 #include <cmath>
 #include <set>
 
+#include "engine/compose/loader.hpp"
 #include "engine/core/error.hpp"
 #include "engine/population/participation_process.hpp"
 
@@ -30,7 +31,7 @@ Population labelled_population(std::uint32_t n) {
 AvailabilityConfig process(const std::string& model, double p = 0.3) {
   AvailabilityConfig c;
   c.model = model;
-  c.p = p;
+  if (model != "periodic_groups") c.params.set("p", p);  // a schedule takes no p
   return c;
 }
 
@@ -73,7 +74,7 @@ TEST_CASE("participation micro-vectors of the spec", "[availability][participati
   for (std::uint64_t k = 0; k < 20; ++k) CHECK_FALSE(cyclic_active(2, 0.0, 0, k));
   CHECK(cyclic_active(10, 0.01, 0, 0));
   // FedAWE's p_i^t with P = 20: sine, interleaved sine (cut 0.1), staircase.
-  AvailabilityConfig c;
+  ProcessOptions c;
   c.modulation = Modulation::sine;
   const std::vector<std::pair<std::uint64_t, double>> sine = {{0, 0.35}, {5, 0.5}, {10, 0.35}, {15, 0.2}};
   for (auto [t, want] : sine) {
@@ -115,7 +116,7 @@ TEST_CASE("participation processes keep their stationary rates and repeat for a 
   }
   SECTION("cyclic: runs of round(c p) active steps every c") {
     auto c = process("cyclic", 0.25);
-    c.cycle = 10;
+    c.params.set("cycle", std::int64_t{10});
     auto m = make_participation_process(c, population, 7, kNoGroup);
     const auto t = trace(*m, 3, 100);
     const auto first = t.find('1');
@@ -143,7 +144,8 @@ TEST_CASE("participation processes keep their stationary rates and repeat for a 
 
 TEST_CASE("participation probabilities by the papers' rules", "[availability][participation]") {
   const auto population = labelled_population(20);
-  auto c = process("bernoulli");
+  ProcessOptions c;
+  c.p = 0.3;  // label_dirichlet's mean
   c.probability = ParticipationRule::adversarial;
   c.p_min = 0.1;
   auto p = participation_probabilities(c, population, 1, kNoGroup);
@@ -172,7 +174,7 @@ TEST_CASE("participation probabilities by the papers' rules", "[availability][pa
 TEST_CASE("a participation process steps with rounds in sync and with time in async", "[availability][participation]") {
   const auto population = labelled_population(10);
   auto c = process("bernoulli", 0.5);
-  c.step = 60.0;
+  c.params.set("step", 60.0);
   auto by_round = make_participation_process(c, population, 3, kNoGroup);
   auto by_time = make_participation_process(c, population, 3, kNoGroup);
   for (std::uint32_t r = 1; r <= 50; ++r) {
@@ -185,7 +187,36 @@ TEST_CASE("a participation process steps with rounds in sync and with time in as
   const double next = by_time->online(5, 0.0) ? by_time->next_offline(5, 0.0) : by_time->next_online(5, 0.0);
   CHECK(std::fmod(next, 60.0) == 0.0);
   CHECK(by_time->online(5, next) != by_time->online(5, 0.0));
-  c.modulation = Modulation::sine;
-  c.model = "cyclic";
-  CHECK_THROWS_AS(make_participation_process(c, population, 3, kNoGroup), UserError);
+}
+
+TEST_CASE("a process takes only its own keys, and a group its model's", "[availability][participation]") {
+  const auto error = [](const std::string& text) {
+    try {
+      parse_scenario(text, "s.toml");
+    } catch (const UserError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  // Only Bernoulli has a per-step probability to modulate: under cyclic the key does nothing.
+  const auto cyclic = parse_scenario("[availability]\nmodel = \"cyclic\"\nmodulation = \"sine\"\n", "s.toml");
+  REQUIRE_FALSE(cyclic.warnings.empty());
+  CHECK(cyclic.warnings.front() ==
+        "availability.modulation does nothing: availability.model = \"cyclic\" does not take it (bernoulli does)");
+  CHECK_THAT(error("[availability]\nmodel = \"always\"\nperiods = 3600.0\n"),
+             Catch::Contains("did you mean 'availability.period'") &&
+                 Catch::Contains("this run's availability models take no parameters"));
+  // A group's model brings its keys to [availability], whose values the group keeps.
+  const auto s = parse_scenario(
+      "[availability]\nmodel = \"always\"\nperiod = 3600.0\n"
+      "[groups.night]\nrule = \"id_range\"\nfrom = 0\nto = 4\n[groups.night.availability]\nmodel = \"diurnal\"\n"
+      "duty = 0.25\n",
+      "s.toml");
+  REQUIRE(s.groups.size() == 1);
+  CHECK(s.groups[0].availability.params.number("period") == 3600.0);
+  CHECK(s.groups[0].availability.params.number("duty") == 0.25);
+  CHECK(s.availability.params.number("duty") == 0.5);
+  CHECK_THAT(error("[groups.night]\nrule = \"id_range\"\nfrom = 0\nto = 4\n[groups.night.availability]\n"
+                   "mean_online = 10.0\n"),
+             Catch::Contains("unknown key 'groups.night.availability.mean_online'"));
 }

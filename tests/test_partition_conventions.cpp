@@ -50,7 +50,7 @@ TEST_CASE("long-tail pool keeps floor(n_max * rho^(-c/(C-1))) samples of class c
 TEST_CASE("partitions with a long tail hold only pool samples", "[partition][long_tail]") {
   const auto labels = balanced_labels(100, 10);
   PartitionConfig config;
-  config.scheme = PartitionScheme::iid;
+  config.scheme = "iid";
   config.long_tail = 10.0;
   const auto p = make_partition(config, labels, 10, 5, 7);
   Rng tail = make_stream(7, "long-tail");
@@ -61,7 +61,7 @@ TEST_CASE("partitions with a long tail hold only pool samples", "[partition][lon
   // rho = 1 leaves the partition exactly as it was.
   config.long_tail = 1.0;
   PartitionConfig plain;
-  plain.scheme = PartitionScheme::iid;
+  plain.scheme = "iid";
   CHECK(make_partition(config, labels, 10, 5, 7).indices == make_partition(plain, labels, 10, 5, 7).indices);
 }
 
@@ -186,7 +186,19 @@ TEST_CASE("partition keys that do not fit together are refused at validation", "
     return std::string("accepted");
   };
   CHECK_THAT(message({{"partition.scheme", "file"}}), Catch::Contains("needs partition.file"));
-  CHECK_THAT(message({{"partition.file", "x.json"}}), Catch::Contains("only read with partition.scheme"));
+  // Another scheme's key does nothing, with a warning that names the schemes taking it.
+  const auto warnings =
+      parse_scenario("", "s.toml", {{"partition.scheme", "shards"}, {"partition.alpha", "0.1"}}).warnings;
+  REQUIRE_FALSE(warnings.empty());
+  CHECK(warnings.front() ==
+        "partition.alpha does nothing: partition.scheme = \"shards\" does not take it (dirichlet, dirichlet_creff, "
+        "domains_dirichlet, dirichlet_slices do)");
+  CHECK_THAT(message({{"partition.alpha", "0"}, {"partition.scheme", "iid"}}), Catch::Contains("must be > 0"));
+  CHECK_THAT(message({{"partition.shards", "2"}}),
+             Catch::Contains("unknown key 'partition.shards'") &&
+                 Catch::Contains("this scheme's parameters are: alpha, min_client_samples, max_attempts"));
+  CHECK_THAT(message({{"partition.scheme", "file"}, {"partition.file", "x.json"}, {"partition.long_tail", "10"}}),
+             Catch::Contains("partition.long_tail does not apply to partition.scheme = \"file\" (the file fixes"));
   CHECK_THAT(message({{"partition.scheme", "dirichlet_creff"}, {"federation.clients", "5"}}),
              Catch::Contains("needs federation.clients >= 10"));
   CHECK_THAT(message({{"partition.long_tail", "0.5"}}), Catch::Contains("long_tail"));

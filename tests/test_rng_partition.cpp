@@ -85,10 +85,9 @@ TEST_CASE("IID partition gives near-equal shares and covers every sample once", 
 
 TEST_CASE("Dirichlet partition covers the data, respects the minimum and is deterministic", "[partition]") {
   const auto labels = balanced_labels(300, 10);  // 3000 samples
-  PartitionConfig config;
-  config.scheme = PartitionScheme::dirichlet;
-  config.alpha = 0.3;
-  config.min_client_samples = 20;
+  PartitionConfig config;                        // the row reads its keys; min_client_samples defaults to 10 there
+  config.params.set("alpha", 0.3);
+  config.params.set("min_client_samples", std::int64_t{20});
   auto a = make_partition(config, labels, 10, 12, 5);
   auto b = make_partition(config, labels, 10, 12, 5);
   auto c = make_partition(config, labels, 10, 12, 6);

@@ -119,10 +119,14 @@ TEST_CASE("a sampler's own keys come from its row and reach its factory", "[samp
   s = parse("[sampler]\nname = \"uniform\"\n");
   CHECK(s.sampler.params.values().empty());
   CHECK_THAT(s.resolved_toml, !Catch::Contains("candidates") && !Catch::Contains("strata"));
-  // Another sampler's key says whose it is; a misspelt one gets the closest key; values are checked.
-  CHECK_THROWS_WITH(parse("[sampler]\nname = \"uniform\"\nstrata = \"labels\"\n"),
-                    "s.toml:3:1: unknown key 'sampler.strata' (a parameter of cyclic); this run's samplers take no "
-                    "parameters");
+  // Another sampler's key does nothing here and says whose it is (a study may switch to that
+  // sampler); a misspelt key gets the closest one; values are checked either way.
+  s = parse("[sampler]\nname = \"uniform\"\nstrata = \"labels\"\n");
+  CHECK(s.sampler.params.values().empty());
+  REQUIRE_FALSE(s.warnings.empty());
+  CHECK(s.warnings.front() == "sampler.strata does nothing: sampler.name = \"uniform\" does not take it (cyclic does)");
+  CHECK_THROWS_WITH(parse("[sampler]\nname = \"uniform\"\nstrata = \"rows\"\n"), Catch::Contains("labels"));
+  CHECK(parse("[sampler]\nname = \"uniform\"\nstrata = \"auto\"\n").warnings.empty());  // at its default
   CHECK_THROWS_WITH(parse("[sampler]\nname = \"power_of_choice\"\ncandidate = 3\n"),
                     Catch::Contains("did you mean 'sampler.candidates'") &&
                         Catch::Contains("this run's samplers' parameters are: candidates"));

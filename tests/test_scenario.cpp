@@ -37,8 +37,8 @@ TEST_CASE("a minimal scenario gets every default", "[scenario]") {
   CHECK(s.rounds == 5);
   CHECK(s.sampler.cohort_size(20) == 8);
   CHECK(s.data.dataset == "fashion-mnist");
-  CHECK(s.partition.scheme == PartitionScheme::dirichlet);
-  CHECK(s.partition.alpha == 0.5);
+  CHECK(s.partition.scheme == "dirichlet");
+  CHECK(s.partition.params.number("alpha") == 0.5);
   CHECK(s.model == "small-cnn");
   CHECK(s.algorithm == "fedavg");
   CHECK(s.training.batch_size == 64);

@@ -4,32 +4,26 @@
 
 #include "engine/core/error.hpp"
 #include "engine/data/dataset.hpp"
+#include "engine/data/partition.hpp"
 
 namespace drift {
 
 std::string partition_conflict(const PartitionConfig& p, const DataConfig& data, std::uint32_t clients) {
-  if (p.scheme == PartitionScheme::natural) {
+  const auto& row = partition_scheme(p.scheme);
+  const std::string which = "partition.scheme = \"" + row.name + "\"";
+  if (row.source == PartitionSource::writers) {
     if (!find_dataset(data.dataset)->natural_clients)
-      return "partition.scheme = \"natural\" needs a dataset whose samples name their writers (femnist, "
-             "shakespeare); '" +
-             data.dataset + "' has none";
+      return which + " needs a dataset whose samples name their writers (femnist, shakespeare); '" + data.dataset +
+             "' has none";
     if (data.client_test_fraction > 0.0)
-      return "partition.scheme = \"natural\" keeps every writer's own test split: leave data.client_test_fraction at 0";
-    if (p.long_tail != 1.0) return "partition.long_tail does not apply to natural clients (their data is their own)";
+      return which + " keeps every writer's own test split: leave data.client_test_fraction at 0";
     if (data.max_train_samples > 0 || data.max_test_samples > 0)
-      return "data.max_train_samples and max_test_samples would cut writers in half under natural clients: take "
-             "fewer writers with federation.clients instead";
+      return "data.max_train_samples and max_test_samples would cut writers in half under " + which +
+             ": take fewer writers with federation.clients instead";
   }
-  if (p.scheme == PartitionScheme::file && p.file.empty())
-    return "partition.scheme = \"file\" needs partition.file (a JSON list of per-client index lists)";
-  if (p.scheme != PartitionScheme::file && !p.file.empty())
-    return "partition.file is only read with partition.scheme = \"file\"";
-  if (p.scheme == PartitionScheme::file && p.long_tail != 1.0)
-    return "partition.long_tail does not apply to scheme = \"file\" (the file fixes every index)";
-  if (p.scheme == PartitionScheme::dirichlet_creff && clients < 10)
-    return "partition.scheme = \"dirichlet_creff\" splits among 10 workers per chunk and needs federation.clients >= "
-           "10";
-  return "";
+  if (p.long_tail != 1.0 && !row.no_long_tail.empty())
+    return "partition.long_tail does not apply to " + which + " (" + row.no_long_tail + ")";
+  return row.check ? row.check(p.params, clients) : "";
 }
 
 void finish_augment(const Scenario& s, toml::table& root, const std::string& source) {

@@ -35,7 +35,8 @@ FederationData prepare_federation_data(const Scenario& scenario) {
   const auto labels = int64_values(fed.data.train->labels);
   std::vector<std::int64_t> domains;
   if (const auto& d = fed.data.train->domains; d.defined()) domains = int64_values(d);
-  if (scenario.partition.scheme == PartitionScheme::natural) {
+  const bool by_writer = partition_scheme(scenario.partition.scheme).source == PartitionSource::writers;
+  if (by_writer) {
     fed.client_test_sizes = take_natural_clients(fed.data, fed.partition, scenario.clients, scenario.seed);
     if (fed.client_test_sizes.empty() && find_algorithm(scenario.algorithm)->private_models)
       throw UserError("algorithm '" + scenario.algorithm +
@@ -61,9 +62,7 @@ FederationData prepare_federation_data(const Scenario& scenario) {
   // Nothing to evaluate the global model on: every evaluation would wait for results that never come.
   if (fed.data.test->size() == 0)
     throw UserError("data.dataset = \"" + scenario.data.dataset + "\" has no test samples (its test split is empty" +
-                    std::string(scenario.partition.scheme == PartitionScheme::natural
-                                    ? ", e.g. a LEAF test/*.json that lists no users"
-                                    : "") +
+                    std::string(by_writer ? ", e.g. a LEAF test/*.json that lists no users" : "") +
                     "): the global model could never be evaluated; give it a test split");
   fed.histograms = class_histograms(fed.partition, labels, fed.data.train->num_classes);
   fed.population = std::make_shared<const Population>(build_population(scenario, fed.histograms));

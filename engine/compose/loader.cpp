@@ -211,7 +211,7 @@ Scenario parse_scenario(const std::string& toml_text, const std::string& source_
     for (const auto& o : overrides) keys += (keys.empty() ? "" : ", ") + o.key + "=" + o.value;
     throw UserError(source_name + " with --set " + keys + ": " + what.substr(prefix.size()));
   }
-  scenario.warnings = consistency_warnings(scenario);
+  for (auto& warning : consistency_warnings(scenario)) scenario.warnings.push_back(std::move(warning));
   return scenario;
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 
@@ -14,9 +15,10 @@
 #include "engine/compose/privacy_summary.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/state_archive.hpp"
+#include "engine/data/partition.hpp"
 #include "engine/metrics/clients_file.hpp"
 #include "engine/metrics/metrics_file.hpp"
-#include "engine/population/participation_process.hpp"
+#include "engine/population/availability.hpp"
 
 namespace drift {
 namespace fs = std::filesystem;
@@ -43,31 +45,55 @@ ProcessUsage usage_in_timings(const fs::path& p) {
 
 }  // namespace
 
+namespace {
+
+// population.csv's availability columns: a model's value of each, empty where it takes no such
+// key (only markov has mean_online, say).
+std::string availability_columns(const AvailabilityConfig& a) {
+  const auto& row = availability_model(a.model);
+  std::string out;
+  for (const char* key : {"mean_online", "mean_offline", "period", "duty", "phase", "trace"}) {
+    out += ',';
+    const bool takes =
+        std::any_of(row.params.begin(), row.params.end(), [&](const ParamSpec& p) { return p.key == key; });
+    if (!takes || !a.params.has(key)) continue;
+    const auto& v = a.params.values().at(key);
+    if (const auto* text = std::get_if<std::string>(&v))
+      out += text->find(',') == std::string::npos ? *text : "\"" + *text + "\"";
+    else
+      out += json(a.params.number(key)).dump();
+  }
+  return out;
+}
+
+}  // namespace
+
 // population.csv: each client's group, system profile and availability model, as drawn.
 void RunDirectory::write_population(const Scenario& scenario, const Population& p) {
   auto out = open_for_append(path_ / "population.csv");
   out << "client,group,num_samples,speed,up_bandwidth,down_bandwidth,latency,availability,mean_online,mean_offline,"
          "period,duty,phase,trace,participation_probability\n";
-  // Participation processes' nominal p_i, per availability config (the groups', then the default).
-  std::vector<std::vector<double>> probabilities(scenario.groups.size() + 1);
-  for (std::size_t g = 0; g < probabilities.size(); ++g) {
+  // Per availability config (the groups', then the default): its columns, and the nominal p_i
+  // of a model that has them (the participation processes).
+  const std::size_t configs = scenario.groups.size() + 1;
+  std::vector<std::vector<double>> probabilities(configs);
+  std::vector<std::string> columns(configs);
+  for (std::size_t g = 0; g < configs; ++g) {
     const bool own = g < scenario.groups.size();
     const auto& a = own ? scenario.groups[g].availability : scenario.availability;
-    if (is_participation_process(a.model))
-      probabilities[g] =
-          participation_probabilities(a, p, scenario.seed, own ? static_cast<std::uint32_t>(g) : kNoGroup);
+    const auto& row = availability_model(a.model);
+    if (row.probabilities)
+      probabilities[g] = row.probabilities(a.params, p, scenario.seed, own ? static_cast<std::uint32_t>(g) : kNoGroup);
+    columns[g] = a.model + availability_columns(a);
   }
   for (std::uint32_t c = 0; c < p.size(); ++c) {
     const auto g = p.group[c];
-    const auto& a = g == kNoGroup ? scenario.availability : scenario.groups.at(g).availability;
-    const auto& nominal = probabilities[g == kNoGroup ? scenario.groups.size() : g];
+    const auto k = g == kNoGroup ? scenario.groups.size() : g;
     const auto& s = p.system[c];
     out << c << ',' << (g == kNoGroup ? "" : p.group_names.at(g)) << ',' << p.num_samples[c] << ','
         << json(s.speed).dump() << ',' << json(s.up_bandwidth).dump() << ',' << json(s.down_bandwidth).dump() << ','
-        << json(s.latency).dump() << ',' << a.model << ',' << json(a.mean_online).dump() << ','
-        << json(a.mean_offline).dump() << ',' << json(a.period).dump() << ',' << json(a.duty).dump() << ','
-        << json(a.phase).dump() << ',' << (a.trace.find(',') == std::string::npos ? a.trace : "\"" + a.trace + "\"")
-        << ',' << (nominal.empty() ? std::string() : json(nominal[c]).dump()) << '\n';
+        << json(s.latency).dump() << ',' << columns[k] << ','
+        << (probabilities[k].empty() ? std::string() : json(probabilities[k][c]).dump()) << '\n';
   }
   flush_checked(out, path_ / "population.csv");
 }
@@ -116,7 +142,8 @@ RunDirectory::RunDirectory(fs::path path, const Scenario& scenario, const Federa
   write_file_atomically(path_ / "scenario.toml", scenario.resolved_toml);
 
   json partition;
-  partition["scheme"] = name_of(scenario.partition.scheme);
+  partition["scheme"] = scenario.partition.scheme;
+  const bool by_writer = partition_scheme(scenario.partition.scheme).source == PartitionSource::writers;
   partition["num_clients"] = data.partition.num_clients();
   partition["num_classes"] = data.data.train->num_classes;
   partition["class_names"] = data.data.train->class_names;
@@ -126,8 +153,7 @@ RunDirectory::RunDirectory(fs::path path, const Scenario& scenario, const Federa
     json client = {
         {"client", k}, {"num_samples", data.partition.indices[k].size()}, {"class_histogram", data.histograms[k]}};
     if (k < data.client_test_sizes.size()) client["test_samples"] = data.client_test_sizes[k];
-    if (const auto& train = *data.data.train;
-        scenario.partition.scheme == PartitionScheme::natural && !data.partition.indices[k].empty())
+    if (const auto& train = *data.data.train; by_writer && !data.partition.indices[k].empty())
       client["writer"] =
           train.owner_names[static_cast<std::size_t>(train.owners[data.partition.indices[k][0]].item<std::int64_t>())];
     clients.push_back(std::move(client));

@@ -9,6 +9,7 @@
 
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/compose/data_keys.hpp"
+#include "engine/compose/member_keys.hpp"
 #include "engine/compose/run_directory.hpp"
 #include "engine/compose/scenario_table.hpp"
 #include "engine/compose/schema.hpp"
@@ -17,8 +18,10 @@
 #include "engine/config/suggest.hpp"
 #include "engine/core/error.hpp"
 #include "engine/data/dataset.hpp"
+#include "engine/data/partition.hpp"
 #include "engine/models/model.hpp"
 #include "engine/models/torchscript_model.hpp"
+#include "engine/population/availability.hpp"
 #include "engine/sampling/sampler.hpp"
 #include "engine/sim/privacy_book.hpp"
 #include "engine/training/devices.hpp"
@@ -77,14 +80,6 @@ void read_algorithm_params(Scenario& s, const toml::table& root, const Algorithm
     s.algorithm_params.set(spec.key, value_at(table, spec, "algorithm." + spec.key));
 }
 
-// The samplers' own keys of [sampler] (validation filled in their defaults), for the sampler
-// named and those the timeline switches to: each sampler's row reads its own.
-void read_sampler_params(Scenario& s, const toml::table& root) {
-  const auto& table = *root["sampler"].as_table();
-  for (const auto& spec : sampler_params(used_sampler_names(s)))
-    s.sampler.params.set(spec.key, value_at(table, spec, "sampler." + spec.key));
-}
-
 // [groups.NAME]: the rule's keys, and profile and availability overrides of the global ones.
 void read_groups(Scenario& s, const toml::table& root) {
   const auto* groups = root["groups"].as_table();
@@ -99,8 +94,12 @@ void read_groups(Scenario& s, const toml::table& root) {
     if (const auto* profile = t["profile"].as_table())
       store_keys(g.profile, profile_keys(), *profile, prefix + ".profile");
     g.availability = s.availability;
-    if (const auto* availability = t["availability"].as_table())
+    if (const auto* availability = t["availability"].as_table()) {
       store_keys(g.availability, availability_keys(), *availability, prefix + ".availability");
+      for (const auto& spec : availability_model(g.availability.model).params)
+        if (availability->contains(spec.key))
+          g.availability.params.set(spec.key, value_at(*availability, spec, prefix + ".availability." + spec.key));
+    }
     s.groups.push_back(std::move(g));
   }
 }
@@ -262,7 +261,7 @@ void check_secure_aggregation(const Scenario& s, const AlgorithmInfo& algorithm,
 // Combinations that are valid key by key but cannot run together.
 void check_combinations(const Scenario& s, const AlgorithmInfo& algorithm, const std::string& source) {
   if (algorithm.private_models) {
-    if (s.data.client_test_fraction <= 0.0 && s.partition.scheme != PartitionScheme::natural)
+    if (s.data.client_test_fraction <= 0.0 && partition_scheme(s.partition.scheme).source != PartitionSource::writers)
       throw UserError(source + ": algorithm '" + s.algorithm +
                       "' keeps private models, evaluated on each client's "
                       "own test split: set data.client_test_fraction (PFLlib: 0.25), or use natural clients");
@@ -359,15 +358,21 @@ Scenario build_scenario(toml::table& root, const std::string& source) {
     throw UserError(source + ": " + e.what());  // a key whose store checks it against the keys before it
   }
   check_run_name(s.name, source);
+  s.partition.params = read_member_keys("partition", s.partition.scheme, root);
   if (const auto message = partition_conflict(s.partition, s.data, s.clients); !message.empty())
     throw UserError(source + ": " + message);
   finish_augment(s, root, source);
   const AlgorithmInfo& algorithm = *find_algorithm(s.algorithm);
   finish_model_group(s, algorithm, source);
   read_algorithm_params(s, root, algorithm);
+  s.availability.params = read_member_keys("availability", s.availability.model, root);
   read_groups(s, root);
   read_timeline(s, root);
-  read_sampler_params(s, root);
+  s.sampler.params = read_member_keys("sampler", s.sampler.name, root);
+  for (const auto& [section, chosen] :
+       {std::pair{"sampler", s.sampler.name}, std::pair{"partition", s.partition.scheme},
+        std::pair{"availability", s.availability.model}})
+    for (auto& warning : idle_member_keys(section, chosen, root)) s.warnings.push_back(std::move(warning));
   check_combinations(s, algorithm, source);
   finish_script_model(s, root, algorithm, source);
   check_devices_and_output(s, source);

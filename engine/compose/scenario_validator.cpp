@@ -10,11 +10,13 @@
 #include <sstream>
 
 #include "engine/algorithms/algorithm.hpp"
+#include "engine/compose/member_keys.hpp"
 #include "engine/compose/scenario_table.hpp"
 #include "engine/compose/schema.hpp"
 #include "engine/compose/value_reader.hpp"
 #include "engine/config/suggest.hpp"
 #include "engine/core/error.hpp"
+#include "engine/population/availability.hpp"
 #include "engine/sampling/sampler.hpp"
 
 namespace drift {
@@ -27,7 +29,7 @@ class Validator {
       : root_(root), source_(std::move(source)), overridden_(std::move(overridden)) {
     for (const auto& section : scenario_schema())
       for (const auto& k : section.keys) known_paths_.push_back(path_of(section.name, k.key));
-    for (const std::string section : {"algorithm", "sampler"})
+    for (const std::string section : {"algorithm", "sampler", "partition", "availability"})
       for (const auto& [member, params] : members_of(section))
         for (const auto& p : *params) known_paths_.push_back(section + "." + p.key);
   }
@@ -53,7 +55,8 @@ class Validator {
       toml::table* table = &section_table(section.name);
       std::vector<ParamSpec> extra;
       if (section.name == "algorithm") extra = algorithm_params(*table);
-      if (section.name == "sampler") extra = samplers_params(*table);
+      if (const auto key = member_key(section.name); !key.empty())
+        extra = member_keys(section.name, chosen(section.name, key, *table), root_);
       check_keys(section, *table, extra);
     }
     check_sampler();
@@ -135,12 +138,16 @@ class Validator {
     return did_you_mean(path, candidates);
   }
 
+  // The catalogue member a section names by `key` (checked against the key's spec), or the
+  // key's default: [algorithm] name, [sampler] name, [partition] scheme, [availability] model.
+  std::string chosen(const std::string& section, const std::string& key, const toml::table& table) const {
+    const ParamSpec& spec = *find_key(*find_section(section), key);
+    const toml::node* node = table.get(key);
+    return std::get<std::string>(node != nullptr ? read(spec, section + "." + key, *node) : *spec.default_value);
+  }
+
   std::vector<ParamSpec> algorithm_params(toml::table& table) {
-    const ParamSpec& name_spec = *find_key(*find_section("algorithm"), "name");
-    const std::string name = table.contains("name")
-                                 ? std::get<std::string>(read(name_spec, "algorithm.name", *table.get("name")))
-                                 : std::get<std::string>(*name_spec.default_value);
-    const AlgorithmInfo* info = find_algorithm(name);
+    const AlgorithmInfo* info = find_algorithm(chosen("algorithm", "name", table));
     if (info == nullptr) return {};
     auto params = drift::algorithm_params(*info);
     if (const toml::node* preset = table.get("preset"); preset != nullptr && !info->presets.empty())
@@ -148,32 +155,17 @@ class Validator {
     return params;
   }
 
-  // The samplers' own keys that [sampler] takes: those of the sampler it names and of the
-  // samplers the timeline switches to (an unknown name adds none; check_timeline refuses it).
-  std::vector<ParamSpec> samplers_params(toml::table& table) {
-    const ParamSpec& name_spec = *find_key(*find_section("sampler"), "name");
-    std::vector<std::string> names{table.contains("name")
-                                       ? std::get<std::string>(read(name_spec, "sampler.name", *table.get("name")))
-                                       : std::get<std::string>(*name_spec.default_value)};
-    if (const auto* timeline = root_.get_as<toml::array>("timeline"))
-      for (const auto& node : *timeline)
-        if (const auto* entry = node.as_table())
-          if (const auto name = (*entry)["sampler"].value<std::string>()) names.push_back(*name);
-    return drift::sampler_params(names);
+  // The spec of a key that another member of a world family takes ([sampler], [partition],
+  // [availability]), or nullptr.
+  static const ParamSpec* other_member_key(const std::string& section, const std::string& key) {
+    if (member_key(section).empty()) return nullptr;
+    for (const auto& [member, params] : members_of(section))
+      for (const auto& p : *params)
+        if (p.key == key) return &p;
+    return nullptr;
   }
 
-  // The members of the family whose own keys a section also takes, each with its keys:
-  // [algorithm] the algorithms', [sampler] the samplers'.
-  static std::vector<std::pair<std::string, const std::vector<ParamSpec>*>> members_of(const std::string& section) {
-    std::vector<std::pair<std::string, const std::vector<ParamSpec>*>> out;
-    if (section == "algorithm")
-      for (const auto& a : algorithm_catalog()) out.emplace_back(a.name, &a.params);
-    if (section == "sampler")
-      for (const auto& s : sampler_catalog()) out.emplace_back(s.name, &s.params);
-    return out;
-  }
-
-  // "unknown key 'sampler.strata' (a parameter of cyclic); this run's samplers take no parameters"
+  // "unknown key 'algorithm.mu' (a parameter of fedprox); this algorithm takes no parameters"
   std::string unknown_key_message(const SectionSpec& section, const std::string& key,
                                   const std::vector<ParamSpec>& extra) const {
     const std::string path = path_of(section.name, key);
@@ -184,14 +176,7 @@ class Validator {
         if (p.key == key) owners.push_back(member);
     std::string message = "unknown key '" + path + "'";
     message += owners.empty() ? suggestion(path) : " (a parameter of " + join(owners) + ")";
-    if (members.empty()) return message;
-    std::vector<std::string> names;
-    for (const auto& p : extra) names.push_back(p.key);
-    const bool samplers = section.name == "sampler";  // the named one and the timeline's
-    if (names.empty())
-      return message + (samplers ? "; this run's samplers take" : "; this algorithm takes") + " no parameters";
-    return message + (samplers ? "; this run's samplers' parameters are: " : "; this algorithm's parameters are: ") +
-           join(names);
+    return members.empty() ? message : message + members_take(section.name, extra);
   }
 
   void check_keys(const SectionSpec& section, toml::table& table, const std::vector<ParamSpec>& extra) {
@@ -203,8 +188,15 @@ class Validator {
             fail(&node, nested->name, "'" + nested->name + "' must be a table ([" + nested->name + "])");
           continue;
         }
-        if (find_key(section, key, extra) == nullptr)
-          fail_at_key(k, path_of(section.name, key), unknown_key_message(section, key, extra));
+        if (find_key(section, key, extra) != nullptr) continue;
+        // Another sampler's, scheme's or availability model's key: checked by its owner's
+        // spec and kept, doing nothing here (a study's grid may switch to the member that
+        // takes it); the run names it in a warning.
+        if (const auto* owned = other_member_key(section.name, key)) {
+          read(*owned, path_of(section.name, key), node);
+          continue;
+        }
+        fail_at_key(k, path_of(section.name, key), unknown_key_message(section, key, extra));
       }
     }
     auto check = [&](const ParamSpec& spec) {
@@ -252,12 +244,18 @@ class Validator {
   void check_groups() {
     auto* groups = root_.get_as<toml::table>("groups");
     if (groups == nullptr) return;
-    const std::map<std::string, const std::vector<ParamSpec>*> nested = {
-        {"profile", &find_section("profile")->keys}, {"availability", &find_section("availability")->keys}};
     for (auto&& [k, node] : *groups) {
       const std::string prefix = "groups." + std::string(k.str());
       if (!node.is_table()) fail(&node, prefix, prefix + " must be a table ([" + prefix + "])");
       auto& group = *node.as_table();
+      // A group's availability takes the keys of its own model, or of the global one it keeps.
+      auto availability = find_section("availability")->keys;
+      const auto own = group.at_path("availability.model").value<std::string>();
+      // The sections were checked before the groups, so [availability] is a table by now.
+      const auto model = own ? *own : chosen("availability", "model", *root_.get_as<toml::table>("availability"));
+      for (auto& spec : availability_model(model).params) availability.push_back(std::move(spec));
+      const std::map<std::string, const std::vector<ParamSpec>*> nested = {{"profile", &find_section("profile")->keys},
+                                                                           {"availability", &availability}};
       check_plain(prefix, group, group_schema(), nested);
       require(group, &node, prefix, "rule", "(one of " + join(choice_names<GroupRule>()) + ")");
       const auto rule = choice_from<GroupRule>(group["rule"].value<std::string>().value());

@@ -132,16 +132,11 @@ std::vector<ScenarioSection> make_sections() {
                 &S::data, &D::augment, &A::mean).optional().range(0.0, 1.0),
         bind_key<S>("std", "per-channel standard deviations, one per channel (with mean)", &S::data, &D::augment, &A::std)
             .optional().range(0.0, {}, true)}},
-      {"partition", "how training data is split across clients",
+      {"partition", "how training data is split across clients; the scheme's own keys: drift list",
        {bind_key<S>("scheme", "how the training data is split (natural: LEAF writers' own clients)",
-                &S::partition, &P::scheme),
-        bind_key<S>("alpha", "Dirichlet concentration; small = more skewed", &S::partition, &P::alpha).range(0.0, {}, true),
-        bind_key<S>("shards_per_client", "label shards per client (scheme = shards)", &S::partition, &P::shards_per_client).range(1.0, {}),
-        bind_key<S>("min_client_samples", "Dirichlet redraws until every client has this many", &S::partition, &P::min_client_samples).range(1.0, {}),
-        bind_key<S>("max_attempts", "Dirichlet redraws before giving up", &S::partition, &P::max_attempts).range(1.0, {}),
+                &S::partition, &P::scheme).choices(partition_scheme_names),
         bind_key<S>("long_tail", "rho: class c keeps n_max * rho^(-c/(C-1)) training samples before partitioning; 1 = off",
-                &S::partition, &P::long_tail).range(1.0, 1e6),
-        bind_key<S>("file", "scheme = file: JSON per-client lists of training-sample indices, relative to the scenario", &S::partition, &P::file)}},
+                &S::partition, &P::long_tail).range(1.0, 1e6)}},
       {"federation", "population and length",
        {bind_key<S>("clients", "number of clients", &S::clients).range(1.0, 1e7),
         bind_key<S>("rounds", "aggregation rounds", &S::rounds).range(1.0, 1e9).may_change_on_resume()}},
@@ -274,33 +269,10 @@ const std::vector<KeyBinding<ProfileConfig>>& profile_keys() {
 
 const std::vector<KeyBinding<AvailabilityConfig>>& availability_keys() {
   using A = AvailabilityConfig;
-  // clang-format off
+  // The model's own keys come from its row (availability_params); validation adds them.
   static const std::vector<KeyBinding<A>> keys = {
-      bind_key<A>("model", "how clients come and go", &A::model).choices(availability_model_names),
-      bind_key<A>("mean_online", "markov: mean online period, seconds", &A::mean_online).range(0.0, kMaxVirtualSeconds, true),
-      bind_key<A>("mean_offline", "markov: mean offline period, seconds", &A::mean_offline).range(0.0, kMaxVirtualSeconds, true),
-      bind_key<A>("period", "diurnal: cycle length, seconds", &A::period).range(0.0, kMaxVirtualSeconds, true),
-      bind_key<A>("duty", "diurnal: online fraction of each cycle", &A::duty).range(0.0, 1.0),
-      bind_key<A>("phase", "diurnal: seconds by which the cycle is advanced", &A::phase).range(-kMaxVirtualSeconds, kMaxVirtualSeconds),
-      bind_key<A>("trace", "trace: CSV client,start,end online intervals", &A::trace),
-      bind_key<A>("trace_clients", "ids: trace client k is client k | seeded: a seeded draw of the trace's clients, one per client",
-              &A::trace_clients),
-      bind_key<A>("probability", "participation processes: how each client's p_i is drawn", &A::probability),
-      bind_key<A>("p", "fixed: every client's p_i; label_dirichlet: their mean", &A::p).range(0.0, 1.0),
-      bind_key<A>("p_min", "label_dirichlet, random, adversarial: the lowest p_i", &A::p_min).range(0.0, 1.0),
-      bind_key<A>("p_alpha", "label_dirichlet: concentration of the Dirichlet draw over labels", &A::p_alpha).range(0.0, 1e6, true),
-      bind_key<A>("markov_a", "round_markov: probability of turning active", &A::markov_a).range(0.0, 1.0, true),
-      bind_key<A>("cycle", "cyclic: steps per cycle (round(cycle p_i) of them active)", &A::cycle).range(1.0, 1e9),
-      bind_key<A>("modulation", "bernoulli: how p_i changes over the steps", &A::modulation),
-      bind_key<A>("amplitude", "sine, interleaved_sine: the wave's amplitude gamma", &A::amplitude).range(0.0, 1.0),
-      bind_key<A>("modulation_period", "sine, interleaved_sine, staircase: steps per period", &A::modulation_period).range(1.0, 1e9),
-      bind_key<A>("cut", "interleaved_sine: a probability below it becomes 0", &A::cut).range(0.0, 1.0),
-      bind_key<A>("period_groups", "periodic_groups: groups of clients taking turns", &A::period_groups).range(1.0, 1e6),
-      bind_key<A>("group_steps", "periodic_groups: steps of each group's turn", &A::group_steps).range(1.0, 1e9),
-      bind_key<A>("step", "participation processes under fedasync and fedbuff: virtual seconds per step", &A::step)
-          .range(0.0, kMaxVirtualSeconds, true),
-  };
-  // clang-format on
+      bind_key<A>("model", "how clients come and go; the model's own keys: drift list", &A::model)
+          .choices(availability_model_names)};
   return keys;
 }
 

@@ -18,18 +18,6 @@ enum class StalenessKind { constant, polynomial, hinge };
 enum class ClientStateStore { memory, disk };  // where idle clients' private state waits
 enum class TimelineAction { offline, online, speed, sampler, fraction, deadline, leave, join };
 enum class DivergencePolicy { stop, keep_going };  // what a diverged run does next
-// How the training data is split among the clients (docs/scenarios.md#partition).
-enum class PartitionScheme {
-  iid,
-  dirichlet,
-  dirichlet_creff,
-  shards,
-  file,
-  domains,
-  domains_dirichlet,
-  natural,
-  dirichlet_slices
-};
 // How a group's clients are chosen: by their most frequent label, by holding only the given
 // labels, by an id range, or by a seeded share of the clients.
 enum class GroupRule { dominant_label, label_set, id_range, proportion };
@@ -136,12 +124,6 @@ struct ChoiceNames<DivergencePolicy> {
   static constexpr std::array<std::string_view, 2> names{"stop", "continue"};
 };
 
-template <>
-struct ChoiceNames<PartitionScheme> {
-  static constexpr std::array<std::string_view, 9> names{
-      "iid",     "dirichlet",         "dirichlet_creff", "shards",          "file",
-      "domains", "domains_dirichlet", "natural",         "dirichlet_slices"};
-};
 template <>
 struct ChoiceNames<GroupRule> {
   static constexpr std::array<std::string_view, 4> names{"dominant_label", "label_set", "id_range", "proportion"};

@@ -41,13 +41,10 @@ struct DataConfig {
 };
 
 struct PartitionConfig {
-  PartitionScheme scheme = PartitionScheme::dirichlet;
-  double alpha = 0.5;
-  std::int64_t shards_per_client = 2;
-  std::int64_t min_client_samples = 10;
-  std::int64_t max_attempts = 1000;
-  double long_tail = 1.0;  // rho: class c keeps n_max * rho^(-c/(C-1)) samples; 1 = no long tail
-  std::string file;        // scheme = file: JSON per-client index lists (absolute path)
+  std::string scheme = "dirichlet";  // a row of partition_catalog()
+  double long_tail = 1.0;            // rho: class c keeps n_max * rho^(-c/(C-1)) samples; 1 = no long tail
+  // The scheme's own keys (alpha, shards_per_client, file, ...), read by its row's ParamTable.
+  ParamSet params;
 };
 
 struct SamplerConfig {
@@ -81,29 +78,10 @@ struct ProfileConfig {
 };
 
 struct AvailabilityConfig {
-  std::string model = "always";  // always | markov | diurnal | trace, or a participation process
-  double mean_online = 3600.0;   // markov: mean seconds online / offline
-  double mean_offline = 3600.0;
-  double period = 86400.0;  // diurnal: online for duty*period once per period,
-  double duty = 0.5;        //   starting at -phase
-  double phase = 0.0;
-  std::string trace;                               // CSV client,start,end online intervals
-  TraceMapping trace_clients = TraceMapping::ids;  // ids: trace client k is client k | seeded (docs/traces.md)
-  // Participation processes (bernoulli | round_markov | cyclic | periodic_groups): a state per
-  // step, a step being a sync round, or `step` virtual seconds under FedAsync and FedBuff.
-  ParticipationRule probability = ParticipationRule::fixed;  // how each client's p_i is drawn
-  double p = 0.1;                                            // fixed: every p_i; label_dirichlet: their mean
-  double p_min = 0.02;                                       // label_dirichlet, random, adversarial: the floor
-  double p_alpha = 0.1;                                      // label_dirichlet: the Dirichlet concentration
-  double markov_a = 0.05;                                    // round_markov: P(inactive -> active)
-  std::int64_t cycle = 100;                                  // cyclic: steps per cycle
-  Modulation modulation = Modulation::none;                  // bernoulli: p_i over the steps
-  double amplitude = 0.3;                                    // sine, interleaved_sine: gamma
-  std::int64_t modulation_period = 20;                       // sine, interleaved_sine, staircase: steps
-  double cut = 0.1;                                          // interleaved_sine: p below it becomes 0
-  std::int64_t period_groups = 5;                            // periodic_groups: groups taking turns
-  std::int64_t group_steps = 100;                            // periodic_groups: steps of each turn
-  double step = 60.0;                                        // async modes: virtual seconds per step
+  std::string model = "always";  // a row of availability_catalog(): always, markov, diurnal, trace, a process
+  // The model's own keys (mean_online, period, trace, p, ...), read by its row's ParamTable. A
+  // group's copy starts from the global one's and takes the group's overrides.
+  ParamSet params;
 };
 
 // A named set of clients chosen by rule; profile and availability attach to groups.

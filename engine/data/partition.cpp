@@ -33,27 +33,6 @@ Partition cut_into_equal_slices(const std::vector<std::int64_t>& sequence, std::
 
 }  // namespace
 
-const std::vector<PartitionSchemeInfo>& partition_schemes() {
-  using P = PartitionScheme;
-  static const std::vector<PartitionSchemeInfo> schemes = {
-      {P::iid, "uniform shuffle, near-equal shares"},
-      {P::dirichlet, "per-class Dirichlet(alpha) label skew (PFLlib / NIID-Bench convention)"},
-      {P::dirichlet_creff, "CReFF / FedSKC code: Dirichlet among 10 workers per chunk, re-cut into equal-size clients"},
-      {P::shards, "label-sorted shards, shards_per_client per client (McMahan et al.)"},
-      {P::file, "per-client index lists read from partition.file (JSON), to replicate another framework's split"},
-      {P::domains, "multi-domain datasets: client k holds domain k mod D, each domain dealt evenly among its clients"},
-      {P::domains_dirichlet,
-       "as domains, each domain first keeping a Dirichlet(alpha) share of its samples (FedCCL's imbalanced setting)"},
-      {P::natural,
-       "LEAF datasets: one client per writer or speaker with their own train/test split (a seeded sample of writers "
-       "when there are fewer clients)"},
-      {P::dirichlet_slices,
-       "FedAU / FedAWE code: a Dirichlet(alpha) row per client, each class cut in dataset order in proportion to the "
-       "rows (label skew, sizes near the mean)"},
-  };
-  return schemes;
-}
-
 Partition redraw_until_min_size(const MinSizeDraw& rule, const std::function<Partition()>& draw) {
   if (!(rule.alpha > 0.0)) throw UserError("partition.alpha must be > 0");
   if (rule.min_size * static_cast<std::int64_t>(rule.clients) > rule.num_samples)
@@ -285,21 +264,13 @@ NaturalPartition partition_natural(const std::vector<std::int64_t>& owners, std:
 Partition make_partition(const PartitionConfig& config, const std::vector<std::int64_t>& labels,
                          std::int64_t num_classes, std::uint32_t clients, std::uint64_t seed,
                          const std::vector<std::int64_t>& domains) {
-  using P = PartitionScheme;
-  if (config.scheme == P::file)
-    return partition_from_file(config.file, static_cast<std::int64_t>(labels.size()), clients);
-  if (config.scheme == P::natural)
-    throw UserError(
-        "partition.scheme = \"natural\" needs a dataset whose samples name their writers (femnist, shakespeare)");
-  if (config.scheme == P::domains || config.scheme == P::domains_dirichlet) {
-    if (domains.empty())
-      throw UserError("partition.scheme = \"" + name_of(config.scheme) + "\" needs a multi-domain dataset (digit5)");
-    if (config.long_tail > 1.0) throw UserError("partition.long_tail does not combine with the domain partition");
-    Rng rng = make_stream(seed, "partition");
-    const auto num_domains = *std::max_element(domains.begin(), domains.end()) + 1;
-    return partition_domains(domains, num_domains, clients, config.scheme == P::domains_dirichlet, config.alpha,
-                             config.min_client_samples, rng);
-  }
+  const auto& row = partition_scheme(config.scheme);
+  const std::string which = "partition.scheme = \"" + row.name + "\"";
+  if (!row.make) throw UserError(which + " needs a dataset whose samples name their writers (femnist, shakespeare)");
+  if (row.source == PartitionSource::domains && domains.empty())
+    throw UserError(which + " needs a multi-domain dataset (digit5)");
+  if (config.long_tail > 1.0 && !row.no_long_tail.empty())
+    throw UserError("partition.long_tail does not apply to " + which + ": " + row.no_long_tail);
   std::vector<std::int64_t> pool;  // empty: every sample
   const std::vector<std::int64_t>* pool_labels = &labels;
   std::vector<std::int64_t> tail_labels;
@@ -310,25 +281,8 @@ Partition make_partition(const PartitionConfig& config, const std::vector<std::i
     pool_labels = &tail_labels;
   }
   Rng rng = make_stream(seed, "partition");
-  const auto& l = *pool_labels;
-  Partition p;
-  if (config.scheme == P::iid) {
-    if (static_cast<std::int64_t>(l.size()) < clients)
-      throw UserError("cannot give " + std::to_string(clients) + " clients a sample each from " +
-                      std::to_string(l.size()) + " training samples");
-    p = partition_iid(static_cast<std::int64_t>(l.size()), clients, rng);
-  } else if (config.scheme == P::dirichlet) {
-    p = partition_dirichlet(l, num_classes, clients, config.alpha, config.min_client_samples, config.max_attempts, rng);
-  } else if (config.scheme == P::dirichlet_creff) {
-    p = partition_dirichlet_creff(l, num_classes, clients, config.alpha, config.max_attempts, rng);
-  } else if (config.scheme == P::dirichlet_slices) {
-    p = partition_dirichlet_slices(l, num_classes, clients, config.alpha, config.min_client_samples,
-                                   config.max_attempts, rng);
-  } else if (config.scheme == P::shards) {
-    p = partition_shards(l, clients, config.shards_per_client, rng);
-  } else {
-    throw std::logic_error("partition scheme '" + name_of(config.scheme) + "' without a partitioner");
-  }
+  const PartitionInput input{*pool_labels, num_classes, clients, domains, static_cast<std::int64_t>(labels.size())};
+  Partition p = row.make(config.params, input, rng);
   // Pool positions back to dataset indices; the pool is ascending, so each list stays sorted.
   if (!pool.empty())
     for (auto& client : p.indices)

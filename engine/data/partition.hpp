@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/config/catalog.hpp"
+#include "engine/config/param_table.hpp"
 #include "engine/config/scenario.hpp"
 #include "engine/core/rng.hpp"
 
@@ -16,11 +18,61 @@ struct Partition {
   std::size_t num_clients() const { return indices.size(); }
 };
 
-struct PartitionSchemeInfo {
-  PartitionScheme scheme;
-  std::string description;
+// What a scheme is given to cut: the training pool's labels (after the long tail, when the
+// scheme takes one), the classes, the clients, each training sample's domain (multi-domain
+// datasets; empty otherwise) and the training set's size (which a file's indices refer to).
+struct PartitionInput {
+  const std::vector<std::int64_t>& labels;
+  std::int64_t num_classes = 0;
+  std::uint32_t clients = 0;
+  const std::vector<std::int64_t>& domains;
+  std::int64_t num_samples = 0;
 };
-const std::vector<PartitionSchemeInfo>& partition_schemes();  // one per scheme, in the enum's order
+
+// Where a scheme's split comes from, which decides what the dataset must offer.
+enum class PartitionSource {
+  labels,   // the labels (and a seeded stream): any dataset
+  domains,  // each sample's domain: a multi-domain dataset (digit5)
+  file,     // a file of index lists: the stream and the labels are not read
+  writers,  // each sample's writer (LEAF): federation_data builds it from the dataset, not `make`
+};
+
+// One row per partition scheme (docs/development.md#adding-a-partition-scheme): its name, what
+// it does, its own keys of [partition] beside scheme and long_tail, how it cuts, and what
+// validation must know. Every decision about a scheme reads these fields, never its name.
+struct PartitionSchemeInfo {
+  using Make = std::function<Partition(const ParamSet&, const PartitionInput&, Rng&)>;
+  std::string name;
+  std::string description;
+  std::vector<ParamSpec> params;
+  Make make;  // from the ("partition") stream; unset for PartitionSource::writers
+  PartitionSource source = PartitionSource::labels;
+  // Why partition.long_tail cannot shrink the pool first ("the file fixes every index"); empty: it can.
+  std::string no_long_tail;
+  // A refusal that involves the federation (too few clients, a missing file); empty when it fits.
+  std::function<std::string(const ParamSet&, std::uint32_t clients)> check;
+};
+
+// A scheme with parameters: `params` binds its keys to the members of Options, and `make`
+// receives them read, as make(const Options&, const PartitionInput&, Rng&).
+template <class Options, class Make>
+PartitionSchemeInfo partition_scheme_info(std::string name, std::string description, const ParamTable<Options>& params,
+                                          Make make, PartitionSource source = PartitionSource::labels) {
+  PartitionSchemeInfo info;
+  info.name = std::move(name);
+  info.description = std::move(description);
+  info.params = params.specs();
+  info.make = params.reading(std::move(make));
+  info.source = source;
+  return info;
+}
+
+const Rows<PartitionSchemeInfo>& partition_catalog();
+std::vector<std::string> partition_scheme_names();
+// The row of `name`; an unknown name throws UserError with the closest one.
+const PartitionSchemeInfo& partition_scheme(const std::string& name);
+// A plugin's scheme, after the built-in ones (docs/plugins.md); a taken name throws UserError.
+void register_partition_scheme(PartitionSchemeInfo info);
 
 // Each client gets a near-equal share of a uniform shuffle (sizes differ by at most one).
 Partition partition_iid(std::int64_t num_samples, std::uint32_t clients, Rng& rng);
@@ -95,8 +147,8 @@ struct NaturalPartition {
 NaturalPartition partition_natural(const std::vector<std::int64_t>& owners, std::int64_t num_writers,
                                    std::uint32_t clients, Rng& rng);
 
-// Dispatches on config.scheme, after the long-tail transform when config.long_tail > 1.
-// `domains` (one per sample) is needed by the domain schemes only. Streams: ("long-tail")
+// The row of config.scheme cuts the data, after the long-tail transform when config.long_tail
+// > 1. `domains` (one per sample) is needed by the domain schemes only. Streams: ("long-tail")
 // and ("partition") of the scenario seed.
 Partition make_partition(const PartitionConfig& config, const std::vector<std::int64_t>& labels,
                          std::int64_t num_classes, std::uint32_t clients, std::uint64_t seed,

@@ -1,6 +1,7 @@
 #include "engine/population/availability.hpp"
 #include "engine/config/time_bounds.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "engine/config/catalog.hpp"
@@ -153,54 +154,92 @@ class Trace final : public AvailabilityModel {
   std::unordered_map<std::uint32_t, std::vector<std::pair<double, double>>> intervals_;
 };
 
-// A participation process of docs/scenarios.md#participation-processes: it needs the population
-// (for the label rules of p_i); its cycle is in steps, not seconds.
-AvailabilityModelInfo process_row(std::string name, std::string description) {
-  return {std::move(name), std::move(description),
-          [](const AvailabilityConfig& c, std::uint32_t clients, std::uint64_t seed, std::uint32_t group_tag,
-             const Population* population) -> std::unique_ptr<AvailabilityModel> {
-            if (population == nullptr) {
-              const auto bare = synthetic_population({}, clients, 0);
-              return make_participation_process(c, bare, seed, group_tag);
-            }
-            return make_participation_process(c, *population, seed, group_tag);
-          },
-          [](const AvailabilityConfig&) { return 0.0; }};
+struct MarkovOptions {
+  double mean_online = 3600.0;  // mean seconds online
+  double mean_offline = 3600.0;
+};
+
+struct DiurnalOptions {
+  double period = 86400.0;  // online for duty * period once per period, starting at -phase
+  double duty = 0.5;
+  double phase = 0.0;
+};
+
+struct TraceOptions {
+  std::string trace;                               // CSV client,start,end online intervals
+  TraceMapping trace_clients = TraceMapping::ids;  // ids: trace client k is client k | seeded (docs/traces.md)
+};
+
+struct NoOptions {};
+
+AvailabilityModelInfo always_row() {
+  return availability_info("always", "every client online all the time",
+                           ParamTable<NoOptions>(std::vector<KeyBinding<NoOptions>>{}),
+                           [](const NoOptions&, std::uint32_t, std::uint64_t, std::uint32_t, const Population*) {
+                             return std::make_unique<AlwaysOnline>();
+                           });
+}
+
+AvailabilityModelInfo markov_row() {
+  using O = MarkovOptions;
+  const ParamTable<O> params(
+      {bind_key<O>("mean_online", "mean online period, seconds", &O::mean_online).range(0.0, kMaxVirtualSeconds, true),
+       bind_key<O>("mean_offline", "mean offline period, seconds", &O::mean_offline)
+           .range(0.0, kMaxVirtualSeconds, true)});
+  auto row = availability_info(
+      "markov", "each client alternates exponential online and offline spells (mean_online, mean_offline)", params,
+      [](const O& o, std::uint32_t, std::uint64_t seed, std::uint32_t group_tag, const Population*) {
+        return std::make_unique<Markov>(o.mean_online, o.mean_offline, seed, group_tag);
+      });
+  row.cycle_seconds = params.reading([](const O& o) { return o.mean_online + o.mean_offline; });
+  return row;
+}
+
+AvailabilityModelInfo diurnal_row() {
+  using O = DiurnalOptions;
+  const ParamTable<O> params(
+      {bind_key<O>("period", "cycle length, seconds", &O::period).range(0.0, kMaxVirtualSeconds, true),
+       bind_key<O>("duty", "online fraction of each cycle", &O::duty).range(0.0, 1.0),
+       bind_key<O>("phase", "seconds by which the cycle is advanced", &O::phase)
+           .range(-kMaxVirtualSeconds, kMaxVirtualSeconds)});
+  auto row = availability_info("diurnal", "online for duty x period once per period, from -phase: a day's cycle",
+                               params, [](const O& o, std::uint32_t, std::uint64_t, std::uint32_t, const Population*) {
+                                 return std::make_unique<Diurnal>(o.period, o.duty, o.phase);
+                               });
+  row.cycle_seconds = params.reading([](const O& o) { return o.period; });
+  return row;
+}
+
+AvailabilityModelInfo trace_row() {
+  using O = TraceOptions;
+  const ParamTable<O> params(
+      {bind_key<O>("trace", "CSV client,start,end online intervals", &O::trace),
+       bind_key<O>("trace_clients",
+                   "ids: trace client k is client k | seeded: a seeded draw of the trace's clients, one per client",
+                   &O::trace_clients)});
+  return availability_info("trace", "online intervals per client from a CSV trace (docs/traces.md)", params,
+                           [](const O& o, std::uint32_t clients, std::uint64_t seed, std::uint32_t, const Population*) {
+                             if (o.trace.empty())
+                               throw UserError("availability.model = \"trace\" needs availability.trace (a CSV file)");
+                             return std::make_unique<Trace>(o.trace, clients, o.trace_clients, seed);
+                           });
+}
+
+Rows<AvailabilityModelInfo>& availability_rows() {
+  static Rows<AvailabilityModelInfo> rows = [] {
+    Rows<AvailabilityModelInfo> out = {always_row(), markov_row(), diurnal_row(), trace_row()};
+    for (auto& p : participation_process_rows()) out.push_back(std::move(p));
+    return out;
+  }();
+  return rows;
 }
 
 }  // namespace
 
-const std::vector<AvailabilityModelInfo>& availability_catalog() {
-  using C = AvailabilityConfig;
-  auto no_cycle = [](const C&) { return 0.0; };
-  static const std::vector<AvailabilityModelInfo> catalog = [&] {
-    std::vector<AvailabilityModelInfo> rows = {
-        {"always", "every client online all the time",
-         [](const C&, std::uint32_t, std::uint64_t, std::uint32_t, const Population*) {
-           return std::make_unique<AlwaysOnline>();
-         },
-         no_cycle},
-        {"markov", "each client alternates exponential online and offline spells (mean_online, mean_offline)",
-         [](const C& c, std::uint32_t, std::uint64_t seed, std::uint32_t group_tag, const Population*) {
-           return std::make_unique<Markov>(c.mean_online, c.mean_offline, seed, group_tag);
-         },
-         [](const C& c) { return c.mean_online + c.mean_offline; }},
-        {"diurnal", "online for duty x period once per period, from -phase: a day's cycle",
-         [](const C& c, std::uint32_t, std::uint64_t, std::uint32_t, const Population*) {
-           return std::make_unique<Diurnal>(c.period, c.duty, c.phase);
-         },
-         [](const C& c) { return c.period; }},
-        {"trace", "online intervals per client from a CSV trace (docs/traces.md)",
-         [](const C& c, std::uint32_t clients, std::uint64_t seed, std::uint32_t, const Population*) {
-           if (c.trace.empty()) throw UserError("availability.model = \"trace\" needs availability.trace (a CSV file)");
-           return std::make_unique<Trace>(c.trace, clients, c.trace_clients, seed);
-         },
-         no_cycle},
-    };
-    for (const auto& p : participation_process_catalog()) rows.push_back(process_row(p.name, p.description));
-    return rows;
-  }();
-  return catalog;
+const Rows<AvailabilityModelInfo>& availability_catalog() { return availability_rows(); }
+
+void register_availability_model(AvailabilityModelInfo info) {
+  add_row(availability_rows(), std::move(info), "availability model");
 }
 
 std::vector<std::string> availability_model_names() { return row_names(availability_catalog()); }
@@ -209,10 +248,20 @@ const AvailabilityModelInfo& availability_model(const std::string& name) {
   return row_named(availability_catalog(), name, "availability model");
 }
 
+std::vector<ParamSpec> availability_params(const std::vector<std::string>& models) {
+  std::vector<ParamSpec> out;
+  for (const auto& name : models)
+    if (const auto* row = find_row(availability_catalog(), name))
+      for (const auto& spec : row->params)
+        if (std::none_of(out.begin(), out.end(), [&](const ParamSpec& p) { return p.key == spec.key; }))
+          out.push_back(spec);
+  return out;
+}
+
 std::unique_ptr<AvailabilityModel> make_availability_model(const AvailabilityConfig& c, std::uint32_t clients,
                                                            std::uint64_t seed, std::uint32_t group_tag,
                                                            const Population* population) {
-  return availability_model(c.model).make(c, clients, seed, group_tag, population);
+  return availability_model(c.model).make(c.params, clients, seed, group_tag, population);
 }
 
 ClientAvailability::ClientAvailability(const Scenario& s, const Population& population)

@@ -10,6 +10,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/config/catalog.hpp"
+#include "engine/config/param_table.hpp"
 #include "engine/config/scenario.hpp"
 #include "engine/population/population.hpp"
 
@@ -33,21 +35,49 @@ class AvailabilityModel {
   virtual std::optional<double> probability(std::uint32_t client, std::uint32_t round) const { return std::nullopt; }
 };
 
-// One row of the availability catalogue: a model's name, what it does, how it is made from its
-// keys of [availability] and how long one of its on/off cycles lasts (0: no cycle).
+// One row of the availability catalogue (docs/development.md#adding-an-availability-model): a
+// model's name, what it does, its own keys of [availability] (and of a group's override), how it
+// is made from them, how long one of its on/off cycles lasts (0: no cycle), and what the privacy
+// accountant and population.csv must know of it. Nothing compares a model's name.
 struct AvailabilityModelInfo {
   // `population` is null where only the client count is known (trace tools, fuzzers).
-  using Factory = std::function<std::unique_ptr<AvailabilityModel>(const AvailabilityConfig&, std::uint32_t clients,
+  using Factory = std::function<std::unique_ptr<AvailabilityModel>(const ParamSet& params, std::uint32_t clients,
                                                                    std::uint64_t seed, std::uint32_t group_tag,
                                                                    const Population* population)>;
   std::string name;
   std::string description;
+  std::vector<ParamSpec> params;
   Factory make;
-  std::function<double(const AvailabilityConfig&)> cycle_seconds;
+  std::function<double(const ParamSet&)> cycle_seconds;  // unset: no cycle
+  // Participation processes: each client's nominal p_i (population.csv); unset elsewhere.
+  std::function<std::vector<double>(const ParamSet&, const Population&, std::uint64_t seed, std::uint32_t group_tag)>
+      probabilities;
+  // Why who is online depends on the clients' labels ("availability.probability ties ..."), or
+  // "" when it does not; unset counts as "". The privacy accountant reads it.
+  std::function<std::string(const ParamSet&)> label_dependence;
 };
-const std::vector<AvailabilityModelInfo>& availability_catalog();
+
+// A model with keys: `params` binds them to the members of Options, and `make` receives them
+// read, as make(const Options&, clients, seed, group_tag, population).
+template <class Options, class Make>
+AvailabilityModelInfo availability_info(std::string name, std::string description, const ParamTable<Options>& params,
+                                        Make make) {
+  AvailabilityModelInfo info;
+  info.name = std::move(name);
+  info.description = std::move(description);
+  info.params = params.specs();
+  info.make = params.reading(std::move(make));
+  return info;
+}
+
+const Rows<AvailabilityModelInfo>& availability_catalog();
 std::vector<std::string> availability_model_names();
 const AvailabilityModelInfo& availability_model(const std::string& name);  // throws UserError
+// A plugin's model, after the built-in ones (docs/plugins.md); a taken name throws UserError.
+void register_availability_model(AvailabilityModelInfo info);
+// The keys of [availability] that the scenario's models take: the global model's and every
+// group's, each key once.
+std::vector<ParamSpec> availability_params(const std::vector<std::string>& models);
 
 // Builds one model from its config. Trace files are parsed and checked here (sorted,
 // non-overlapping, non-negative intervals), with errors naming the file and line.

@@ -27,7 +27,7 @@ std::vector<double> label_mix(const Population& population, std::uint32_t client
 
 // Per label: FedAU's psi ~ Dirichlet(alpha), scaled by p_mean * L; or FedAWE's phi, uniform on
 // [0, 1) for the first half of the labels and on [0, 0.5) for the rest.
-std::vector<double> label_weights(const AvailabilityConfig& c, std::size_t labels, std::uint64_t seed,
+std::vector<double> label_weights(const ProcessOptions& c, std::size_t labels, std::uint64_t seed,
                                   std::uint32_t group_tag) {
   if (c.probability == ParticipationRule::label_dirichlet) {
     auto rng = make_stream(seed, "participation.psi", {group_tag});
@@ -53,22 +53,7 @@ double label_probability(const std::vector<double>& mix, const std::vector<doubl
   return std::clamp(std::max(floor, dot), 0.0, 1.0);
 }
 
-const std::vector<ParticipationProcessInfo>& participation_process_catalog() {
-  static const std::vector<ParticipationProcessInfo> catalog = {
-      {"bernoulli", "participation process: each step, each client takes part with probability p_i"},
-      {"round_markov", "participation process: a two-state chain per client, active a fraction p_i of steps"},
-      {"cyclic", "participation process: runs of round(cycle p_i) active steps, then the rest inactive"},
-      {"periodic_groups", "participation process: period_groups id ranges take turns of group_steps"},
-  };
-  return catalog;
-}
-
-bool is_participation_process(const std::string& name) {
-  const auto& c = participation_process_catalog();
-  return std::any_of(c.begin(), c.end(), [&](const auto& p) { return p.name == name; });
-}
-
-std::vector<double> participation_probabilities(const AvailabilityConfig& c, const Population& population,
+std::vector<double> participation_probabilities(const ProcessOptions& c, const Population& population,
                                                 std::uint64_t seed, std::uint32_t group_tag) {
   const auto n = population.size();
   const bool by_labels = c.probability == ParticipationRule::label_dirichlet ||
@@ -93,7 +78,7 @@ std::vector<double> participation_probabilities(const AvailabilityConfig& c, con
   return p;
 }
 
-double modulated_probability(const AvailabilityConfig& c, double p, std::uint64_t step) {
+double modulated_probability(const ProcessOptions& c, double p, std::uint64_t step) {
   const double t = static_cast<double>(step), period = static_cast<double>(c.modulation_period);
   double v = p;
   switch (c.modulation) {
@@ -136,24 +121,14 @@ bool cyclic_active(std::int64_t cycle, double p, std::uint64_t r0, std::uint64_t
 
 namespace {
 
-// In participation_process_catalog()'s order.
-enum class ProcessKind { bernoulli, round_markov, cyclic, periodic_groups };
-
-ProcessKind process_kind(const std::string& name) {
-  const auto& c = participation_process_catalog();
-  for (std::size_t i = 0; i < c.size(); ++i)
-    if (c[i].name == name) return static_cast<ProcessKind>(i);
-  throw std::logic_error("'" + name + "' is no participation process");
-}
-
 // The client's state in each step; which step a query's time falls in is the clock's business:
 // the round the sync driver set, or floor(t / step) under FedAsync and FedBuff.
 class ParticipationProcess final : public AvailabilityModel {
  public:
-  ParticipationProcess(const AvailabilityConfig& c, const Population& population, std::uint64_t seed,
+  ParticipationProcess(ProcessKind kind, const ProcessOptions& c, const Population& population, std::uint64_t seed,
                        std::uint32_t group_tag)
       : c_(c),
-        kind_(process_kind(c.model)),
+        kind_(kind),
         p_(participation_probabilities(c, population, seed, group_tag)),
         seed_(seed),
         group_(group_tag),
@@ -247,7 +222,7 @@ class ParticipationProcess final : public AvailabilityModel {
     return states[step + 1] != 0;
   }
 
-  AvailabilityConfig c_;
+  ProcessOptions c_;
   ProcessKind kind_;
   std::vector<double> p_;
   std::uint64_t seed_;
@@ -260,13 +235,16 @@ class ParticipationProcess final : public AvailabilityModel {
 
 }  // namespace
 
+std::unique_ptr<AvailabilityModel> make_participation_process(ProcessKind kind, const ProcessOptions& options,
+                                                              const Population& population, std::uint64_t seed,
+                                                              std::uint32_t group_tag) {
+  return std::make_unique<ParticipationProcess>(kind, options, population, seed, group_tag);
+}
+
 std::unique_ptr<AvailabilityModel> make_participation_process(const AvailabilityConfig& config,
                                                               const Population& population, std::uint64_t seed,
                                                               std::uint32_t group_tag) {
-  if (config.modulation != Modulation::none && process_kind(config.model) != ProcessKind::bernoulli)
-    throw UserError("availability.modulation changes a Bernoulli probability over time; availability.model = \"" +
-                    config.model + "\" has no per-step probability to modulate");
-  return std::make_unique<ParticipationProcess>(config, population, seed, group_tag);
+  return availability_model(config.model).make(config.params, population.size(), seed, group_tag, &population);
 }
 
 }  // namespace drift

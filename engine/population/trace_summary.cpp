@@ -60,7 +60,7 @@ AvailabilitySummary summarise_availability(const std::string& path) {
   // Checked as a run checks it, by the model a run builds: ids, times, order, overlaps.
   AvailabilityConfig config;
   config.model = "trace";
-  config.trace = path;
+  config.params.set("trace", path);
   make_availability_model(config, static_cast<std::uint32_t>(std::clamp(*ids.rbegin() + 1, 0.0, 4e9)), 0, 0);
   std::vector<std::pair<double, int>> events;
   std::array<double, 24> online{}, reach{};

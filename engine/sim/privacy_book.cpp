@@ -5,23 +5,23 @@
 #include <cstdio>
 
 #include "engine/core/error.hpp"
-#include "engine/population/participation_process.hpp"
+#include "engine/population/availability.hpp"
 #include "engine/sampling/sampler.hpp"
 
 namespace drift {
 namespace {
 
-bool label_tied(const AvailabilityConfig& a) {
-  return is_participation_process(a.model) &&
-         (a.probability == ParticipationRule::label_dirichlet || a.probability == ParticipationRule::label_uniform ||
-          a.probability == ParticipationRule::adversarial);
+// Why who is online depends on the clients' labels, by the model's row; empty when it does not.
+std::string label_dependence(const AvailabilityConfig& a) {
+  const auto& row = availability_model(a.model);
+  return row.label_dependence ? row.label_dependence(a.params) : "";
 }
 
 // Why who takes part may depend on the clients' data; empty when it does not.
 std::string data_dependence(const Scenario& s) {
-  if (label_tied(s.availability)) return "availability.probability ties participation to each client's labels";
+  if (const auto why = label_dependence(s.availability); !why.empty()) return why;
   for (const auto& g : s.groups) {
-    if (label_tied(g.availability)) return "group " + g.name + "'s participation is tied to its clients' labels";
+    if (const auto why = label_dependence(g.availability); !why.empty()) return "group " + g.name + ": " + why;
     if (g.rule == GroupRule::dominant_label || g.rule == GroupRule::label_set)
       return "group " + g.name + " is chosen by labels and has its own availability and speed";
   }

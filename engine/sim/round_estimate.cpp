@@ -60,7 +60,8 @@ std::vector<std::string> virtual_time_warnings(const Scenario& s, const RoundEst
   double cycle = 0.0;
   std::string model;
   auto consider = [&](const AvailabilityConfig& a) {
-    const double c = availability_model(a.model).cycle_seconds(a);
+    const auto& row = availability_model(a.model);
+    const double c = row.cycle_seconds ? row.cycle_seconds(a.params) : 0.0;
     if (c > cycle) {
       cycle = c;
       model = a.model;

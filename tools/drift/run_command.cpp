@@ -37,7 +37,7 @@ void describe_run(spdlog::logger& log, const Scenario& scenario, const Federatio
   const auto& train = *data.data.train;
   log.info("scenario {} ({}), seed {}", scenario.name, scenario.source, scenario.seed);
   log.info("{}: {} training / {} test samples, {} clients ({} partition)", scenario.data.dataset, train.size(),
-           data.data.test->size(), scenario.clients, name_of(scenario.partition.scheme));
+           data.data.test->size(), scenario.clients, scenario.partition.scheme);
   if (scenario.simulation.mode == SimulationMode::sync)
     log.info("sync rounds: {} ({} sampler), {} rounds", cohort_description(scenario), scenario.sampler.name,
              scenario.rounds);

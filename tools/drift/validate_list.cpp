@@ -30,6 +30,38 @@ std::string step_text(double seconds) {
   return text;
 }
 
+std::string value_text(const ParamValue& v) {
+  return std::visit(
+      [](const auto& x) -> std::string {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, bool>)
+          return x ? "true" : "false";
+        else if constexpr (std::is_same_v<T, std::string>)
+          return "\"" + x + "\"";
+        else if constexpr (std::is_same_v<T, std::vector<double>>) {
+          std::string out;
+          for (double d : x) out += (out.empty() ? "" : ", ") + format_bound(d);
+          return "[" + out + "]";
+        } else {
+          return format_bound(static_cast<double>(x));
+        }
+      },
+      v);
+}
+
+// "number, default 1, in [1, 100]; sync: select ceil(factor * cohort), ..."
+// With the help unless `with_help` is false (a catalogue row prints its help first).
+std::string key_line(const ParamSpec& spec, bool with_help = true) {
+  std::string line = describe(spec.kind).substr(describe(spec.kind).find(' ') + 1);
+  line = line.substr(0, line.find(" ("));
+  line += spec.default_value ? ", default " + value_text(*spec.default_value) : ", optional";
+  if (spec.min || spec.max)
+    line += std::string(", in ") + (spec.min ? (spec.min_exclusive ? "(" : "[") + format_bound(*spec.min) : "(-inf") +
+            ", " + (spec.max ? format_bound(*spec.max) + "]" : "inf)");
+  if (spec.choices) line += ", one of: " + join(spec.choices());
+  return with_help ? line + "; " + spec.help : line;
+}
+
 }  // namespace
 
 int validate_command(const ValidateArgs& args) {
@@ -56,8 +88,7 @@ int validate_command(const ValidateArgs& args) {
   const auto& sim = scenario.simulation;
   std::cout << args.scenario << ": ok\n"
             << "  " << scenario.clients << " clients holding " << smallest << " to " << largest << " samples ("
-            << name_of(scenario.partition.scheme) << " partition), " << data.population->group_names.size()
-            << " group(s)\n";
+            << scenario.partition.scheme << " partition), " << data.population->group_names.size() << " group(s)\n";
   if (sim.mode == SimulationMode::sync) {
     std::cout << "  sync: " << cohort_description(scenario) << " (" << scenario.sampler.name << " sampler), "
               << scenario.rounds << " rounds";
@@ -102,12 +133,19 @@ int list_command() {
   auto row = [](const std::string& name, const std::string& text) {
     std::cout << "  " << name << std::string(name.size() < column ? column - name.size() : 1, ' ') << text << "\n";
   };
+  // A catalogue member's own keys, under its row.
+  auto member_keys = [&](const std::vector<ParamSpec>& keys) {
+    for (const auto& k : keys) row("", "  " + k.key + ": " + k.help + " (" + key_line(k, false) + ")");
+  };
   section("datasets");
   for (const auto& d : dataset_catalog())
     row(d.name, d.description + (d.debian_package.empty() ? " [download it yourself; set data.path]"
                                                           : " [from " + d.debian_package + "]"));
   section("partitions");
-  for (const auto& p : partition_schemes()) row(name_of(p.scheme), p.description);
+  for (const auto& p : partition_catalog()) {
+    row(p.name, p.description);
+    member_keys(p.params);
+  }
   section("models");
   // Which models and algorithms train several clients as one packed model (devices.pack).
   for (const auto& m : model_catalog())
@@ -116,15 +154,18 @@ int list_command() {
   for (const auto& a : algorithm_catalog()) {
     row(a.name, a.description + (a.packed ? " [packs]" : "") + (a.privatisable ? " [dp]" : ""));
     for (const auto& p : a.presets) row("", "  preset " + p.name + ": " + p.description);
-    for (const auto& p : a.params) row("", "  " + p.key + ": " + p.help);
+    member_keys(a.params);
   }
   section("samplers");
   for (const auto& s : sampler_catalog()) {
     row(s.name, s.description);
-    for (const auto& p : s.params) row("", "  " + p.key + ": " + p.help);
+    member_keys(s.params);
   }
   section("availability models");
-  for (const auto& m : availability_catalog()) row(m.name, m.description);
+  for (const auto& m : availability_catalog()) {
+    row(m.name, m.description);
+    member_keys(m.params);
+  }
   if (!loaded_plugins().empty()) section("plugins");
   for (const auto& p : loaded_plugins()) {
     std::string added;
@@ -144,37 +185,6 @@ void load_plugins(const std::vector<std::string>& paths) {
 namespace drift::cli {
 namespace {
 
-std::string value_text(const ParamValue& v) {
-  return std::visit(
-      [](const auto& x) -> std::string {
-        using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, bool>)
-          return x ? "true" : "false";
-        else if constexpr (std::is_same_v<T, std::string>)
-          return "\"" + x + "\"";
-        else if constexpr (std::is_same_v<T, std::vector<double>>) {
-          std::string out;
-          for (double d : x) out += (out.empty() ? "" : ", ") + format_bound(d);
-          return "[" + out + "]";
-        } else {
-          return format_bound(static_cast<double>(x));
-        }
-      },
-      v);
-}
-
-// "number, default 1, in [1, 100]; sync: select ceil(factor * cohort), ..."
-std::string key_line(const ParamSpec& spec) {
-  std::string line = describe(spec.kind).substr(describe(spec.kind).find(' ') + 1);
-  line = line.substr(0, line.find(" ("));
-  line += spec.default_value ? ", default " + value_text(*spec.default_value) : ", optional";
-  if (spec.min || spec.max)
-    line += std::string(", in ") + (spec.min ? (spec.min_exclusive ? "(" : "[") + format_bound(*spec.min) : "(-inf") +
-            ", " + (spec.max ? format_bound(*spec.max) + "]" : "inf)");
-  if (spec.choices) line += ", one of: " + join(spec.choices());
-  return line + "; " + spec.help;
-}
-
 void print_keys(const std::string& title, const std::vector<ParamSpec>& keys) {
   std::cout << title << "\n";
   for (const auto& k : keys) std::cout << "  " << k.key << ": " << key_line(k) << "\n";
@@ -188,7 +198,8 @@ int list_keys_command() {
   print_keys("[groups.NAME]  a named set of clients; [groups.NAME.profile] and .availability override those sections",
              group_schema());
   print_keys("[[timeline]]  something that happens at a round or a virtual time", timeline_schema());
-  std::cout << "[algorithm] also takes the chosen algorithm's parameters, [sampler] the chosen sampler's: drift list\n"
+  std::cout << "[algorithm], [sampler], [partition] and [availability] also take the chosen algorithm's, "
+               "sampler's, scheme's and model's parameters: drift list\n"
             << "drift resume --set may change: " << join(resumable_keys()) << "\n";
   return 0;
 }

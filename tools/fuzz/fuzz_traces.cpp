@@ -14,7 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return drift::fuzz::read_as_file(data, size, ".csv", [](const std::string& path) {
       drift::AvailabilityConfig c;
       c.model = "trace";
-      c.trace = path;
+      c.params.set("trace", path);
       auto model = drift::make_availability_model(c, 8, 1, 0);
       for (std::uint32_t client = 0; client < 8; ++client)
         model->next_online(client, 0.0), model->next_offline(client, 0.0);
