@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# An algorithm, a model and a sampler from a plugin (docs/examples/plugin: FedProx written again
-# outside drift's source, a perceptron, a highest-loss sampler), through the CLI: listed, run on
+# An algorithm, a model, a sampler and a partition scheme from a plugin (docs/examples/plugin:
+# FedProx written again outside drift's source, a perceptron, a highest-loss sampler, NIID-Bench's
+# quantity skew), through the CLI: listed, run on
 # 1 and 2 slots (the algorithm byte-identical to drift's own fedprox), resumed (also after the library moved), run by a
 # study's children and by workers on a loopback cluster. A plugin built for another drift, a
 # file that is no plugin and a changed library are refused with one line. Run by
@@ -18,7 +19,11 @@ grep -q "^  fedprox-plugin  *FedProx from a plugin" "$work/last.out"
 grep -q "^  mlp-plugin  *a perceptron with one hidden layer" "$work/last.out"
 grep -q "^  highest-loss  *the eligible clients with the highest last training loss" "$work/last.out"
 grep -q "^ *untried_first: rank clients that never trained" "$work/last.out"
-grep -q "^  $plugin  *digest [0-9a-f]\{16\}: algorithm fedprox-plugin, model mlp-plugin, sampler highest-loss" \
+grep -q "^  quantity-skew  *NIID-Bench's quantity skew" "$work/last.out"
+grep -q "^ *beta: Dirichlet concentration of the clients' sizes" "$work/last.out"
+grep -q "^  office-hours  *online from open_hour to close_hour, Monday to Friday" "$work/last.out"
+grep -q "^ *open_hour: hour of the day clients come online (number, default 9, in \[0, 24\])" "$work/last.out"
+grep -q "^  $plugin  *digest [0-9a-f]\{16\}: algorithm fedprox-plugin, model mlp-plugin, sampler highest-loss, partition scheme quantity-skew, availability model office-hours" \
   "$work/last.out"
 
 run() { "$drift" run "$work/tiny.toml" --no-progress --set algorithm.mu=0.05 "$@"; }
@@ -47,7 +52,8 @@ expect_code 130 run --out "$work/loss-cut" --slots 2 "${sampler[@]}" --set check
 expect_code 0 "$drift" resume "$work/loss-cut" --no-progress
 same "$work/loss" "$work/loss-cut"
 # Its parameter is a key of [sampler], read by its factory: untried clients last keeps the first
-# cohort (clients 0-3) in round 2 where the default brings in 4 and 5. Bad values are refused.
+# cohort (clients 0-3) in round 2 where the default brings in 4 and 5. Bad values are refused;
+# with another sampler the key does nothing, and validate says so.
 expect_code 0 run --out "$work/loss-last" --slots 1 "${sampler[@]}" --set sampler.untried_first=false
 grep -q "^untried_first = false" "$work/loss-last/scenario.toml"
 python3 - "$work/loss" "$work/loss-last" <<'PY'
@@ -61,8 +67,9 @@ assert last == [0, 1, 2, 3], last
 PY
 expect_code 2 run --out "$work/loss-bad" "${sampler[@]}" --set sampler.untried_first=3
 says "sampler.untried_first"
-expect_code 2 run --out "$work/loss-bad" --plugin "$plugin" --set sampler.untried_first=true
-says "(a parameter of highest-loss)"
+expect_code 0 "$drift" validate "$work/tiny.toml" --plugin "$plugin" --set sampler.untried_first=false
+grep -q 'warning: sampler.untried_first does nothing: sampler.name = "uniform" does not take it (highest-loss does)' \
+  "$work/last.out"
 # It chooses by the clients' losses and says so in its row: a private run that uses it counts
 # every aggregation for every client, as power_of_choice does (it claimed the busiest client's
 # own participations, a bound only a data-independent choice earns; issue 47).
@@ -74,6 +81,37 @@ import json, sys
 p = json.load(open(sys.argv[1]))["privacy"]
 assert p["bound"] == "every_aggregation", p["bound"]
 assert "training losses" in p["assumption"], p["assumption"]
+PY
+
+# The plugin's partition scheme and its keys: every sample held once, balanced labels, unequal
+# sizes; a Dirichlet scheme's key does nothing with it, and validate names the schemes that take it.
+expect_code 0 run --out "$work/quantity" --slots 1 --plugin "$plugin" --set algorithm.name=fedprox \
+  --set partition.scheme=quantity-skew --set partition.beta=0.5
+python3 - "$work/quantity/partition.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+sizes = [c["num_samples"] for c in p["clients"]]
+assert p["scheme"] == "quantity-skew", p["scheme"]
+assert sum(sizes) == 1200 and min(sizes) >= 10 and max(sizes) > 2 * min(sizes), sizes
+PY
+expect_code 0 "$drift" validate "$work/tiny.toml" --plugin "$plugin" --set partition.scheme=quantity-skew \
+  --set partition.alpha=0.1
+grep -q 'warning: partition.alpha does nothing: partition.scheme = "quantity-skew" does not take it (dirichlet,' \
+  "$work/last.out"
+
+# The plugin's availability model and its key: virtual time starts on a Monday at midnight, so
+# with open_hour = 0 (not the default 9) every client is online for the first rounds, and they
+# end before 17:00; population.csv names the model and leaves the other models' columns empty.
+expect_code 0 run --out "$work/office" --slots 1 --plugin "$plugin" --set algorithm.name=fedprox \
+  --set availability.model=office-hours --set availability.open_hour=0 --set sampler.name=availability_aware
+python3 - "$work/office" <<'PY'
+import csv, json, sys
+rounds = [json.loads(line) for line in open(sys.argv[1] + "/metrics.jsonl")]
+assert all(r["cohort"] and r["online"] == 6 for r in rounds), [r["online"] for r in rounds]
+assert rounds[-1]["time_end"] < 17 * 3600, rounds[-1]["time_end"]
+rows = list(csv.DictReader(open(sys.argv[1] + "/population.csv")))
+assert {r["availability"] for r in rows} == {"office-hours"}, rows[0]
+assert rows[0]["mean_online"] == "" and rows[0]["period"] == "", rows[0]
 PY
 
 # The run's scenario.toml names the plugin, so resume loads it without being told.

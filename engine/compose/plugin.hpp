@@ -1,7 +1,7 @@
 #pragma once
 // What a plugin (a shared library built against an installed drift) includes: the registry it
-// adds its algorithms, samplers, models and dataset readers to, and DRIFT_PLUGIN, its one entry
-// point. docs/plugins.md shows a complete plugin.
+// adds its algorithms, samplers, availability models, partition schemes, models and dataset
+// readers to, and DRIFT_PLUGIN, its one entry point. docs/plugins.md shows a complete plugin.
 //
 //   #include "engine/compose/plugin.hpp"
 //   DRIFT_PLUGIN(registry) { registry.algorithm(my_algorithm_info()); }
@@ -14,7 +14,9 @@
 #include "engine/compose/plugin_build.hpp"
 #include "engine/config/scenario.hpp"
 #include "engine/data/dataset.hpp"
+#include "engine/data/partition.hpp"
 #include "engine/models/model.hpp"
+#include "engine/population/availability.hpp"
 #include "engine/sampling/sampler.hpp"
 
 namespace drift {
@@ -25,6 +27,8 @@ class PluginRegistry {
  public:
   void algorithm(AlgorithmInfo info);
   void sampler(SamplerInfo info);
+  void partition(PartitionSchemeInfo info);
+  void availability(AvailabilityModelInfo info);
   void model(ModelInfo info);
   void dataset(DatasetInfo info);
   // "algorithm fedprox-again", one per row added, for `drift list`.
@@ -50,6 +54,7 @@ namespace drift::plugin_detail {
 // The rows' and the scenario's sizes, as this translation unit sees them.
 inline std::string layout_text() {
   return std::to_string(sizeof(AlgorithmInfo)) + "/" + std::to_string(sizeof(SamplerInfo)) + "/" +
+         std::to_string(sizeof(PartitionSchemeInfo)) + "/" + std::to_string(sizeof(AvailabilityModelInfo)) + "/" +
          std::to_string(sizeof(ModelInfo)) + "/" + std::to_string(sizeof(DatasetInfo)) + "/" +
          std::to_string(sizeof(Scenario));
 }

@@ -28,6 +28,12 @@ void PluginRegistry::algorithm(AlgorithmInfo info) {
   add_row_of(added_, "algorithm", std::move(info), register_algorithm);
 }
 void PluginRegistry::sampler(SamplerInfo info) { add_row_of(added_, "sampler", std::move(info), register_sampler); }
+void PluginRegistry::partition(PartitionSchemeInfo info) {
+  add_row_of(added_, "partition scheme", std::move(info), register_partition_scheme);
+}
+void PluginRegistry::availability(AvailabilityModelInfo info) {
+  add_row_of(added_, "availability model", std::move(info), register_availability_model);
+}
 void PluginRegistry::model(ModelInfo info) { add_row_of(added_, "model", std::move(info), register_model); }
 void PluginRegistry::dataset(DatasetInfo info) { add_row_of(added_, "dataset", std::move(info), register_dataset); }
 

@@ -1,4 +1,5 @@
-// An algorithm, a model and a sampler from outside drift's source (docs/plugins.md):
+// An algorithm, a model, a sampler, a partition scheme and an availability model from outside
+// drift's source (docs/plugins.md):
 // - `fedprox-plugin`: FedProx written again. FedAvg's server; each client adds
 //   (mu/2) ||w - w_global||^2 to its loss. With the same mu, a run is byte-identical to drift's
 //   own `fedprox`.
@@ -6,12 +7,17 @@
 //   backbone gives the features, and drift puts the head the algorithm asks for on them.
 // - `highest-loss`: a sampler that takes the eligible clients whose last training loss was
 //   highest, those never trained first (or last, with its parameter untried_first = false).
+// - `quantity-skew`: NIID-Bench's quantity skew: labels spread evenly, the clients' sizes drawn
+//   from Dir(beta).
+// - `office-hours`: every client online from open_hour to close_hour on the first five days of
+//   each seven-day week.
 #include <algorithm>
 #include <cmath>
 
 #include "engine/algorithms/builtin.hpp"
 #include "engine/algorithms/param_table.hpp"
 #include "engine/compose/plugin.hpp"
+#include "engine/core/error.hpp"
 #include "engine/population/population.hpp"
 
 namespace {
@@ -137,10 +143,105 @@ drift::SamplerInfo highest_loss() {
       drift::SamplingDesign::none, "training losses");
 }
 
+// NIID-Bench's quantity skew (partition "iid-diff-quantity"): the samples are shuffled and cut
+// at the cumulative shares q ~ Dir(beta), so the labels stay balanced and only the sizes
+// differ. Redrawn while a client would hold fewer than min_client_samples. Randomness comes
+// from the stream drift hands the scheme.
+struct QuantitySkewOptions {
+  double beta = 0.5;
+  std::int64_t min_client_samples = 10;
+};
+
+drift::Partition cut_by_quantity(const QuantitySkewOptions& o, const drift::PartitionInput& in, drift::Rng& rng) {
+  const auto n = static_cast<std::int64_t>(in.labels.size());
+  if (o.min_client_samples * static_cast<std::int64_t>(in.clients) > n)
+    throw drift::UserError("quantity-skew cannot give " + std::to_string(in.clients) + " clients " +
+                           std::to_string(o.min_client_samples) + " samples each from " + std::to_string(n));
+  std::vector<std::int64_t> order(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) order[static_cast<std::size_t>(i)] = i;
+  rng.shuffle(order);
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    const auto shares = drift::dirichlet_draw(rng, o.beta, in.clients);
+    drift::Partition p;
+    p.indices.resize(in.clients);
+    double cumulative = 0.0;
+    std::int64_t begin = 0, smallest = n;
+    for (std::uint32_t k = 0; k < in.clients; ++k) {
+      cumulative += shares[k];
+      const auto end = k + 1 == in.clients ? n : std::min(n, static_cast<std::int64_t>(cumulative * n));
+      p.indices[k].assign(order.begin() + begin, order.begin() + std::max(begin, end));
+      std::sort(p.indices[k].begin(), p.indices[k].end());
+      smallest = std::min<std::int64_t>(smallest, static_cast<std::int64_t>(p.indices[k].size()));
+      begin = std::max(begin, end);
+    }
+    if (smallest >= o.min_client_samples) return p;
+  }
+  throw drift::UserError("quantity-skew: no draw in 1000 gave every client " + std::to_string(o.min_client_samples) +
+                         " samples; raise partition.beta or lower partition.min_client_samples");
+}
+
+drift::PartitionSchemeInfo quantity_skew() {
+  using O = QuantitySkewOptions;
+  const drift::ParamTable<O> params(
+      {drift::bind_key<O>("beta", "Dirichlet concentration of the clients' sizes; small = very unequal", &O::beta)
+           .range(0.0, {}, true),
+       drift::bind_key<O>("min_client_samples", "redraws until every client holds this many", &O::min_client_samples)
+           .range(1.0, {})});
+  return drift::partition_scheme_info(
+      "quantity-skew", "NIID-Bench's quantity skew: balanced labels, client sizes from Dir(beta) (a plugin)", params,
+      cut_by_quantity);
+}
+
+// Online from open_hour to close_hour on days 0-4 of each week (virtual time 0 is a Monday,
+// 00:00). The same for every client, and without randomness, so there is nothing to draw.
+class OfficeHours final : public drift::AvailabilityModel {
+ public:
+  OfficeHours(double open_hour, double close_hour) : open_(open_hour * kHour), close_(close_hour * kHour) {}
+
+  bool online(std::uint32_t, double t) override {
+    const double in_week = std::fmod(t, kWeek), in_day = std::fmod(in_week, kDay);
+    return in_week < 5 * kDay && in_day >= open_ && in_day < close_;
+  }
+  double next_offline(std::uint32_t c, double t) override { return online(c, t) ? t - std::fmod(t, kDay) + close_ : t; }
+  double next_online(std::uint32_t c, double t) override {
+    if (online(c, t)) return t;
+    if (!(close_ > open_)) return drift::kNever;
+    double day = t - std::fmod(t, kDay);  // today's midnight
+    if (std::fmod(t, kDay) >= open_) day += kDay;
+    while (std::fmod(day, kWeek) >= 5 * kDay) day += kDay;  // past the weekend
+    return day + open_;
+  }
+
+ private:
+  static constexpr double kHour = 3600.0, kDay = 24 * kHour, kWeek = 7 * kDay;
+  double open_, close_;
+};
+
+struct OfficeHoursOptions {
+  double open_hour = 9.0;
+  double close_hour = 17.0;
+};
+
+drift::AvailabilityModelInfo office_hours() {
+  using O = OfficeHoursOptions;
+  const drift::ParamTable<O> params(
+      {drift::bind_key<O>("open_hour", "hour of the day clients come online", &O::open_hour).range(0.0, 24.0),
+       drift::bind_key<O>("close_hour", "hour of the day they go offline", &O::close_hour).range(0.0, 24.0)});
+  auto row = drift::availability_info(
+      "office-hours", "online from open_hour to close_hour, Monday to Friday (a plugin)", params,
+      [](const O& o, std::uint32_t, std::uint64_t, std::uint32_t, const drift::Population*) {
+        return std::make_unique<OfficeHours>(o.open_hour, o.close_hour);
+      });
+  row.cycle_seconds = [](const drift::ParamSet&) { return 7 * 24 * 3600.0; };  // a week
+  return row;
+}
+
 }  // namespace
 
 DRIFT_PLUGIN(registry) {
   registry.algorithm(fedprox_plugin());
   registry.model(mlp_plugin());
   registry.sampler(highest_loss());
+  registry.partition(quantity_skew());
+  registry.availability(office_hours());
 }
