@@ -72,8 +72,7 @@ std::vector<std::string> idle_member_keys(const std::string& section, const std:
     // At its default the key changes nothing for any member: an older resolved scenario, which
     // wrote every model's keys, stays quiet.
     const std::string path = section + "." + key;
-    if (spec != nullptr && spec->default_value && read_value(*spec, path, node, path) == *spec->default_value)
-      continue;
+    if (spec != nullptr && spec->default_value && read_value(*spec, path, node, path) == *spec->default_value) continue;
     if (!owners.empty())
       out.push_back(section + "." + key + " does nothing: " + section + "." + member_key(section) + " = \"" + chosen +
                     "\" does not take it (" + join(owners) + (owners.size() > 1 ? " do)" : " does)"));

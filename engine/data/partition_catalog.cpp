@@ -51,8 +51,8 @@ struct DomainOptions {
 
 ParamTable<DirichletOptions> dirichlet_params() {
   using O = DirichletOptions;
-  return ParamTable<O>({alpha_key<O>(), min_samples_key<O>("redraws until every client has this many"),
-                        attempts_key<O>()});
+  return ParamTable<O>(
+      {alpha_key<O>(), min_samples_key<O>("redraws until every client has this many"), attempts_key<O>()});
 }
 
 PartitionSchemeInfo iid_row() {
@@ -67,12 +67,11 @@ PartitionSchemeInfo iid_row() {
 }
 
 PartitionSchemeInfo dirichlet_row() {
-  return partition_scheme_info(
-      "dirichlet", "per-class Dirichlet(alpha) label skew (PFLlib / NIID-Bench convention)", dirichlet_params(),
-      [](const DirichletOptions& o, const PartitionInput& in, Rng& rng) {
-        return partition_dirichlet(in.labels, in.num_classes, in.clients, o.alpha, o.min_client_samples,
-                                   o.max_attempts, rng);
-      });
+  return partition_scheme_info("dirichlet", "per-class Dirichlet(alpha) label skew (PFLlib / NIID-Bench convention)",
+                               dirichlet_params(), [](const DirichletOptions& o, const PartitionInput& in, Rng& rng) {
+                                 return partition_dirichlet(in.labels, in.num_classes, in.clients, o.alpha,
+                                                            o.min_client_samples, o.max_attempts, rng);
+                               });
 }
 
 PartitionSchemeInfo creff_row() {
@@ -94,7 +93,8 @@ PartitionSchemeInfo shards_row() {
   using O = ShardsOptions;
   return partition_scheme_info(
       "shards", "label-sorted shards, shards_per_client per client (McMahan et al.)",
-      ParamTable<O>({bind_key<O>("shards_per_client", "label shards per client", &O::shards_per_client).range(1.0, {})}),
+      ParamTable<O>(
+          {bind_key<O>("shards_per_client", "label shards per client", &O::shards_per_client).range(1.0, {})}),
       [](const O& o, const PartitionInput& in, Rng& rng) {
         return partition_shards(in.labels, in.clients, o.shards_per_client, rng);
       });
@@ -102,12 +102,13 @@ PartitionSchemeInfo shards_row() {
 
 PartitionSchemeInfo file_row() {
   using O = FileOptions;
-  const ParamTable<O> params({bind_key<O>(
-      "file", "JSON per-client lists of training-sample indices, relative to the scenario", &O::file)});
+  const ParamTable<O> params(
+      {bind_key<O>("file", "JSON per-client lists of training-sample indices, relative to the scenario", &O::file)});
   auto row = partition_scheme_info(
-      "file", "per-client index lists read from partition.file (JSON), to replicate another framework's split",
-      params,
-      [](const O& o, const PartitionInput& in, Rng&) { return partition_from_file(o.file, in.num_samples, in.clients); },
+      "file", "per-client index lists read from partition.file (JSON), to replicate another framework's split", params,
+      [](const O& o, const PartitionInput& in, Rng&) {
+        return partition_from_file(o.file, in.num_samples, in.clients);
+      },
       PartitionSource::file);
   row.no_long_tail = "the file fixes every index";
   row.check = [params](const ParamSet& p, std::uint32_t) -> std::string {
@@ -162,9 +163,9 @@ PartitionSchemeInfo slices_row() {
 
 Rows<PartitionSchemeInfo>& partition_rows() {
   // The order `drift list` shows them in.
-  static Rows<PartitionSchemeInfo> rows = {iid_row(),        dirichlet_row(),     creff_row(),
-                                           shards_row(),     file_row(),          domains_row(false),
-                                           domains_row(true), natural_row(),      slices_row()};
+  static Rows<PartitionSchemeInfo> rows = {iid_row(),         dirichlet_row(), creff_row(),
+                                           shards_row(),      file_row(),      domains_row(false),
+                                           domains_row(true), natural_row(),   slices_row()};
   return rows;
 }
 

@@ -35,14 +35,15 @@ AvailabilityModelInfo process_row(ProcessKind kind, std::string name, std::strin
   keys.push_back(bind_key<O>("step", "under fedasync and fedbuff: virtual seconds per step", &O::step)
                      .range(0.0, kMaxVirtualSeconds, true));
   const ParamTable<O> params(std::move(keys));
-  auto row = availability_info(
-      std::move(name), std::move(description), params,
-      [kind](const O& o, std::uint32_t clients, std::uint64_t seed, std::uint32_t group_tag,
-             const Population* population) -> std::unique_ptr<AvailabilityModel> {
-        if (population != nullptr) return make_participation_process(kind, o, *population, seed, group_tag);
-        const auto bare = synthetic_population({}, clients, 0);  // only the count is known (trace tools)
-        return make_participation_process(kind, o, bare, seed, group_tag);
-      });
+  auto row = availability_info(std::move(name), std::move(description), params,
+                               [kind](const O& o, std::uint32_t clients, std::uint64_t seed, std::uint32_t group_tag,
+                                      const Population* population) -> std::unique_ptr<AvailabilityModel> {
+                                 if (population != nullptr)
+                                   return make_participation_process(kind, o, *population, seed, group_tag);
+                                 const auto bare =
+                                     synthetic_population({}, clients, 0);  // only the count is known (trace tools)
+                                 return make_participation_process(kind, o, bare, seed, group_tag);
+                               });
   if (!has_probability) return row;  // a schedule: no per-client probability, nothing tied to labels
   row.probabilities = params.reading(participation_probabilities);
   row.label_dependence = params.reading([](const O& o) -> std::string {
@@ -69,10 +70,10 @@ std::vector<AvailabilityModelInfo> participation_process_rows() {
       process_row(ProcessKind::round_markov, "round_markov",
                   "participation process: a two-state chain per client, active a fraction p_i of steps",
                   {bind_key<O>("markov_a", "probability of turning active", &O::markov_a).range(0.0, 1.0, true)}),
-      process_row(ProcessKind::cyclic, "cyclic",
-                  "participation process: runs of round(cycle p_i) active steps, then the rest inactive",
-                  {bind_key<O>("cycle", "steps per cycle (round(cycle p_i) of them active)", &O::cycle)
-                       .range(1.0, 1e9)}),
+      process_row(
+          ProcessKind::cyclic, "cyclic",
+          "participation process: runs of round(cycle p_i) active steps, then the rest inactive",
+          {bind_key<O>("cycle", "steps per cycle (round(cycle p_i) of them active)", &O::cycle).range(1.0, 1e9)}),
       process_row(ProcessKind::periodic_groups, "periodic_groups",
                   "participation process: period_groups id ranges take turns of group_steps",
                   {bind_key<O>("period_groups", "groups of clients taking turns", &O::period_groups).range(1.0, 1e6),
