@@ -167,6 +167,14 @@ TEST_CASE("timeline and group errors name the entry", "[sim][scenario]") {
   CHECK_THAT(error(groups + "[[timeline]]\nat_round = 1\naction = \"sampler\"\nsampler = \"cyclc\"\n"),
              Catch::Contains("did you mean 'cyclic'"));
   CHECK_THAT(error("[groups.a]\nrule = \"dominant_label\"\n"), Catch::Contains("groups.a.labels is required"));
+  // One number is a list of one label; a fractional one is no class id (a fuzzer found the
+  // scalar reaching a list's check).
+  CHECK_THAT(error("[groups.a]\nrule = \"dominant_label\"\nlabels = 43200.0\n"),
+             Catch::Contains("groups.a.labels must hold integer class ids"));
+  CHECK_THAT(error("[groups.a]\nrule = \"dominant_label\"\nlabels = []\n"), Catch::Contains("must not be empty"));
+  const auto one = parse_scenario("[groups.a]\nrule = \"dominant_label\"\nlabels = 3\n", "t.toml");
+  REQUIRE(one.groups.size() == 1);
+  CHECK(one.groups[0].labels == std::vector<std::int64_t>{3});
   CHECK_THAT(error("[groups.a]\nrule = \"id_range\"\nfrom = 5\nto = 1\n"), Catch::Contains("groups.a.to must be >="));
   CHECK_THAT(error("[groups.a]\nrule = \"proportion\"\nshare = 0.5\nspeeed = 3\n"), Catch::Contains("groups.a.speeed"));
   CHECK_THAT(error("[groups.a]\nrule = \"proportion\"\nshare = 0.5\n[groups.a.profile]\nsped = 3.0\n"),

@@ -262,9 +262,15 @@ class Validator {
       if (rule == GroupRule::dominant_label || rule == GroupRule::label_set) {
         require(group, &node, prefix, "labels", "for rule " + name_of(rule));
         const auto* labels = group.get("labels");
-        if (labels->as_array()->empty()) fail(labels, prefix + ".labels", prefix + ".labels must not be empty");
-        for (const auto& label : *labels->as_array())
+        const auto integer = [&](const toml::node& label) {
           if (!label.is_integer()) fail(&label, prefix + ".labels", prefix + ".labels must hold integer class ids");
+        };
+        if (const auto* list = labels->as_array()) {
+          if (list->empty()) fail(labels, prefix + ".labels", prefix + ".labels must not be empty");
+          for (const auto& label : *list) integer(label);
+        } else {
+          integer(*labels);  // a number-list key also takes one number: a list of one
+        }
       } else if (rule == GroupRule::id_range) {
         require(group, &node, prefix, "from", "for rule id_range");
         require(group, &node, prefix, "to", "for rule id_range");
