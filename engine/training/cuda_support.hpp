@@ -52,7 +52,7 @@ class SyncsForbidden {
   SyncsForbidden& operator=(const SyncsForbidden&) = delete;
 
  private:
-  int previous_ = 0;
+  [[maybe_unused]] int previous_ = 0;  // the mode to restore; only a CUDA build reads it
 };
 
 }  // namespace drift
