@@ -35,6 +35,12 @@ AvailabilityConfig process(const std::string& model, double p = 0.3) {
   return c;
 }
 
+// The process of c.model, as a run builds it.
+std::unique_ptr<AvailabilityModel> process_model(const AvailabilityConfig& c, const Population& population,
+                                                 std::uint64_t seed, std::uint32_t group_tag) {
+  return make_availability_model(c, population.size(), seed, group_tag, &population);
+}
+
 std::string trace(AvailabilityModel& m, std::uint32_t client, std::uint32_t rounds) {
   std::string out;
   for (std::uint32_t r = 1; r <= rounds; ++r) {
@@ -95,17 +101,17 @@ TEST_CASE("participation processes keep their stationary rates and repeat for a 
           "[availability][participation]") {
   const auto population = labelled_population(10);
   SECTION("bernoulli") {
-    auto m = make_participation_process(process("bernoulli", 0.3), population, 7, kNoGroup);
+    auto m = process_model(process("bernoulli", 0.3), population, 7, kNoGroup);
     const double r = rate(*m, 4, 20000);
     CHECK(std::abs(r - 0.3) < 4 * std::sqrt(0.3 * 0.7 / 20000));
-    auto again = make_participation_process(process("bernoulli", 0.3), population, 7, kNoGroup);
+    auto again = process_model(process("bernoulli", 0.3), population, 7, kNoGroup);
     CHECK(trace(*m, 2, 200) == trace(*again, 2, 200));
-    auto other = make_participation_process(process("bernoulli", 0.3), population, 8, kNoGroup);
+    auto other = process_model(process("bernoulli", 0.3), population, 8, kNoGroup);
     CHECK(trace(*m, 2, 200) != trace(*other, 2, 200));
     CHECK(m->probability(2, 5) == 0.3);
   }
   SECTION("round_markov: runs longer than Bernoulli's, the same rate") {
-    auto m = make_participation_process(process("round_markov", 0.1), population, 7, kNoGroup);
+    auto m = process_model(process("round_markov", 0.1), population, 7, kNoGroup);
     const auto t = trace(*m, 1, 200000);
     const double r = static_cast<double>(std::count(t.begin(), t.end(), '1')) / t.size();
     CHECK(std::abs(r - 0.1) < 0.01);
@@ -117,14 +123,14 @@ TEST_CASE("participation processes keep their stationary rates and repeat for a 
   SECTION("cyclic: runs of round(c p) active steps every c") {
     auto c = process("cyclic", 0.25);
     c.params.set("cycle", std::int64_t{10});
-    auto m = make_participation_process(c, population, 7, kNoGroup);
+    auto m = process_model(c, population, 7, kNoGroup);
     const auto t = trace(*m, 3, 100);
     const auto first = t.find('1');
     REQUIRE(first < 8);
     for (std::size_t k = first; k + 10 <= t.size(); k += 10) CHECK(t.substr(k, 10) == "1100000000");
   }
   SECTION("periodic_groups: exactly one of 5 id ranges at a time, turns of 100") {
-    auto m = make_participation_process(process("periodic_groups"), labelled_population(250), 7, kNoGroup);
+    auto m = process_model(process("periodic_groups"), labelled_population(250), 7, kNoGroup);
     for (std::uint32_t r = 1; r <= 600; r += 7) {
       m->set_round(r);
       std::set<std::uint32_t> groups;
@@ -175,8 +181,8 @@ TEST_CASE("a participation process steps with rounds in sync and with time in as
   const auto population = labelled_population(10);
   auto c = process("bernoulli", 0.5);
   c.params.set("step", 60.0);
-  auto by_round = make_participation_process(c, population, 3, kNoGroup);
-  auto by_time = make_participation_process(c, population, 3, kNoGroup);
+  auto by_round = process_model(c, population, 3, kNoGroup);
+  auto by_time = process_model(c, population, 3, kNoGroup);
   for (std::uint32_t r = 1; r <= 50; ++r) {
     by_round->set_round(r);
     const double t = (r - 1) * 60.0 + 30.0;

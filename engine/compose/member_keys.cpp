@@ -27,7 +27,7 @@ std::vector<ParamSpec> member_keys(const std::string& section, const std::string
       for (const auto& node : *timeline)
         if (const auto* entry = node.as_table())
           if (const auto name = (*entry)["sampler"].value<std::string>()) names.push_back(*name);
-    return sampler_params(names);
+    return params_of_rows(sampler_catalog(), names);
   }
   if (section == "availability") {
     // A group's own model brings its keys; the group keeps the global values it does not set.
@@ -35,7 +35,7 @@ std::vector<ParamSpec> member_keys(const std::string& section, const std::string
       for (auto&& [k, node] : *groups)
         if (const auto* group = node.as_table())
           if (const auto name = group->at_path("availability.model").value<std::string>()) names.push_back(*name);
-    return availability_params(names);
+    return params_of_rows(availability_catalog(), names);
   }
   if (section == "partition") return partition_scheme(chosen).params;
   return {};

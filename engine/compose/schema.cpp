@@ -269,7 +269,7 @@ const std::vector<KeyBinding<ProfileConfig>>& profile_keys() {
 
 const std::vector<KeyBinding<AvailabilityConfig>>& availability_keys() {
   using A = AvailabilityConfig;
-  // The model's own keys come from its row (availability_params); validation adds them.
+  // The model's own keys come from its row (member_keys.cpp); validation adds them.
   static const std::vector<KeyBinding<A>> keys = {
       bind_key<A>("model", "how clients come and go; the model's own keys: drift list", &A::model)
           .choices(availability_model_names)};

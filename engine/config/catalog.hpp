@@ -2,11 +2,13 @@
 // What every catalogue (datasets, models, samplers, availability models, algorithms) does with
 // its rows: find one by name, list the names, and refuse an unknown name with the closest one.
 // A row is any struct with a `name`; the catalogues differ only in what a row carries.
+#include <algorithm>
 #include <deque>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "engine/config/param_spec.hpp"
 #include "engine/config/suggest.hpp"
 #include "engine/core/error.hpp"
 
@@ -37,6 +39,20 @@ template <class Table>
 const typename Table::value_type& row_named(const Table& rows, const std::string& name, const std::string& what) {
   if (const auto* row = find_row(rows, name)) return *row;
   throw UserError("unknown " + what + " '" + name + "'" + did_you_mean(name, row_names(rows)));
+}
+
+// The keys (`params`) of the rows called `names`, each key once, in order; an unknown name
+// adds none. What a section takes when several of its members are in use (a timeline's
+// samplers, the groups' availability models).
+template <class Table>
+std::vector<ParamSpec> params_of_rows(const Table& rows, const std::vector<std::string>& names) {
+  std::vector<ParamSpec> out;
+  for (const auto& name : names)
+    if (const auto* row = find_row(rows, name))
+      for (const auto& spec : row->params)
+        if (std::none_of(out.begin(), out.end(), [&](const ParamSpec& p) { return p.key == spec.key; }))
+          out.push_back(spec);
+  return out;
 }
 
 // Appends a plugin's row; a name the catalogue already has throws UserError naming `what`.

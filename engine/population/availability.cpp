@@ -248,16 +248,6 @@ const AvailabilityModelInfo& availability_model(const std::string& name) {
   return row_named(availability_catalog(), name, "availability model");
 }
 
-std::vector<ParamSpec> availability_params(const std::vector<std::string>& models) {
-  std::vector<ParamSpec> out;
-  for (const auto& name : models)
-    if (const auto* row = find_row(availability_catalog(), name))
-      for (const auto& spec : row->params)
-        if (std::none_of(out.begin(), out.end(), [&](const ParamSpec& p) { return p.key == spec.key; }))
-          out.push_back(spec);
-  return out;
-}
-
 std::unique_ptr<AvailabilityModel> make_availability_model(const AvailabilityConfig& c, std::uint32_t clients,
                                                            std::uint64_t seed, std::uint32_t group_tag,
                                                            const Population* population) {

@@ -75,9 +75,6 @@ std::vector<std::string> availability_model_names();
 const AvailabilityModelInfo& availability_model(const std::string& name);  // throws UserError
 // A plugin's model, after the built-in ones (docs/plugins.md); a taken name throws UserError.
 void register_availability_model(AvailabilityModelInfo info);
-// The keys of [availability] that the scenario's models take: the global model's and every
-// group's, each key once.
-std::vector<ParamSpec> availability_params(const std::vector<std::string>& models);
 
 // Builds one model from its config. Trace files are parsed and checked here (sorted,
 // non-overlapping, non-negative intervals), with errors naming the file and line.

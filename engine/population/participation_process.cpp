@@ -241,10 +241,4 @@ std::unique_ptr<AvailabilityModel> make_participation_process(ProcessKind kind, 
   return std::make_unique<ParticipationProcess>(kind, options, population, seed, group_tag);
 }
 
-std::unique_ptr<AvailabilityModel> make_participation_process(const AvailabilityConfig& config,
-                                                              const Population& population, std::uint64_t seed,
-                                                              std::uint32_t group_tag) {
-  return availability_model(config.model).make(config.params, population.size(), seed, group_tag, &population);
-}
-
 }  // namespace drift

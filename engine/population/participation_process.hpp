@@ -66,9 +66,5 @@ bool cyclic_active(std::int64_t cycle, double p, std::uint64_t r0, std::uint64_t
 std::unique_ptr<AvailabilityModel> make_participation_process(ProcessKind kind, const ProcessOptions& options,
                                                               const Population& population, std::uint64_t seed,
                                                               std::uint32_t group_tag);
-// The process of config.model with its keys, for tests and tools.
-std::unique_ptr<AvailabilityModel> make_participation_process(const AvailabilityConfig& config,
-                                                              const Population& population, std::uint64_t seed,
-                                                              std::uint32_t group_tag);
 
 }  // namespace drift

@@ -48,16 +48,6 @@ std::vector<std::string> used_sampler_names(const Scenario& s) {
   return names;
 }
 
-std::vector<ParamSpec> sampler_params(const std::vector<std::string>& names) {
-  std::vector<ParamSpec> out;
-  for (const auto& name : names)
-    if (const auto* row = find_sampler(name))
-      for (const auto& spec : row->params)
-        if (std::none_of(out.begin(), out.end(), [&](const ParamSpec& p) { return p.key == spec.key; }))
-          out.push_back(spec);
-  return out;
-}
-
 std::string cohort_description(const Scenario& s) {
   if (!draws_poisson(s)) return std::to_string(s.sampler.cohort_size(s.clients)) + " clients per round";
   char text[96];

@@ -116,9 +116,6 @@ const SamplerInfo* find_sampler(const std::string& name);
 bool draws_poisson(const Scenario& s);
 // The samplers a run uses: sampler.name, then those the timeline switches to, in its order.
 std::vector<std::string> used_sampler_names(const Scenario& s);
-// The keys of [sampler] that the scenario's samplers take: the one named and those the timeline
-// switches to, each key once.
-std::vector<ParamSpec> sampler_params(const std::vector<std::string>& names);
 
 // Throws UserError, with the closest name, for a sampler not in the catalogue.
 std::unique_ptr<Sampler> make_sampler(const std::string& name, const Scenario& scenario, const Population& population);
