@@ -9,6 +9,8 @@
 #include "engine/metrics/metrics_file.hpp"
 #include "engine/metrics/summary.hpp"
 
+#include <nlohmann/json.hpp>
+
 using namespace drift;
 namespace fs = std::filesystem;
 
@@ -27,7 +29,7 @@ std::string eight_rounds() {
   for (int i = 0; i < 8; ++i) {
     text += "{\"round\":" + std::to_string(i + 1) + ",\"time_end\":" + std::to_string(100 * (i + 1)) +
             ",\"num_updates\":4,\"finished\":4,\"late\":1,\"dropped\":" + std::to_string(i % 2) +
-            ",\"failed\":0,\"wasted_compute_seconds\":2.5,\"discarded_samples\":10,\"cohort_tv\":" +
+            ",\"failed\":0,\"bytes_up\":100,\"wasted_compute_seconds\":2.5,\"discarded_samples\":10,\"cohort_tv\":" +
             std::to_string(0.1 * (i % 2 + 1)) + ",\"cohort_js\":0.2,\"change_tv\":" + (i == 0 ? "null" : "0.3") +
             ",\"test_accuracy\":" + std::to_string(acc[i]) + ",\"test_loss\":" + std::to_string(1.0 - acc[i]) + "}\n";
   }
@@ -82,11 +84,28 @@ TEST_CASE("metrics.jsonl's counts read back at the width they were written with"
   const auto rounds = read_metrics_file(
       write_metrics("wide", "{\"round\":1,\"time_end\":1.5,\"discarded_samples\":5000000000,\"late\":4294967296}\n"));
   REQUIRE(rounds.size() == 1);
-  CHECK(rounds[0].discarded_samples == 5000000000ULL);
-  CHECK(rounds[0].late == 0);  // too wide for its 32-bit field: not read, rather than wrapped
+  const auto s = summarize(rounds, {});
+  CHECK(s.discarded_samples == 5000000000ULL);
+  CHECK(s.late == 0);  // too wide for its 32-bit field: not read, rather than wrapped
   CHECK(rounds[0].time_end == 1.5);
-  CHECK(std::isnan(rounds[0].cohort_js));  // absent: undefined, not 0
-  CHECK(summarize(rounds, {}).discarded_samples == 5000000000ULL);
+  CHECK(std::isnan(s.mean_cohort_js));  // absent: undefined, not 0
+}
+
+TEST_CASE("summary.json's fields come from the one list, groups and privacy's included", "[summary]") {
+  const auto s = summarize(read_metrics_file(write_metrics("json", eight_rounds())), {{0.5}, {450.0}});
+  const auto j = summary_fields_json(s);
+  CHECK(j["updates"]["aggregated"] == 32);
+  CHECK(j["updates"]["late"] == 8);
+  CHECK(j["discarded_samples"] == 80);
+  CHECK(j["bytes"]["up"] == 800);
+  CHECK(j["bytes"]["down"] == 0);
+  CHECK(j["rounds_to_accuracy"]["0.5"] == 3);
+  CHECK(j["accuracy_at_time"]["450.0"] == 0.5);
+  CHECK(j["mean_cohort_js"] == Approx(0.2));
+  CHECK_FALSE(j.contains("secure_aggregation"));  // no round ran the protocol
+  CHECK_FALSE(j.contains("mean_update_drift"));   // never measured
+  CHECK_FALSE(j.contains("epsilon"));             // the privacy object's, with its bound
+  CHECK_FALSE(j.contains("diverged"));
 }
 
 TEST_CASE("summary: the first diverged aggregation and its reason", "[summary]") {

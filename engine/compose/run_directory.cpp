@@ -272,49 +272,11 @@ void RunDirectory::write_participation() {
   flush_checked(out, path_ / "participation.csv");
 }
 
-namespace {
-
-// {"0.5": value or null, ...}: JSON keys are strings, spelt as the number prints.
-template <class T>
-json keyed_by_number(const std::vector<std::pair<double, std::optional<T>>>& values) {
-  json out = json::object();
-  for (const auto& [key, value] : values) out[json(key).dump()] = value ? json(*value) : json(nullptr);
-  return out;
-}
-
-}  // namespace
-
 void RunDirectory::write_summary(const RunSummary& s, const std::string& status, double wall_seconds,
                                  const std::string& reason, const std::string& resume) {
-  json summary = {{"status", status},
-                  {"rounds", s.rounds},
-                  {"evaluations", s.evaluations},
-                  {"best_accuracy", s.best_accuracy},
-                  {"best_round", s.best_round},
-                  {"final_accuracy", s.final_accuracy},
-                  {"final_loss", s.final_loss},
-                  {"last5_mean_accuracy", s.last5_mean_accuracy},
-                  {"rounds_to_accuracy", keyed_by_number(s.rounds_to)},
-                  {"virtual_time", s.virtual_time},
-                  {"time_to_accuracy", keyed_by_number(s.time_to)},
-                  {"accuracy_at_time", keyed_by_number(s.accuracy_at)},
-                  {"mean_cohort_tv", s.mean_cohort_tv},
-                  {"mean_cohort_js", s.mean_cohort_js},
-                  {"mean_cohort_change_tv", s.mean_change_tv},
-                  {"mean_cohort_change_js", s.mean_change_js},
-                  {"mean_participation_bias", s.mean_participation_bias},
-                  {"mean_participation_bias_uniform", s.mean_participation_bias_uniform},
-                  {"updates",
-                   {{"aggregated", s.updates},
-                    {"finished", s.finished},
-                    {"late", s.late},
-                    {"dropped", s.dropped},
-                    {"failed", s.failed}}},
-                  {"discarded_samples", s.discarded_samples},
-                  {"wasted_compute_seconds", s.wasted_compute_seconds},
-                  {"wall_seconds", wall_seconds}};
-  if (std::isfinite(s.mean_update_drift)) summary["mean_update_drift"] = s.mean_update_drift;
-  if (s.diverged_round) summary["diverged"] = {{"aggregation", *s.diverged_round}, {"reason", s.divergence}};
+  json summary = summary_fields_json(s);
+  summary["status"] = status;
+  summary["wall_seconds"] = wall_seconds;
   // Measured, like wall_seconds: the process's peak resident memory so far.
   rusage usage{};
   if (getrusage(RUSAGE_SELF, &usage) == 0) summary["peak_memory_mb"] = static_cast<double>(usage.ru_maxrss) / 1024.0;
@@ -330,10 +292,6 @@ void RunDirectory::write_summary(const RunSummary& s, const std::string& status,
     for (const auto& p : participation_) aggregated.push_back(p.aggregated);
     summary["privacy"] = privacy_summary(*privacy_, s, aggregated);
   }
-  if (s.secagg_rounds > 0)
-    summary["secure_aggregation"] = {{"rounds", s.secagg_rounds},   {"aborted", s.secagg_aborted},
-                                     {"seconds", s.secagg_seconds}, {"extra_seconds", s.secagg_extra_seconds},
-                                     {"bytes", s.secagg_bytes},     {"overflow_count", s.secagg_overflows}};
   if (!reason.empty()) summary["reason"] = reason;
   if (!resume.empty()) summary["resume"] = resume;
   write_file_atomically(path_ / "summary.json", summary.dump(2) + "\n");

@@ -1,8 +1,11 @@
 #include "engine/metrics/summary.hpp"
 
+#include "engine/metrics/summary_fields.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <type_traits>
 
 #include <nlohmann/json.hpp>
 
@@ -24,18 +27,17 @@ class FiniteMean {
   std::size_t n_ = 0;
 };
 
-void add_totals(RunSummary& s, const RoundFacts& r) {
-  s.updates += r.num_updates;
-  s.finished += r.finished;
-  s.late += r.late;
-  s.dropped += r.dropped;
-  s.failed += r.failed;
-  s.discarded_samples += r.discarded_samples;
-  s.wasted_compute_seconds += r.wasted_compute_seconds;
-  if (!r.divergence.empty() && !s.diverged_round) {
-    s.diverged_round = r.round;
-    s.divergence = r.divergence;
+// A field's value from the aggregations' values at `index` of their facts.
+double reduced(Reduce how, const std::vector<RoundFacts>& rounds, std::size_t index) {
+  double total = 0.0, last = std::nan("");
+  FiniteMean mean;
+  for (const auto& r : rounds) {
+    const double v = r.values.at(index);
+    total += v;
+    mean.add(v);
+    if (!std::isnan(v)) last = v;
   }
+  return how == Reduce::total ? total : how == Reduce::finite_mean ? mean.value() : last;
 }
 
 void add_evaluation(RunSummary& s, const RoundFacts& e) {
@@ -60,34 +62,16 @@ RoundFacts facts_of(const RoundReport& r) {
   RoundFacts f;
   f.round = r.round;
   f.time_end = r.time_end;
-  f.num_updates = r.num_updates;
-  f.finished = r.finished;
-  f.late = r.late;
-  f.dropped = r.dropped;
-  f.failed = r.failed;
-  f.discarded_samples = r.discarded_samples;
-  f.wasted_compute_seconds = r.wasted_compute_seconds;
-  f.cohort_tv = r.cohort_tv;
-  f.cohort_js = r.cohort_js;
-  f.change_tv = r.change_tv;
-  f.change_js = r.change_js;
-  f.update_drift = r.shadow_clients > 0 ? r.update_drift : std::nan("");
-  f.participation_bias = r.participation_bias;
-  f.participation_bias_uniform = r.participation_bias_uniform;
   f.evaluated = r.evaluated;
   f.accuracy = r.test_accuracy;
   f.loss = r.test_loss;
   f.divergence = r.divergence;
-  f.dp = r.dp;
-  f.dp_epsilon = r.dp_epsilon;
-  f.dp_epsilon_amplified = r.dp_epsilon_amplified;
-  f.dp_epsilon_max_client = r.dp_epsilon_max_client;
-  f.sa = r.sa;
-  f.sa_aborted = r.sa_aborted;
-  f.sa_seconds = r.sa_seconds;
-  f.sa_extra_seconds = r.sa_extra_seconds;
-  f.sa_bytes = r.sa_bytes_up + r.sa_bytes_down;
-  f.sa_overflows = r.sa_overflows;
+  f.participation_bias = r.participation_bias;
+  f.participation_bias_uniform = r.participation_bias_uniform;
+  static const RunSummary shape;
+  visit_summary_fields(shape, [&](const SummaryField& field, const auto&) {
+    if (field.reduce != Reduce::computed) f.values.push_back(field.of(r));
+  });
   return f;
 }
 
@@ -98,43 +82,25 @@ RunSummary summarize(const std::vector<RoundFacts>& rounds, const SummaryTargets
     s.time_to.emplace_back(t, std::nullopt);
   }
   for (double t : targets.times) s.accuracy_at.emplace_back(t, std::nullopt);
-  FiniteMean tv, js, change_tv, change_js, update_drift, bias, bias_uniform;
   std::vector<double> accuracies;
   for (const auto& r : rounds) {
     s.rounds = std::max(s.rounds, r.round);
     s.virtual_time = std::max(s.virtual_time, r.time_end);
-    add_totals(s, r);
-    tv.add(r.cohort_tv);
-    js.add(r.cohort_js);
-    change_tv.add(r.change_tv);
-    change_js.add(r.change_js);
-    update_drift.add(r.update_drift);
-    bias.add(r.participation_bias);
-    bias_uniform.add(r.participation_bias_uniform);
-    if (r.dp) {
-      s.epsilon = r.dp_epsilon;
-      s.epsilon_amplified = r.dp_epsilon_amplified;
-      s.epsilon_max_client = r.dp_epsilon_max_client;
-    }
-    if (r.sa) {
-      ++s.secagg_rounds;
-      s.secagg_aborted += r.sa_aborted ? 1 : 0;
-      s.secagg_seconds += r.sa_seconds;
-      s.secagg_extra_seconds += r.sa_extra_seconds;
-      s.secagg_bytes += r.sa_bytes;
-      s.secagg_overflows += r.sa_overflows;
+    if (!r.divergence.empty() && !s.diverged_round) {
+      s.diverged_round = r.round;
+      s.divergence = r.divergence;
     }
     if (!r.evaluated) continue;
     add_evaluation(s, r);
     accuracies.push_back(r.accuracy);
   }
-  s.mean_cohort_tv = tv.value();
-  s.mean_cohort_js = js.value();
-  s.mean_change_tv = change_tv.value();
-  s.mean_change_js = change_js.value();
-  s.mean_update_drift = update_drift.value();
-  s.mean_participation_bias = bias.value();
-  s.mean_participation_bias_uniform = bias_uniform.value();
+  std::size_t index = 0;
+  visit_summary_fields(s, [&](const SummaryField& field, auto& member) {
+    if (field.reduce == Reduce::computed) return;
+    const double v = reduced(field.reduce, rounds, index++);
+    if constexpr (std::is_arithmetic_v<std::decay_t<decltype(member)>>)
+      member = static_cast<std::decay_t<decltype(member)>>(v);
+  });
   if (!accuracies.empty()) {
     const std::size_t k = std::min<std::size_t>(5, accuracies.size());
     double sum = 0.0;
@@ -142,6 +108,44 @@ RunSummary summarize(const std::vector<RoundFacts>& rounds, const SummaryTargets
     s.last5_mean_accuracy = sum / static_cast<double>(k);
   }
   return s;
+}
+
+namespace {
+
+// {"0.5": value or null, ...}: JSON keys are strings, spelt as the number prints.
+template <class T>
+nlohmann::json keyed_by_number(const std::vector<std::pair<double, std::optional<T>>>& values) {
+  auto out = nlohmann::json::object();
+  for (const auto& [key, value] : values)
+    out[nlohmann::json(key).dump()] = value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+  return out;
+}
+
+template <class T>
+nlohmann::json json_of(const T& value) {
+  if constexpr (std::is_arithmetic_v<T>)
+    return value;
+  else
+    return keyed_by_number(value);
+}
+
+}  // namespace
+
+nlohmann::json summary_fields_json(const RunSummary& s) {
+  auto out = nlohmann::json::object();
+  visit_summary_fields(s, [&](const SummaryField& field, const auto& member) {
+    if (field.kept == Kept::in_privacy_object) return;
+    if (field.kept == Kept::with_secure_aggregation && s.secagg_rounds == 0) return;
+    auto value = json_of(member);
+    if (field.kept == Kept::when_finite && !(value.is_number() && std::isfinite(value.template get<double>()))) return;
+    const auto dot = field.key.find('.');
+    if (dot == std::string_view::npos)
+      out[std::string(field.key)] = std::move(value);
+    else
+      out[std::string(field.key.substr(0, dot))][std::string(field.key.substr(dot + 1))] = std::move(value);
+  });
+  if (s.diverged_round) out["diverged"] = {{"aggregation", *s.diverged_round}, {"reason", s.divergence}};
+  return out;
 }
 
 std::optional<RunStatus> read_run_status(const std::filesystem::path& run_dir) {

@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "engine/config/choices.hpp"
 #include "engine/metrics/round_report.hpp"
 
@@ -53,28 +55,17 @@ struct RunEnd {
   std::string reason;  // empty when completed
 };
 
-// What the summary needs of one aggregation (from a RoundReport, or a line of metrics.jsonl).
+// What the summary and the study figures need of one aggregation (from a RoundReport, or a line
+// of metrics.jsonl): the accuracy facts, and the values the summary's fields reduce.
 struct RoundFacts {
   std::uint32_t round = 0;
   double time_end = 0.0;  // virtual seconds
-  std::uint32_t num_updates = 0, finished = 0, late = 0, dropped = 0, failed = 0;
-  std::uint64_t discarded_samples = 0;
-  double wasted_compute_seconds = 0.0;
-  // NaN where undefined (nothing aggregated; the first aggregation has no predecessor).
-  double cohort_tv = 0.0, cohort_js = 0.0, change_tv = 0.0, change_js = 0.0;
-  double update_drift = std::numeric_limits<double>::quiet_NaN();     // measured with simulation.shadow_clients
-  double participation_bias = 0.0, participation_bias_uniform = 0.0;  // NaN before any share
   bool evaluated = false;
   double accuracy = 0.0, loss = 0.0;
   std::string divergence;  // why this aggregation counts as diverged; empty if it does not
-  // [privacy]: epsilon after this aggregation (the guarantee, the design's, the busiest client's).
-  bool dp = false;
-  double dp_epsilon = 0.0, dp_epsilon_amplified = 0.0, dp_epsilon_max_client = 0.0;
-  // [secure_aggregation]: whether the protocol aborted, its virtual seconds (and those beyond a
-  // plain upload), its traffic and the elements whose sum wrapped.
-  bool sa = false, sa_aborted = false;
-  double sa_seconds = 0.0, sa_extra_seconds = 0.0;
-  std::uint64_t sa_bytes = 0, sa_overflows = 0;
+  double participation_bias = 0.0, participation_bias_uniform = 0.0;  // NaN before any share
+  // One per summary field that reduces aggregations, in the list's order (summary_fields.hpp).
+  std::vector<double> values;
 };
 
 RoundFacts facts_of(const RoundReport& report);
@@ -107,6 +98,7 @@ struct RunSummary {
   std::uint64_t updates = 0, finished = 0, late = 0, dropped = 0, failed = 0;
   std::uint64_t discarded_samples = 0;
   double wasted_compute_seconds = 0.0;
+  std::uint64_t bytes_down = 0, bytes_up = 0;  // model and update traffic of the aggregations
   // [secure_aggregation]: rounds that ran the protocol, those that aborted, and totals.
   std::uint32_t secagg_rounds = 0, secagg_aborted = 0;
   double secagg_seconds = 0.0, secagg_extra_seconds = 0.0;
@@ -119,5 +111,9 @@ struct RunSummary {
 // have had at T (so a run that finished earlier keeps its final accuracy); none when nothing
 // was evaluated by T.
 RunSummary summarize(const std::vector<RoundFacts>& rounds, const SummaryTargets& targets);
+
+// summary.json's fields of `s` (summary_fields.hpp), and `diverged` when it did; the run's
+// status, times and privacy object are the run directory's to add.
+nlohmann::json summary_fields_json(const RunSummary& s);
 
 }  // namespace drift

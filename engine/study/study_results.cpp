@@ -9,9 +9,11 @@
 #include <functional>
 #include <optional>
 #include <sstream>
+#include <type_traits>
 
 #include "engine/metrics/comparison.hpp"
 #include "engine/metrics/metrics_file.hpp"
+#include "engine/metrics/summary_fields.hpp"
 #include "engine/study/gnuplot.hpp"
 
 namespace drift {
@@ -47,61 +49,54 @@ struct Column {
   bool accuracy;               // withheld for diverged runs
   bool in_markdown = true;     // study.md shows the columns a reader compares; study.csv all
   bool measured_only = false;  // study.md leaves it out when no run measured it
+  bool hours = false;          // a virtual time in hours
 };
 
-std::optional<double> finite(double v) { return std::isfinite(v) ? std::optional<double>(v) : std::nullopt; }
+// The value of the summary field at `index` of the list in `s` (a per-target field: its entry
+// `target`), times the column's scale; none when undefined or not reached.
+std::optional<double> field_value(const RunSummary& s, std::size_t index, std::size_t target) {
+  std::optional<double> out;
+  std::size_t i = 0;
+  visit_summary_fields(s, [&](const SummaryField& field, const auto& member) {
+    if (i++ != index) return;
+    if (field.kept == Kept::with_secure_aggregation && s.secagg_rounds == 0) return;
+    using T = std::decay_t<decltype(member)>;
+    if constexpr (std::is_arithmetic_v<T>)
+      out = static_cast<double>(member);
+    else if (const auto& entry = member.at(target).second)
+      out = static_cast<double>(*entry);
+    if (out && std::isfinite(*out))
+      *out *= field.column.scale;
+    else
+      out.reset();
+  });
+  return out;
+}
 
+// The study's columns: the summary fields that have one, in the list's order; a per-target
+// field gives one column per target.
 std::vector<Column> result_columns(const SummaryTargets& targets) {
-  std::vector<Column> c = {
-      {"rounds", [](const RunSummary& s) { return std::optional<double>(s.rounds); }, 0, false, false},
-      {"virtual_hours", [](const RunSummary& s) { return std::optional<double>(s.virtual_time / 3600.0); }, 2, false},
-      {"best_accuracy", [](const RunSummary& s) { return std::optional<double>(s.best_accuracy); }, 4, true},
-      {"last5_accuracy", [](const RunSummary& s) { return std::optional<double>(s.last5_mean_accuracy); }, 4, true},
-      {"final_accuracy", [](const RunSummary& s) { return std::optional<double>(s.final_accuracy); }, 4, true},
-  };
-  for (std::size_t i = 0; i < targets.accuracies.size(); ++i) {
-    const auto p = number_label(targets.accuracies[i] * 100.0);
-    c.push_back({"rounds_to_" + p,
-                 [i](const RunSummary& s) {
-                   const auto& r = s.rounds_to.at(i).second;
-                   return r ? std::optional<double>(*r) : std::nullopt;
-                 },
-                 1, true, false});
-    c.push_back({"hours_to_" + p,
-                 [i](const RunSummary& s) {
-                   const auto& t = s.time_to.at(i).second;
-                   return t ? std::optional<double>(*t / 3600.0) : std::nullopt;
-                 },
-                 2, true});
-  }
-  for (std::size_t i = 0; i < targets.times.size(); ++i)
-    c.push_back({"accuracy_at_" + number_label(targets.times[i]) + "s",
-                 [i](const RunSummary& s) { return s.accuracy_at.at(i).second; }, 4, true});
-  c.push_back({"mean_cohort_tv", [](const RunSummary& s) { return finite(s.mean_cohort_tv); }, 3, false});
-  c.push_back({"mean_cohort_change_tv", [](const RunSummary& s) { return finite(s.mean_change_tv); }, 3, false});
-  c.push_back(
-      {"mean_participation_bias", [](const RunSummary& s) { return finite(s.mean_participation_bias); }, 3, false});
-  c.push_back({"mean_participation_bias_uniform",
-               [](const RunSummary& s) { return finite(s.mean_participation_bias_uniform); }, 3, false});
-  c.push_back(
-      {"mean_update_drift", [](const RunSummary& s) { return finite(s.mean_update_drift); }, 3, false, true, true});
-  // [privacy]: the guarantee at the end, and the design's figure beside it (docs/privacy.md).
-  c.push_back({"epsilon", [](const RunSummary& s) { return finite(s.epsilon); }, 3, false, true, true});
-  c.push_back(
-      {"epsilon_amplified", [](const RunSummary& s) { return finite(s.epsilon_amplified); }, 3, false, false, true});
-  // [secure_aggregation]: the rounds whose protocol aborted.
-  c.push_back(
-      {"secagg_aborted",
-       [](const RunSummary& s) { return s.secagg_rounds ? std::optional<double>(s.secagg_aborted) : std::nullopt; }, 0,
-       false, true, true});
-  c.push_back({"mean_cohort_js", [](const RunSummary& s) { return finite(s.mean_cohort_js); }, 3, false, false});
-  c.push_back({"mean_cohort_change_js", [](const RunSummary& s) { return finite(s.mean_change_js); }, 3, false, false});
-  c.push_back({"failed", [](const RunSummary& s) { return std::optional<double>(s.failed); }, 0, false});
-  c.push_back({"dropped", [](const RunSummary& s) { return std::optional<double>(s.dropped); }, 0, false});
-  c.push_back({"late", [](const RunSummary& s) { return std::optional<double>(s.late); }, 0, false, false});
-  c.push_back({"wasted_compute_hours",
-               [](const RunSummary& s) { return std::optional<double>(s.wasted_compute_seconds / 3600.0); }, 3, false});
-  return c;
+  std::vector<Column> columns;
+  const auto shape = summarize({}, targets);
+  std::size_t index = 0;
+  visit_summary_fields(shape, [&](const SummaryField& field, const auto& member) {
+    const auto& c = field.column;
+    const auto i = index++;
+    if (c.name.empty()) return;
+    Column column{std::string(c.name), {}, c.digits, c.accuracy, c.in_markdown, c.measured_only, c.hours};
+    if constexpr (std::is_arithmetic_v<std::decay_t<decltype(member)>>) {
+      column.value = [i](const RunSummary& s) { return field_value(s, i, 0); };
+      columns.push_back(std::move(column));
+    } else {
+      for (std::size_t k = 0; k < member.size(); ++k) {
+        auto each = column;
+        each.name += number_label(member[k].first * c.key_scale) + std::string(c.suffix);
+        each.value = [i, k](const RunSummary& s) { return field_value(s, i, k); };
+        columns.push_back(std::move(each));
+      }
+    }
+  });
+  return columns;
 }
 
 // "mean ± std", "mean ± std (k/n)" when only k runs have a value, "–" when none; diverged
@@ -228,8 +223,8 @@ void time_columns_in(std::vector<Column>& cols, const TimeUnit& unit) {
   const std::string word = unit.label == "s" ? "seconds" : unit.label == "min" ? "minutes" : "days";
   const double factor = 3600.0 / unit.seconds;
   for (auto& c : cols) {
-    const bool total = c.name == "virtual_hours", to = c.name.rfind("hours_to_", 0) == 0;
-    if (!total && !to) continue;
+    if (!c.hours) continue;
+    const bool total = c.name == "virtual_hours";
     c.name = total ? "virtual_" + word : word + c.name.substr(5);
     c.value = [value = c.value, factor](const RunSummary& s) {
       const auto v = value(s);

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <functional>
 
+#include "engine/metrics/summary_fields.hpp"
 #include "engine/study/gnuplot.hpp"
 
 namespace drift {
@@ -40,6 +41,52 @@ std::string by_target(const json& targets, const std::function<std::string(const
   });
 }
 
+// The text of one summary field's value, as `shown` says.
+std::string shown_as(Shown shown, const json& v) {
+  switch (shown) {
+    case Shown::count:
+      return count(v);
+    case Shown::decimal:
+      return decimal(v);
+    case Shown::percent:
+      return percent(v);
+    case Shown::duration:
+      return duration(v);
+    case Shown::rounds_by_target:
+      return by_target(v, [](const json& r) { return r.is_number() ? "round " + count(r) : "not reached"; });
+    case Shown::duration_by_target:
+      return by_target(v, duration);
+    case Shown::percent_by_time:
+      return joined(v, "; ", [](const std::string& key, const json& a) {
+        return readable_duration(std::stod(key)) + ": " + percent(a);
+      });
+    case Shown::hidden:
+    case Shown::counts_in_group:
+      break;
+  }
+  return v.dump();
+}
+
+// The rows of summary_fields.hpp's fields that `s` has; a group of counts is one row.
+void field_rows(const json& s, std::vector<std::pair<std::string, std::string>>& rows) {
+  static const RunSummary shape;
+  visit_summary_fields(shape, [&](const SummaryField& field, const auto&) {
+    if (field.shown == Shown::hidden) return;
+    const auto dot = field.key.find('.');
+    const auto key = std::string(field.key.substr(0, dot));
+    if (!s.contains(key) || (s[key].is_object() && s[key].empty())) return;
+    if (field.shown != Shown::counts_in_group)
+      return rows.emplace_back(field.label, shown_as(field.shown, s[key])), void();
+    const auto item = std::string(field.key.substr(dot + 1));
+    if (!s[key].contains(item)) return;
+    const auto text = count(s[key][item]) + " " + item;
+    if (!rows.empty() && rows.back().first == field.label)
+      rows.back().second += ", " + text;
+    else
+      rows.emplace_back(field.label, text);
+  });
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> readable_summary(const json& s) {
@@ -50,30 +97,7 @@ std::vector<std::pair<std::string, std::string>> readable_summary(const json& s)
   const auto text = [](const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
   add("status", "status", text);
   add("reason", "reason", text);
-  add("rounds", "rounds", count);
-  add("virtual_time", "virtual time", duration);
-  add("best_accuracy", "best accuracy", percent);
-  add("best_round", "best round", count);
-  add("final_accuracy", "final accuracy", percent);
-  add("last5_mean_accuracy", "mean of the last 5 evaluations", percent);
-  add("rounds_to_accuracy", "first round at accuracy", [](const json& v) {
-    return by_target(v, [](const json& r) { return r.is_number() ? "round " + count(r) : "not reached"; });
-  });
-  add("time_to_accuracy", "virtual time to accuracy", [](const json& v) { return by_target(v, duration); });
-  add("accuracy_at_time", "accuracy after virtual time", [](const json& v) {
-    return joined(v, "; ", [](const std::string& key, const json& a) {
-      return readable_duration(std::stod(key)) + ": " + percent(a);
-    });
-  });
-  add("mean_cohort_tv", "mean cohort drift (TV)", decimal);
-  add("mean_cohort_change_tv", "mean change between cohorts (TV)", decimal);
-  add("mean_participation_bias", "mean participation bias", decimal);
-  add("mean_participation_bias_uniform", "mean participation bias against uniform", decimal);
-  add("mean_update_drift", "mean update drift", decimal);
-  add("updates", "updates", [](const json& v) {
-    return joined(v, ", ", [](const std::string& key, const json& n) { return count(n) + " " + key; });
-  });
-  add("wasted_compute_seconds", "wasted compute (virtual)", duration);
+  field_rows(s, rows);
   add("diverged", "diverged", [](const json& v) {
     return "at aggregation " + count(v.value("aggregation", json())) + ": " + v.value("reason", std::string());
   });

@@ -109,9 +109,7 @@ std::pair<std::size_t, std::uint64_t> run_position(const fs::path& dir) {
   if (!fs::exists(dir / "metrics.jsonl")) return {0, 0};
   try {
     const auto facts = read_metrics_file(dir / "metrics.jsonl");
-    std::uint64_t failed = 0;
-    for (const auto& f : facts) failed += f.failed;
-    return {facts.size(), failed};
+    return {facts.size(), summarize(facts, {}).failed};
   } catch (const UserError&) {
     return {0, 0};
   }
