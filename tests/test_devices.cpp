@@ -2,6 +2,7 @@
 
 #include "engine/core/error.hpp"
 #include "engine/training/devices.hpp"
+#include "engine/training/job_board.hpp"
 
 using namespace drift;
 
@@ -46,4 +47,77 @@ TEST_CASE("jobs go to the least-loaded device with an idle slot", "[devices]") {
   CHECK(least_loaded_device(devices, {1, 3}) == 0u);  // 1/2 < 3/4
   CHECK(least_loaded_device(devices, {2, 3}) == 1u);  // the CPU is full
   CHECK_FALSE(least_loaded_device(devices, {2, 4}).has_value());
+}
+
+TEST_CASE("job board: the least loaded device's lowest idle slot, in queue order", "[devices][job_board]") {
+  JobBoard<int> board;
+  board.add_device("cpu", DeviceSlots{torch::kCPU, 2}, false);        // slots 0, 1
+  board.add_device("worker 'a'", DeviceSlots{torch::kCPU, 1}, true);  // slot 2
+  for (int job = 10; job < 14; ++job) board.submit(job);
+  std::vector<std::pair<int, std::size_t>> placed;
+  while (auto s = board.start_next(0.0)) placed.emplace_back(s->job, s->slot);
+  // cpu 0/2 vs worker 0/1 -> cpu; cpu 1/2 vs 0/1 -> worker; then cpu's second slot; none idle.
+  CHECK(placed == std::vector<std::pair<int, std::size_t>>{{10, 0}, {11, 2}, {12, 1}});
+  CHECK(board.queued() == 1);
+  CHECK(board.live_workers() == 1);
+  CHECK(board.live_slots() == 3);
+  CHECK(board.finish(1, 2.0) == 11);  // the worker's job: its slot is idle again
+  CHECK_FALSE(board.finish(1, 2.0).has_value());
+  const auto next = board.start_next(3.0);
+  REQUIRE(next.has_value());
+  CHECK(next->job == 13);
+  CHECK(next->slot == 2);
+}
+
+TEST_CASE("job board: a worker's deadline follows its mean job, never before its first", "[devices][job_board]") {
+  JobBoard<int> board;
+  const auto worker = board.add_device("worker 'a'", DeviceSlots{torch::kCPU, 1}, true);
+  const JobDeadline rule{10, 5};
+  board.submit(1);
+  board.submit(2);
+  board.start_next(0.0);
+  CHECK_FALSE(board.overdue(worker, 1000.0, rule).has_value());  // no finished job yet
+  board.finish(0, 0.25);                                         // mean 0.25 s: the 5 s floor rules
+  board.start_next(1.0);
+  CHECK_FALSE(board.overdue(worker, 5.9, rule).has_value());
+  const auto late = board.overdue(worker, 6.5, rule);
+  REQUIRE(late.has_value());
+  CHECK(*late == "a job ran 5.5 s, past its deadline of 5 s (10 s x its mean job of 0.25 s)");
+  board.finish(1, 2.25);  // mean (0.25 + 1.25) / 2 = 0.75: deadline 7.5 s
+  board.submit(3);
+  board.start_next(10.0);
+  CHECK_FALSE(board.overdue(worker, 17.0, rule).has_value());
+  CHECK(board.overdue(worker, 17.6, rule).has_value());
+}
+
+TEST_CASE("job board: a retired device gives its running jobs back, in order, and they run first",
+          "[devices][job_board]") {
+  JobBoard<int> board;
+  const auto cpu = board.add_device("cpu", DeviceSlots{torch::kCPU, 1}, false);
+  const auto worker = board.add_device("worker 'a'", DeviceSlots{torch::kCPU, 2}, true);
+  for (int job = 1; job <= 4; ++job) board.submit(job);
+  while (board.start_next(0.0)) {
+  }
+  // cpu took 1 (slot 0), the worker 2 and 3; 4 waits.
+  auto back = board.retire(worker);
+  CHECK(back == std::vector<int>{2, 3});
+  CHECK_FALSE(board.live(worker));
+  CHECK(board.live_workers() == 0);
+  CHECK(board.live_slots() == 1);
+  CHECK_FALSE(board.finish(1, 1.0).has_value());  // a late answer of the let-go worker
+  board.requeue_first(std::move(back));
+  CHECK(board.finish(0, 1.0) == 1);
+  std::vector<int> order;
+  while (true) {
+    const auto s = board.start_next(1.0);
+    if (!s) break;
+    order.push_back(s->job);
+    board.finish(s->id, 2.0);
+  }
+  CHECK(order == std::vector<int>{2, 3, 4});
+  CHECK(board.live(cpu));
+  board.let_go(cpu);  // released: nothing new starts there
+  board.submit(5);
+  CHECK_FALSE(board.start_next(3.0).has_value());
+  CHECK(board.take_queued() == std::vector<int>{5});
 }

@@ -1,0 +1,193 @@
+#pragma once
+// The device pool's rules, without its messaging: which slot runs the next job, how a device's
+// jobs come back when it leaves, and when a worker's job is overdue. The pool actor keeps the
+// slots' handles and the jobs' reply promises; everything it decides is decided here, in plain
+// C++ that the unit tests drive with made-up clocks.
+#include <algorithm>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/training/devices.hpp"
+
+namespace drift {
+
+// When a worker's job counts as hung: it ran longer than `factor` times the device's mean job
+// and longer than `min_seconds`. A device has no deadline before its first finished job.
+struct JobDeadline {
+  double factor = 10;
+  double min_seconds = 60;
+};
+
+template <class Job>
+class JobBoard {
+ public:
+  // A job just given a slot: the caller sends it there and later reports finish(id).
+  struct Started {
+    std::uint64_t id;
+    std::size_t slot;
+    Job& job;
+  };
+
+  // A device and its slots, numbered after every earlier device's; `remote` for a worker.
+  std::size_t add_device(std::string name, DeviceSlots capacity, bool remote) {
+    Device device;
+    device.name = std::move(name);
+    device.remote = remote;
+    device.capacity = capacity;
+    for (std::uint32_t k = 0; k < capacity.slots; ++k) {
+      device.idle.push_back(device_of_slot_.size());
+      device_of_slot_.push_back(devices_.size());
+    }
+    devices_.push_back(std::move(device));
+    return devices_.size() - 1;
+  }
+
+  void submit(Job job) { queue_.push_back(std::move(job)); }
+
+  // Jobs that must run before anything queued (a let-go worker's), in their order.
+  void requeue_first(std::vector<Job> jobs) {
+    for (auto it = jobs.rbegin(); it != jobs.rend(); ++it) queue_.push_front(std::move(*it));
+  }
+
+  // Every queued job, for the caller to refuse: the queue is empty afterwards.
+  std::vector<Job> take_queued() {
+    std::vector<Job> jobs(std::make_move_iterator(queue_.begin()), std::make_move_iterator(queue_.end()));
+    queue_.clear();
+    return jobs;
+  }
+
+  // The next queued job on the lowest idle slot of the least loaded device; none when the
+  // queue is empty or no slot is idle. `now`: seconds on the caller's clock.
+  std::optional<Started> start_next(double now) {
+    if (queue_.empty()) return std::nullopt;
+    std::vector<DeviceSlots> capacity;
+    std::vector<std::uint32_t> running;
+    for (const auto& device : devices_) {
+      capacity.push_back(device.capacity);
+      running.push_back(device.running);
+    }
+    const auto chosen = least_loaded_device(capacity, running);
+    if (!chosen) return std::nullopt;
+    auto& device = devices_[*chosen];
+    const auto slot = device.idle.front();
+    device.idle.pop_front();
+    ++device.running;
+    const auto id = next_id_++;
+    auto& entry = running_.emplace(id, Running{std::move(queue_.front()), slot, now}).first->second;
+    queue_.pop_front();
+    return Started{id, slot, entry.job};
+  }
+
+  // A slot answered job `id`: its job back, its device's mean job time updated and the slot
+  // idle again. None for a job its device's retirement already gave back.
+  std::optional<Job> finish(std::uint64_t id, double now) {
+    auto it = running_.find(id);
+    if (it == running_.end()) return std::nullopt;
+    Job job = std::move(it->second.job);
+    const auto slot = it->second.slot;
+    const double took = now - it->second.started;
+    running_.erase(it);
+    auto& device = devices_[device_of_slot_[slot]];
+    device.job_seconds += (took - device.job_seconds) / static_cast<double>(++device.jobs_done);  // running mean
+    if (device.capacity.slots > 0) {
+      --device.running;
+      device.idle.push_back(slot);
+    }
+    return job;
+  }
+
+  // The one way a device leaves: its slots stop counting and its running jobs come back in
+  // the order they started, for the caller to refuse or requeue. Their late answers are then
+  // unknown to finish().
+  std::vector<Job> retire(std::size_t d) {
+    auto& device = devices_[d];
+    device.capacity.slots = 0;
+    device.running = 0;
+    device.idle.clear();
+    std::vector<Job> jobs;
+    for (auto it = running_.begin(); it != running_.end();) {
+      if (device_of_slot_[it->second.slot] != d) {
+        ++it;
+        continue;
+      }
+      jobs.push_back(std::move(it->second.job));
+      it = running_.erase(it);
+    }
+    return jobs;
+  }
+
+  // A released device: its slots stop counting, and what it still runs is answered as usual.
+  void let_go(std::size_t d) {
+    devices_[d].capacity.slots = 0;
+    devices_[d].idle.clear();
+  }
+
+  // Why a job of device d is overdue at `now`, if one is.
+  std::optional<std::string> overdue(std::size_t d, double now, const JobDeadline& rule) const {
+    const auto& device = devices_[d];
+    if (device.jobs_done == 0) return std::nullopt;
+    const double deadline = std::max(rule.min_seconds, rule.factor * device.job_seconds);
+    for (const auto& [id, r] : running_) {
+      if (device_of_slot_[r.slot] != d) continue;
+      const double ran = now - r.started;
+      if (ran > deadline)
+        return "a job ran " + seconds_text(ran) + ", past its deadline of " + seconds_text(deadline) + " (" +
+               seconds_text(rule.factor) + " x its mean job of " + seconds_text(device.job_seconds) + ")";
+    }
+    return std::nullopt;
+  }
+
+  std::size_t devices() const { return devices_.size(); }
+  const std::string& name(std::size_t d) const { return devices_[d].name; }
+  bool remote(std::size_t d) const { return devices_[d].remote; }
+  // A device is live while it has slots: a retired one has none.
+  bool live(std::size_t d) const { return devices_[d].capacity.slots > 0; }
+  std::uint32_t live_workers() const {
+    std::uint32_t n = 0;
+    for (std::size_t d = 0; d < devices_.size(); ++d) n += live(d) && remote(d);
+    return n;
+  }
+  std::size_t live_slots() const {
+    std::size_t n = 0;
+    for (const auto& device : devices_) n += device.capacity.slots;
+    return n;
+  }
+  std::size_t queued() const { return queue_.size(); }
+
+  static std::string seconds_text(double s) {
+    std::ostringstream out;
+    out.precision(3);
+    out << s << " s";
+    return out.str();
+  }
+
+ private:
+  struct Device {
+    std::string name;
+    bool remote = false;
+    DeviceSlots capacity;          // slots: 0 once retired
+    std::uint32_t running = 0;     // jobs running
+    std::deque<std::size_t> idle;  // idle slots, lowest first
+    double job_seconds = 0.0;      // mean seconds of its finished jobs
+    std::uint64_t jobs_done = 0;
+  };
+  struct Running {
+    Job job;
+    std::size_t slot;
+    double started;
+  };
+
+  std::vector<Device> devices_;
+  std::vector<std::size_t> device_of_slot_;
+  std::deque<Job> queue_;
+  std::map<std::uint64_t, Running> running_;  // by id: the order jobs started
+  std::uint64_t next_id_ = 0;
+};
+
+}  // namespace drift
