@@ -13,6 +13,7 @@
 #include "engine/core/error.hpp"
 #include "engine/metrics/report_sequence.hpp"
 #include "engine/sim/driver.hpp"
+#include "engine/sim/round_rules.hpp"
 #include "engine/tensors/update_check.hpp"
 #include "engine/training/local_training.hpp"
 #include "messages/codec.hpp"
@@ -95,13 +96,12 @@ class Host final : public JobRunner, public DriverListener {
   // trains on its own, as it would unpacked.
   void launch_round(const std::vector<std::pair<std::uint64_t, std::uint32_t>>& jobs,
                     const std::shared_ptr<const TrainingTask>& task) override {
-    for (std::size_t i = 0; i < jobs.size(); i += pack_) {
-      const auto end = std::min(jobs.size(), i + pack_);
-      if (end - i == 1)
-        launch(jobs[i].first, jobs[i].second, task);
+    for (const auto& [begin, end] : pack_ranges(jobs.size(), pack_)) {
+      if (end - begin == 1)
+        launch(jobs[begin].first, jobs[begin].second, task);
       else
-        launch_pack({jobs.begin() + static_cast<std::ptrdiff_t>(i), jobs.begin() + static_cast<std::ptrdiff_t>(end)},
-                    task);
+        launch_pack(
+            {jobs.begin() + static_cast<std::ptrdiff_t>(begin), jobs.begin() + static_cast<std::ptrdiff_t>(end)}, task);
     }
   }
 
@@ -146,10 +146,11 @@ class Host final : public JobRunner, public DriverListener {
   }
 
   void job_failed(std::uint64_t job, const caf::error& err) {
-    if (is_pool_error(err, PoolError::no_slots)) return fail(error_text(err));
+    const auto loss = job_loss(err);
+    if (training_loss_ends_run(loss)) return fail(error_text(err));
     JobOutcome o;
     o.error = error_text(err);
-    o.lost = is_pool_error(err, PoolError::worker_lost);
+    o.lost = loss == JobLoss::worker_lost;
     drive([&] { driver_->on_outcome(job, std::move(o)); });
   }
 
@@ -287,8 +288,9 @@ class Host final : public JobRunner, public DriverListener {
               flush();
             },
             [this, id, i, job, weights](caf::error& err) {
-              if (is_pool_error(err, PoolError::worker_lost)) return evaluate_chunk(id, i, job, weights);
-              fail((is_pool_error(err, PoolError::no_slots) ? "" : "evaluation failed: ") + error_text(err));
+              const auto loss = job_loss(err);
+              if (evaluation_runs_again(loss)) return evaluate_chunk(id, i, job, weights);
+              fail(evaluation_failure(loss, error_text(err)));
             });
   }
 
@@ -305,7 +307,7 @@ class Host final : public JobRunner, public DriverListener {
     }
     if (const auto end = reports_.finish()) {
       auto done = done_;
-      self_->request(peers_.sink, caf::infinite, finish_atom::value, name_of(end->status), end->reason)
+      self_->request(peers_.sink, caf::infinite, finish_atom::value, end->status, end->reason)
           .then([done](double best) mutable { done.deliver(best); },
                 [done](caf::error& err) mutable { done.deliver(std::move(err)); });
     }

@@ -1,5 +1,7 @@
 #include "actors/wire.hpp"
 
+#include "engine/metrics/summary.hpp"
+
 namespace drift::actors {
 
 void add_message_types(caf::actor_system_config& cfg) {
@@ -7,6 +9,8 @@ void add_message_types(caf::actor_system_config& cfg) {
   // A worker's trainer slots travel to the coordinator as typed handles.
   cfg.add_message_type<slot_actor>("drift.slot");
   cfg.add_message_type<std::vector<slot_actor>>("drift.slots");
+  // How a run ended, from the server to the metrics sink.
+  cfg.add_message_type<RunStatus>("drift.run_status");
 }
 
 namespace {
@@ -19,6 +23,12 @@ caf::error make_pool_error(PoolError code, std::string text) {
 
 bool is_pool_error(const caf::error& err, PoolError code) {
   return err.category() == kPoolCategory && err.code() == static_cast<std::uint8_t>(code);
+}
+
+JobLoss job_loss(const caf::error& err) {
+  if (is_pool_error(err, PoolError::worker_lost)) return JobLoss::worker_lost;
+  if (is_pool_error(err, PoolError::no_slots)) return JobLoss::no_slots;
+  return JobLoss::error;
 }
 
 std::string exit_text(const caf::error& reason) {

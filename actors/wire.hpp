@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "actors/protocols.hpp"
+#include "engine/sim/job_loss.hpp"
 #include "messages/buffer.hpp"
 
 namespace drift::msg {
@@ -42,6 +43,8 @@ enum class PoolError : std::uint8_t {
 };
 caf::error make_pool_error(PoolError code, std::string text);
 bool is_pool_error(const caf::error& err, PoolError code);
+// What the engine's rules call a job the pool gave back with `err`.
+JobLoss job_loss(const caf::error& err);
 
 // Registers drift's message types; every process of a federation must call it.
 void add_message_types(caf::actor_system_config& cfg);

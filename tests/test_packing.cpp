@@ -7,6 +7,8 @@
 #include "engine/compose/loader.hpp"
 #include "engine/compose/packing.hpp"
 #include "engine/core/error.hpp"
+#include "engine/sim/job_loss.hpp"
+#include "engine/sim/round_rules.hpp"
 #include "engine/training/batch_schedule.hpp"
 #include "engine/training/local_training.hpp"
 #include "engine/training/packed_training.hpp"
@@ -237,4 +239,23 @@ TEST_CASE("pack messages round-trip and refuse what cannot be", "[packing][codec
   CHECK(back[1].update.empty());
   CHECK_THROWS_WITH(msg::decode_pack_result(msg::encode_pack_result({{1, {}, ""}})), Catch::Contains("neither"));
   CHECK_THROWS_WITH(msg::decode_pack_result(msg::encode_pack_result({{1, update, "x"}})), Catch::Contains("both"));
+}
+
+TEST_CASE("a round's jobs go in consecutive packs, a lone last job alone", "[packing]") {
+  using Ranges = std::vector<std::pair<std::size_t, std::size_t>>;
+  CHECK(pack_ranges(7, 3) == Ranges{{0, 3}, {3, 6}, {6, 7}});
+  CHECK(pack_ranges(6, 3) == Ranges{{0, 3}, {3, 6}});
+  CHECK(pack_ranges(2, 1) == Ranges{{0, 1}, {1, 2}});
+  CHECK(pack_ranges(2, 8) == Ranges{{0, 2}});
+  CHECK(pack_ranges(0, 4).empty());
+}
+
+TEST_CASE("a job given back: a lost worker's evaluation runs again, no slot ends the run", "[packing]") {
+  CHECK(training_loss_ends_run(JobLoss::no_slots));
+  CHECK_FALSE(training_loss_ends_run(JobLoss::worker_lost));
+  CHECK_FALSE(training_loss_ends_run(JobLoss::error));
+  CHECK(evaluation_runs_again(JobLoss::worker_lost));
+  CHECK_FALSE(evaluation_runs_again(JobLoss::error));
+  CHECK(evaluation_failure(JobLoss::error, "bad reply") == "evaluation failed: bad reply");
+  CHECK(evaluation_failure(JobLoss::no_slots, "no trainer slot remains") == "no trainer slot remains");
 }

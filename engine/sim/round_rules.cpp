@@ -41,4 +41,11 @@ bool evaluation_due(const Scenario& scenario, std::uint32_t aggregation, bool la
   return last || aggregation % static_cast<std::uint32_t>(scenario.evaluation.every) == 0;
 }
 
+std::vector<std::pair<std::size_t, std::size_t>> pack_ranges(std::size_t jobs, std::size_t pack) {
+  std::vector<std::pair<std::size_t, std::size_t>> ranges;
+  const std::size_t step = std::max<std::size_t>(pack, 1);
+  for (std::size_t i = 0; i < jobs; i += step) ranges.emplace_back(i, std::min(jobs, i + step));
+  return ranges;
+}
+
 }  // namespace drift

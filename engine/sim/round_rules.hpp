@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "engine/sim/driver.hpp"
 #include "engine/sim/roster.hpp"
@@ -36,5 +38,9 @@ bool stop_reached(const Scenario& scenario, std::uint32_t aggregations, double n
 
 // Aggregation number `aggregation` is evaluated every evaluation.every and at the last.
 bool evaluation_due(const Scenario& scenario, std::uint32_t aggregation, bool last);
+
+// devices.pack: the round's jobs in consecutive packs of `pack`, as [begin, end) ranges; a range
+// of one (a lone last job, or pack = 1) trains on its own, as it would unpacked.
+std::vector<std::pair<std::size_t, std::size_t>> pack_ranges(std::size_t jobs, std::size_t pack);
 
 }  // namespace drift
