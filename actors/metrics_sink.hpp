@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/compose/run_directory.hpp"
+#include "engine/compose/run_recorder.hpp"
 #include "engine/metrics/round_report.hpp"
 #include "engine/metrics/summary.hpp"
 
@@ -24,16 +24,11 @@ class RunObserver {
   virtual void on_checkpoint(const std::string& text) {}  // a checkpoint was written, and its cost
 };
 
-struct SinkOptions {
-  SummaryTargets targets;
-  std::vector<RoundFacts> earlier;  // a resumed run: the aggregations reported before the checkpoint
-  double wall_before = 0.0;         // a resumed run: wall seconds spent before this process
-  std::string resume_command;       // written into summary.json when the run is interrupted
-};
+using SinkOptions = RecorderOptions;
 
-// Writes every round report into the run directory and tells the observer; on finish,
-// writes summary.json with the driver's status ("completed"; "ended" or "diverged" with the
-// reason) and replies with the summary's best accuracy. On stop (a run that cannot go on),
+// Records every round report (RunRecorder) and tells the observer; on finish, writes
+// summary.json with the driver's status (completed; ended or diverged with the reason) and
+// replies with the summary's best accuracy. On stop (a run that cannot go on),
 // writes summary.json with status "stopped" and the reason, so that the run directory stays
 // complete up to the last reported round.
 caf::behavior metrics_sink(caf::event_based_actor* self, std::shared_ptr<RunDirectory> directory,

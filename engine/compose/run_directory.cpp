@@ -272,10 +272,10 @@ void RunDirectory::write_participation() {
   flush_checked(out, path_ / "participation.csv");
 }
 
-void RunDirectory::write_summary(const RunSummary& s, const std::string& status, double wall_seconds,
-                                 const std::string& reason, const std::string& resume) {
+void RunDirectory::write_summary(const RunSummary& s, RunStatus status, double wall_seconds, const std::string& reason,
+                                 const std::string& resume) {
   json summary = summary_fields_json(s);
-  summary["status"] = status;
+  summary["status"] = std::string(name_of(status));
   summary["wall_seconds"] = wall_seconds;
   // Measured, like wall_seconds: the process's peak resident memory so far.
   rusage usage{};

@@ -49,8 +49,8 @@ class RunDirectory {
   std::string marks();
   void append(const RoundReport& report);  // metrics.jsonl, clients.csv, timings.jsonl
   // `resume`: the command that continues an interrupted run.
-  void write_summary(const RunSummary& summary, const std::string& status, double wall_seconds,
-                     const std::string& reason = "", const std::string& resume = "");
+  void write_summary(const RunSummary& summary, RunStatus status, double wall_seconds, const std::string& reason = "",
+                     const std::string& resume = "");
   // participation.csv: per client, how often it was selected, aggregated, late, dropped, failed
   // (and, in a private run, its own epsilon from the aggregations it took part in).
   void write_participation();
