@@ -164,7 +164,7 @@ std::shared_ptr<Model> make_architecture_model(const Scenario& scenario, const D
   options.shared_seed = scenario.seed;
   options.script_file = scenario.model_file;
   options.script_digest = scenario.model_digest;
-  options.script_weights = scenario.model_init == "file";
+  options.script_weights = scenario.model_init == ModelInit::file;
   options.script_backbone = algorithm != nullptr && algorithm->reads_features;
   return make_model(name, train.input_shape(), train.num_classes, scenario.seed, options);
 }

@@ -43,8 +43,6 @@ std::string fedbuff_only(const S& s) {
 
 std::string for_torchscript(const S& s) { return uses_torchscript(s) ? "" : "without model \"torchscript\""; }
 
-std::vector<std::string> model_init_names() { return {"file", "seed"}; }
-
 // [model] group: "resnet8, resnet10" into the names, each a known model.
 void store_model_group(S& s, const ParamValue& v) {
   const auto& text = std::get<std::string>(v);
@@ -158,7 +156,7 @@ std::vector<ScenarioSection> make_sections() {
         bind_key<S>("file", "torchscript: the module file torch.jit.save wrote, relative to the scenario (docs/torchscript.md)",
                 &S::model_file).idle_when(for_torchscript),
         bind_key<S>("init", "torchscript: initial weights from the file, or drawn from the seed as drift's own layers are",
-                &S::model_init).choices(model_init_names).idle_when(for_torchscript),
+                &S::model_init).idle_when(for_torchscript),
         bind_key<S>("digest", "torchscript: the file's digest; written when the scenario is resolved, and a file whose bytes differ is refused",
                 &S::model_digest).idle_when(for_torchscript)}},
       {"plugins", "shared libraries that add algorithms, samplers, models and datasets (docs/plugins.md)",

@@ -55,6 +55,8 @@ enum class DpClip { fixed, adaptive };
 enum class SecAggProtocol { none, secagg, secagg_plus };
 enum class SecAggEncoding { flower, flsim, signed_mod };
 enum class SecAggRounding { stochastic, deterministic };
+// model.init of a TorchScript model: its initial weights from the file, or drawn from the seed.
+enum class ModelInit { file, seed };
 
 template <typename Choice>
 struct ChoiceNames;  // names[i] spells the enumerator whose value is i
@@ -82,6 +84,10 @@ struct ChoiceNames<SecAggEncoding> {
 template <>
 struct ChoiceNames<SecAggRounding> {
   static constexpr std::array<std::string_view, 2> names{"stochastic", "deterministic"};
+};
+template <>
+struct ChoiceNames<ModelInit> {
+  static constexpr std::array<std::string_view, 2> names{"file", "seed"};
 };
 
 template <>

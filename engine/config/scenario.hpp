@@ -195,10 +195,10 @@ struct Scenario {
   std::vector<std::uint32_t> model_assignment;
   std::int64_t feature_dim = 0;  // common feature width (AdaptiveAvgPool1d); 0 = the architecture's own
   // model "torchscript": the module file (absolute once resolved), the digest of its bytes that
-  // the resolved scenario records, and where the initial weights come from ("file" or "seed").
+  // the resolved scenario records, and where the initial weights come from.
   std::string model_file;
   std::string model_digest;
-  std::string model_init = "file";
+  ModelInit model_init = ModelInit::file;
   // [plugins]: the libraries whose algorithms, samplers, models and datasets the scenario may
   // name (absolute and comma-separated once resolved), and their digests (docs/plugins.md).
   std::string plugin_files;
