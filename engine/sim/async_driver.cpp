@@ -8,10 +8,11 @@
 // awaited, no event is applied.
 #include <cmath>
 #include <map>
-#include <sstream>
 #include <string>
 
+#include "engine/core/flag_guard.hpp"
 #include "engine/sim/async_aggregation.hpp"
+#include "engine/sim/async_idle.hpp"
 #include "engine/sim/async_jobs.hpp"
 #include "engine/sim/async_reports.hpp"
 #include "engine/sim/divergence.hpp"
@@ -23,32 +24,6 @@
 namespace drift {
 namespace {
 
-// When someone is online but the sampler chose nobody, look again this much later (virtual
-// seconds), at most this many times in a row.
-constexpr double kIdleRetry = 60.0;
-constexpr int kMaxIdleRetries = 100000;
-// Clients dropped at the moment they were dispatched, at one virtual time, before the driver
-// concludes the sampler keeps choosing clients that cannot train (per slot of concurrency).
-constexpr std::uint64_t kMaxInstantDropsPerSlot = 1000;
-
-std::string seconds_text(double t) {
-  std::ostringstream out;
-  out << t << " s";
-  return out.str();
-}
-
-// Sets a flag for the lifetime of a scope.
-class FlagGuard {
- public:
-  explicit FlagGuard(bool& flag) : flag_(flag) { flag_ = true; }
-  ~FlagGuard() { flag_ = false; }
-  FlagGuard(const FlagGuard&) = delete;
-  FlagGuard& operator=(const FlagGuard&) = delete;
-
- private:
-  bool& flag_;
-};
-
 class AsyncDriver final : public Driver {
  public:
   AsyncDriver(DriverSetup setup, JobRunner& runner, DriverListener& listener)
@@ -56,7 +31,8 @@ class AsyncDriver final : public Driver {
         aggregation_(parts_.scenario, std::move(setup.initial_weights), std::move(setup.algorithm)),
         private_models_(setup.private_models),
         personal_(private_models_ ? parts_.population->size() : 0),
-        reports_(parts_.scenario, listener, private_models_ ? &personal_ : nullptr) {}
+        reports_(parts_.scenario, listener, private_models_ ? &personal_ : nullptr),
+        idle_(parts_.scenario.async.concurrency) {}
 
   void start() override {
     open_report();
@@ -125,10 +101,9 @@ class AsyncDriver final : public Driver {
         if (!request_fill()) return;
         continue;
       }
-      idle_retries_ = 0;
       auto node = inflight_.extract(best_job);
       const bool instant_drop = !node.mapped().launched && best_time <= node.mapped().plan.start;
-      if (best_time > now_) instant_drops_ = 0;
+      idle_.event_applied(best_time, now_);
       now_ = std::max(now_, best_time);
       handle(node.mapped(), best_time);
       if (finished_) return;
@@ -188,8 +163,7 @@ class AsyncDriver final : public Driver {
     report_.staleness = std::move(applied.staleness);
     std::sort(report_.staleness.begin(), report_.staleness.end());
     report_.num_updates = static_cast<std::uint32_t>(applied.updates.size());
-    if (parts_.privacy)
-      parts_.privacy->record(report_, clients, true, applied.dp_clipped, applied.dp_clip, applied.dp_noise_std);
+    parts_.record_privacy(report_, clients, true, applied.dp_clipped, applied.dp_clip, applied.dp_noise_std);
     parts_.accounting.account(report_, clients, std::move(applied.shares));
     report_.round = aggregations_;
     report_.model_version = aggregation_.version();
@@ -231,7 +205,7 @@ class AsyncDriver final : public Driver {
     report_.time_end = now_;
     report_.total_rounds = parts_.scenario.rounds;
     report_.divergence = why;
-    if (parts_.privacy) parts_.privacy->record(report_, {}, false, 0, 0.0, 0.0);
+    parts_.record_privacy(report_, {}, false, 0, 0.0, 0.0);
     parts_.accounting.account(report_, {}, {});
     reports_.aggregated(std::move(report_), nullptr, false);
     open_report();
@@ -264,47 +238,21 @@ class AsyncDriver final : public Driver {
   // Nothing runs and the sampler chose nobody: move virtual time to when someone is online,
   // or the next timeline entry, whichever is first. False when the run ended instead.
   bool wait_for_clients() {
-    const double next = std::min(parts_.roster.next_available(now_), parts_.timeline.next_timed_entry());
-    if (next == kNever) {
-      finish(nobody_left());
+    std::string why;
+    if (!idle_.wait(now_, std::min(parts_.roster.next_available(now_), parts_.timeline.next_timed_entry()), why)) {
+      finish(why);
       return false;
     }
-    if (next > now_) {
-      idle_retries_ = 0;
-      now_ = next;
-    } else {
-      // Someone is online, yet the sampler chose nobody (its fraction is 0, say): look again later.
-      if (++idle_retries_ > kMaxIdleRetries) {
-        finish("the sampler chose nobody for " + std::to_string(kMaxIdleRetries) + " consecutive looks, " +
-               seconds_text(kIdleRetry) + " apart, although clients were online");
-        return false;
-      }
-      now_ += kIdleRetry;
-    }
-    instant_drops_ = 0;
     parts_.timeline.apply_due(aggregations_ + 1, now_);
     return true;
   }
 
-  // A client dropped the moment it was dispatched (it was offline). If nobody idle is online
-  // now, asking the sampler again at this virtual time could only bring more such drops, for
-  // ever: the fills wait until time moves (an event, or wait_for_clients). If someone is
-  // online, the sampler is asked again, a bounded number of times. False when the run ended.
+  // A client dropped the moment it was dispatched: AsyncIdle decides. False when the run ended.
   bool note_instant_drop() {
-    if (parts_.roster.next_available(now_) > now_) {
-      stalled_at_ = now_;
-      return true;
-    }
-    const auto limit = kMaxInstantDropsPerSlot * static_cast<std::uint64_t>(parts_.scenario.async.concurrency);
-    if (++instant_drops_ <= limit) return true;
-    finish("at virtual time " + seconds_text(now_) + " the sampler chose " + std::to_string(limit) +
-           " clients in a row that dropped out at once, although others were online");
+    std::string why;
+    if (idle_.instant_drop(now_, parts_.roster.next_available(now_) <= now_, why)) return true;
+    finish(why);
     return false;
-  }
-
-  std::string nobody_left() const {
-    return "no client can train after virtual time " + seconds_text(now_) +
-           ": none is online or will come online again, and no timeline entry is left";
   }
 
   // Asks the sampler for one client per free slot. False while its answer is awaited (a host
@@ -312,7 +260,7 @@ class AsyncDriver final : public Driver {
   bool request_fill() {
     const auto running = static_cast<std::int64_t>(inflight_.size());
     if (stopping() || running >= parts_.scenario.async.concurrency) return true;
-    if (stalled_at_ == now_ && parts_.roster.next_available(now_) > now_) return true;
+    if (idle_.stalled(now_) && parts_.roster.next_available(now_) > now_) return true;
     auto request = parts_.selection_request(aggregations_ + 1, now_);
     request.slots = static_cast<std::uint32_t>(parts_.scenario.async.concurrency - running);
     awaiting_selection_ = true;
@@ -339,7 +287,7 @@ class AsyncDriver final : public Driver {
     const auto job = f.plan.job;
     inflight_.emplace(job, std::move(f));
     if (inflight_.at(job).launched) {
-      instant_drops_ = 0;
+      idle_.launched();
       parts_.runner.launch(job, c, task_);
     }
   }
@@ -358,9 +306,7 @@ class AsyncDriver final : public Driver {
   std::shared_ptr<const TrainingTask> task_;
   std::uint64_t task_bytes_ = 0;
   RoundReport report_;
-  int idle_retries_ = 0;
-  std::uint64_t instant_drops_ = 0;  // in a row, while others were online
-  double stalled_at_ = -1.0;         // a virtual time at which nobody idle was online
+  AsyncIdle idle_;
   bool awaiting_selection_ = false;
   bool advancing_ = false;
   bool finished_ = false;
@@ -377,9 +323,7 @@ void AsyncDriver::archive(StateArchive& ar) {
   ar.value(now_);
   ar.value(aggregations_);
   ar.value(failed_in_a_row_);
-  ar.value(idle_retries_);
-  ar.value(instant_drops_);
-  ar.value(stalled_at_);
+  idle_.archive(ar);
   parts_.archive(ar);
   aggregation_.archive(ar);
   personal_.archive(ar);

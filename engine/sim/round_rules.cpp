@@ -41,6 +41,46 @@ bool evaluation_due(const Scenario& scenario, std::uint32_t aggregation, bool la
   return last || aggregation % static_cast<std::uint32_t>(scenario.evaluation.every) == 0;
 }
 
+LaunchDecision decide_launch(const TaskPlan& plan, double now, double offline, double deadline_at,
+                             const SimulationConfig& simulation) {
+  if (offline < plan.earliest_finish || plan.drop_time < plan.earliest_finish)
+    return {LaunchDecision::drop, std::min(offline, plan.drop_time),
+            offline <= now             ? "offline when selected"
+            : offline < plan.drop_time ? "went offline"
+                                       : "dropped out"};
+  if (plan.earliest_finish > deadline_at && simulation.late_updates == LateUpdates::discard && !simulation.train_doomed)
+    return {LaunchDecision::late, plan.earliest_finish, "certain to miss the deadline: not trained"};
+  return {};
+}
+
+AggregationInput aggregation_input(std::uint32_t round, std::uint64_t version,
+                                   const std::vector<ClientUpdate>& accepted) {
+  AggregationInput input;
+  input.round = round;
+  for (const auto& u : accepted) {
+    input.staleness.push_back(version - u.model_version);
+    input.pulled_version.push_back(u.model_version);
+  }
+  return input;
+}
+
+std::vector<std::pair<const NamedTensors*, JobLaunches>> group_by_start_model(
+    const JobLaunches& jobs, const std::function<const NamedTensors*(std::uint32_t)>& start_model) {
+  std::vector<std::pair<const NamedTensors*, JobLaunches>> groups;
+  for (const auto& job : jobs) {
+    const auto* start = start_model(job.second);
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == start; });
+    if (it == groups.end()) it = groups.insert(groups.end(), {start, {}});
+    it->second.push_back(job);
+  }
+  return groups;
+}
+
+std::string nobody_can_take_part(std::uint32_t round, double now) {
+  return "no client can take part from round " + std::to_string(round) + " on (virtual time " + std::to_string(now) +
+         " s): none is online or will come online again, and no timeline entry is left";
+}
+
 std::vector<std::pair<std::size_t, std::size_t>> pack_ranges(std::size_t jobs, std::size_t pack) {
   std::vector<std::pair<std::size_t, std::size_t>> ranges;
   const std::size_t step = std::max<std::size_t>(pack, 1);

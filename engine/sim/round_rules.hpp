@@ -2,6 +2,7 @@
 // The rules both round drivers follow, each in one place: what became of a job, what a
 // training task holds, when the run stops and when the global model is evaluated.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -29,6 +30,18 @@ Triage triage(const TaskPlan& plan, const JobOutcome& outcome, Roster& roster);
 // flight at every event.
 double outcome_time(const TaskPlan& plan, const JobOutcome& outcome, Roster& roster);
 
+// What becomes of a sync task when its round launches. Work that can never be used is not
+// trained: a client offline (`offline`: when it next goes offline) or dropping out before its
+// earliest finish is dropped then; one certain to miss the deadline (at `deadline_at`) is late
+// untrained when late updates are discarded, unless simulation.train_doomed asks to measure it.
+struct LaunchDecision {
+  enum Kind { train, drop, late } kind = train;
+  double at = 0.0;  // drop, late: when the server learns of it
+  std::string why;
+};
+LaunchDecision decide_launch(const TaskPlan& plan, double now, double offline, double deadline_at,
+                             const SimulationConfig& simulation);
+
 // The task of `round` from model `version`, with the learning rate decayed to the round.
 std::shared_ptr<TrainingTask> make_task(const Scenario& scenario, std::uint32_t round, std::uint64_t version,
                                         NamedTensors weights, Payload payload);
@@ -38,6 +51,22 @@ bool stop_reached(const Scenario& scenario, std::uint32_t aggregations, double n
 
 // Aggregation number `aggregation` is evaluated every evaluation.every and at the last.
 bool evaluation_due(const Scenario& scenario, std::uint32_t aggregation, bool last);
+
+// What the server half learns of a sync aggregation's `accepted` updates beside them: each
+// one's staleness against model `version` and the version it pulled.
+AggregationInput aggregation_input(std::uint32_t round, std::uint64_t version,
+                                   const std::vector<ClientUpdate>& accepted);
+
+// Jobs as (job id, client), in job order.
+using JobLaunches = std::vector<std::pair<std::uint64_t, std::uint32_t>>;
+// The jobs grouped by the model they start from, as `start_model` names it for their client:
+// null for the global one, or one the algorithm keeps for them (FedAWE). Groups in the order
+// their first job comes, jobs in job order within each.
+std::vector<std::pair<const NamedTensors*, JobLaunches>> group_by_start_model(
+    const JobLaunches& jobs, const std::function<const NamedTensors*(std::uint32_t)>& start_model);
+
+// Why a sync run ends at `round`: nobody can take part from then on.
+std::string nobody_can_take_part(std::uint32_t round, double now);
 
 // devices.pack: the round's jobs in consecutive packs of `pack`, as [begin, end) ranges; a range
 // of one (a lone last job, or pack = 1) trains on its own, as it would unpacked.

@@ -11,13 +11,13 @@
 #include <optional>
 
 #include "engine/metrics/evaluation.hpp"
+#include "engine/sim/aggregation_stages.hpp"
 #include "engine/sim/divergence.hpp"
 #include "engine/sim/driver_parts.hpp"
 #include "engine/sim/personal_evaluations.hpp"
-#include "engine/sim/private_aggregation.hpp"
 #include "engine/sim/round_rules.hpp"
-#include "engine/sim/secure_aggregation.hpp"
 #include "engine/sim/shadow_cohort.hpp"
+#include "engine/sim/stale_updates.hpp"
 #include "engine/sim/sync_driver.hpp"
 #include "engine/sim/sync_jobs.hpp"
 #include "engine/tensors/tensor_archive.hpp"
@@ -33,11 +33,8 @@ class SyncDriver final : public Driver {
         global_(std::move(setup.initial_weights)),
         private_models_(setup.private_models),
         personal_(private_models_ ? parts_.population->size() : 0),
-        shadow_(parts_.scenario, parts_.population->size()) {
-    if (parts_.privacy) dp_.emplace(parts_.scenario.privacy, parts_.scenario.seed, expected_cohort(parts_.scenario));
-    if (parts_.scenario.secure_aggregation.protocol != SecAggProtocol::none)
-      secagg_.emplace(parts_.scenario, *parts_.population);
-  }
+        shadow_(parts_.scenario, parts_.population->size()),
+        stages_(parts_.scenario, *parts_.population, parts_.privacy.get()) {}
 
   void start() override { begin_round(); }
   bool finished() const override { return finished_; }
@@ -51,15 +48,11 @@ class SyncDriver final : public Driver {
     ar.value(version_);
     ar.value(round_);
     parts_.archive(ar);
-    if (dp_) dp_->archive(ar);
+    stages_.archive(ar);
     archive_named(ar, global_);
     personal_.archive(ar);
     shadow_.archive(ar);
-    ar.vector(stale_, [&](StaleUpdate& s) {
-      ar.value(s.arrival);
-      archive_update(ar, s.update);
-      ar.value(s.bytes);
-    });
+    stale_.archive(ar);
     ar.section("server half");
     algorithm_->archive(ar);
   }
@@ -90,10 +83,7 @@ class SyncDriver final : public Driver {
     parts_.timeline.apply_due(round_, now_);
     // Rounds of nobody would "complete" the run with an untrained model: end it, as async does.
     if (parts_.roster.next_available(now_) == kNever && !parts_.timeline.any_pending())
-      return end_run({RunStatus::ended, "no client can take part from round " + std::to_string(round_) +
-                                            " on (virtual time " + std::to_string(now_) +
-                                            " s): none is online or will come online again, and no timeline entry "
-                                            "is left"});
+      return end_run({RunStatus::ended, nobody_can_take_part(round_, now_)});
     report_ = RoundReport{};
     report_.round = round_;
     report_.total_rounds = parts_.scenario.rounds;
@@ -119,26 +109,18 @@ class SyncDriver final : public Driver {
       p.plan = parts_.planner.plan(c, now_, down, version_);
       record(selected_record(c, now_, down));
       report_.bytes_down += down;
-      const double offline = parts_.roster.offline_between(c, now_, p.plan.earliest_finish);
-      // Work that can never be used is not trained, unless asked to measure it.
-      if (offline < p.plan.earliest_finish || p.plan.drop_time < p.plan.earliest_finish) {
-        const double at = std::min(offline, p.plan.drop_time);
-        planned_events_end_ = std::max(planned_events_end_, at);
-        drop(c, at, p.plan,
-             offline <= now_              ? "offline when selected"
-             : offline < p.plan.drop_time ? "went offline"
-                                          : "dropped out");
+      const auto decision = decide_launch(p.plan, now_, parts_.roster.offline_between(c, now_, p.plan.earliest_finish),
+                                          deadline_at, parts_.scenario.simulation);
+      if (decision.kind != LaunchDecision::train) planned_events_end_ = std::max(planned_events_end_, decision.at);
+      if (decision.kind == LaunchDecision::drop) {
+        drop(c, decision.at, p.plan, decision.why);
         continue;
       }
-      const bool certainly_late = p.plan.earliest_finish > deadline_at;
-      if (certainly_late && parts_.scenario.simulation.late_updates == LateUpdates::discard &&
-          !parts_.scenario.simulation.train_doomed) {
+      if (decision.kind == LaunchDecision::late) {
         ++report_.late;
-        planned_events_end_ = std::max(planned_events_end_, p.plan.earliest_finish);
         report_.wasted_compute_seconds += wasted_compute(p.plan);
-        record(untrained_late_record(c, p.plan.earliest_finish, parts_.population->num_samples[c],
-                                     "certain to miss the deadline: not trained"));
-        parts_.roster.work_until(c, p.plan.earliest_finish);
+        record(untrained_late_record(c, decision.at, parts_.population->num_samples[c], decision.why));
+        parts_.roster.work_until(c, decision.at);
         continue;
       }
       parts_.roster.set_busy(c, true);
@@ -154,13 +136,9 @@ class SyncDriver final : public Driver {
   // The round's jobs, in job order within each group of clients that start from the same model:
   // the global one (`task`), or one the algorithm keeps for them (FedAWE).
   void launch_by_start_model(const std::shared_ptr<TrainingTask>& task) {
-    std::vector<std::pair<const NamedTensors*, std::vector<std::pair<std::uint64_t, std::uint32_t>>>> groups;
-    for (auto& [id, p] : jobs_) {
-      const auto* start = algorithm_->start_model(p.plan.client);
-      auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == start; });
-      if (it == groups.end()) it = groups.insert(groups.end(), {start, {}});
-      it->second.emplace_back(id, p.plan.client);
-    }
+    JobLaunches jobs;
+    for (const auto& [id, p] : jobs_) jobs.emplace_back(id, p.plan.client);
+    const auto groups = group_by_start_model(jobs, [&](std::uint32_t c) { return algorithm_->start_model(c); });
     for (const auto& [start, launches] : groups) {
       if (start == nullptr) {
         parts_.runner.launch_round(launches, task);
@@ -245,23 +223,6 @@ class SyncDriver final : public Driver {
     return end;
   }
 
-  // Stale updates from earlier rounds that have arrived by `end` join this aggregation.
-  void merge_stale(double end, std::vector<ClientUpdate>& accepted, std::vector<StaleUpdate> newly_late) {
-    std::vector<StaleUpdate> keep;
-    for (auto& s : stale_) {
-      if (s.arrival <= end) {
-        const auto& u = s.update;
-        record(arrival_record(ClientEvent::stale, u.client_id, s.arrival, u.num_samples, u.metrics.loss, s.bytes,
-                              version_ - u.model_version, ""));
-        accepted.push_back(std::move(s.update));
-      } else {
-        keep.push_back(std::move(s));
-      }
-    }
-    stale_ = std::move(keep);
-    for (auto& s : newly_late) stale_.push_back(std::move(s));
-  }
-
   void close_round() {
     // Drops and certain lates decided before training count as events too: a round whose every
     // task dropped ends when the server learns of the last drop, not where it began (time ran
@@ -271,7 +232,9 @@ class SyncDriver final : public Driver {
     std::vector<ClientUpdate> accepted;
     std::vector<StaleUpdate> newly_late;
     double end = accept(arrivals, last_event, accepted, newly_late);
-    merge_stale(end, accepted, std::move(newly_late));
+    // Stale updates from earlier rounds that have arrived by the end join this aggregation.
+    for (auto& u : stale_.take_arrived(end, version_, report_.clients)) accepted.push_back(std::move(u));
+    for (auto& s : newly_late) stale_.keep(std::move(s));
     aggregate(accepted, end);
     report_.model_version = version_;
     report_.time_end = end;
@@ -316,33 +279,24 @@ class SyncDriver final : public Driver {
   void aggregate(std::vector<ClientUpdate>& accepted, double& end) {
     std::sort(accepted.begin(), accepted.end(),
               [](const ClientUpdate& a, const ClientUpdate& b) { return a.client_id < b.client_id; });
-    bool enough =
-        !accepted.empty() && static_cast<std::int64_t>(accepted.size()) >= parts_.scenario.simulation.min_cohort;
-    if (enough && secagg_)
-      enough =
-          secagg_->run(round_, protocol_start_, global_, accepted, parts_.roster, dp_ ? &*dp_ : nullptr, report_, end);
+    const bool enough = !accepted.empty() &&
+                        static_cast<std::int64_t>(accepted.size()) >= parts_.scenario.simulation.min_cohort &&
+                        stages_.secure(round_, protocol_start_, global_, accepted, parts_.roster, report_, end);
     std::vector<std::uint32_t> aggregated;
-    AggregationInput input;
-    input.round = round_;
-    for (const auto& u : accepted) {
-      aggregated.push_back(u.client_id);
-      input.staleness.push_back(version_ - u.model_version);
-      input.pulled_version.push_back(u.model_version);
-    }
-    report_.staleness = input.staleness;
-    std::sort(report_.staleness.begin(), report_.staleness.end());
     ClientShares shares;
     if (enough) {
+      for (const auto& u : accepted) aggregated.push_back(u.client_id);
+      const auto input = aggregation_input(round_, version_, accepted);
+      report_.staleness = input.staleness;
+      std::sort(report_.staleness.begin(), report_.staleness.end());
       shadow_.report(report_, global_, accepted, version_);
       Accounting::add_training_metrics(report_, accepted);
-      if (dp_ && !secagg_) dp_->privatise(global_, accepted, round_);  // the server half sees only the private model
+      stages_.privatise(global_, accepted, round_);  // the server half sees only the private model
       algorithm_->aggregate(global_, accepted, input);
       report_.algorithm = algorithm_->metrics();
       shares = algorithm_->shares(accepted);
       ++version_;
     } else {
-      aggregated.clear();
-      report_.staleness.clear();
       for (const auto& u : accepted) report_.discarded_samples += u.num_samples;
       if (algorithm_->aggregate_nothing(global_, AggregationInput{round_})) {
         report_.algorithm = algorithm_->metrics();
@@ -351,10 +305,7 @@ class SyncDriver final : public Driver {
       }
     }
     report_.num_updates = static_cast<std::uint32_t>(aggregated.size());
-    if (parts_.privacy) {
-      const auto dp = dp_->take_stats();
-      parts_.privacy->record(report_, aggregated, enough, dp.clipped, enough ? dp.clip : dp_->clip(), dp.noise_std);
-    }
+    stages_.record(report_, aggregated, enough);
     parts_.accounting.account(report_, aggregated, std::move(shares));
   }
 
@@ -374,9 +325,8 @@ class SyncDriver final : public Driver {
   bool private_models_ = false;
   PersonalEvaluations personal_;
   ShadowCohort shadow_;
-  std::optional<DpMechanism> dp_;           // [privacy]: clipping and noise before the server half
-  std::optional<SecureAggregator> secagg_;  // [secure_aggregation]: the protocol over the accepted
-  double protocol_start_ = 0.0;             // when the accepted clients had trained
+  AggregationStages stages_;
+  double protocol_start_ = 0.0;  // when the accepted clients had trained
   double now_ = 0.0;
   std::uint64_t version_ = 0;
   std::uint32_t round_ = 1;
@@ -386,7 +336,7 @@ class SyncDriver final : public Driver {
   std::map<std::uint64_t, Pending> jobs_;  // by job id
   std::size_t outstanding_ = 0;            // jobs (and shadow jobs) not answered yet
   std::uint32_t answered_ = 0;             // the round's own jobs answered so far
-  std::vector<StaleUpdate> stale_;
+  StaleUpdates stale_;
   bool finished_ = false;
 };
 
