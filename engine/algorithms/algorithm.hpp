@@ -45,9 +45,10 @@ void for_each_local_batch(ClientContext& ctx,
                           const std::function<void(const ModelOutput&, const torch::Tensor&)>& visit);
 
 // Whether the batch being trained belongs to the last local epoch (knowledge collected "during
-// the last epoch", as the FedSKC, FedSC and FPL code do); under local_steps, the last pass begun.
+// the last epoch", as the FedSKC, FedSC and FPL code do); under local_steps, or for partial
+// work that stops early, the last pass begun.
 inline bool in_last_local_epoch(const ClientContext& ctx) {
-  if (ctx.task.hyper.local_steps > 0) return ctx.epoch == ctx.last_epoch;
+  if (ctx.task.hyper.local_steps > 0 || ctx.task.hyper.max_steps > 0) return ctx.epoch == ctx.last_epoch;
   return ctx.epoch + 1 == ctx.task.hyper.local_epochs;
 }
 
@@ -126,6 +127,7 @@ struct FederationShape {
   std::function<std::optional<double>(std::uint32_t client, std::uint32_t round)> participation_probability;
   // The clients' local learning rate in a round (training.lr_schedule); unset where not known.
   std::function<double(std::uint32_t round)> local_lr;
+  double local_momentum = 0.0;  // training.momentum of the clients' SGD
   // Where a server half may keep files that checkpoints refer to (the run directory); empty
   // where there is none (validation, tests).
   std::string state_dir;

@@ -11,6 +11,9 @@ AlgorithmInfo fedadam_info();
 AlgorithmInfo fedyogi_info();
 AlgorithmInfo fedadagrad_info();
 AlgorithmInfo fedavgm_info();
+AlgorithmInfo fednova_info();
+// FedNova's local normaliser a_i of a client that took `steps` SGD steps with `momentum`.
+double fednova_normaliser(std::uint32_t steps, double momentum);
 // Participation-robust server halves and the baselines of their papers (docs/algorithms.md#participation).
 AlgorithmInfo fedau_info();
 AlgorithmInfo fedavg_participants_info();

@@ -32,6 +32,7 @@ Rows<AlgorithmInfo>& algorithm_rows() {
   static Rows<AlgorithmInfo> catalog = {fedavg_info(),
                                         fedprox_info(),
                                         fedavgm_info(),
+                                        fednova_info(),
                                         fedadam_info(),
                                         fedyogi_info(),
                                         fedadagrad_info(),

@@ -197,6 +197,7 @@ FederationShape federation_shape(const Scenario& scenario, const FederationData&
   shape.local_lr = [training = scenario.training](std::uint32_t round) {
     return learning_rate_of_round(training, round);
   };
+  shape.local_momentum = scenario.training.momentum;
   if (shared_model != nullptr)
     shape.model_bytes = floating_bytes(*shared_model);
   else if (!find_algorithm(scenario.algorithm)->private_models)
