@@ -98,6 +98,8 @@ Buffer encode_task(const TrainingTask& task) {
     h.setWeightDecay(task.hyper.weight_decay);
     h.setLocalEpochs(task.hyper.local_epochs);
     h.setLocalSteps(task.hyper.local_steps);
+    if (task.hyper.max_steps > kMaxStepCut) throw std::logic_error("a step cut wider than the task's 16 bits");
+    h.setMaxSteps(static_cast<std::uint16_t>(task.hyper.max_steps));
     h.setBatchSize(task.hyper.batch_size);
     h.setDropLast(task.hyper.drop_last);
     h.setGradClip(task.hyper.grad_clip);
@@ -118,6 +120,7 @@ TrainingTask decode_task(const Buffer& buffer, const DecodeLimits& limits) {
                                      task.hyper.weight_decay = h.getWeightDecay();
                                      task.hyper.local_epochs = h.getLocalEpochs();
                                      task.hyper.local_steps = h.getLocalSteps();
+                                     task.hyper.max_steps = h.getMaxSteps();
                                      task.hyper.batch_size = h.getBatchSize();
                                      task.hyper.drop_last = h.getDropLast();
                                      task.hyper.grad_clip = h.getGradClip();

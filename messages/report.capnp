@@ -23,6 +23,7 @@ struct ClientRecord {
   detail @6 :Text;            # why a job failed
   time @7 :Float64;           # virtual seconds
   staleness @8 :UInt64;
+  steps @9 :UInt32;           # local steps the update took
 }
 
 struct RoundReport {
@@ -96,6 +97,8 @@ struct RoundReport {
   saOverflows @66 :UInt64;
   saClippedCoords @67 :UInt64;
   saQuantizationMse @68 :Float64;
+  partial @69 :Int64;                # simulation.partial_work: aggregated updates cut short; -1: off
+  updateSteps @70 :List(UInt32);     # simulation.partial_work: each aggregated update's steps, ascending
 }
 
 struct NamedValue {

@@ -14,6 +14,7 @@ struct HyperParams {
   dropLast @5 :Bool;
   gradClip @6 :Float64;  # max global gradient norm per step; 0 = off
   localSteps @7 :UInt32;  # > 0: this many batches instead of localEpochs passes
+  maxSteps @8 :UInt16;    # > 0: stop after this many steps (partial work); 16 bits fill a hole, so tasks keep their size
 }
 
 struct TrainingTask {

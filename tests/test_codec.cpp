@@ -105,7 +105,7 @@ TEST_CASE("a client update and the small control messages survive a round trip",
   report.round = 2;
   report.cohort = {3, 4};
   report.per_class_accuracy = {0.5, 1.0};
-  report.clients = {arrival_record(ClientEvent::stale, 3, 12.5, 40, 0.25, 10, 2, "nan loss")};
+  report.clients = {arrival_record(ClientEvent::stale, 3, 12.5, 40, 6, 0.25, 10, 2, "nan loss")};
   report.time_end = 99.25;
   report.staleness = {0, 3};
   report.window_js = 0.125;

@@ -175,11 +175,11 @@ TEST_CASE("a metrics line leaves out what was not measured, and reads it back as
 
 TEST_CASE("clients.csv: the round, then the client fields in their order", "[report][metrics]") {
   CHECK(clients_csv_header() ==
-        "round,client,event,time,num_samples,train_loss,bytes_down,bytes_up,staleness,detail\n");
+        "round,client,event,time,num_samples,train_loss,steps,bytes_down,bytes_up,staleness,detail\n");
   RoundReport r;
   r.round = 7;
-  r.clients = {arrival_record(ClientEvent::late, 4, 12.5, 40, std::nan(""), 10, 2, "slow, \"very\"")};
-  CHECK(clients_csv_rows(r) == "7,4,late,12.5,40,null,0,10,2,slow   very \n");
+  r.clients = {arrival_record(ClientEvent::late, 4, 12.5, 40, 6, std::nan(""), 10, 2, "slow, \"very\"")};
+  CHECK(clients_csv_rows(r) == "7,4,late,12.5,40,null,6,0,10,2,slow   very \n");
 }
 
 TEST_CASE("docs/outputs.md names every key that metrics.jsonl writes", "[report][docs]") {

@@ -64,15 +64,19 @@ TEST_CASE("the server half learns each update's staleness and pulled version", "
   CHECK(input.pulled_version == std::vector<std::uint64_t>{5, 2});
 }
 
-TEST_CASE("jobs group by the model they start from, in order of first appearance", "[sim][round_rules]") {
+TEST_CASE("jobs group by their task: the model they start from and their step cut", "[sim][round_rules]") {
   const NamedTensors own;
-  const JobLaunches jobs = {{10, 4}, {11, 5}, {12, 6}, {13, 7}};
-  const auto groups = group_by_start_model(jobs, [&](std::uint32_t c) { return c % 2 ? &own : nullptr; });
-  REQUIRE(groups.size() == 2);
-  CHECK(groups[0].first == nullptr);
-  CHECK(groups[0].second == JobLaunches{{10, 4}, {12, 6}});
-  CHECK(groups[1].first == &own);
-  CHECK(groups[1].second == JobLaunches{{11, 5}, {13, 7}});
+  const JobLaunches jobs = {{10, 4}, {11, 5}, {12, 6}, {13, 7}, {14, 8}};
+  const auto groups = group_jobs(jobs, [&](std::uint64_t job, std::uint32_t c) {
+    return JobGroup{c % 2 ? &own : nullptr, job == 14 ? 3u : 0u, {}};
+  });
+  REQUIRE(groups.size() == 3);
+  CHECK(groups[0].start == nullptr);
+  CHECK(groups[0].jobs == JobLaunches{{10, 4}, {12, 6}});
+  CHECK(groups[1].start == &own);
+  CHECK(groups[1].jobs == JobLaunches{{11, 5}, {13, 7}});
+  CHECK(groups[2].max_steps == 3);
+  CHECK(groups[2].jobs == JobLaunches{{14, 8}});
 }
 
 TEST_CASE("stale updates join the first aggregation that ends after they arrive", "[sim][round_rules]") {

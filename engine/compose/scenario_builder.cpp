@@ -258,6 +258,18 @@ void check_secure_aggregation(const Scenario& s, const AlgorithmInfo& algorithm,
     refuse("the modulus 2^modulus_bits must be above the quantisation range 2^quantization_bits");
 }
 
+// Partial work cuts a straggler's steps at a sync round's deadline: it needs both.
+void check_partial_work(const Scenario& s, const std::string& source) {
+  if (!s.simulation.partial_work) return;
+  const auto refuse = [&](const std::string& why) { throw UserError(source + ": simulation.partial_work " + why); };
+  if (s.simulation.mode != SimulationMode::sync)
+    refuse("cuts work at a sync round's deadline; under " + name_of(s.simulation.mode) + " there is none");
+  const bool timed = std::any_of(s.timeline.begin(), s.timeline.end(),
+                                 [](const TimelineEntry& e) { return e.action == TimelineAction::deadline; });
+  if (s.simulation.deadline <= 0.0 && !timed)
+    refuse("cuts a straggler's work at the round's deadline: set simulation.deadline (or a timeline deadline entry)");
+}
+
 // Combinations that are valid key by key but cannot run together.
 void check_combinations(const Scenario& s, const AlgorithmInfo& algorithm, const std::string& source) {
   if (algorithm.private_models) {
@@ -291,6 +303,7 @@ void check_combinations(const Scenario& s, const AlgorithmInfo& algorithm, const
     throw UserError(source + ": simulation.shadow_clients compares updates of one shared model; '" + s.algorithm +
                     "' keeps private models, which have no common update");
   check_poisson_samplers(s, source);
+  check_partial_work(s, source);
   check_privacy(s, algorithm, source);
   check_secure_aggregation(s, algorithm, source);
   if (algorithm.check) {

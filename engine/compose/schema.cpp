@@ -199,6 +199,8 @@ std::vector<ScenarioSection> make_sections() {
         bind_key<S>("late_updates", "sync: what becomes of an update that arrives after the deadline (stale: folded into the next round)", &S::simulation, &Sim::late_updates).idle_when(sync_only),
         bind_key<S>("train_doomed", "sync: train updates certain to be discarded (to measure wasted work)", &S::simulation, &Sim::train_doomed)
             .idle_when(sync_only),
+        bind_key<S>("partial_work", "sync: a client whose whole local work would miss the deadline trains the steps that fit and sends them",
+                &S::simulation, &Sim::partial_work),
         bind_key<S>("max_virtual_time", "stop when virtual time passes this; 0 = no limit", &S::simulation, &Sim::max_virtual_time)
             .range(0.0, kMaxVirtualSeconds).may_change_on_resume(),
         bind_key<S>("drift_window", "aggregations in the sliding drift window", &S::simulation, &Sim::drift_window).range(1.0, {}),

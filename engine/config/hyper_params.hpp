@@ -18,6 +18,10 @@ struct HyperParams {
   // docs/scenarios.md#local-steps says how the batches are cut.
   std::uint32_t local_steps = 0;
   std::uint32_t batch_size = 64;
+  // simulation.partial_work: > 0 stops this client's training after this many of its steps
+  // (a straggler sends what it managed by the deadline); 0: the whole local work. A task carries
+  // it in 16 bits, so a cut is at most kMaxStepCut steps.
+  std::uint32_t max_steps = 0;
   bool drop_last = false;
   double grad_clip = 0.0;  // clip the global gradient norm of every step to this; 0 = off
   double lr_decay = 1.0;   // exponential: learning rate of round r = learning_rate * lr_decay^(r - 1)
@@ -30,6 +34,40 @@ inline double local_samples_per_round(const HyperParams& h, std::uint64_t n) {
   if (h.local_steps > 0)
     return static_cast<double>(h.local_steps) * static_cast<double>(std::min<std::uint64_t>(h.batch_size, n));
   return static_cast<double>(n) * static_cast<double>(h.local_epochs);
+}
+
+inline constexpr std::uint32_t kMaxStepCut = 65535;
+
+// The mini-batch steps of one round of local training for a client holding n samples: its
+// passes cut into batches (the last one short unless drop_last), or local_steps.
+inline std::uint64_t steps_per_round(const HyperParams& h, std::uint64_t n) {
+  if (h.local_steps > 0) return n == 0 ? 0 : h.local_steps;
+  const std::uint64_t per_epoch = h.drop_last ? n / h.batch_size : (n + h.batch_size - 1) / h.batch_size;
+  return per_epoch * h.local_epochs;
+}
+
+// The samples the first k steps of a round go through (the virtual time's compute of partial
+// work); k = steps_per_round gives local_samples_per_round, drop_last aside.
+inline double samples_in_steps(const HyperParams& h, std::uint64_t n, std::uint64_t k) {
+  if (h.local_steps > 0) return static_cast<double>(k) * static_cast<double>(std::min<std::uint64_t>(h.batch_size, n));
+  const std::uint64_t per_epoch = h.drop_last ? n / h.batch_size : (n + h.batch_size - 1) / h.batch_size;
+  if (per_epoch == 0) return 0.0;
+  const std::uint64_t epoch_samples = h.drop_last ? per_epoch * h.batch_size : n;
+  // Within an epoch every step but the last is a full batch.
+  return static_cast<double>((k / per_epoch) * epoch_samples + (k % per_epoch) * h.batch_size);
+}
+
+// The most steps whose samples fit in `budget` (at most the round's steps).
+inline std::uint64_t steps_within(const HyperParams& h, std::uint64_t n, double budget) {
+  std::uint64_t lo = 0, hi = steps_per_round(h, n);
+  while (lo < hi) {
+    const std::uint64_t mid = lo + (hi - lo + 1) / 2;
+    if (samples_in_steps(h, n, mid) <= budget)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
 }
 
 // The local learning rate of round (or asynchronous aggregation) r >= 1 under the schedule.

@@ -103,6 +103,7 @@ struct SimulationConfig {
   double dropout = 0.0;                             // per-task probability of dropping out mid-task
   LateUpdates late_updates = LateUpdates::discard;  // sync: stale folds them into the next round
   bool train_doomed = false;                        // sync: train updates that will certainly be discarded
+  bool partial_work = false;                        // sync: a straggler trains the steps that fit before the deadline
   double max_virtual_time = 0.0;                    // stop when virtual time passes this; 0 = no limit
   std::int64_t drift_window = 10;                   // aggregations in the sliding drift window
   ClientStateStore client_state = ClientStateStore::memory;

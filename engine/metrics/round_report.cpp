@@ -23,10 +23,12 @@ ClientRecord selected_record(std::uint32_t client, double time, std::uint64_t by
   return r;
 }
 
-ClientRecord arrival_record(ClientEvent event, std::uint32_t client, double time, std::uint64_t samples, double loss,
-                            std::uint64_t bytes_up, std::uint64_t staleness, std::string detail) {
+ClientRecord arrival_record(ClientEvent event, std::uint32_t client, double time, std::uint64_t samples,
+                            std::uint32_t steps, double loss, std::uint64_t bytes_up, std::uint64_t staleness,
+                            std::string detail) {
   auto r = record(event, client, time);
   r.num_samples = samples;
+  r.steps = steps;
   r.train_loss = loss;
   r.bytes_up = bytes_up;
   r.staleness = staleness;

@@ -30,14 +30,16 @@ struct ClientRecord {
   std::uint64_t bytes_down = 0;
   std::uint64_t bytes_up = 0;
   std::uint64_t staleness = 0;  // model versions between download and aggregation
+  std::uint32_t steps = 0;      // local steps the update took (finished, late, stale)
   std::string detail;
 };
 
 ClientRecord eligible_record(std::uint32_t client, double time);
 ClientRecord selected_record(std::uint32_t client, double time, std::uint64_t bytes_down);
 // An update that arrived: `event` is finished, late or stale.
-ClientRecord arrival_record(ClientEvent event, std::uint32_t client, double time, std::uint64_t samples, double loss,
-                            std::uint64_t bytes_up, std::uint64_t staleness, std::string detail);
+ClientRecord arrival_record(ClientEvent event, std::uint32_t client, double time, std::uint64_t samples,
+                            std::uint32_t steps, double loss, std::uint64_t bytes_up, std::uint64_t staleness,
+                            std::string detail);
 // A late update that was never trained (it could not meet the deadline).
 ClientRecord untrained_late_record(std::uint32_t client, double time, std::uint64_t samples, std::string detail);
 ClientRecord dropped_record(std::uint32_t client, double time, std::string why);
@@ -56,8 +58,12 @@ struct RoundReport {
   std::uint32_t num_updates = 0;
   std::uint32_t finished = 0, late = 0, dropped = 0, failed = 0;
   std::vector<std::uint64_t> staleness;  // per aggregated update, ascending
-  std::uint64_t discarded_samples = 0;   // trained, then thrown away (late or dropped)
-  double wasted_compute_seconds = 0.0;   // virtual compute time of discarded and dropped work
+  // simulation.partial_work: the aggregated updates cut short at the deadline (-1: partial work
+  // off), and each aggregated update's local steps, ascending.
+  std::int64_t partial = -1;
+  std::vector<std::uint32_t> update_steps;
+  std::uint64_t discarded_samples = 0;  // trained, then thrown away (late or dropped)
+  double wasted_compute_seconds = 0.0;  // virtual compute time of discarded and dropped work
   double cohort_tv = 0.0, cohort_js = 0.0, window_tv = 0.0, window_js = 0.0;
   // Sampling drift as FedSKC defines it: how far this aggregation's cohort label distribution
   // moved from the previous one's (NaN when either aggregated nobody).
@@ -161,6 +167,8 @@ void visit_report_fields(Report& r, Visit&& visit) {
   visit(ReportField{"dropped"}, r.dropped);
   visit(ReportField{"failed"}, r.failed);
   visit(ReportField{"staleness"}, r.staleness);
+  visit(ReportField{"partial", W::when_counted}, r.partial);
+  visit(ReportField{"update_steps", W::when_not_empty}, r.update_steps);
   visit(ReportField{"discarded_samples"}, r.discarded_samples);
   visit(ReportField{"wasted_compute_seconds"}, r.wasted_compute_seconds);
   visit(ReportField{"cohort_tv", W::always, true}, r.cohort_tv);
@@ -225,6 +233,7 @@ void visit_client_fields(Record& c, Visit&& visit) {
   visit(ReportField{"time"}, c.time);
   visit(ReportField{"num_samples"}, c.num_samples);
   visit(ReportField{"train_loss"}, c.train_loss);
+  visit(ReportField{"steps"}, c.steps);
   visit(ReportField{"bytes_down"}, c.bytes_down);
   visit(ReportField{"bytes_up"}, c.bytes_up);
   visit(ReportField{"staleness"}, c.staleness);

@@ -141,8 +141,8 @@ class AsyncDriver final : public Driver {
     parts_.losses.push_back({c, u.metrics.loss});
     ++report_.finished;
     report_.bytes_up += f.outcome.upload_bytes;
-    record(arrival_record(ClientEvent::finished, c, t, u.num_samples, u.metrics.loss, f.outcome.upload_bytes, staleness,
-                          ""));
+    record(arrival_record(ClientEvent::finished, c, t, u.num_samples, u.metrics.steps, u.metrics.loss,
+                          f.outcome.upload_bytes, staleness, ""));
     if (aggregation_.add(std::move(u), *f.pulled, staleness, aggregations_ + 1)) return aggregated();
     parts_.listener.on_progress(aggregations_ + 1, aggregation_.buffered(), aggregation_.per_aggregation());
   }

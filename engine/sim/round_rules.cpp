@@ -64,16 +64,28 @@ AggregationInput aggregation_input(std::uint32_t round, std::uint64_t version,
   return input;
 }
 
-std::vector<std::pair<const NamedTensors*, JobLaunches>> group_by_start_model(
-    const JobLaunches& jobs, const std::function<const NamedTensors*(std::uint32_t)>& start_model) {
-  std::vector<std::pair<const NamedTensors*, JobLaunches>> groups;
+std::vector<JobGroup> group_jobs(const JobLaunches& jobs,
+                                 const std::function<JobGroup(std::uint64_t job, std::uint32_t client)>& key) {
+  std::vector<JobGroup> groups;
   for (const auto& job : jobs) {
-    const auto* start = start_model(job.second);
-    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == start; });
-    if (it == groups.end()) it = groups.insert(groups.end(), {start, {}});
-    it->second.push_back(job);
+    auto k = key(job.first, job.second);
+    auto it = std::find_if(groups.begin(), groups.end(),
+                           [&](const JobGroup& g) { return g.start == k.start && g.max_steps == k.max_steps; });
+    if (it == groups.end()) it = groups.insert(groups.end(), std::move(k));
+    it->jobs.push_back(job);
   }
   return groups;
+}
+
+void report_partial_work(RoundReport& report, const std::vector<ClientUpdate>& aggregated, const Scenario& scenario) {
+  if (!scenario.simulation.partial_work) return;
+  report.partial = 0;
+  report.update_steps.clear();
+  for (const auto& u : aggregated) {
+    report.update_steps.push_back(u.metrics.steps);
+    if (u.metrics.steps < steps_per_round(scenario.training, u.num_samples)) ++report.partial;
+  }
+  std::sort(report.update_steps.begin(), report.update_steps.end());
 }
 
 std::string nobody_can_take_part(std::uint32_t round, double now) {

@@ -59,11 +59,21 @@ AggregationInput aggregation_input(std::uint32_t round, std::uint64_t version,
 
 // Jobs as (job id, client), in job order.
 using JobLaunches = std::vector<std::pair<std::uint64_t, std::uint32_t>>;
-// The jobs grouped by the model they start from, as `start_model` names it for their client:
-// null for the global one, or one the algorithm keeps for them (FedAWE). Groups in the order
-// their first job comes, jobs in job order within each.
-std::vector<std::pair<const NamedTensors*, JobLaunches>> group_by_start_model(
-    const JobLaunches& jobs, const std::function<const NamedTensors*(std::uint32_t)>& start_model);
+// Jobs whose tasks differ from the round's in the same way: the model they start from (null:
+// the global one; FedAWE keeps one per client) and their step cut (0: the whole local work).
+struct JobGroup {
+  const NamedTensors* start = nullptr;
+  std::uint32_t max_steps = 0;
+  JobLaunches jobs;
+};
+// The jobs grouped by `key` (its start and max_steps), groups in the order their first job
+// comes, jobs in job order within each.
+std::vector<JobGroup> group_jobs(const JobLaunches& jobs,
+                                 const std::function<JobGroup(std::uint64_t job, std::uint32_t client)>& key);
+
+// simulation.partial_work (else nothing): how many `aggregated` updates were cut short of
+// their whole local work, and each one's steps, ascending, in the report.
+void report_partial_work(RoundReport& report, const std::vector<ClientUpdate>& aggregated, const Scenario& scenario);
 
 // Why a sync run ends at `round`: nobody can take part from then on.
 std::string nobody_can_take_part(std::uint32_t round, double now);

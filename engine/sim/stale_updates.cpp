@@ -14,8 +14,8 @@ std::vector<ClientUpdate> StaleUpdates::take_arrived(double end, std::uint64_t v
       continue;
     }
     const auto& u = s.update;
-    records.push_back(arrival_record(ClientEvent::stale, u.client_id, s.arrival, u.num_samples, u.metrics.loss, s.bytes,
-                                     version - u.model_version, ""));
+    records.push_back(arrival_record(ClientEvent::stale, u.client_id, s.arrival, u.num_samples, u.metrics.steps,
+                                     u.metrics.loss, s.bytes, version - u.model_version, ""));
     arrived.push_back(std::move(s.update));
   }
   kept_ = std::move(waiting);

@@ -106,7 +106,7 @@ class SyncDriver final : public Driver {
     const double deadline_at = deadline > 0 ? now_ + deadline : kNever;
     for (auto c : report_.cohort) {
       Pending p;
-      p.plan = parts_.planner.plan(c, now_, down, version_);
+      p.plan = parts_.planner.plan(c, now_, down, version_, deadline_at);
       record(selected_record(c, now_, down));
       report_.bytes_down += down;
       const auto decision = decide_launch(p.plan, now_, parts_.roster.offline_between(c, now_, p.plan.earliest_finish),
@@ -128,25 +128,23 @@ class SyncDriver final : public Driver {
     }
     outstanding_ = jobs_.size();
     answered_ = 0;
-    launch_by_start_model(task);
+    launch_by_task(task);
     outstanding_ += shadow_.launch(round_, report_.cohort, task, parts_.runner);
     if (outstanding_ == 0) close_round();
   }
 
-  // The round's jobs, in job order within each group of clients that start from the same model:
-  // the global one (`task`), or one the algorithm keeps for them (FedAWE).
-  void launch_by_start_model(const std::shared_ptr<TrainingTask>& task) {
+  // The round's jobs, in job order within each group whose task is the same: the round's
+  // (`task`), or one with the model the algorithm keeps for them (FedAWE) or a step cut.
+  void launch_by_task(const std::shared_ptr<TrainingTask>& task) {
     JobLaunches jobs;
     for (const auto& [id, p] : jobs_) jobs.emplace_back(id, p.plan.client);
-    const auto groups = group_by_start_model(jobs, [&](std::uint32_t c) { return algorithm_->start_model(c); });
-    for (const auto& [start, launches] : groups) {
-      if (start == nullptr) {
-        parts_.runner.launch_round(launches, task);
-        continue;
-      }
-      auto own = std::make_shared<TrainingTask>(*task);
-      own->weights = *start;
-      parts_.runner.launch_round(launches, own);
+    for (const auto& g : group_jobs(jobs, [&](std::uint64_t job, std::uint32_t c) {
+           return JobGroup{algorithm_->start_model(c), jobs_.at(job).plan.max_steps, {}};
+         })) {
+      auto own = g.start == nullptr && g.max_steps == 0 ? task : std::make_shared<TrainingTask>(*task);
+      if (g.start != nullptr) own->weights = *g.start;
+      own->hyper.max_steps = g.max_steps;
+      parts_.runner.launch_round(g.jobs, own);
     }
   }
 
@@ -195,8 +193,8 @@ class SyncDriver final : public Driver {
       auto& o = a.job->outcome;
       const auto& u = o.update;
       if (accepted.size() < needed_ && a.time <= deadline_at) {
-        record(arrival_record(ClientEvent::finished, a.client, a.time, u.num_samples, u.metrics.loss, o.upload_bytes, 0,
-                              ""));
+        record(arrival_record(ClientEvent::finished, a.client, a.time, u.num_samples, u.metrics.steps, u.metrics.loss,
+                              o.upload_bytes, 0, ""));
         report_.bytes_up += o.upload_bytes;
         ++report_.finished;
         end = std::max(end, a.time);
@@ -209,8 +207,8 @@ class SyncDriver final : public Driver {
       parts_.roster.work_until(a.client, a.time);
       last_event = std::max(last_event, a.time);
       const bool keep = parts_.scenario.simulation.late_updates == LateUpdates::stale;
-      record(arrival_record(ClientEvent::late, a.client, a.time, u.num_samples, u.metrics.loss, o.upload_bytes, 0,
-                            keep ? "kept as stale" : "discarded"));
+      record(arrival_record(ClientEvent::late, a.client, a.time, u.num_samples, u.metrics.steps, u.metrics.loss,
+                            o.upload_bytes, 0, keep ? "kept as stale" : "discarded"));
       if (keep) {
         newly_late.push_back({a.time, std::move(o.update), o.upload_bytes});
       } else {
@@ -305,6 +303,7 @@ class SyncDriver final : public Driver {
       }
     }
     report_.num_updates = static_cast<std::uint32_t>(aggregated.size());
+    report_partial_work(report_, enough ? accepted : std::vector<ClientUpdate>{}, parts_.scenario);
     stages_.record(report_, aggregated, enough);
     parts_.accounting.account(report_, aggregated, std::move(shares));
   }

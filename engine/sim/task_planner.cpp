@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "engine/core/error.hpp"
 #include "engine/core/rng.hpp"
 
 namespace drift {
@@ -13,7 +14,8 @@ double wasted_compute(const TaskPlan& plan, double until) {
 TaskPlanner::TaskPlanner(const Scenario& scenario, const Population& population)
     : scenario_(scenario), population_(population), speed_factor_(population.group_names.size(), 1.0) {}
 
-TaskPlan TaskPlanner::plan(std::uint32_t client, double start, std::uint64_t down_bytes, std::uint64_t model_version) {
+TaskPlan TaskPlanner::plan(std::uint32_t client, double start, std::uint64_t down_bytes, std::uint64_t model_version,
+                           double deadline_at) {
   const auto& sys = population_.system[client];
   const auto g = population_.group[client];
   const double speed = sys.speed * (g == kNoGroup ? 1.0 : speed_factor_[g]);
@@ -26,13 +28,36 @@ TaskPlan TaskPlanner::plan(std::uint32_t client, double start, std::uint64_t dow
   p.up_bandwidth = sys.up_bandwidth;
   p.download_end = start + sys.latency + static_cast<double>(down_bytes) / sys.down_bandwidth;
   const double samples = local_samples_per_round(scenario_.training, population_.num_samples[client]);
+  p.speed = speed;
+  p.latency = sys.latency;
   p.compute_end = p.download_end + samples / speed;
   p.earliest_finish = p.compute_end + sys.latency;
   if (scenario_.simulation.dropout > 0.0) {
     Rng rng = make_stream(scenario_.seed, "dropout", {p.job});
     if (rng.uniform() < scenario_.simulation.dropout) p.drop_time = start + rng.uniform() * (p.earliest_finish - start);
   }
+  // A dropout's time is drawn over the whole work, before any cut.
+  if (scenario_.simulation.partial_work && deadline_at < kNever) cut_to_deadline(p, deadline_at, down_bytes);
   return p;
+}
+
+bool TaskPlanner::cut_to_deadline(TaskPlan& plan, double deadline_at, std::uint64_t upload_bytes) const {
+  if (plan.finish(upload_bytes) <= deadline_at) return false;
+  const double compute_seconds =
+      deadline_at - plan.latency - static_cast<double>(upload_bytes) / plan.up_bandwidth - plan.download_end;
+  if (!(compute_seconds > 0.0)) return false;
+  const auto& h = scenario_.training;
+  const auto n = population_.num_samples[plan.client];
+  const auto steps = steps_within(h, n, compute_seconds * plan.speed);
+  if (steps == 0 || steps >= steps_per_round(h, n)) return false;
+  if (steps > kMaxStepCut)
+    throw UserError("simulation.partial_work: client " + std::to_string(plan.client) + " would stop after " +
+                    std::to_string(steps) + " steps, more than the " + std::to_string(kMaxStepCut) +
+                    " a task can carry; use fewer local steps a round");
+  plan.max_steps = static_cast<std::uint32_t>(steps);
+  plan.compute_end = plan.download_end + samples_in_steps(h, n, steps) / plan.speed;
+  plan.earliest_finish = plan.compute_end + plan.latency;
+  return true;
 }
 
 }  // namespace drift

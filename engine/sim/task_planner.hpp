@@ -21,6 +21,9 @@ struct TaskPlan {
   double up_bandwidth = 1.0;
   std::uint64_t down_bytes = 0;
   std::uint64_t model_version = 0;
+  double speed = 1.0;           // samples per second of this task's computation
+  double latency = 0.0;         // seconds each way
+  std::uint32_t max_steps = 0;  // simulation.partial_work: the steps that fit; 0 = the whole local work
   double finish(std::uint64_t upload_bytes) const {
     return earliest_finish + static_cast<double>(upload_bytes) / up_bandwidth;
   }
@@ -34,8 +37,14 @@ class TaskPlanner {
  public:
   TaskPlanner(const Scenario& scenario, const Population& population);
 
-  // Plans the next job (job ids count up from 0) of `client` starting at `start`.
-  TaskPlan plan(std::uint32_t client, double start, std::uint64_t down_bytes, std::uint64_t model_version);
+  // Plans the next job (job ids count up from 0) of `client` starting at `start`; under
+  // simulation.partial_work, cut to a sync round's deadline at `deadline_at`.
+  TaskPlan plan(std::uint32_t client, double start, std::uint64_t down_bytes, std::uint64_t model_version,
+                double deadline_at = kNever);
+  // When the whole local work would arrive after `deadline_at` (its upload taken as
+  // `upload_bytes`, the model's size), cuts it to the steps whose computation lets it arrive in
+  // time, and moves its compute end. False when it fits whole, or when not one step fits.
+  bool cut_to_deadline(TaskPlan& plan, double deadline_at, std::uint64_t upload_bytes) const;
   // A timeline `speed` entry: the group computes `factor` times as fast from now on.
   void set_speed_factor(std::uint32_t group, double factor) { speed_factor_[group] = factor; }
   // The job counter; speed factors come back with the timeline.

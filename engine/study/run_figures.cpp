@@ -75,14 +75,26 @@ std::vector<ClientRow> read_client_rows(const fs::path& file) {
   std::ifstream in(file);
   std::vector<ClientRow> rows;
   std::string line;
-  std::getline(in, line);  // header
-  while (std::getline(in, line)) {
-    std::stringstream s(line);
+  const auto fields = [](const std::string& text) {
+    std::stringstream s(text);
     std::vector<std::string> f;
     for (std::string field; std::getline(s, field, ',');) f.push_back(field);
-    if (f.size() < 4) break;  // a last line cut short
-    ClientRow r{static_cast<std::uint32_t>(std::stoul(f[0])), static_cast<std::uint32_t>(std::stoul(f[1])), f[2],
-                f.size() > 9 ? f[9] : "", std::stod(f[3])};
+    return f;
+  };
+  std::getline(in, line);
+  // Columns by their header's names (visit_client_fields), not by position.
+  const auto header = fields(line);
+  const auto column = [&](const std::string& name) {
+    return static_cast<std::size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+  };
+  const std::size_t round = column("round"), client = column("client"), event = column("event"), time = column("time"),
+                    detail = column("detail");
+  if (std::max({round, client, event, time}) >= header.size()) return rows;
+  while (std::getline(in, line)) {
+    const auto f = fields(line);
+    if (f.size() <= std::max({round, client, event, time})) break;  // a last line cut short
+    ClientRow r{static_cast<std::uint32_t>(std::stoul(f[round])), static_cast<std::uint32_t>(std::stoul(f[client])),
+                f[event], detail < f.size() ? f[detail] : "", std::stod(f[time])};
     rows.push_back(std::move(r));
   }
   return rows;

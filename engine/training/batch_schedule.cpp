@@ -40,10 +40,9 @@ BatchSchedule step_schedule(const std::vector<std::int64_t>& indices, const Hype
   return s;
 }
 
-}  // namespace
-
-BatchSchedule batch_schedule(const std::vector<std::int64_t>& indices, const HyperParams& hyper,
-                             std::uint32_t client_id, std::uint32_t round, std::uint64_t seed) {
+// The whole round's schedule.
+BatchSchedule full_schedule(const std::vector<std::int64_t>& indices, const HyperParams& hyper, std::uint32_t client_id,
+                            std::uint32_t round, std::uint64_t seed) {
   if (hyper.local_steps > 0) return step_schedule(indices, hyper, client_id, round, seed);
   BatchSchedule s;
   const auto n = static_cast<std::int64_t>(indices.size());
@@ -55,6 +54,20 @@ BatchSchedule batch_schedule(const std::vector<std::int64_t>& indices, const Hyp
       if (hyper.drop_last && size < batch) break;
       s.steps.push_back({epoch, start, size, static_cast<std::uint64_t>(start / batch)});
     }
+  }
+  return s;
+}
+
+}  // namespace
+
+// Partial work (hyper.max_steps) is the prefix of the whole round's schedule: the steps a
+// client would have taken first.
+BatchSchedule batch_schedule(const std::vector<std::int64_t>& indices, const HyperParams& hyper,
+                             std::uint32_t client_id, std::uint32_t round, std::uint64_t seed) {
+  auto s = full_schedule(indices, hyper, client_id, round, seed);
+  if (hyper.max_steps > 0 && s.steps.size() > hyper.max_steps) {
+    s.steps.resize(hyper.max_steps);
+    s.orders.resize(s.steps.back().epoch + 1);  // passes it never reaches are not kept
   }
   return s;
 }
