@@ -82,6 +82,12 @@ run pwfive --slots 1 "${pw[@]}" --set federation.rounds=5
 "$drift" resume "$work/pw1" --set federation.rounds=5 --no-progress --no-plots 2> "$work/pwresume.log" ||
   { cat "$work/pwresume.log"; exit 1; }
 same pwfive pw1
+# FedProx's stragglers (no deadline): half the cohort sets out to do 1..3 epochs; 1 = 2 slots.
+st=(--set simulation.stragglers=0.5 --set training.local_epochs=3 --set algorithm.name=fedprox)
+run st1 --slots 1 "${st[@]}"
+run st2 --slots 2 "${st[@]}"
+same st1 st2
+awk -F, '$3 == "finished" && $2 == 2 && $1 == 1 && $7 == 6 { cut = 1 } END { exit !cut }' "$work/st1/clients.csv"
 # Without a deadline, or under FedBuff, there is nothing to cut at: refused with the reason.
 if "$drift" validate "$work/tiny.toml" --set simulation.partial_work=true 2> "$work/pwnone.log"; then
   echo "partial work without a deadline validated"

@@ -96,3 +96,38 @@ TEST_CASE("a cut schedule is the first steps of the whole one", "[sim][partial_w
                      whole.indices(whole.steps[k])));
   }
 }
+
+TEST_CASE("stragglers: a share of the cohort sets out to do 1..E epochs, drawn per round", "[sim][partial_work]") {
+  auto scenario = two_epochs();
+  scenario.training.local_epochs = 4;  // 3 steps an epoch, 12 in all
+  scenario.simulation.partial_work = false;
+  scenario.simulation.stragglers = 0.5;
+  auto population = synthetic_population(scenario, 8, 25);
+  for (auto& sys : population.system) sys = ClientSystem{10, 1e12, 1e12, 0.0};
+  TaskPlanner planner(scenario, population);
+  const std::vector<std::uint32_t> cohort = {0, 1, 2, 3, 4, 5, 6, 7};
+  const auto cuts = [&](std::uint32_t round) {
+    planner.draw_stragglers(round, cohort);
+    std::vector<std::uint32_t> steps;
+    for (auto c : cohort) steps.push_back(planner.plan(c, 0.0, 0, 0).max_steps);
+    return steps;
+  };
+  const auto first = cuts(1);
+  std::size_t cut = 0;
+  for (auto k : first) {
+    CHECK(k % 3 == 0);  // whole epochs
+    CHECK(k <= 9);      // a draw of all 4 epochs is no cut (0)
+    cut += k > 0;
+  }
+  CHECK(cut <= 4);          // half of 8 are stragglers; those that drew 4 epochs do it all
+  CHECK(cuts(1) == first);  // the round's draw, again
+  bool differs = false;
+  for (std::uint32_t round = 2; round < 10; ++round) differs = differs || cuts(round) != first;
+  CHECK(differs);
+  // A cut plan computes only its epochs: 3 epochs (75 samples) at 10/s end at 7.5 s.
+  planner.draw_stragglers(1, cohort);
+  for (auto c : cohort) {
+    const auto p = planner.plan(c, 0.0, 0, 0);
+    if (p.max_steps > 0) CHECK(p.compute_end == samples_in_steps(scenario.training, 25, p.max_steps) / 10.0);
+  }
+}

@@ -13,6 +13,7 @@
 #include "engine/compose/run_directory.hpp"
 #include "engine/compose/scenario_table.hpp"
 #include "engine/compose/schema.hpp"
+#include "engine/compose/simulation_checks.hpp"
 #include "engine/compose/toml_writer.hpp"
 #include "engine/compose/value_reader.hpp"
 #include "engine/config/suggest.hpp"
@@ -256,18 +257,6 @@ void check_secure_aggregation(const Scenario& s, const AlgorithmInfo& algorithm,
     refuse("simulation.shadow_clients measures the raw updates, which the server never sees");
   if (sa.encoding == SecAggEncoding::flower && sa.quantization_bits >= sa.modulus_bits)
     refuse("the modulus 2^modulus_bits must be above the quantisation range 2^quantization_bits");
-}
-
-// Partial work cuts a straggler's steps at a sync round's deadline: it needs both.
-void check_partial_work(const Scenario& s, const std::string& source) {
-  if (!s.simulation.partial_work) return;
-  const auto refuse = [&](const std::string& why) { throw UserError(source + ": simulation.partial_work " + why); };
-  if (s.simulation.mode != SimulationMode::sync)
-    refuse("cuts work at a sync round's deadline; under " + name_of(s.simulation.mode) + " there is none");
-  const bool timed = std::any_of(s.timeline.begin(), s.timeline.end(),
-                                 [](const TimelineEntry& e) { return e.action == TimelineAction::deadline; });
-  if (s.simulation.deadline <= 0.0 && !timed)
-    refuse("cuts a straggler's work at the round's deadline: set simulation.deadline (or a timeline deadline entry)");
 }
 
 // Combinations that are valid key by key but cannot run together.

@@ -201,6 +201,8 @@ std::vector<ScenarioSection> make_sections() {
             .idle_when(sync_only),
         bind_key<S>("partial_work", "sync: a client whose whole local work would miss the deadline trains the steps that fit and sends them",
                 &S::simulation, &Sim::partial_work),
+        bind_key<S>("stragglers", "sync: this share of each round's cohort sets out to do 1..E epochs, uniform (FedProx's systems heterogeneity)",
+                &S::simulation, &Sim::stragglers).range(0.0, 1.0),
         bind_key<S>("max_virtual_time", "stop when virtual time passes this; 0 = no limit", &S::simulation, &Sim::max_virtual_time)
             .range(0.0, kMaxVirtualSeconds).may_change_on_resume(),
         bind_key<S>("drift_window", "aggregations in the sliding drift window", &S::simulation, &Sim::drift_window).range(1.0, {}),

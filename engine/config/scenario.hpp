@@ -104,6 +104,7 @@ struct SimulationConfig {
   LateUpdates late_updates = LateUpdates::discard;  // sync: stale folds them into the next round
   bool train_doomed = false;                        // sync: train updates that will certainly be discarded
   bool partial_work = false;                        // sync: a straggler trains the steps that fit before the deadline
+  double stragglers = 0.0;                          // sync: share of each cohort doing 1..E epochs (FedProx)
   double max_virtual_time = 0.0;                    // stop when virtual time passes this; 0 = no limit
   std::int64_t drift_window = 10;                   // aggregations in the sliding drift window
   ClientStateStore client_state = ClientStateStore::memory;

@@ -104,6 +104,7 @@ class SyncDriver final : public Driver {
     const std::uint64_t down = report_.cohort.empty() ? 0 : parts_.runner.task_bytes(task);
     const double deadline = parts_.timeline.deadline();
     const double deadline_at = deadline > 0 ? now_ + deadline : kNever;
+    parts_.planner.draw_stragglers(round_, report_.cohort);
     for (auto c : report_.cohort) {
       Pending p;
       p.plan = parts_.planner.plan(c, now_, down, version_, deadline_at);

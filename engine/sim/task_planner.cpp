@@ -1,6 +1,7 @@
 #include "engine/sim/task_planner.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "engine/core/error.hpp"
 #include "engine/core/rng.hpp"
@@ -32,11 +33,12 @@ TaskPlan TaskPlanner::plan(std::uint32_t client, double start, std::uint64_t dow
   p.latency = sys.latency;
   p.compute_end = p.download_end + samples / speed;
   p.earliest_finish = p.compute_end + sys.latency;
+  if (const auto it = straggler_steps_.find(client); it != straggler_steps_.end()) set_steps(p, it->second);
   if (scenario_.simulation.dropout > 0.0) {
     Rng rng = make_stream(scenario_.seed, "dropout", {p.job});
     if (rng.uniform() < scenario_.simulation.dropout) p.drop_time = start + rng.uniform() * (p.earliest_finish - start);
   }
-  // A dropout's time is drawn over the whole work, before any cut.
+  // A dropout's time is drawn over the work the client set out to do, before a deadline's cut.
   if (scenario_.simulation.partial_work && deadline_at < kNever) cut_to_deadline(p, deadline_at, down_bytes);
   return p;
 }
@@ -49,15 +51,43 @@ bool TaskPlanner::cut_to_deadline(TaskPlan& plan, double deadline_at, std::uint6
   const auto& h = scenario_.training;
   const auto n = population_.num_samples[plan.client];
   const auto steps = steps_within(h, n, compute_seconds * plan.speed);
-  if (steps == 0 || steps >= steps_per_round(h, n)) return false;
+  const auto whole = plan.max_steps > 0 ? plan.max_steps : steps_per_round(h, n);
+  if (steps == 0 || steps >= whole) return false;
+  set_steps(plan, steps);
+  return true;
+}
+
+void TaskPlanner::set_steps(TaskPlan& plan, std::uint64_t steps) const {
   if (steps > kMaxStepCut)
-    throw UserError("simulation.partial_work: client " + std::to_string(plan.client) + " would stop after " +
-                    std::to_string(steps) + " steps, more than the " + std::to_string(kMaxStepCut) +
-                    " a task can carry; use fewer local steps a round");
+    throw UserError("client " + std::to_string(plan.client) + " would stop after " + std::to_string(steps) +
+                    " steps, more than the " + std::to_string(kMaxStepCut) +
+                    " a task can carry (simulation.partial_work, simulation.stragglers); use fewer local steps a "
+                    "round");
+  const auto& h = scenario_.training;
+  const auto n = population_.num_samples[plan.client];
   plan.max_steps = static_cast<std::uint32_t>(steps);
   plan.compute_end = plan.download_end + samples_in_steps(h, n, steps) / plan.speed;
   plan.earliest_finish = plan.compute_end + plan.latency;
-  return true;
+}
+
+void TaskPlanner::draw_stragglers(std::uint32_t round, std::vector<std::uint32_t> cohort) {
+  straggler_steps_.clear();
+  const double share = scenario_.simulation.stragglers;
+  if (share <= 0.0 || cohort.empty()) return;
+  const auto& h = scenario_.training;
+  Rng rng = make_stream(scenario_.seed, "stragglers", {round});
+  rng.shuffle(cohort);
+  const auto count = static_cast<std::size_t>(std::llround(share * static_cast<double>(cohort.size())));
+  for (std::size_t i = 0; i < count && i < cohort.size(); ++i) {
+    const auto c = cohort[i];
+    const auto n = population_.num_samples[c];
+    const auto whole = steps_per_round(h, n);
+    // Epochs (or, under local_steps, steps) uniform in 1..E: FedProx's paper.
+    const std::uint32_t units = h.local_steps > 0 ? h.local_steps : h.local_epochs;
+    const auto drawn = 1 + static_cast<std::uint64_t>(rng.uniform() * units);
+    const auto steps = h.local_steps > 0 ? drawn : drawn * (whole / h.local_epochs);
+    if (steps > 0 && steps < whole) straggler_steps_[c] = steps;
+  }
 }
 
 }  // namespace drift

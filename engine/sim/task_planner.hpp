@@ -2,6 +2,7 @@
 // When a task of one client starts, when its computation ends at the earliest, and whether and
 // when it drops out: the client's profile (speed, bandwidths, latency) in virtual time.
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "engine/core/state_archive.hpp"
@@ -45,6 +46,10 @@ class TaskPlanner {
   // `upload_bytes`, the model's size), cuts it to the steps whose computation lets it arrive in
   // time, and moves its compute end. False when it fits whole, or when not one step fits.
   bool cut_to_deadline(TaskPlan& plan, double deadline_at, std::uint64_t upload_bytes) const;
+  // simulation.stragglers: FedProx's systems heterogeneity. That share of the round's cohort,
+  // drawn from the ("stragglers", round) stream, sets out to do fewer epochs (steps under
+  // local_steps), uniform in 1..E; the plans of the round's tasks follow.
+  void draw_stragglers(std::uint32_t round, std::vector<std::uint32_t> cohort);
   // A timeline `speed` entry: the group computes `factor` times as fast from now on.
   void set_speed_factor(std::uint32_t group, double factor) { speed_factor_[group] = factor; }
   // The job counter; speed factors come back with the timeline.
@@ -53,7 +58,11 @@ class TaskPlanner {
  private:
   const Scenario& scenario_;
   const Population& population_;
-  std::vector<double> speed_factor_;  // per group
+  // Its work cut to `steps`: the compute end moves.
+  void set_steps(TaskPlan& plan, std::uint64_t steps) const;
+
+  std::vector<double> speed_factor_;                        // per group
+  std::map<std::uint32_t, std::uint64_t> straggler_steps_;  // this round's stragglers: client -> steps
   std::uint64_t next_job_ = 0;
 };
 
