@@ -1,5 +1,8 @@
 #include "catch_torch.hpp"
 
+#include <cmath>
+#include <map>
+
 #include "engine/models/model.hpp"
 #include "engine/tensors/named_tensors.hpp"
 
@@ -119,4 +122,25 @@ TEST_CASE("the pooling matrix used on GPUs is AdaptiveAvgPool1d", "[models]") {
     const auto expected = torch::adaptive_avg_pool1d(features.unsqueeze(1), {out}).squeeze(1);
     CHECK(torch::allclose(features.matmul(adaptive_pool_matrix(in, out)), expected, 1e-6, 1e-6));
   }
+}
+
+TEST_CASE("fedau-cnn starts as FedAU's code does: Kaiming-normal feature layers, zero biases", "[models]") {
+  const auto model = make_model("fedau-cnn", {1, 28, 28}, 10, 5);
+  std::map<std::string, torch::Tensor> p;
+  for (const auto& t : state_of(*model)) p[t.name] = t.value.to(torch::kFloat64);
+  // std sqrt(2 / fan_in): conv1 9 inputs (288 draws), conv2 288 (9,216), fc 1,568 (200,704).
+  const std::map<std::string, std::pair<double, double>> layers = {
+      {"conv1", {9.0, 0.15}}, {"conv2", {288.0, 0.03}}, {"fc", {1568.0, 0.01}}};
+  for (const auto& [name, fan] : layers) {
+    const auto& w = p.at(name + ".weight");
+    CHECK(w.std().item<double>() == Approx(std::sqrt(2.0 / fan.first)).epsilon(fan.second));
+    CHECK(std::abs(w.mean().item<double>()) < 3.0 * std::sqrt(2.0 / fan.first / w.numel()) + 1e-12);
+    CHECK(p.at(name + ".bias").abs().max().item<double>() == 0.0);
+  }
+  // The head keeps the default U(-1/sqrt(128), 1/sqrt(128)), biases included.
+  CHECK(p.at("head.weight").abs().max().item<double>() <= 1.0 / std::sqrt(128.0));
+  CHECK(p.at("head.bias").abs().max().item<double>() > 0.0);
+  // Another architecture keeps the default everywhere.
+  for (const auto& t : state_of(*make_model("small-cnn", {1, 28, 28}, 10, 5)))
+    if (t.name == "conv1.bias") CHECK(t.value.abs().max().item<double>() > 0.0);
 }

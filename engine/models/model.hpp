@@ -102,6 +102,12 @@ class Model : public torch::nn::Module {
   ModelRecipe recipe_;
 };
 
+// How an architecture's weights are first drawn (from the seed's "model-init" streams).
+enum class WeightInit : std::uint8_t {
+  fan_in_uniform,  // PyTorch's default for every layer: U(-1/sqrt(fan_in), 1/sqrt(fan_in))
+  kaiming_relu,    // its feature layers Kaiming-normal for ReLU (std sqrt(2 / fan_in)), biases 0; the head as default
+};
+
 struct ModelInfo {
   // Builds the architecture for one sample's shape ({C, H, W}, or {L} for text) and the number
   // of classes, its head as `options` ask (Model::build_head); make_model draws its weights.
@@ -115,6 +121,7 @@ struct ModelInfo {
   // Its module is the TorchScript file of model.file: validation inspects it and records its
   // digest, so a run, its resume and its workers refuse another file.
   bool from_file = false;
+  WeightInit init = WeightInit::fan_in_uniform;
 };
 const ModelInfo* find_model(const std::string& name);
 const Rows<ModelInfo>& model_catalog();

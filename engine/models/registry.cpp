@@ -53,6 +53,30 @@ void init_recurrent(torch::nn::LSTMImpl& lstm, at::Generator& gen) {
   for (auto& p : lstm.parameters(/*recurse=*/false)) p.uniform_(-bound, bound, gen);
 }
 
+// Kaiming-normal (ReLU gain, fan-in) weights and zero biases for every convolution and linear
+// layer outside the head (and a projection), as FedAU's cnn_mnist.py does to its feature
+// layers; drawn from a stream of its own after the default draw.
+void init_kaiming_features(torch::nn::Module& model, std::uint64_t seed) {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(stream_seed(seed, "model-init-kaiming"));
+  torch::NoGradGuard no_grad;
+  for (const auto& item : model.named_modules()) {
+    const auto& path = item.key();
+    const auto& m = item.value();
+    if (path.rfind("head", 0) == 0 || path.rfind("projection", 0) == 0) continue;
+    torch::Tensor weight, bias;
+    if (auto* conv = m->as<torch::nn::Conv2dImpl>())
+      weight = conv->weight, bias = conv->bias;
+    else if (auto* linear = m->as<torch::nn::LinearImpl>())
+      weight = linear->weight, bias = linear->bias;
+    else
+      continue;
+    std::int64_t fan_in = 1;
+    for (std::int64_t d = 1; d < weight.dim(); ++d) fan_in *= weight.size(d);
+    weight.normal_(0.0, std::sqrt(2.0 / static_cast<double>(fan_in)), gen);
+    if (bias.defined()) bias.zero_();
+  }
+}
+
 }  // namespace
 
 void init_parameters(torch::nn::Module& model, std::uint64_t seed) {
@@ -93,14 +117,22 @@ ModelInfo::Factory resnet(std::vector<std::int64_t> blocks) {
   };
 }
 
+// A row whose feature layers start Kaiming-normal (WeightInit::kaiming_relu).
+ModelInfo kaiming_relu(ModelInfo info) {
+  info.init = WeightInit::kaiming_relu;
+  return info;
+}
+
 Rows<ModelInfo>& model_rows() {
   static Rows<ModelInfo> catalog = {
       {"small-cnn", "2 conv layers (16, 32) + FC-128 features, ~80k parameters", two_conv("small-cnn")},
       {"fedavg-cnn", "McMahan et al. 2017 CNN: conv 32, conv 64, FC-512 features, 1.66M parameters",
        two_conv("fedavg-cnn")},
       {"cnn4", "FedKTL's 4-layer CNN: conv5x5 32, conv5x5 64 (valid), FC-512 features", two_conv("cnn4")},
-      {"fedau-cnn", "FedAU's Fashion-MNIST CNN: conv3x3 32, conv3x3 32 (same), FC-128 features, 211,690 parameters",
-       two_conv("fedau-cnn")},
+      kaiming_relu({"fedau-cnn",
+                    "FedAU's Fashion-MNIST CNN: conv3x3 32, conv3x3 32 (same), FC-128 features, 211,690 parameters; "
+                    "Kaiming-normal feature layers, zero biases, as its code",
+                    two_conv("fedau-cnn")}),
       {"resnet8", "FedSKC's ResNet-8: 3x3 stem + 3 BasicBlocks (w, 2w, 4w), w = [model] width (64)", resnet({1, 1, 1})},
       {"resnet10", "FedSC's ResNet-10: 3x3 stem + 4 BasicBlocks (w .. 8w), w = [model] width (64)",
        resnet({1, 1, 1, 1})},
@@ -159,8 +191,10 @@ std::vector<std::string> model_names() { return row_names(model_catalog()); }
 
 std::shared_ptr<Model> make_model(const std::string& name, const std::vector<std::int64_t>& input_shape,
                                   std::int64_t num_classes, std::uint64_t seed, const ModelOptions& options) {
-  auto model = row_named(model_catalog(), name, "model").make(input_shape, num_classes, options);
+  const auto& row = row_named(model_catalog(), name, "model");
+  auto model = row.make(input_shape, num_classes, options);
   init_parameters(*model, seed);
+  if (row.init == WeightInit::kaiming_relu) init_kaiming_features(*model, seed);
   model->set_recipe({name, input_shape, num_classes, seed, options});
   return model;
 }
