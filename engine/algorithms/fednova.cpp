@@ -4,7 +4,8 @@
 // along the weighted mean of those normalised changes, scaled by tau_eff = sum_i p_i a_i:
 //   x <- x - tau_eff * sum_i p_i (x - y_i) / a_i
 // docs/algorithms.md#fednova, and where the authors' code (JYWa/FedNova) differs.
-#include <cmath>
+#include <algorithm>
+#include <functional>
 
 #include "engine/algorithms/aggregation.hpp"
 #include "engine/algorithms/algorithm.hpp"
@@ -44,7 +45,8 @@ class FedNovaServer final : public ServerAlgorithm {
     coefficients_ = step_coefficients(updates, p);
     // Equal normalisers make the step the plain average: computed as FedAvg computes it, so
     // that the two give the same bits (docs/algorithms.md#fednova).
-    if (gmf_ == 0.0 && all_equal(updates)) {
+    if (gmf_ == 0.0 &&
+        std::adjacent_find(normalisers_.begin(), normalisers_.end(), std::not_equal_to<>()) == normalisers_.end()) {
       global = weighted_average(global, updates, p);
       return;
     }
@@ -87,20 +89,12 @@ class FedNovaServer final : public ServerAlgorithm {
   void archive(StateArchive& ar) override { archive_tensors(ar, buffer_); }
 
  private:
-  double normaliser(const ClientUpdate& u) const { return fednova_normaliser(u.metrics.steps, momentum_); }
-
-  bool all_equal(const std::vector<ClientUpdate>& updates) const {
-    for (const auto& u : updates)
-      if (normaliser(u) != normaliser(updates.front())) return false;
-    return true;
-  }
-
   // p_i tau_eff / a_i, and tau_eff = sum_i p_i a_i; a client that took no step changed nothing.
   std::vector<double> step_coefficients(const std::vector<ClientUpdate>& updates, const std::vector<double>& p) {
     normalisers_.clear();
     tau_eff_ = 0.0;
     for (std::size_t i = 0; i < updates.size(); ++i) {
-      normalisers_.push_back(normaliser(updates[i]));
+      normalisers_.push_back(fednova_normaliser(updates[i].metrics.steps, momentum_));
       tau_eff_ += p[i] * normalisers_.back();
     }
     std::vector<double> c;

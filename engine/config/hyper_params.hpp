@@ -40,17 +40,21 @@ inline constexpr std::uint32_t kMaxStepCut = 65535;
 
 // The mini-batch steps of one round of local training for a client holding n samples: its
 // passes cut into batches (the last one short unless drop_last), or local_steps.
+// The batches of one pass over n samples (the last one short unless drop_last).
+inline std::uint64_t steps_per_epoch(const HyperParams& h, std::uint64_t n) {
+  return h.drop_last ? n / h.batch_size : (n + h.batch_size - 1) / h.batch_size;
+}
+
 inline std::uint64_t steps_per_round(const HyperParams& h, std::uint64_t n) {
   if (h.local_steps > 0) return n == 0 ? 0 : h.local_steps;
-  const std::uint64_t per_epoch = h.drop_last ? n / h.batch_size : (n + h.batch_size - 1) / h.batch_size;
-  return per_epoch * h.local_epochs;
+  return steps_per_epoch(h, n) * h.local_epochs;
 }
 
 // The samples the first k steps of a round go through (the virtual time's compute of partial
 // work); k = steps_per_round gives local_samples_per_round, drop_last aside.
 inline double samples_in_steps(const HyperParams& h, std::uint64_t n, std::uint64_t k) {
   if (h.local_steps > 0) return static_cast<double>(k) * static_cast<double>(std::min<std::uint64_t>(h.batch_size, n));
-  const std::uint64_t per_epoch = h.drop_last ? n / h.batch_size : (n + h.batch_size - 1) / h.batch_size;
+  const std::uint64_t per_epoch = steps_per_epoch(h, n);
   if (per_epoch == 0) return 0.0;
   const std::uint64_t epoch_samples = h.drop_last ? per_epoch * h.batch_size : n;
   // Within an epoch every step but the last is a full batch.

@@ -77,6 +77,14 @@ std::vector<JobGroup> group_jobs(const JobLaunches& jobs,
   return groups;
 }
 
+std::shared_ptr<TrainingTask> task_of_group(const JobGroup& group, const std::shared_ptr<TrainingTask>& round_task) {
+  if (group.start == nullptr && group.max_steps == 0) return round_task;
+  auto own = std::make_shared<TrainingTask>(*round_task);
+  if (group.start != nullptr) own->weights = *group.start;
+  own->hyper.max_steps = group.max_steps;
+  return own;
+}
+
 void report_partial_work(RoundReport& report, const std::vector<ClientUpdate>& aggregated, const Scenario& scenario) {
   if (!scenario.simulation.partial_work) return;
   report.partial = 0;

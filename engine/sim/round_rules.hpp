@@ -70,6 +70,8 @@ struct JobGroup {
 // comes, jobs in job order within each.
 std::vector<JobGroup> group_jobs(const JobLaunches& jobs,
                                  const std::function<JobGroup(std::uint64_t job, std::uint32_t client)>& key);
+// The task of a group's jobs: the round's own, or a copy with the group's start model and cut.
+std::shared_ptr<TrainingTask> task_of_group(const JobGroup& group, const std::shared_ptr<TrainingTask>& round_task);
 
 // simulation.partial_work (else nothing): how many `aggregated` updates were cut short of
 // their whole local work, and each one's steps, ascending, in the report.

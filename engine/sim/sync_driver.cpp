@@ -142,10 +142,7 @@ class SyncDriver final : public Driver {
     for (const auto& g : group_jobs(jobs, [&](std::uint64_t job, std::uint32_t c) {
            return JobGroup{algorithm_->start_model(c), jobs_.at(job).plan.max_steps, {}};
          })) {
-      auto own = g.start == nullptr && g.max_steps == 0 ? task : std::make_shared<TrainingTask>(*task);
-      if (g.start != nullptr) own->weights = *g.start;
-      own->hyper.max_steps = g.max_steps;
-      parts_.runner.launch_round(g.jobs, own);
+      parts_.runner.launch_round(g.jobs, task_of_group(g, task));
     }
   }
 

@@ -85,7 +85,7 @@ void TaskPlanner::draw_stragglers(std::uint32_t round, std::vector<std::uint32_t
     // Epochs (or, under local_steps, steps) uniform in 1..E: FedProx's paper.
     const std::uint32_t units = h.local_steps > 0 ? h.local_steps : h.local_epochs;
     const auto drawn = 1 + static_cast<std::uint64_t>(rng.uniform() * units);
-    const auto steps = h.local_steps > 0 ? drawn : drawn * (whole / h.local_epochs);
+    const auto steps = h.local_steps > 0 ? drawn : drawn * steps_per_epoch(h, n);
     if (steps > 0 && steps < whole) straggler_steps_[c] = steps;
   }
 }
