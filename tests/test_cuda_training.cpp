@@ -1,13 +1,14 @@
-// The device trainer on a GPU: steps replayed from CUDA graphs give the bits of eager steps, and
-// no step of a job makes the host wait (LibTorch's sync debug mode set to error around the step
-// loop). Its own executable, which exits 77 (CTest: skipped) where there is no GPU, so that CI,
-// which has none, reports it as skipped rather than passed.
+// The device trainer on a GPU: steps replayed from CUDA graphs give the bits of eager steps (the
+// trainer's own objective and FedSKC's loss), and no step of a job makes the host wait
+// (LibTorch's sync debug mode set to error around the step loop). Its own executable, which exits 77 (CTest: skipped)
+// where there is no GPU, so that CI, which has none, reports it as skipped rather than passed.
 #define CATCH_CONFIG_RUNNER
 #include "catch_torch.hpp"
 
 #include <iostream>
 
 #include "engine/algorithms/algorithm.hpp"
+#include "engine/algorithms/fedskc.hpp"
 #include "engine/training/cuda_support.hpp"
 #include "engine/training/device_data.hpp"
 #include "engine/training/device_trainer.hpp"
@@ -58,7 +59,72 @@ DeviceTrainer::Counters compare(const std::string& model_name, const std::string
   return graphs.counters();
 }
 
+// A FedSKC task of round `round`: knowledge for the first `classes` classes (none: round 1).
+TrainingTask skc_task(const Model& reference, std::uint32_t round, std::uint32_t classes) {
+  auto task = sgd_task(reference, round, 0.05, 2);
+  torch::manual_seed(round);
+  for (std::uint32_t c = 0; c < classes; ++c) task.payload.class_vectors["knowledge"][c] = torch::randn({1, 10});
+  return task;
+}
+
+bool same_knowledge(const ClientUpdate& a, const ClientUpdate& b) {
+  const auto& x = a.payload.class_vectors;
+  const auto& y = b.payload.class_vectors;
+  if (x.size() != y.size() || x.count("knowledge") != y.count("knowledge")) return false;
+  if (x.empty()) return true;
+  const auto& kx = x.at("knowledge");
+  const auto& ky = y.at("knowledge");
+  if (kx.size() != ky.size()) return false;
+  for (const auto& [c, v] : kx)
+    if (ky.count(c) == 0 || !torch::equal(v, ky.at(c))) return false;
+  return kx.size() > 0;
+}
+
+// FedSKC's own loss (LCL against the round's knowledge, U by each normalization, the warm-up's
+// weight, means collected in the last epoch), on a graph trainer and an eager one.
+DeviceTrainer::Counters compare_fedskc(fedskc::Normalization normalization) {
+  const auto f = random_federation({40, 21, 40, 21}, 5, gpu);
+  auto reference = make_model("resnet8", {1, 28, 28}, 10, 5, ModelOptions{});
+  auto graph_model = make_model("resnet8", {1, 28, 28}, 10, 5, ModelOptions{});
+  auto eager_model = make_model("resnet8", {1, 28, 28}, 10, 5, ModelOptions{});
+  graph_model->to(gpu);
+  eager_model->to(gpu);
+  DeviceTrainer graphs(*graph_model, gpu, {true, false});
+  DeviceTrainer eager(*eager_model, gpu, {false, false});
+  fedskc::ClientOptions o;
+  o.warmup_rounds = 3;
+  o.normalization = normalization;
+  o.knowledge_pass = KnowledgePass::last_epoch;
+  o.positive_twice = o.self_positive = true;
+  fedskc::Client graph_client(o), eager_client(o);
+  // Round 1 has no knowledge, round 2 knowledge of 7 classes, rounds 3 and 4 of all 10.
+  const std::uint32_t known[] = {0, 7, 10, 10};
+  for (std::uint32_t r = 1; r <= 4; ++r) {
+    const auto task = skc_task(*reference, r, known[r - 1]);
+    for (std::uint32_t c = 0; c < f.indices.size(); ++c) {
+      INFO("fedskc round " << r << " client " << c);
+      Payload s1, s2;
+      const auto a = graphs.train(graph_client, nullptr, f.data, f.indices[c], task, c, s1, 42);
+      const auto b = eager.train(eager_client, nullptr, f.data, f.indices[c], task, c, s2, 42);
+      CHECK(same_bits(a.weights, b.weights));
+      CHECK(a.metrics.loss == b.metrics.loss);
+      CHECK(same_knowledge(a, b));
+    }
+  }
+  CHECK(graphs.counters().failed_captures == 0);
+  return graphs.counters();
+}
+
 }  // namespace
+
+TEST_CASE("FedSKC's steps replayed from CUDA graphs give the bits of eager steps", "[cuda]") {
+  for (const auto n : {fedskc::Normalization::none, fedskc::Normalization::batch, fedskc::Normalization::dataset}) {
+    INFO("normalization " << static_cast<int>(n));
+    const auto counters = compare_fedskc(n);
+    CHECK(counters.captures > 0);
+    CHECK(counters.replayed_steps > counters.eager_steps);
+  }
+}
 
 TEST_CASE("steps replayed from CUDA graphs give the bits of eager steps", "[cuda]") {
   for (const auto* model_name : {"small-cnn", "resnet8"}) {
@@ -85,6 +151,9 @@ TEST_CASE("no step of a job makes the host wait", "[cuda]") {
     model->to(gpu);
     DeviceTrainer trainer(*model, gpu, {graphs, /*forbid_syncs=*/true});
     auto client = find_algorithm("fedprox")->make_client(ParamSet{});
+    fedskc::ClientOptions skc_options;
+    skc_options.knowledge_pass = KnowledgePass::last_epoch;
+    fedskc::Client fedskc(skc_options);
     const PackedObjective objective{0.01};
     for (std::uint32_t r = 1; r <= 2; ++r) {
       const auto task = sgd_task(*reference, r, 0.05, 1);
@@ -94,6 +163,8 @@ TEST_CASE("no step of a job makes the host wait", "[cuda]") {
         // Through the algorithm's own loss (cross-entropy here), eagerly.
         auto fedavg = find_algorithm("fedavg")->make_client(ParamSet{});
         CHECK_NOTHROW(trainer.train(*fedavg, nullptr, f.data, f.indices[c], task, c, state, 42));
+        // Through FedSKC's, which captures.
+        CHECK_NOTHROW(trainer.train(fedskc, nullptr, f.data, f.indices[c], skc_task(*reference, r, 10), c, state, 42));
       }
     }
     if (graphs) CHECK(trainer.counters().replayed_steps > 0);

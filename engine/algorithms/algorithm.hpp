@@ -61,6 +61,13 @@ class ClientAlgorithm {
   // Tensors the local optimiser trains besides the model's parameters (a task head that lives
   // only for the round, say); asked once, after begin().
   virtual std::vector<torch::Tensor> extra_parameters() { return {}; }
+  // Whether a GPU may capture this step as a CUDA graph and replay it in later jobs
+  // (docs/performance.md#cuda-graphs): the key of what the step's kernels depend on besides the
+  // batch and the model (host values a graph bakes in, shapes of the tensors loss() reads), or
+  // nothing to run the step eagerly. An algorithm that gives keys reads in loss() only tensors it
+  // keeps at fixed addresses from job to job (refilled in place by begin()), and makes no host
+  // read there. Asked before every step, with ctx.epoch set.
+  virtual std::optional<std::string> step_graph_key(const ClientContext&) const { return std::nullopt; }
   // After the last local step: fill what to upload besides the weights.
   virtual void end(ClientContext& ctx, ClientUpdate& update) {}
 };

@@ -1,5 +1,7 @@
 #include "engine/algorithms/class_means.hpp"
 
+#include <tuple>
+
 namespace drift {
 
 void ClassMeans::add(const torch::Tensor& device_values, const torch::Tensor& device_labels, std::int64_t classes) {
@@ -18,7 +20,7 @@ void ClassMeans::add(const torch::Tensor& device_values, const torch::Tensor& de
     counts_.add_(one_hot.sum(0));
     return;
   }
-  to_host();
+  if (sums_.defined() && !sums_.device().is_cpu()) std::tie(sums_, counts_) = on_host();
   // Sums live on the CPU in float64 whatever device trains: exact, and uploads are CPU-side.
   const auto values = device_values.detach().to(torch::kCPU);
   const auto labels = device_labels.to(torch::kCPU);
@@ -35,19 +37,24 @@ void ClassMeans::add(const torch::Tensor& device_values, const torch::Tensor& de
   counts_.index_add_(0, labels, torch::ones({labels.size(0)}, torch::kFloat64));
 }
 
-void ClassMeans::to_host() const {
-  if (!sums_.defined() || sums_.device().is_cpu()) return;
-  sums_ = sums_.to(torch::kCPU);
-  counts_ = counts_.to(torch::kCPU);
+void ClassMeans::restart() {
+  if (!sums_.defined() || sums_.device().is_cpu()) return clear();
+  sums_.zero_();
+  counts_.zero_();
+}
+
+std::pair<torch::Tensor, torch::Tensor> ClassMeans::on_host() const {
+  if (sums_.device().is_cpu()) return {sums_, counts_};
+  return {sums_.to(torch::kCPU), counts_.to(torch::kCPU)};
 }
 
 std::map<std::uint32_t, torch::Tensor> ClassMeans::means() const {
   std::map<std::uint32_t, torch::Tensor> out;
   if (empty()) return out;
-  to_host();
-  for (std::int64_t c = 0; c < counts_.size(0); ++c) {
-    const double n = counts_[c].item<double>();
-    if (n > 0.0) out[static_cast<std::uint32_t>(c)] = (sums_[c] / n).to(torch::kFloat32).unsqueeze(0);
+  const auto [sums, counts] = on_host();
+  for (std::int64_t c = 0; c < counts.size(0); ++c) {
+    const double n = counts[c].item<double>();
+    if (n > 0.0) out[static_cast<std::uint32_t>(c)] = (sums[c] / n).to(torch::kFloat32).unsqueeze(0);
   }
   return out;
 }
@@ -55,9 +62,9 @@ std::map<std::uint32_t, torch::Tensor> ClassMeans::means() const {
 std::map<std::uint32_t, std::int64_t> ClassMeans::counts() const {
   std::map<std::uint32_t, std::int64_t> out;
   if (empty()) return out;
-  to_host();
-  for (std::int64_t c = 0; c < counts_.size(0); ++c)
-    if (const auto n = static_cast<std::int64_t>(counts_[c].item<double>()); n > 0)
+  const auto counts = on_host().second;
+  for (std::int64_t c = 0; c < counts.size(0); ++c)
+    if (const auto n = static_cast<std::int64_t>(counts[c].item<double>()); n > 0)
       out[static_cast<std::uint32_t>(c)] = n;
   return out;
 }

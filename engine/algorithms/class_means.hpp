@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 
 #include "engine/config/choices.hpp"
 
@@ -29,15 +30,19 @@ class ClassMeans {
   void add(const torch::Tensor& values, const torch::Tensor& labels, std::int64_t classes = 0);
   bool empty() const { return !sums_.defined(); }
   void clear() { sums_ = counts_ = torch::Tensor(); }
+  // Starts over like clear(), but keeps sums on a device where they are, zeroed in place, so
+  // that a step captured as a CUDA graph in an earlier job adds to the same memory (empty()
+  // then stays false: read means() instead).
+  void restart();
   // Class id -> [1, d] float32 mean, for every class seen.
   std::map<std::uint32_t, torch::Tensor> means() const;
   std::map<std::uint32_t, std::int64_t> counts() const;
 
  private:
-  // The sums on the CPU (moved there from the device on first read).
-  void to_host() const;
+  // The sums and counts on the CPU (copied from the device at each read).
+  std::pair<torch::Tensor, torch::Tensor> on_host() const;
   // [K, d] float64, [K] float64; K grows with the largest label (on the device: `classes`).
-  mutable torch::Tensor sums_, counts_;
+  torch::Tensor sums_, counts_;
 };
 
 }  // namespace drift

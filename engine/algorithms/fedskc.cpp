@@ -122,54 +122,83 @@ torch::Tensor lcl_loss(const torch::Tensor& logits, const torch::Tensor& labels,
 // ---------------------------------------------------------------------------------------------
 // Client
 
+Client::KnowledgeSlot& Client::slot_for(std::int64_t rows, std::int64_t width, std::int64_t classes,
+                                        const torch::Device& device) {
+  auto& slot = slots_[rows];
+  if (!slot.knowledge.defined() || slot.knowledge.device() != device || slot.knowledge.size(1) != width ||
+      slot.columns.size(0) != classes) {
+    const auto on = torch::TensorOptions().device(device);
+    slot.knowledge = torch::zeros({rows, width}, on.dtype(torch::kFloat32));
+    slot.u = torch::ones({rows}, on.dtype(torch::kFloat32));
+    slot.columns = torch::full({classes}, -1, on.dtype(torch::kInt64));
+  }
+  return slot;
+}
+
 void Client::begin(ClientContext& ctx) {
-  classes_.clear();
-  knowledge_ = u_ = columns_ = torch::Tensor();
-  means_.clear();
+  active_ = nullptr;
+  means_.restart();
   auto it = ctx.task.payload.class_vectors.find("knowledge");
   if (!o_.lcl || it == ctx.task.payload.class_vectors.end() || it->second.empty()) return;
+  std::vector<std::int64_t> classes;
   std::vector<torch::Tensor> rows;
   for (const auto& [c, row] : it->second) {
-    classes_.push_back(c);
+    classes.push_back(c);
     rows.push_back(row.reshape({-1}).to(torch::kFloat32));
   }
-  knowledge_ = torch::stack(rows);
-  columns_ = knowledge_columns(classes_, ctx.data->num_classes, ctx.device);
+  const auto knowledge = torch::stack(rows);
+  auto& slot = slot_for(knowledge.size(0), knowledge.size(1), ctx.data->num_classes, ctx.device);
+  slot.knowledge.copy_(knowledge);
+  slot.columns.copy_(knowledge_columns(classes, ctx.data->num_classes, torch::kCPU));
+  double weight = o_.weight;
+  if (o_.warmup_rounds > 0.0) weight *= std::min(static_cast<double>(ctx.task.round) / o_.warmup_rounds, 1.0);
+  if (!weight_.defined() || weight_.device() != ctx.device)
+    weight_ = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat32).device(ctx.device));
+  weight_.fill_(weight);
+  active_ = &slot;
   if (o_.normalization == Normalization::dataset) {
     // U_j = (1/N_k) sum_i ||l_i - c~^j|| with the received model, once per round.
-    auto sum = torch::zeros({knowledge_.size(0)}, torch::TensorOptions().dtype(torch::kFloat64).device(ctx.device));
+    auto sum = torch::zeros({knowledge.size(0)}, torch::TensorOptions().dtype(torch::kFloat64).device(ctx.device));
     std::int64_t n = 0;
     for_each_local_batch(ctx, [&](const ModelOutput& out, const torch::Tensor&) {
-      sum += torch::cdist(out.logits, knowledge_).to(torch::kFloat64).sum(0);
+      sum += torch::cdist(out.logits, slot.knowledge).to(torch::kFloat64).sum(0);
       n += out.logits.size(0);
     });
-    u_ = (sum / static_cast<double>(std::max<std::int64_t>(n, 1))).clamp_min(1e-6).to(torch::kFloat32);
+    slot.u.copy_((sum / static_cast<double>(std::max<std::int64_t>(n, 1))).clamp_min(1e-6));
   }
+}
+
+std::optional<std::string> Client::step_graph_key(const ClientContext& ctx) const {
+  std::string key = "ce";
+  if (active_)
+    key = "lcl" + std::to_string(active_->knowledge.size(0)) + "x" + std::to_string(active_->knowledge.size(1));
+  if (o_.knowledge_pass == KnowledgePass::last_epoch && in_last_local_epoch(ctx)) key += "+means";
+  return key;
 }
 
 torch::Tensor Client::loss(const torch::Tensor& labels, const ModelOutput& out, ClientContext& ctx) {
   if (o_.knowledge_pass == KnowledgePass::last_epoch && in_last_local_epoch(ctx))
     means_.add(out.logits, labels, ctx.data->num_classes);
   auto total = ClientAlgorithm::loss(labels, out, ctx);
-  if (!knowledge_.defined()) return total;
-  double weight = o_.weight;
-  if (o_.warmup_rounds > 0.0) weight *= std::min(static_cast<double>(ctx.task.round) / o_.warmup_rounds, 1.0);
-  torch::Tensor u = u_;
-  if (o_.normalization == Normalization::batch)
-    u = torch::cdist(out.logits.detach(), knowledge_).mean(0).clamp_min(1e-6);
-  return total + weight * lcl_loss(out.logits, labels, knowledge_, columns_, u, o_);
+  if (active_ == nullptr) return total;
+  const auto& k = active_->knowledge;
+  torch::Tensor u;
+  if (o_.normalization == Normalization::dataset) u = active_->u;
+  if (o_.normalization == Normalization::batch) u = torch::cdist(out.logits.detach(), k).mean(0).clamp_min(1e-6);
+  return total + weight_ * lcl_loss(out.logits, labels, k, active_->columns, u, o_);
 }
 
 void Client::end(ClientContext& ctx, ClientUpdate& update) {
   if (o_.knowledge_pass == KnowledgePass::after) {
-    means_.clear();
+    means_.restart();
     for_each_local_batch(ctx, [&](const ModelOutput& out, const torch::Tensor& labels) {
       means_.add(out.logits, labels, ctx.data->num_classes);
     });
   }
-  if (means_.empty()) return;
+  const auto means = means_.means();
+  if (means.empty()) return;
   auto& upload = update.payload.class_vectors["knowledge"];
-  for (auto& [c, mean] : means_.means()) upload[c] = o_.silu ? mean * torch::sigmoid(mean) : mean;
+  for (const auto& [c, mean] : means) upload[c] = o_.silu ? mean * torch::sigmoid(mean) : mean;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -80,13 +80,24 @@ class Client final : public ClientAlgorithm {
   void begin(ClientContext& ctx) override;
   torch::Tensor loss(const torch::Tensor& labels, const ModelOutput& out, ClientContext& ctx) override;
   void end(ClientContext& ctx, ClientUpdate& update) override;
+  // Every step captures: the knowledge, its columns, U and the LCL weight live in tensors
+  // refilled in place each job, so a key names only how many classes have knowledge and
+  // whether the step adds to the uploaded means.
+  std::optional<std::string> step_graph_key(const ClientContext& ctx) const override;
 
  private:
+  // The round's knowledge [P, C], U [P] and knowledge_columns [classes], one set per P at
+  // fixed addresses: a step captured in one job reads the next job's values.
+  struct KnowledgeSlot {
+    torch::Tensor knowledge, u, columns;
+  };
+  KnowledgeSlot& slot_for(std::int64_t rows, std::int64_t width, std::int64_t classes, const torch::Device& device);
+
   ClientOptions o_;
-  torch::Tensor knowledge_, u_;  // [P, C], [P]
-  std::vector<std::int64_t> classes_;
-  torch::Tensor columns_;  // knowledge_columns of classes_, on the training device
-  ClassMeans means_;       // of the logits, for the upload
+  std::map<std::int64_t, KnowledgeSlot> slots_;
+  KnowledgeSlot* active_ = nullptr;  // this job's; null without knowledge
+  torch::Tensor weight_;             // this round's LCL weight, 0-dim float32
+  ClassMeans means_;                 // of the logits, for the upload
 };
 
 struct ServerOptions {

@@ -37,14 +37,27 @@ DeviceTrainer::DeviceTrainer(Model& model, const torch::Device& device, Options 
   if (graphs_possible_) pool_ = new_graph_pool();
 }
 
-bool DeviceTrainer::replay(const Dataset& data, const torch::Tensor& indices, const StepSettings& settings,
+std::optional<DeviceTrainer::GraphKey> DeviceTrainer::graph_key(const ClientContext& ctx, const StepSettings& settings,
+                                                                const ClientAlgorithm* loss_owner,
+                                                                const AugmentConfig& augment) const {
+  // Augmentation draws each batch's transforms on the host.
+  if (!graphs_possible_ || !job_capturable_ || augment.enabled()) return std::nullopt;
+  GraphKey key{settings, ctx.data->images.data_ptr(), ctx.data->labels.data_ptr(), loss_owner, {}};
+  if (loss_owner == nullptr) return key;
+  auto step = loss_owner->step_graph_key(ctx);
+  if (!step) return std::nullopt;
+  key.step = std::move(*step);
+  return key;
+}
+
+bool DeviceTrainer::replay(const Dataset& data, const torch::Tensor& indices, const GraphKey& key,
                            const StepLoss& loss) {
-  const GraphKey key{settings, data.images.data_ptr(), data.labels.data_ptr()};
+  const auto& settings = key.settings;
   auto it = graphs_.find(key);
   if (it == graphs_.end()) {
     // The first step of a shape runs eagerly: it creates the library handles and workspaces
     // the capture then finds in place.
-    if (warmed_.insert(key).second || graphs_.size() >= kMaxGraphs) return false;
+    if (warmed_.insert(key).second || graphs_.size() >= kMaxGraphs || eager_only_.count(key) > 0) return false;
     Captured captured;
     captured.indices = torch::empty({settings.batch}, indices.options());
     const auto& slot = captured.indices;
@@ -55,6 +68,7 @@ bool DeviceTrainer::replay(const Dataset& data, const torch::Tensor& indices, co
     } catch (const std::exception&) {
       // This shape stays eager; the job goes on.
       ++counters_.failed_captures;
+      eager_only_.insert(key);
       return false;
     }
     ++counters_.captures;
@@ -81,6 +95,9 @@ ClientUpdate DeviceTrainer::train(ClientAlgorithm& algorithm, const PackedObject
   // eager and the captured steps then run the same code.
   const bool own_objective = objective != nullptr && extra.empty();
   const double mu = own_objective ? objective->proximal_mu : 0.0;
+  const ClientAlgorithm* loss_owner = own_objective ? nullptr : &algorithm;
+  // Extra tensors get momentum buffers of their own each job: a graph would hold the last ones.
+  job_capturable_ = extra.empty();
   state_.begin_job(task.hyper.learning_rate, mu > 0.0, std::move(extra));
   const StepLoss loss =
       own_objective
@@ -89,7 +106,7 @@ ClientUpdate DeviceTrainer::train(ClientAlgorithm& algorithm, const PackedObject
             })
           : StepLoss([&](const torch::Tensor& y, const ModelOutput& out) { return algorithm.loss(y, out, ctx); });
   const auto schedule = batch_schedule(indices, task.hyper, client_id, task.round, seed);
-  const auto seen = run_steps(ctx, schedule, loss, mu, own_objective && !augment.enabled(), augment);
+  const auto seen = run_steps(ctx, schedule, loss, mu, loss_owner, augment);
 
   std::vector<torch::Tensor> sums;
   auto weights = state_to_cpu(model_, device_, state_.sums(), sums);
@@ -106,7 +123,7 @@ ClientUpdate DeviceTrainer::train(ClientAlgorithm& algorithm, const PackedObject
 }
 
 std::uint64_t DeviceTrainer::run_steps(ClientContext& ctx, const BatchSchedule& schedule, const StepLoss& loss,
-                                       double mu, bool capturable, const AugmentConfig& augment) {
+                                       double mu, const ClientAlgorithm* loss_owner, const AugmentConfig& augment) {
   const auto& data = *ctx.data;
   const auto& hp = ctx.task.hyper;
   std::vector<std::int64_t> starts;
@@ -122,7 +139,9 @@ std::uint64_t DeviceTrainer::run_steps(ClientContext& ctx, const BatchSchedule& 
     seen += static_cast<std::uint64_t>(step.size);
     const StepSettings settings{step.size, hp.momentum, hp.weight_decay, hp.grad_clip, mu};
     const auto batch = all.narrow(0, starts[i], step.size);
-    if (capturable && graphs_possible_ && replay(data, batch, settings, loss)) continue;
+    ctx.inputs = nullptr;  // a captured loss reads no batch of the host's
+    if (const auto key = graph_key(ctx, settings, loss_owner, augment); key && replay(data, batch, *key, loss))
+      continue;
     auto x = data.images.index_select(0, batch);
     const auto y = data.labels.index_select(0, batch);
     if (augment.enabled()) {

@@ -1,15 +1,17 @@
 #pragma once
 // Local training on a GPU: what a CUDA slot runs for every unpacked job. The job's weights and
 // batch schedule go to the device once, its steps never make the host wait, and its weights and
-// sums come back in one wait. A step whose loss the trainer computes itself (the algorithm's
-// PackedObjective: cross-entropy, plus FedProx's term) is captured as a CUDA graph once per
-// batch shape and replayed in every later job; anything else runs eagerly, through the
-// algorithm's own loss. Graph and eager steps launch the same kernels, so they give the same
-// bits (docs/performance.md#cuda-graphs).
+// sums come back in one wait. A step is captured as a CUDA graph once per batch shape and key,
+// and replayed in every later job, where the trainer computes the loss itself (the algorithm's
+// PackedObjective: cross-entropy, plus FedProx's term) or the algorithm's own loss gives a key
+// (ClientAlgorithm::step_graph_key); anything else runs eagerly. Graph and eager steps launch
+// the same kernels, so they give the same bits (docs/performance.md#cuda-graphs).
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -49,28 +51,37 @@ class DeviceTrainer {
     StepSettings settings;
     const void* images = nullptr;
     const void* labels = nullptr;
+    const void* loss_owner = nullptr;  // the algorithm whose loss the step runs; null: the objective's
+    std::string step;                  // the algorithm's step_graph_key
+    auto tied() const { return std::tie(images, labels, loss_owner, step); }
     bool operator<(const GraphKey& o) const {
-      return std::make_tuple(settings.key(), images, labels) < std::make_tuple(o.settings.key(), o.images, o.labels);
+      return settings.key() < o.settings.key() || (!(o.settings.key() < settings.key()) && tied() < o.tied());
     }
   };
   struct Captured {
     torch::Tensor indices;  // the batch's sample indices, copied in before each replay
     std::unique_ptr<StepGraph> graph;
   };
-  // The job's steps (graphs where `capturable`, else eagerly); returns the samples seen.
+  // The job's steps (graphs where a step has a key, else eagerly); returns the samples seen.
+  // `loss_owner` is the algorithm whose loss runs, null when the trainer's objective does.
   std::uint64_t run_steps(ClientContext& ctx, const BatchSchedule& schedule, const StepLoss& loss, double mu,
-                          bool capturable, const AugmentConfig& augment);
+                          const ClientAlgorithm* loss_owner, const AugmentConfig& augment);
+  // The key of this step's graph; nothing when it runs eagerly.
+  std::optional<GraphKey> graph_key(const ClientContext& ctx, const StepSettings& settings,
+                                    const ClientAlgorithm* loss_owner, const AugmentConfig& augment) const;
   // Replays (capturing first if needed) the step for this batch; false when it must run eagerly.
-  bool replay(const Dataset& data, const torch::Tensor& indices, const StepSettings& settings, const StepLoss& loss);
+  bool replay(const Dataset& data, const torch::Tensor& indices, const GraphKey& key, const StepLoss& loss);
 
   Model& model_;
   torch::Device device_;
   Options options_;
   bool graphs_possible_ = false;
+  bool job_capturable_ = false;  // the job trains nothing but the model (no extra_parameters)
   StepState state_;
   GraphPool pool_{0, 0};
   std::map<GraphKey, Captured> graphs_;
-  std::set<GraphKey> warmed_;  // shapes that ran eagerly once on this trainer's stream
+  std::set<GraphKey> warmed_;      // shapes that ran eagerly once on this trainer's stream
+  std::set<GraphKey> eager_only_;  // shapes whose capture failed
   Counters counters_;
 };
 
