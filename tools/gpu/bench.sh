@@ -125,9 +125,11 @@ if [ -n "${DRIFT_GPU_PACKS:-}" ]; then
   run qs_1_pack40 120 $QS --devices $(slots 1) --set devices.pack=40
   run qs_4_pack10 120 $QS --devices $(slots 4) --set devices.pack=10
 fi
-log "== FedSKC reference, ResNet-8 width 16, 20 clients, 8 a round (eager: its loss is its own)"
+log "== FedSKC reference, ResNet-8 width 16, 20 clients, 8 a round (its own loss, captured)"
 run skc_1 150 $SKC --devices $(slots 1)
+run skc_1_eager 150 $SKC --devices $(slots 1) --set devices.graphs=false
+run skc_2 150 $SKC --devices $(slots 2)
 run skc_4 150 $SKC --devices $(slots 4)
-same skc_1 skc_4
+same skc_1 skc_1_eager skc_2 skc_4
 log "== FedAU's protocol at the paper's 2,000 rounds (scenarios/paper/fedau_fmnist.toml, seed 1)"
 run fedau_2000 600 scenarios/paper/fedau_fmnist.toml --set federation.rounds=2000 --devices $(slots ${DRIFT_GPU_FEDAU_SLOTS:-8})
