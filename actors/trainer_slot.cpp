@@ -42,6 +42,7 @@ slot_actor::behavior_type trainer_slot(slot_actor::pointer, torch::Device device
   return {
       [=](train_atom, const Buffer& state_buffer, const Buffer& task_buffer) -> caf::result<Buffer, Buffer> {
         if (ctx.crash_countdown && --*ctx.crash_countdown == 0) ::raise(SIGKILL);
+        const GpuWorkScope gpu_work(device);
         try {
           workspace->ensure(ctx, device);
           const auto task = msg::decode_task(task_buffer);
@@ -55,6 +56,7 @@ slot_actor::behavior_type trainer_slot(slot_actor::pointer, torch::Device device
         }
       },
       [=](eval_atom, const Buffer& job_buffer, const Buffer& weights_buffer) -> caf::result<Buffer> {
+        const GpuWorkScope gpu_work(device);
         try {
           workspace->ensure(ctx, device);
           const auto job = msg::decode_eval_job(job_buffer);
@@ -71,6 +73,7 @@ slot_actor::behavior_type trainer_slot(slot_actor::pointer, torch::Device device
       },
       [=](pack_atom, const Buffer& task_buffer, const Buffer& pack_buffer) -> caf::result<Buffer> {
         if (ctx.crash_countdown && --*ctx.crash_countdown == 0) ::raise(SIGKILL);
+        const GpuWorkScope gpu_work(device);
         try {
           workspace->ensure(ctx, device);
           const auto clients = msg::decode_pack_job(pack_buffer);

@@ -41,6 +41,22 @@ class StepGraph {
 // Throws std::runtime_error when the capture fails.
 std::unique_ptr<StepGraph> capture_step(const std::function<void()>& body, const GraphPool& pool);
 
+// While alive, the calling thread may launch work on `device`; a capture (capture_step) waits
+// until no other thread holds one and holds new ones off until it ends. CUDA's driver crashed in
+// cudaStreamEndCapture while other slots' threads worked on the GPU (H200, 8 slots: one run in
+// eight), so a capture has the process's GPUs to itself; captures are rare, a few per batch shape
+// and slot. Every slot's job holds one. Nothing for a CPU device or in a build without CUDA.
+class GpuWorkScope {
+ public:
+  explicit GpuWorkScope(const c10::Device& device);
+  ~GpuWorkScope();
+  GpuWorkScope(const GpuWorkScope&) = delete;
+  GpuWorkScope& operator=(const GpuWorkScope&) = delete;
+
+ private:
+  [[maybe_unused]] bool held_ = false;  // only a CUDA build takes the gate
+};
+
 // While alive, every CUDA call that makes the host wait for the device throws (LibTorch's sync
 // debug mode set to error; process-wide), so that a loop that should never wait proves it. Does
 // nothing in a build without CUDA.

@@ -6,6 +6,7 @@
 #include <c10/cuda/CUDAStream.h>
 #include <torch/version.h>
 
+#include <condition_variable>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -21,7 +22,78 @@ class CudaStepGraph final : public StepGraph {
   at::cuda::CUDAGraph graph;
 };
 
+// Threads working on GPUs share the gate; a capture takes it alone (GpuWorkScope). A pending
+// capture holds new workers off, so that slots starting job after job cannot starve it.
+class CaptureGate {
+ public:
+  void enter() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return !capturing_; });
+    ++workers_;
+  }
+  void leave() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (--workers_ == 0) changed_.notify_all();
+  }
+  void begin_capture() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return !capturing_; });
+    capturing_ = true;
+    changed_.wait(lock, [&] { return workers_ == 0; });
+  }
+  void end_capture() {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      capturing_ = false;
+    }
+    changed_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int workers_ = 0;
+  bool capturing_ = false;
+};
+
+CaptureGate& capture_gate() {
+  static CaptureGate gate;
+  return gate;
+}
+
+thread_local int work_scopes = 0;  // GpuWorkScopes the calling thread holds
+
+// A capture with the gate to itself; the calling thread's own share set aside meanwhile.
+class CaptureTurn {
+ public:
+  CaptureTurn() : own_(work_scopes > 0) {
+    if (own_) capture_gate().leave();
+    capture_gate().begin_capture();
+  }
+  ~CaptureTurn() {
+    capture_gate().end_capture();
+    if (own_) capture_gate().enter();
+  }
+  CaptureTurn(const CaptureTurn&) = delete;
+  CaptureTurn& operator=(const CaptureTurn&) = delete;
+
+ private:
+  bool own_;
+};
+
 }  // namespace
+
+GpuWorkScope::GpuWorkScope(const c10::Device& device) : held_(device.is_cuda()) {
+  if (!held_) return;
+  capture_gate().enter();
+  ++work_scopes;
+}
+
+GpuWorkScope::~GpuWorkScope() {
+  if (!held_) return;
+  --work_scopes;
+  capture_gate().leave();
+}
 
 void use_blocking_waits(const c10::Device& device) {
   if (!device.is_cuda()) return;
@@ -44,16 +116,14 @@ GraphPool new_graph_pool() {
 }
 
 std::unique_ptr<StepGraph> capture_step(const std::function<void()>& body, const GraphPool& pool) {
-  // One capture at a time in the process: captures are rare (one per batch shape and slot), and
-  // taking turns keeps the allocator's bookkeeping of captures simple.
-  static std::mutex capturing;
-  const std::lock_guard<std::mutex> lock(capturing);
+  // One capture at a time in the process, and no other GPU work meanwhile (GpuWorkScope).
+  const CaptureTurn turn;
   auto out = std::make_unique<CudaStepGraph>();
   // The pool id's type moved between LibTorch versions; graph_pool_handle() names it in all.
   const decltype(at::cuda::graph_pool_handle()) id{pool.first, pool.second};
 #if TORCH_VERSION_MAJOR >= 2
-  // Thread-local mode: the other slots' threads keep allocating and launching while this one
-  // captures; only this thread is barred from calls that would break the capture.
+  // Thread-local mode: only this thread is barred from calls that would break the capture; the
+  // other slots wait at the gate.
   out->graph.capture_begin(id, cudaStreamCaptureModeThreadLocal);
 #else
   out->graph.capture_begin(id);

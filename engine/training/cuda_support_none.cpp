@@ -16,6 +16,9 @@ std::unique_ptr<StepGraph> capture_step(const std::function<void()>&, const Grap
   throw std::runtime_error("this drift is linked against a LibTorch without CUDA graphs");
 }
 
+GpuWorkScope::GpuWorkScope(const c10::Device&) {}
+GpuWorkScope::~GpuWorkScope() = default;
+
 SyncsForbidden::SyncsForbidden() = default;
 SyncsForbidden::~SyncsForbidden() = default;
 
