@@ -65,7 +65,8 @@ slot_actor::behavior_type trainer_slot(slot_actor::pointer, torch::Device device
             throw DecodeError("evaluation range ends past the test set");
           auto& model = workspace->models->shared_model();
           load_state_on_device(model, msg::decode_bundle(weights_buffer), device);
-          auto result = evaluate_range(model, test, job.begin, job.end, ctx.scenario->evaluation.batch_size, device);
+          auto result = evaluate_range(model, test, job.begin, job.end, ctx.scenario->evaluation.batch_size, device,
+                                       job.per_sample);
           return msg::encode_eval_result(result);
         } catch (const std::exception& e) {
           return caf::make_error(caf::sec::runtime_error, std::string(e.what()));

@@ -219,26 +219,38 @@ Buffer encode_eval_job(const EvalJob& job) {
     root.setModelVersion(job.model_version);
     root.setBegin(job.begin);
     root.setEnd(job.end);
+    root.setPerSample(job.per_sample);
   });
 }
 
 EvalJob decode_eval_job(const Buffer& buffer, const DecodeLimits& limits) {
   return parse<wire::EvalJob>(buffer, limits, "evaluation job", [](wire::EvalJob::Reader root, const BufferOwner&) {
-    EvalJob job{root.getModelVersion(), root.getBegin(), root.getEnd()};
+    EvalJob job{root.getModelVersion(), root.getBegin(), root.getEnd(), root.getPerSample()};
     if (job.end < job.begin) throw DecodeError("evaluation range ends before it begins");
     return job;
   });
 }
 
 Buffer encode_eval_result(const EvalResult& result) {
-  return build_with_tensors<wire::EvalResult>(
-      [&](wire::EvalResult::Builder root, TensorWriter&) { write_eval_result(root, result); });
+  return build_with_tensors<wire::EvalReply>([&](wire::EvalReply::Builder root, TensorWriter&) {
+    write_eval_result(root.initResult(), result);
+    if (!result.hits.empty()) root.setHits(kj::arrayPtr(result.hits.data(), result.hits.size()));
+  });
 }
 
 EvalResult decode_eval_result(const Buffer& buffer, const DecodeLimits& limits) {
-  return parse<wire::EvalResult>(
-      buffer, limits, "evaluation result",
-      [](wire::EvalResult::Reader root, const BufferOwner&) { return read_eval_result(root); });
+  return parse<wire::EvalReply>(buffer, limits, "evaluation result",
+                                [](wire::EvalReply::Reader root, const BufferOwner&) {
+                                  auto r = read_eval_result(root.getResult());
+                                  const auto hits = root.getHits();
+                                  if (hits.size() != 0 && (r.end < r.begin || hits.size() != r.end - r.begin))
+                                    throw DecodeError("per-sample hits do not cover the evaluated range");
+                                  for (auto h : hits) {
+                                    if (h > 1) throw DecodeError("a per-sample hit is neither 0 nor 1");
+                                    r.hits.push_back(h);
+                                  }
+                                  return r;
+                                });
 }
 
 }  // namespace drift::msg

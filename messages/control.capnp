@@ -46,6 +46,7 @@ struct EvalJob {
   modelVersion @0 :UInt64;
   begin @1 :UInt64;           # test-set range [begin, end)
   end @2 :UInt64;
+  perSample @3 :Bool;         # also return whether each sample was classified right
 }
 
 struct EvalResult {
@@ -54,4 +55,11 @@ struct EvalResult {
   lossSum @2 :Float64;
   correct @3 :List(UInt64);   # per class
   count @4 :List(UInt64);     # per class
+}
+
+struct EvalReply {
+  # What an evaluation job returns. The hits live here, not in EvalResult, which a private
+  # model's update carries too: its size (and so its virtual upload time) stays as it was.
+  result @0 :EvalResult;
+  hits @1 :Data;              # perSample: one byte (0 or 1) per sample of [begin, end)
 }

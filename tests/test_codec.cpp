@@ -100,6 +100,16 @@ TEST_CASE("a client update and the small control messages survive a round trip",
   CHECK(e.end == 10);
   CHECK(e.loss_sum == 3.5);
   CHECK(e.correct == std::vector<std::uint64_t>{1, 2});
+  CHECK(e.hits.empty());
+  // Per-sample hits (evaluation.per_client) travel beside the counts, one byte a sample.
+  r.hits = {1, 0, 1, 1, 0, 0, 1, 0, 0, 0};
+  CHECK(msg::decode_eval_result(msg::encode_eval_result(r)).hits == r.hits);
+  r.hits.pop_back();
+  CHECK_THROWS_WITH(msg::decode_eval_result(msg::encode_eval_result(r)), Catch::Contains("do not cover"));
+  r.hits.push_back(2);
+  CHECK_THROWS_WITH(msg::decode_eval_result(msg::encode_eval_result(r)), Catch::Contains("neither 0 nor 1"));
+  const EvalJob job{7, 0, 10, true};
+  CHECK(msg::decode_eval_job(msg::encode_eval_job(job)).per_sample);
 
   RoundReport report;
   report.round = 2;

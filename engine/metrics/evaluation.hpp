@@ -14,6 +14,7 @@ struct EvalResult {
   double loss_sum = 0.0;
   std::vector<std::uint64_t> correct;  // per class
   std::vector<std::uint64_t> count;    // per class
+  std::vector<std::uint8_t> hits{};    // per sample of [begin, end), 1 when right; empty unless asked
 };
 
 struct Evaluation {

@@ -48,6 +48,7 @@ struct EvalJob {
   std::uint64_t model_version = 0;
   std::uint64_t begin = 0;
   std::uint64_t end = 0;
+  bool per_sample = false;  // also return each sample's hit (evaluation.per_client)
 };
 
 }  // namespace drift

@@ -113,7 +113,7 @@ ClientUpdate train_locally(Model& model, ClientAlgorithm& algorithm, const Datas
 }
 
 EvalResult evaluate_range(Model& model, const Dataset& test, std::uint64_t begin, std::uint64_t end,
-                          std::int64_t batch_size, const torch::Device& device) {
+                          std::int64_t batch_size, const torch::Device& device, bool per_sample) {
   torch::NoGradGuard no_grad;
   model.eval();
   // Sums stay on the device until the last batch, and nothing in the loop reads a value back
@@ -124,6 +124,7 @@ EvalResult evaluate_range(Model& model, const Dataset& test, std::uint64_t begin
   auto count = torch::zeros({classes}, on_device.dtype(torch::kInt64));
   auto correct = torch::zeros({classes}, on_device.dtype(torch::kInt64));
   const auto class_ids = torch::arange(classes, on_device.dtype(torch::kInt64));
+  std::vector<torch::Tensor> hits;  // per batch, when asked: each sample's hit as a byte
   for (auto start = static_cast<std::int64_t>(begin); start < static_cast<std::int64_t>(end); start += batch_size) {
     const auto stop = std::min<std::int64_t>(start + batch_size, static_cast<std::int64_t>(end));
     auto y = test.labels.slice(0, start, stop).to(device);
@@ -134,9 +135,13 @@ EvalResult evaluate_range(Model& model, const Dataset& test, std::uint64_t begin
     // Per class, as bincount counts: integers, so the order of the sum changes no bit.
     const auto of_class = y.unsqueeze(1).eq(class_ids);  // [B, classes]
     count += of_class.sum(0);
-    correct += of_class.logical_and(logits.argmax(1).eq(y).unsqueeze(1)).sum(0);
+    const auto right = logits.argmax(1).eq(y);
+    correct += of_class.logical_and(right.unsqueeze(1)).sum(0);
+    if (per_sample) hits.push_back(right.to(torch::kUInt8));
   }
-  const auto host = download({loss_sum, count, correct}, device);
+  std::vector<torch::Tensor> sums{loss_sum, count, correct};
+  if (per_sample) sums.push_back(hits.empty() ? torch::zeros({0}, on_device.dtype(torch::kUInt8)) : torch::cat(hits));
+  const auto host = download(sums, device);
   EvalResult r;
   r.begin = begin;
   r.end = end;
@@ -148,6 +153,10 @@ EvalResult evaluate_range(Model& model, const Dataset& test, std::uint64_t begin
   };
   r.count = to_counts(host[1]);
   r.correct = to_counts(host[2]);
+  if (per_sample) {
+    const auto bytes = host[3].contiguous();
+    r.hits.assign(bytes.data_ptr<std::uint8_t>(), bytes.data_ptr<std::uint8_t>() + bytes.numel());
+  }
   return r;
 }
 

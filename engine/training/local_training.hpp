@@ -48,7 +48,7 @@ ClientUpdate job_update(const TrainingTask& task, std::uint32_t client_id, std::
 // Evaluates `model` on test samples [begin, end) in batches; sums are in float64 and in
 // sample order, so a range always gives the same bits.
 EvalResult evaluate_range(Model& model, const Dataset& test, std::uint64_t begin, std::uint64_t end,
-                          std::int64_t batch_size, const torch::Device& device = torch::kCPU);
+                          std::int64_t batch_size, const torch::Device& device = torch::kCPU, bool per_sample = false);
 
 // Every tensor of the payload on `device` (the same tensors when they are there already).
 Payload payload_on(const Payload& payload, const torch::Device& device);
