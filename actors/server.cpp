@@ -33,7 +33,8 @@ class Host final : public JobRunner, public DriverListener {
       : self_(self),
         ctx_(std::move(ctx)),
         peers_(std::move(peers)),
-        reports_(TestSetShape{ctx_.data->data.test->num_classes, domain_starts(*ctx_.data->data.test)}) {
+        reports_(TestSetShape{ctx_.data->data.test->num_classes, domain_starts(*ctx_.data->data.test),
+                              client_test_starts(*ctx_.data)}) {
     const auto& s = *ctx_.scenario;
     const auto& algorithm = *find_algorithm(s.algorithm);
     private_models_ = algorithm.private_models;
@@ -272,10 +273,11 @@ class Host final : public JobRunner, public DriverListener {
                                           static_cast<std::uint64_t>(ctx_.scenario->evaluation.chunk_size),
                                           reports_.test_set().domain_starts);
     const auto version = report.model_version;
+    const bool per_sample = !report.client_participations.empty();  // a per-client evaluation
     const auto id = reports_.add(std::move(report), chunks.size());
     const Buffer buffer = msg::encode_bundle(weights);
     for (std::size_t i = 0; i < chunks.size(); ++i)
-      evaluate_chunk(id, i, EvalJob{version, chunks[i].first, chunks[i].second}, buffer);
+      evaluate_chunk(id, i, EvalJob{version, chunks[i].first, chunks[i].second, per_sample}, buffer);
   }
 
   // A chunk whose worker was lost is evaluated again elsewhere: the result does not depend on

@@ -99,6 +99,13 @@ struct RoundReport {
   saQuantizationMse @68 :Float64;
   partial @69 :Int64;                # simulation.partial_work: aggregated updates cut short; -1: off
   updateSteps @70 :List(UInt32);     # simulation.partial_work: each aggregated update's steps, ascending
+  clientParticipations @71 :List(UInt32);  # evaluation.per_client: aggregations each client took part in so far
+  clientSummary @72 :Bool;                 # evaluation.per_client: the five figures below were measured
+  clientAccuracyMean @73 :Float64;
+  clientAccuracyWeighted @74 :Float64;
+  clientAccuracyP10 @75 :Float64;
+  clientAccuracyWorst @76 :Float64;
+  clientParticipationCorrelation @77 :Float64;
 }
 
 struct NamedValue {

@@ -38,11 +38,12 @@ FederationData prepare_federation_data(const Scenario& scenario) {
   const bool by_writer = partition_scheme(scenario.partition.scheme).source == PartitionSource::writers;
   if (by_writer) {
     fed.client_test_sizes = take_natural_clients(fed.data, fed.partition, scenario.clients, scenario.seed);
-    if (fed.client_test_sizes.empty() && find_algorithm(scenario.algorithm)->private_models)
-      throw UserError("algorithm '" + scenario.algorithm +
-                      "' evaluates every client's own model on its own test "
-                      "data, but no test sample of '" +
-                      scenario.data.dataset +
+    if (fed.client_test_sizes.empty() &&
+        (find_algorithm(scenario.algorithm)->private_models || scenario.evaluation.per_client > 0))
+      throw UserError(std::string(scenario.evaluation.per_client > 0
+                                      ? "evaluation.per_client scores"
+                                      : "algorithm '" + scenario.algorithm + "' evaluates") +
+                      " every client's model on its own test data, but no test sample of '" + scenario.data.dataset +
                       "' belongs to a training writer "
                       "(LEAF split it by writer): regenerate it split by sample (preprocess.sh --t sample)");
   } else {
@@ -179,6 +180,16 @@ std::pair<std::uint64_t, std::uint64_t> client_test_range(const FederationData& 
   std::uint64_t begin = 0;
   for (std::uint32_t k = 0; k < client; ++k) begin += static_cast<std::uint64_t>(sizes[k]);
   return {begin, begin + static_cast<std::uint64_t>(sizes[client])};
+}
+
+std::vector<std::uint64_t> client_test_starts(const FederationData& data) {
+  std::vector<std::uint64_t> starts;
+  if (data.client_test_sizes.empty()) return starts;
+  starts.push_back(0);
+  for (auto n : data.client_test_sizes) starts.push_back(starts.back() + static_cast<std::uint64_t>(n));
+  if (starts.back() != static_cast<std::uint64_t>(data.data.test->size()))
+    throw std::logic_error("the clients' held-out splits do not make up the test set");
+  return starts;
 }
 
 FederationShape federation_shape(const Scenario& scenario, const FederationData& data,

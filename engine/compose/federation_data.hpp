@@ -54,6 +54,10 @@ std::shared_ptr<Model> make_architecture_model(const Scenario& scenario, const D
 // Client `client`'s held-out test samples [begin, end) in the test set (family B).
 std::pair<std::uint64_t, std::uint64_t> client_test_range(const FederationData& data, std::uint32_t client);
 
+// Where each client's held-out test samples begin in the test set, then the end of the last
+// client's: N + 1 offsets; empty when the test set is not made of clients' splits.
+std::vector<std::uint64_t> client_test_starts(const FederationData& data);
+
 // What a server half needs to know about the federation.
 struct FederationShape;
 // `shared_model`: the initial global model where the caller has built it already (it is

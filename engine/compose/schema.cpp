@@ -182,6 +182,8 @@ std::vector<ScenarioSection> make_sections() {
        {bind_key<S>("every", "evaluate every N rounds (and after the last)", &S::evaluation, &E::every).range(1.0, {}),
         bind_key<S>("batch_size", "evaluation batch size", &S::evaluation, &E::batch_size).range(1.0, {}),
         bind_key<S>("chunk_size", "test samples per evaluation job", &S::evaluation, &E::chunk_size).range(1.0, {}),
+        bind_key<S>("per_client", "every Nth evaluation (and the last round's) also scores the global model on each client's held-out split (data.client_test_fraction); 0 = never",
+                    &S::evaluation, &E::per_client).range(0.0, {}),
         bind_key<S>("targets", "accuracies for rounds-to-X and time-to-X in summary.json", &S::evaluation, &E::targets).range(0.0, 1.0).may_change_on_resume(),
         bind_key<S>("at_times", "virtual seconds at which summary.json gives the accuracy reached", &S::evaluation, &E::at_times)
             .range(0.0, kMaxVirtualSeconds).may_change_on_resume()}},

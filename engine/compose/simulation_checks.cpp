@@ -22,4 +22,16 @@ void check_partial_work(const Scenario& s, const std::string& source) {
     refuse("cuts a straggler's work at the round's deadline: set simulation.deadline (or a timeline deadline entry)");
 }
 
+void check_per_client_evaluation(const Scenario& s, bool private_models, bool natural_clients,
+                                 const std::string& source) {
+  if (s.evaluation.per_client == 0) return;
+  if (private_models)
+    throw UserError(source + ": evaluation.per_client scores the shared global model on each client's split; '" +
+                    s.algorithm + "' keeps private models, which are scored per client already (client_accuracy)");
+  if (s.data.client_test_fraction <= 0.0 && !natural_clients)
+    throw UserError(source +
+                    ": evaluation.per_client scores the global model on each client's held-out split: set "
+                    "data.client_test_fraction (PFLlib: 0.25), or use natural clients");
+}
+
 }  // namespace drift

@@ -1,5 +1,6 @@
 #pragma once
-// Checks of the [simulation] section that involve several of its keys, for scenario_builder.
+// Checks of the [simulation] and [evaluation] sections that involve several keys, for
+// scenario_builder.
 #include <string>
 
 #include "engine/config/scenario.hpp"
@@ -9,5 +10,11 @@ namespace drift {
 // Throws UserError (prefixed with `source`) when simulation.partial_work or
 // simulation.stragglers cannot run as configured.
 void check_partial_work(const Scenario& s, const std::string& source);
+
+// Throws UserError when evaluation.per_client has no client splits to score: it needs
+// data.client_test_fraction or natural clients, and a shared model (private models are scored
+// per client already).
+void check_per_client_evaluation(const Scenario& s, bool private_models, bool natural_clients,
+                                 const std::string& source);
 
 }  // namespace drift

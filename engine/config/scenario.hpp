@@ -61,7 +61,10 @@ struct SamplerConfig {
 struct EvaluationConfig {
   std::int64_t every = 1;  // evaluate the global model every N rounds (and after the last)
   std::int64_t batch_size = 500;
-  std::int64_t chunk_size = 2000;              // test samples per evaluation job on the device pool
+  std::int64_t chunk_size = 2000;  // test samples per evaluation job on the device pool
+  // Every per_client-th evaluation (and the last round's) also scores each client's held-out
+  // split; 0: never (docs/outputs.md#per-client-accuracy).
+  std::int64_t per_client = 0;
   std::vector<double> targets{0.5, 0.7, 0.8};  // accuracies for rounds-to-X in summary.json
   std::vector<double> at_times;                // virtual-time budgets for accuracy-at-T in summary.json
 };

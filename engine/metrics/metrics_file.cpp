@@ -45,6 +45,8 @@ bool is_written(const ReportField& f, const T& value, const RoundReport& r, bool
       return r.dp;
     case Written::with_secure_aggregation:
       return r.sa;
+    case Written::with_client_summary:
+      return r.client_summary;
     case Written::not_in_metrics:
       return false;
   }
@@ -72,6 +74,8 @@ struct LineWriter {
       line["privacy"][std::string(f.json_key())] = value;
     } else if (f.written == Written::with_secure_aggregation) {
       line["secure_aggregation"][std::string(f.json_key())] = value;
+    } else if (f.written == Written::with_client_summary) {
+      line["client_accuracy_summary"][std::string(f.json_key())] = value;
     } else {
       line[std::string(f.json_key())] = value;  // NaN is written as null
     }
@@ -116,7 +120,8 @@ struct LineReader {
       const json* object = &line;
       for (const auto& [written, key] :
            {std::pair{Written::with_shadow_clients, "update_drift"}, std::pair{Written::with_privacy, "privacy"},
-            std::pair{Written::with_secure_aggregation, "secure_aggregation"}})
+            std::pair{Written::with_secure_aggregation, "secure_aggregation"},
+            std::pair{Written::with_client_summary, "client_accuracy_summary"}})
         if (f.written == written) object = line.contains(key) ? &line[key] : nullptr;
       const auto key = std::string(f.json_key());
       if (object && object->is_object() && object->contains(key)) {
@@ -134,6 +139,7 @@ RoundReport report_from(const json& line) {
   r.evaluated = line.contains("test_accuracy");  // written only when evaluated
   r.dp = line.contains("privacy");
   r.sa = line.contains("secure_aggregation");
+  r.client_summary = line.contains("client_accuracy_summary");
   return r;
 }
 

@@ -1,5 +1,7 @@
 #include "engine/metrics/report_sequence.hpp"
 
+#include "engine/metrics/client_accuracy.hpp"
+
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -31,7 +33,28 @@ void ReportSequence::add_evaluation(std::uint64_t id, std::size_t chunk, EvalRes
   r.test_loss = summary.loss;
   r.per_class_accuracy = summary.per_class_accuracy;
   r.domain_accuracy = domain_accuracies(e.parts, shape_.domain_starts);
+  if (!r.client_participations.empty()) add_client_accuracy(r, e.parts);
   r.wall_eval_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - e.eval_start).count();
+}
+
+void ReportSequence::add_client_accuracy(RoundReport& r, const std::vector<EvalResult>& parts) const {
+  const auto& starts = shape_.client_starts;
+  if (starts.size() != r.client_participations.size() + 1)
+    throw std::logic_error("a per-client evaluation needs every client's held-out split");
+  const auto hits = hits_per_client(parts, starts);
+  r.client_accuracy = client_accuracies(hits, starts);
+  std::vector<double> rates;
+  for (auto n : r.client_participations)
+    rates.push_back(r.round ? static_cast<double>(n) / static_cast<double>(r.round) : 0.0);
+  const auto s = summarize_client_accuracy(hits, starts, rates);
+  r.client_summary = true;
+  r.client_accuracy_mean = s.mean;
+  r.client_accuracy_weighted = s.weighted;
+  r.client_accuracy_p10 = s.p10;
+  r.client_accuracy_worst = s.worst;
+  r.client_participation_correlation = s.participation_correlation;
+  r.clients_evaluated = 0;
+  for (std::size_t c = 0; c + 1 < starts.size(); ++c) r.clients_evaluated += starts[c + 1] > starts[c] ? 1 : 0;
 }
 
 std::vector<RoundReport> ReportSequence::take_sendable() {

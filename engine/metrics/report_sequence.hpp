@@ -23,6 +23,9 @@ namespace drift {
 struct TestSetShape {
   std::int64_t num_classes = 0;
   std::vector<std::uint64_t> domain_starts;  // multi-domain test sets: where each domain begins
+  // Held-out client splits: where client i's samples begin, and the end after the last one;
+  // empty where the test set is not made of them.
+  std::vector<std::uint64_t> client_starts{};
 };
 
 class ReportSequence {
@@ -31,7 +34,8 @@ class ReportSequence {
   const TestSetShape& test_set() const { return shape_; }
 
   // Queues an aggregation's report; with `eval_chunks` > 0 it waits for that many evaluation
-  // results (add_evaluation). Returns the id those results name.
+  // results (add_evaluation). A report that carries client_participations asks for a per-client
+  // evaluation: its results must carry per-sample hits. Returns the id those results name.
   std::uint64_t add(RoundReport report, std::size_t eval_chunks);
   // The report waiting under `id` (its model version names the evaluation jobs).
   const RoundReport& queued(std::uint64_t id) const { return pending_.at(id).report; }
@@ -56,6 +60,9 @@ class ReportSequence {
   std::optional<RunEnd> finish();
 
  private:
+  // client_accuracy and its summary from per-sample hits (evaluation.per_client).
+  void add_client_accuracy(RoundReport& r, const std::vector<EvalResult>& parts) const;
+
   struct Pending {
     RoundReport report;
     std::vector<EvalResult> parts;

@@ -83,6 +83,13 @@ struct RoundReport {
   // last model it trained (NaN: not trained yet); test_accuracy is then the sample-weighted
   // accuracy over the clients evaluated so far.
   std::vector<double> client_accuracy;
+  // evaluation.per_client (docs/outputs.md#per-client-accuracy): at the aggregations due, each
+  // client's participations so far (filled by the driver; they ask for the per-client pass), then
+  // the global model's accuracy on each client's held-out split in client_accuracy and its summary.
+  std::vector<std::uint32_t> client_participations;
+  bool client_summary = false;
+  double client_accuracy_mean = 0.0, client_accuracy_weighted = 0.0, client_accuracy_p10 = 0.0,
+         client_accuracy_worst = 0.0, client_participation_correlation = 0.0;
   // Multi-domain datasets: accuracy on each domain's test samples, in domain order.
   std::vector<double> domain_accuracy;
   std::uint32_t clients_evaluated = 0;
@@ -132,6 +139,7 @@ enum class Written : std::uint8_t {
   with_shadow_clients,       // in the "update_drift" object, when the run measures it
   with_privacy,              // in the "privacy" object, when the run is private (dp)
   with_secure_aggregation,   // in the "secure_aggregation" object, when the run uses it (sa)
+  with_client_summary,       // in the "client_accuracy_summary" object, when measured (client_summary)
   not_in_metrics,            // on the wire only: clients.csv, timings.jsonl, or implied by another key
 };
 
@@ -188,6 +196,14 @@ void visit_report_fields(Report& r, Visit&& visit) {
   visit(ReportField{"test_loss", W::when_evaluated}, r.test_loss);
   visit(ReportField{"per_class_accuracy", W::when_evaluated}, r.per_class_accuracy);
   visit(ReportField{"client_accuracy", W::when_evaluated_not_empty}, r.client_accuracy);
+  visit(ReportField{"client_participations", W::when_evaluated_not_empty}, r.client_participations);
+  visit(ReportField{"client_summary", W::not_in_metrics}, r.client_summary);  // implied by its object
+  visit(ReportField{"client_accuracy_mean", W::with_client_summary, true, "mean"}, r.client_accuracy_mean);
+  visit(ReportField{"client_accuracy_weighted", W::with_client_summary, true, "weighted"}, r.client_accuracy_weighted);
+  visit(ReportField{"client_accuracy_p10", W::with_client_summary, true, "p10"}, r.client_accuracy_p10);
+  visit(ReportField{"client_accuracy_worst", W::with_client_summary, true, "worst"}, r.client_accuracy_worst);
+  visit(ReportField{"client_participation_correlation", W::with_client_summary, true, "participation_correlation"},
+        r.client_participation_correlation);
   visit(ReportField{"domain_accuracy", W::when_evaluated_not_empty}, r.domain_accuracy);
   visit(ReportField{"clients_evaluated", W::when_privately_evaluated}, r.clients_evaluated);
   visit(ReportField{"algorithm", W::when_not_empty}, r.algorithm);

@@ -2,10 +2,13 @@
 
 #include <cmath>
 
+#include "engine/sim/round_rules.hpp"
+
 namespace drift {
 
 Accounting::Accounting(const Scenario& scenario, const Population& population, bool log_eligible)
-    : population_(population),
+    : scenario_(scenario),
+      population_(population),
       log_eligible_(log_eligible),
       participation_(population.size(), 0),
       window_(static_cast<std::size_t>(scenario.simulation.drift_window)),
@@ -23,6 +26,7 @@ void Accounting::account(RoundReport& r, const std::vector<std::uint32_t>& aggre
       for (std::size_t k = 0; k < counts.size(); ++k) counts[k] += static_cast<double>(population_.histograms[c][k]);
   }
   r.coverage = population_.size() ? static_cast<double>(participants_) / population_.size() : 0.0;
+  if (per_client_due(scenario_, r.round)) r.client_participations = participation_;
   if (counts.empty()) return;
   const auto& population = population_.label_distribution;
   r.change_tv = r.change_js = std::nan("");  // undefined (null in JSON) until two cohorts exist

@@ -19,6 +19,7 @@ class Accounting {
 
   // Fills participation, drift, coverage and the participation bias for the clients of an
   // aggregation; `shares`: the server half's (ServerAlgorithm::shares), empty when it moved nothing.
+  // Where a per-client evaluation is due, also every client's participations so far.
   void account(RoundReport& report, const std::vector<std::uint32_t>& aggregated, ClientShares shares);
   // The online and eligible counts and one "eligible" row per eligible client (O(population)),
   // if logged.
@@ -30,6 +31,7 @@ class Accounting {
   void archive(StateArchive& ar);
 
  private:
+  const Scenario& scenario_;
   const Population& population_;
   bool log_eligible_;
   std::vector<std::uint32_t> participation_;  // aggregations each client took part in

@@ -41,6 +41,13 @@ bool evaluation_due(const Scenario& scenario, std::uint32_t aggregation, bool la
   return last || aggregation % static_cast<std::uint32_t>(scenario.evaluation.every) == 0;
 }
 
+bool per_client_due(const Scenario& scenario, std::uint32_t aggregation) {
+  const auto k = static_cast<std::uint64_t>(scenario.evaluation.per_client);
+  if (k == 0) return false;
+  const auto period = k * static_cast<std::uint64_t>(scenario.evaluation.every);
+  return aggregation % period == 0 || aggregation == scenario.rounds;
+}
+
 LaunchDecision decide_launch(const TaskPlan& plan, double now, double offline, double deadline_at,
                              const SimulationConfig& simulation) {
   if (offline < plan.earliest_finish || plan.drop_time < plan.earliest_finish)

@@ -52,6 +52,10 @@ bool stop_reached(const Scenario& scenario, std::uint32_t aggregations, double n
 // Aggregation number `aggregation` is evaluated every evaluation.every and at the last.
 bool evaluation_due(const Scenario& scenario, std::uint32_t aggregation, bool last);
 
+// Aggregation `aggregation` also scores every client's held-out split (evaluation.per_client):
+// every per_client-th evaluation, and the last of federation.rounds.
+bool per_client_due(const Scenario& scenario, std::uint32_t aggregation);
+
 // What the server half learns of a sync aggregation's `accepted` updates beside them: each
 // one's staleness against model `version` and the version it pulled.
 AggregationInput aggregation_input(std::uint32_t round, std::uint64_t version,

@@ -1,5 +1,6 @@
 #include "engine/study/participation_figures.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -105,6 +106,83 @@ Figure participation_rate_figure(const fs::path& run_dir, const fs::path& dir, s
               "plot 'participation_rates.dat' using 2:5" +
               points + ", x with lines dt 2 lc rgb '#757575' notitle\nunset title\n" + by_weight + "\nunset multiplot",
           1100, 450};
+}
+
+namespace {
+
+// population.csv's group of each client ("" where it has none), in client order.
+std::vector<std::string> read_groups(const fs::path& file) {
+  std::ifstream in(file);
+  std::vector<std::string> groups;
+  std::string line;
+  if (!std::getline(in, line)) return groups;  // header
+  while (std::getline(in, line)) {
+    const auto fields = split_commas(line);
+    if (fields.size() < 2) break;
+    groups.push_back(fields[1]);
+  }
+  return groups;
+}
+
+// One series of dots per group, in the order groups first appear.
+std::string client_dots(const std::vector<std::string>& names) {
+  static const char* colours[] = {"#1565c0", "#c62828", "#2e7d32", "#6a1b9a", "#ef6c00", "#00838f", "#5d4037"};
+  std::string plot = "plot ";
+  for (std::size_t g = 0; g < names.size(); ++g) {
+    if (g > 0) plot += ", ";
+    plot += "'client_accuracy.dat' using ($4 == " + std::to_string(g) + " ? $2 : 1/0):($3 * 100) with points pt 7 " +
+            "ps 0.8 lc rgb '" + colours[g % 7] + "' title " + gnuplot_quoted(names[g].empty() ? "clients" : names[g]);
+  }
+  return plot;
+}
+
+}  // namespace
+
+Figure client_accuracy_figure(const std::vector<RoundReport>& metrics, const fs::path& run_dir, const fs::path& dir) {
+  std::ostringstream summary;
+  summary << "# round mean weighted p10 worst participation_correlation (accuracies in %)\n";
+  const RoundReport* last = nullptr;
+  for (const auto& m : metrics) {
+    if (!m.client_summary) continue;
+    last = &m;
+    summary << m.round << ' ' << data_number(100 * m.client_accuracy_mean) << ' '
+            << data_number(100 * m.client_accuracy_weighted) << ' ' << data_number(100 * m.client_accuracy_p10) << ' '
+            << data_number(100 * m.client_accuracy_worst) << ' ' << data_number(m.client_participation_correlation)
+            << '\n';
+  }
+  if (last == nullptr || last->round == 0) return {};
+  write_text_file(dir / "client_accuracy_summary.dat", summary.str());
+  const auto groups = read_groups(run_dir / "population.csv");
+  std::vector<std::string> names;
+  std::ostringstream dots;
+  dots << "# client participation_rate accuracy group (at round " << last->round << ")\n";
+  for (std::size_t c = 0; c < last->client_accuracy.size(); ++c) {
+    const auto& group = c < groups.size() ? groups[c] : std::string();
+    auto at = std::find(names.begin(), names.end(), group);
+    if (at == names.end()) at = names.insert(names.end(), group);
+    const double taken = c < last->client_participations.size() ? last->client_participations[c] : std::nan("");
+    dots << c << ' ' << data_number(taken / last->round) << ' ' << data_number(last->client_accuracy[c]) << ' '
+         << (at - names.begin()) << '\n';
+  }
+  write_text_file(dir / "client_accuracy.dat", dots.str());
+  const auto correlation = last->client_participation_correlation;
+  const auto round = std::to_string(last->round);
+  return {"client_accuracy",
+          "Who the global model serves: each client's accuracy on its own held-out split against its participation "
+          "rate (round " +
+              round + "), and the spread of those accuracies over rounds",
+          "set multiplot layout 1,2\nset title 'Round " + round + ": accuracy by client (correlation with rate " +
+              (std::isfinite(correlation) ? std::to_string(correlation).substr(0, 5) : std::string("undefined")) +
+              ")'\nset xlabel 'participation rate so far'\nset ylabel 'accuracy on own split (%)'\n"
+              "set yrange [-3:103]\nset offsets graph 0.03, graph 0.03, 0, 0\n" +
+              (names.size() > 1 ? "set key below\nset bmargin 6\n" : "unset key\n") + client_dots(names) +
+              "\nset title 'Accuracy across clients'\nset xlabel 'round'\nset offsets 0, 0, 0, 0\nset key below\nset "
+              "bmargin 6\n"
+              "plot 'client_accuracy_summary.dat' using 1:2 with linespoints pt 7 ps 0.5 lw 2 lc rgb '#1565c0' "
+              "title 'mean', '' using 1:3 with lines dt 2 lc rgb '#2e7d32' title 'weighted by samples', "
+              "'' using 1:4 with linespoints pt 7 ps 0.5 lc rgb '#ef6c00' title '10th percentile', "
+              "'' using 1:5 with linespoints pt 7 ps 0.5 lc rgb '#c62828' title 'worst'\nunset multiplot",
+          1200, 480};
 }
 
 }  // namespace drift

@@ -258,6 +258,8 @@ std::vector<Figure> run_figures(const fs::path& run_dir, const fs::path& dir,
   const auto rounds = metrics.back().round;
   if (auto rates = participation_rate_figure(run_dir, dir, rounds); !rates.name.empty())
     figures.push_back(std::move(rates));
+  if (auto served = client_accuracy_figure(metrics, run_dir, dir); !served.name.empty())
+    figures.push_back(std::move(served));
   const auto rows = read_client_rows(run_dir / "clients.csv");
   std::ifstream partition_in(run_dir / "partition.json");
   const auto partition = json::parse(partition_in, nullptr, false);

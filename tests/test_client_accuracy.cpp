@@ -1,0 +1,108 @@
+// Per-client evaluation of the global model (evaluation.per_client): each client's hits from
+// per-sample results, the summary against hand-computed values, the report it fills, when it is
+// due, and its metrics.jsonl object read back.
+#include "catch_torch.hpp"
+
+#include <cmath>
+
+#include "engine/compose/loader.hpp"
+#include "engine/metrics/client_accuracy.hpp"
+#include "engine/metrics/metrics_file.hpp"
+#include "engine/metrics/report_sequence.hpp"
+#include "engine/sim/round_rules.hpp"
+
+using namespace drift;
+
+namespace {
+
+// Seven test samples: client 0 holds [0, 2), client 1 none, client 2 [2, 5), client 3 [5, 7).
+const std::vector<std::uint64_t> kStarts{0, 2, 2, 5, 7};
+
+// Two ranges that cut client 2's split: hits 1 0 1 1 | 0 1 1.
+std::vector<EvalResult> two_ranges() {
+  EvalResult a{0, 4, 0.0, {3}, {4}, {1, 0, 1, 1}};
+  EvalResult b{4, 7, 0.0, {2}, {3}, {0, 1, 1}};
+  return {a, b};
+}
+
+}  // namespace
+
+TEST_CASE("hits per client follow the clients' splits across ranges", "[client_accuracy]") {
+  const auto hits = hits_per_client(two_ranges(), kStarts);
+  CHECK(hits == std::vector<std::uint64_t>{1, 0, 2, 2});
+  const auto accuracy = client_accuracies(hits, kStarts);
+  CHECK(accuracy[0] == 0.5);
+  CHECK(std::isnan(accuracy[1]));  // no held-out sample
+  CHECK(accuracy[2] == Approx(2.0 / 3.0));
+  CHECK(accuracy[3] == 1.0);
+  auto missing = two_ranges();
+  missing[1].hits.clear();
+  CHECK_THROWS(hits_per_client(missing, kStarts));
+}
+
+TEST_CASE("the per-client summary matches hand-computed values", "[client_accuracy]") {
+  // Accuracies 0.5, 2/3 and 1 (client 1 has no split); participation rates 0.4, 0.1, 0.2.
+  const auto s = summarize_client_accuracy({1, 0, 2, 2}, kStarts, {0.4, 0.5, 0.1, 0.2});
+  CHECK(s.mean == Approx((0.5 + 2.0 / 3.0 + 1.0) / 3.0));
+  CHECK(s.weighted == Approx(5.0 / 7.0));                 // 5 hits of 7 samples
+  CHECK(s.p10 == Approx(0.5 + 0.2 * (2.0 / 3.0 - 0.5)));  // 0.1 x (3 - 1) = 0.2 past the lowest
+  CHECK(s.worst == 0.5);
+  CHECK(s.participation_correlation == Approx(-0.5));
+  // Equal rates say nothing: no correlation.
+  CHECK(std::isnan(summarize_client_accuracy({1, 0, 2, 2}, kStarts, {0.3, 0.3, 0.3, 0.3}).participation_correlation));
+  const auto none = summarize_client_accuracy({0}, {0, 0}, {0.5});
+  CHECK(std::isnan(none.mean));
+  CHECK(std::isnan(none.worst));
+  CHECK(quantile({3, 1, 2, 4, 5}, 0.1) == Approx(1.4));
+  CHECK(pearson({1, 2, 3}, {2, 4, 7}) == Approx(5.0 / std::sqrt(2.0 * 38.0 / 3.0)));
+}
+
+TEST_CASE("a report that carries participations gets its clients' accuracies", "[client_accuracy]") {
+  ReportSequence seq(TestSetShape{1, {}, kStarts});
+  RoundReport r;
+  r.round = 10;
+  r.client_participations = {4, 5, 1, 2};  // rates 0.4, 0.5, 0.1, 0.2
+  const auto id = seq.add(r, 2);
+  const auto parts = two_ranges();
+  seq.add_evaluation(id, 1, parts[1]);
+  seq.add_evaluation(id, 0, parts[0]);
+  const auto out = seq.take_sendable().at(0);
+  CHECK(out.test_accuracy == Approx(5.0 / 7.0));
+  CHECK(out.client_summary);
+  CHECK(out.client_accuracy.size() == 4);
+  CHECK(out.client_accuracy_weighted == Approx(out.test_accuracy));
+  CHECK(out.client_participation_correlation == Approx(-0.5));
+  CHECK(out.clients_evaluated == 3);
+
+  // Its line in metrics.jsonl: the summary in an object of its own, read back whole.
+  const auto line = metrics_line(out, false);
+  CHECK(line.find("\"client_accuracy_summary\":{") != std::string::npos);
+  CHECK(line.find("\"client_participations\":[4,5,1,2]") != std::string::npos);
+  CHECK(line.find("\"client_accuracy\":[0.5,null,") != std::string::npos);
+
+  // A plain evaluation writes none of it.
+  ReportSequence plain(TestSetShape{1, {}, kStarts});
+  const auto plain_id = plain.add(RoundReport{}, 1);
+  plain.add_evaluation(plain_id, 0, EvalResult{0, 7, 0.0, {5}, {7}, {}});
+  const auto quiet = metrics_line(plain.take_sendable().at(0), false);
+  CHECK(quiet.find("client_") == std::string::npos);
+}
+
+TEST_CASE("per-client evaluations fall on every Nth evaluation and the last round", "[client_accuracy]") {
+  Scenario s;
+  s.rounds = 25;
+  s.evaluation.every = 2;
+  CHECK_FALSE(per_client_due(s, 6));  // off
+  s.evaluation.per_client = 3;
+  for (std::uint32_t a : {6u, 12u, 24u, 25u}) CHECK(per_client_due(s, a));
+  for (std::uint32_t a : {1u, 2u, 4u, 8u, 23u}) CHECK_FALSE(per_client_due(s, a));
+}
+
+TEST_CASE("evaluation.per_client needs clients' splits and a shared model", "[client_accuracy]") {
+  const std::string base = "[federation]\nclients = 10\n[evaluation]\nper_client = 1\n";
+  CHECK_THROWS_WITH(parse_scenario(base, "s.toml"), Catch::Contains("set data.client_test_fraction"));
+  CHECK_NOTHROW(parse_scenario(base + "[data]\nclient_test_fraction = 0.25\n", "s.toml"));
+  CHECK_THROWS_WITH(
+      parse_scenario(base + "[data]\nclient_test_fraction = 0.25\n[algorithm]\nname = \"fedproto-ht\"\n", "s.toml"),
+      Catch::Contains("scored per client already"));
+}
