@@ -34,7 +34,7 @@ class Host final : public JobRunner, public DriverListener {
         ctx_(std::move(ctx)),
         peers_(std::move(peers)),
         reports_(TestSetShape{ctx_.data->data.test->num_classes, domain_starts(*ctx_.data->data.test),
-                              client_test_starts(*ctx_.data)}) {
+                              client_test_starts(*ctx_.data), ctx_.data->population->held_out}) {
     const auto& s = *ctx_.scenario;
     const auto& algorithm = *find_algorithm(s.algorithm);
     private_models_ = algorithm.private_models;

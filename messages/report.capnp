@@ -106,6 +106,8 @@ struct RoundReport {
   clientAccuracyP10 @75 :Float64;
   clientAccuracyWorst @76 :Float64;
   clientParticipationCorrelation @77 :Float64;
+  clientAccuracyHeldOut @78 :Float64;      # federation.held_out: the held-out clients' mean accuracy
+  heldOutClients @79 :List(UInt32);
 }
 
 struct NamedValue {

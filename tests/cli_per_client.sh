@@ -3,7 +3,8 @@
 # scored on every client's held-out split at every second evaluation and the last round, the same
 # bits on 1 and 2 slots, with an evaluation chunk that cuts clients' splits, and interrupted then
 # resumed; the lines carry each client's accuracy and participations and the summary, which agrees
-# with them; the figure loads in the run's page; an async run measures it too; scenarios that have no client splits or keep private
+# with them; the figure loads in the run's page; held-out clients never take part and are
+# summarised apart; an async run measures it too; scenarios that have no client splits or keep private
 # models are refused with the reason.
 set -euo pipefail
 drift="$1"
@@ -81,6 +82,26 @@ if [[ -n "$browser" ]]; then
 else
   echo "cli_per_client: the browser check is skipped: no chromium (tools/install-deps.sh installs it)"
 fi
+
+# Held-out clients never take part and are summarised apart; by group, too.
+run --set federation.held_out=0.25 --out "$work/held" 2> /dev/null
+python3 - "$work/held/metrics.jsonl" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+held = lines[-1]["held_out_clients"]
+assert len(held) == 3, held
+for l in lines:
+    assert not set(held) & set(l["cohort"]), (held, l["cohort"])
+    if "client_accuracy_summary" in l:
+        assert l["held_out_clients"] == held
+        assert all(l["client_participations"][c] == 0 for c in held)
+        values = [l["client_accuracy"][c] for c in held]
+        assert abs(l["client_accuracy_summary"]["held_out"] - sum(values) / 3) < 1e-12, l
+PY
+expect_code 2 run --set federation.held_out_group=nowhere --out "$work/no-group"
+says "names no group"
+expect_code 2 run --set federation.held_out=0.99 --out "$work/all-held"
+says "leaves no client to take part"
 
 # Refused before anything runs, with the reason.
 expect_code 2 run --set data.client_test_fraction=0 --out "$work/no-split"

@@ -3,12 +3,14 @@
 // due, and its metrics.jsonl object read back.
 #include "catch_torch.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "engine/compose/loader.hpp"
 #include "engine/metrics/client_accuracy.hpp"
 #include "engine/metrics/metrics_file.hpp"
 #include "engine/metrics/report_sequence.hpp"
+#include "engine/population/presence.hpp"
 #include "engine/sim/round_rules.hpp"
 
 using namespace drift;
@@ -105,4 +107,40 @@ TEST_CASE("evaluation.per_client needs clients' splits and a shared model", "[cl
   CHECK_THROWS_WITH(
       parse_scenario(base + "[data]\nclient_test_fraction = 0.25\n[algorithm]\nname = \"fedproto-ht\"\n", "s.toml"),
       Catch::Contains("scored per client already"));
+}
+
+TEST_CASE("held-out clients are summarised apart", "[client_accuracy]") {
+  // Client 0 (0.5) and client 3 (1.0) held out: the rest is client 2 alone (2/3).
+  const auto s = summarize_client_accuracy({1, 0, 2, 2}, kStarts, {0.0, 0.5, 0.1, 0.0}, {1, 0, 0, 1});
+  CHECK(s.held_out == Approx(0.75));
+  CHECK(s.mean == Approx(2.0 / 3.0));
+  CHECK(s.weighted == Approx(2.0 / 3.0));
+  CHECK(s.worst == Approx(2.0 / 3.0));
+  CHECK(std::isnan(s.participation_correlation));  // one client left
+  CHECK(std::isnan(summarize_client_accuracy({1, 0, 2, 2}, kStarts, {0.4, 0.5, 0.1, 0.2}).held_out));
+}
+
+TEST_CASE("held-out clients are drawn by the seed or taken by group, and never present", "[client_accuracy]") {
+  Scenario s;
+  s.seed = 7;
+  s.held_out = 0.25;
+  const auto a = synthetic_population(s, 20, 10);
+  const auto b = synthetic_population(s, 20, 10);
+  CHECK(a.held_out == b.held_out);  // the "held-out" stream
+  CHECK(std::count(a.held_out.begin(), a.held_out.end(), 1) == 5);
+  s.seed = 8;
+  CHECK(synthetic_population(s, 20, 10).held_out != a.held_out);
+  const Presence presence(a);
+  CHECK(presence.present_count(0.0) == 15);
+  for (std::uint32_t c = 0; c < 20; ++c) {
+    CHECK(presence.present(c, 1e6) == !a.is_held_out(c));
+    if (a.is_held_out(c)) CHECK(presence.leave_time(c) == 0.0);
+  }
+  CHECK(synthetic_population(Scenario{}, 20, 10).held_out.empty());
+
+  s.held_out = 0.99;  // rounds to all 20
+  CHECK_THROWS_WITH(synthetic_population(s, 20, 10), Catch::Contains("leaves no client to take part"));
+  s.held_out = 0.0;
+  s.held_out_group = "nowhere";
+  CHECK_THROWS_WITH(synthetic_population(s, 20, 10), Catch::Contains("names no group"));
 }

@@ -24,6 +24,9 @@ void check_partial_work(const Scenario& s, const std::string& source) {
 
 void check_per_client_evaluation(const Scenario& s, bool private_models, bool natural_clients,
                                  const std::string& source) {
+  if (s.held_out > 0.0 && !s.held_out_group.empty())
+    throw UserError(source +
+                    ": federation.held_out and federation.held_out_group each choose the held-out clients: set one");
   if (s.evaluation.per_client == 0) return;
   if (private_models)
     throw UserError(source + ": evaluation.per_client scores the shared global model on each client's split; '" +

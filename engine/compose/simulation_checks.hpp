@@ -13,7 +13,7 @@ void check_partial_work(const Scenario& s, const std::string& source);
 
 // Throws UserError when evaluation.per_client has no client splits to score: it needs
 // data.client_test_fraction or natural clients, and a shared model (private models are scored
-// per client already).
+// per client already); or when both federation.held_out and held_out_group are set.
 void check_per_client_evaluation(const Scenario& s, bool private_models, bool natural_clients,
                                  const std::string& source);
 

@@ -191,6 +191,10 @@ struct Scenario {
   PartitionConfig partition;
   std::uint32_t clients = 10;
   std::uint32_t rounds = 10;
+  // Clients that are never eligible, scored like the others by evaluation.per_client: a share of
+  // the population drawn from the "held-out" stream, or the members of one group.
+  double held_out = 0.0;
+  std::string held_out_group;
   SamplerConfig sampler;
   std::string model = "small-cnn";  // the architecture (the first of model_group when a group is set)
   std::int64_t model_width = 0;     // base channels of the ResNets; 0 = the architecture's default

@@ -10,7 +10,7 @@ namespace {
 
 constexpr double kUndefined = std::numeric_limits<double>::quiet_NaN();
 
-std::uint64_t held_out(const std::vector<std::uint64_t>& starts, std::size_t client) {
+std::uint64_t split_size(const std::vector<std::uint64_t>& starts, std::size_t client) {
   return starts[client + 1] - starts[client];
 }
 
@@ -39,7 +39,7 @@ std::vector<double> client_accuracies(const std::vector<std::uint64_t>& hits,
                                       const std::vector<std::uint64_t>& starts) {
   std::vector<double> out(hits.size(), kUndefined);
   for (std::size_t c = 0; c < hits.size(); ++c)
-    if (const auto n = held_out(starts, c); n > 0) out[c] = static_cast<double>(hits[c]) / static_cast<double>(n);
+    if (const auto n = split_size(starts, c); n > 0) out[c] = static_cast<double>(hits[c]) / static_cast<double>(n);
   return out;
 }
 
@@ -71,19 +71,27 @@ double pearson(const std::vector<double>& x, const std::vector<double>& y) {
 
 ClientAccuracySummary summarize_client_accuracy(const std::vector<std::uint64_t>& hits,
                                                 const std::vector<std::uint64_t>& starts,
-                                                const std::vector<double>& rates) {
+                                                const std::vector<double>& rates, const std::vector<char>& held_out) {
   const auto accuracy = client_accuracies(hits, starts);
   std::vector<double> kept, kept_rates;
   std::uint64_t right = 0, samples = 0;
+  double held_out_total = 0.0;
+  std::size_t held_out_count = 0;
   for (std::size_t c = 0; c < accuracy.size(); ++c) {
     if (std::isnan(accuracy[c])) continue;
+    if (c < held_out.size() && held_out[c]) {
+      held_out_total += accuracy[c];
+      ++held_out_count;
+      continue;
+    }
     kept.push_back(accuracy[c]);
     kept_rates.push_back(c < rates.size() ? rates[c] : kUndefined);
     right += hits[c];
-    samples += held_out(starts, c);
+    samples += split_size(starts, c);
   }
   ClientAccuracySummary s;
-  if (kept.empty()) return {kUndefined, kUndefined, kUndefined, kUndefined, kUndefined};
+  s.held_out = held_out_count ? held_out_total / static_cast<double>(held_out_count) : kUndefined;
+  if (kept.empty()) return {kUndefined, kUndefined, kUndefined, kUndefined, kUndefined, s.held_out};
   double total = 0.0;
   for (double a : kept) total += a;
   s.mean = total / static_cast<double>(kept.size());

@@ -18,6 +18,9 @@ struct ClientAccuracySummary {
   double worst = 0.0;
   // Pearson's correlation of accuracy with participation rate; NaN where either is constant.
   double participation_correlation = 0.0;
+  // The mean over held-out clients (federation.held_out), who are left out of the figures above;
+  // NaN when there are none.
+  double held_out = 0.0;
 };
 
 // Each client's hits on its held-out samples [starts[i], starts[i + 1]) of the test set, from
@@ -29,10 +32,12 @@ std::vector<std::uint64_t> hits_per_client(const std::vector<EvalResult>& parts,
 std::vector<double> client_accuracies(const std::vector<std::uint64_t>& hits, const std::vector<std::uint64_t>& starts);
 
 // The summary over the clients with held-out samples; `rates` holds each client's participation
-// rate. Every figure is NaN when no client has held-out samples.
+// rate, `held_out` (by client; empty: none) the clients that never take part, summarised apart.
+// A figure is NaN when no client it covers has held-out samples.
 ClientAccuracySummary summarize_client_accuracy(const std::vector<std::uint64_t>& hits,
                                                 const std::vector<std::uint64_t>& starts,
-                                                const std::vector<double>& rates);
+                                                const std::vector<double>& rates,
+                                                const std::vector<char>& held_out = {});
 
 // The q-th quantile (0..1) of `values`, linear between order statistics; NaN when empty.
 double quantile(std::vector<double> values, double q);

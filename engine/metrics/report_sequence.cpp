@@ -46,13 +46,17 @@ void ReportSequence::add_client_accuracy(RoundReport& r, const std::vector<EvalR
   std::vector<double> rates;
   for (auto n : r.client_participations)
     rates.push_back(r.round ? static_cast<double>(n) / static_cast<double>(r.round) : 0.0);
-  const auto s = summarize_client_accuracy(hits, starts, rates);
+  const auto s = summarize_client_accuracy(hits, starts, rates, shape_.held_out);
   r.client_summary = true;
   r.client_accuracy_mean = s.mean;
   r.client_accuracy_weighted = s.weighted;
   r.client_accuracy_p10 = s.p10;
   r.client_accuracy_worst = s.worst;
   r.client_participation_correlation = s.participation_correlation;
+  r.client_accuracy_held_out = s.held_out;
+  r.held_out_clients.clear();
+  for (std::uint32_t c = 0; c < shape_.held_out.size(); ++c)
+    if (shape_.held_out[c]) r.held_out_clients.push_back(c);
   r.clients_evaluated = 0;
   for (std::size_t c = 0; c + 1 < starts.size(); ++c) r.clients_evaluated += starts[c + 1] > starts[c] ? 1 : 0;
 }

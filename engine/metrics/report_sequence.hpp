@@ -26,6 +26,7 @@ struct TestSetShape {
   // Held-out client splits: where client i's samples begin, and the end after the last one;
   // empty where the test set is not made of them.
   std::vector<std::uint64_t> client_starts{};
+  std::vector<char> held_out{};  // by client: never takes part (federation.held_out); empty: none
 };
 
 class ReportSequence {

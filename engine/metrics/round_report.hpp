@@ -90,6 +90,8 @@ struct RoundReport {
   bool client_summary = false;
   double client_accuracy_mean = 0.0, client_accuracy_weighted = 0.0, client_accuracy_p10 = 0.0,
          client_accuracy_worst = 0.0, client_participation_correlation = 0.0;
+  double client_accuracy_held_out = 0.0;        // federation.held_out: their mean (NaN: none)
+  std::vector<std::uint32_t> held_out_clients;  // ... and who they are
   // Multi-domain datasets: accuracy on each domain's test samples, in domain order.
   std::vector<double> domain_accuracy;
   std::uint32_t clients_evaluated = 0;
@@ -204,6 +206,8 @@ void visit_report_fields(Report& r, Visit&& visit) {
   visit(ReportField{"client_accuracy_worst", W::with_client_summary, true, "worst"}, r.client_accuracy_worst);
   visit(ReportField{"client_participation_correlation", W::with_client_summary, true, "participation_correlation"},
         r.client_participation_correlation);
+  visit(ReportField{"client_accuracy_held_out", W::with_client_summary, true, "held_out"}, r.client_accuracy_held_out);
+  visit(ReportField{"held_out_clients", W::when_evaluated_not_empty}, r.held_out_clients);
   visit(ReportField{"domain_accuracy", W::when_evaluated_not_empty}, r.domain_accuracy);
   visit(ReportField{"clients_evaluated", W::when_privately_evaluated}, r.clients_evaluated);
   visit(ReportField{"algorithm", W::when_not_empty}, r.algorithm);

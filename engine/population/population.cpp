@@ -1,6 +1,7 @@
 #include "engine/population/population.hpp"
 #include "engine/config/time_bounds.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "engine/core/error.hpp"
@@ -96,6 +97,31 @@ void assign_groups_and_profiles(const Scenario& s, Population& pop) {
       apply_profile_trace(g.profile.trace, g.profile.trace_clients, s.seed, pop);
 }
 
+// federation.held_out: round(share x N) clients, at least one, drawn from the "held-out" stream;
+// or every member of federation.held_out_group. Someone must remain to take part.
+void assign_held_out(const Scenario& s, Population& pop) {
+  std::vector<std::uint32_t> chosen;
+  if (!s.held_out_group.empty()) {
+    const auto g = pop.group_index(s.held_out_group);
+    if (g == kNoGroup)
+      throw UserError("federation.held_out_group = '" + s.held_out_group + "' names no group of the scenario");
+    chosen = pop.group_members[g];
+  } else if (s.held_out > 0.0) {
+    const auto k = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(s.held_out * pop.size())));
+    std::vector<std::uint32_t> ids(pop.size());
+    for (std::uint32_t c = 0; c < pop.size(); ++c) ids[c] = c;
+    Rng draw = make_stream(s.seed, "held-out");
+    draw.shuffle(ids);
+    chosen.assign(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(std::min<std::uint64_t>(k, ids.size())));
+  }
+  if (chosen.empty()) return;
+  if (chosen.size() >= pop.size())
+    throw UserError("federation.held_out leaves no client to take part (" + std::to_string(chosen.size()) + " of " +
+                    std::to_string(pop.size()) + " held out)");
+  pop.held_out.assign(pop.size(), 0);
+  for (auto c : chosen) pop.held_out[c] = 1;
+}
+
 }  // namespace
 
 std::uint32_t Population::group_index(const std::string& name) const {
@@ -122,6 +148,7 @@ Population build_population(const Scenario& s, const std::vector<std::vector<std
   }
   for (auto& p : pop.label_distribution) p = total > 0 ? p / total : 0.0;
   assign_groups_and_profiles(s, pop);
+  assign_held_out(s, pop);
   return pop;
 }
 
@@ -129,6 +156,7 @@ Population synthetic_population(const Scenario& s, std::uint32_t clients, std::u
   Population pop;
   pop.num_samples.assign(clients, samples);
   assign_groups_and_profiles(s, pop);
+  assign_held_out(s, pop);
   return pop;
 }
 

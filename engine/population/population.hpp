@@ -28,10 +28,12 @@ struct Population {
   std::vector<std::vector<std::uint32_t>> group_members;  // ascending ids per group
   std::vector<ClientSystem> system;
   std::vector<double> label_distribution;  // of the whole population
+  std::vector<char> held_out;              // by client: never eligible (federation.held_out); empty: none
   std::int64_t num_classes = 0;
 
   std::uint32_t size() const { return static_cast<std::uint32_t>(num_samples.size()); }
   std::uint32_t group_index(const std::string& name) const;  // kNoGroup if unknown
+  bool is_held_out(std::uint32_t client) const { return !held_out.empty() && held_out[client] != 0; }
 };
 
 // Assigns groups (first matching rule in group order) and draws system profiles from the

@@ -10,6 +10,7 @@ Presence::Presence(const Population& population)
       leave_time_(population.group_names.size(), kNever) {}
 
 bool Presence::present(std::uint32_t client, double t) const {
+  if (population_.is_held_out(client)) return false;
   const auto g = population_.group[client];
   if (g == kNoGroup) return true;
   return t >= join_time_[g] && t < leave_time_[g];
@@ -19,15 +20,22 @@ std::uint32_t Presence::present_count(double t) const {
   std::uint64_t absent = 0;
   for (std::size_t g = 0; g < join_time_.size(); ++g)
     if (!(t >= join_time_[g] && t < leave_time_[g])) absent += population_.group_members[g].size();
+  // Held-out clients are absent too, those of an absent group counted once.
+  for (std::uint32_t c = 0; c < population_.held_out.size(); ++c) {
+    const auto g = population_.group[c];
+    if (population_.held_out[c] && (g == kNoGroup || (t >= join_time_[g] && t < leave_time_[g]))) ++absent;
+  }
   return static_cast<std::uint32_t>(population_.size() - absent);
 }
 
 double Presence::join_time(std::uint32_t client) const {
+  if (population_.is_held_out(client)) return kNever;
   const auto g = population_.group[client];
   return g == kNoGroup ? 0.0 : join_time_[g];
 }
 
 double Presence::leave_time(std::uint32_t client) const {
+  if (population_.is_held_out(client)) return 0.0;
   const auto g = population_.group[client];
   return g == kNoGroup ? kNever : leave_time_[g];
 }

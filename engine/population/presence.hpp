@@ -1,6 +1,6 @@
 #pragma once
 // Who is registered with the federation at a virtual time: every client from the start,
-// except the members of a group that joins later or leaves. Timeline `join` and `leave`
+// except the members of a group that joins later or leaves, and held-out clients (never). Timeline `join` and `leave`
 // entries move a group's times.
 #include <cstdint>
 #include <vector>

@@ -140,7 +140,7 @@ std::string client_dots(const std::vector<std::string>& names) {
 
 Figure client_accuracy_figure(const std::vector<RoundReport>& metrics, const fs::path& run_dir, const fs::path& dir) {
   std::ostringstream summary;
-  summary << "# round mean weighted p10 worst participation_correlation (accuracies in %)\n";
+  summary << "# round mean weighted p10 worst participation_correlation held_out (accuracies in %)\n";
   const RoundReport* last = nullptr;
   for (const auto& m : metrics) {
     if (!m.client_summary) continue;
@@ -148,7 +148,7 @@ Figure client_accuracy_figure(const std::vector<RoundReport>& metrics, const fs:
     summary << m.round << ' ' << data_number(100 * m.client_accuracy_mean) << ' '
             << data_number(100 * m.client_accuracy_weighted) << ' ' << data_number(100 * m.client_accuracy_p10) << ' '
             << data_number(100 * m.client_accuracy_worst) << ' ' << data_number(m.client_participation_correlation)
-            << '\n';
+            << ' ' << data_number(100 * m.client_accuracy_held_out) << '\n';
   }
   if (last == nullptr || last->round == 0) return {};
   write_text_file(dir / "client_accuracy_summary.dat", summary.str());
@@ -156,8 +156,11 @@ Figure client_accuracy_figure(const std::vector<RoundReport>& metrics, const fs:
   std::vector<std::string> names;
   std::ostringstream dots;
   dots << "# client participation_rate accuracy group (at round " << last->round << ")\n";
+  const auto& held = last->held_out_clients;
   for (std::size_t c = 0; c < last->client_accuracy.size(); ++c) {
-    const auto& group = c < groups.size() ? groups[c] : std::string();
+    // Held-out clients (never eligible) are a series of their own, whatever their group.
+    const bool held_out = std::find(held.begin(), held.end(), c) != held.end();
+    const auto group = held_out ? std::string("held out") : c < groups.size() ? groups[c] : std::string();
     auto at = std::find(names.begin(), names.end(), group);
     if (at == names.end()) at = names.insert(names.end(), group);
     const double taken = c < last->client_participations.size() ? last->client_participations[c] : std::nan("");
@@ -167,22 +170,25 @@ Figure client_accuracy_figure(const std::vector<RoundReport>& metrics, const fs:
   write_text_file(dir / "client_accuracy.dat", dots.str());
   const auto correlation = last->client_participation_correlation;
   const auto round = std::to_string(last->round);
-  return {"client_accuracy",
-          "Who the global model serves: each client's accuracy on its own held-out split against its participation "
-          "rate (round " +
-              round + "), and the spread of those accuracies over rounds",
-          "set multiplot layout 1,2\nset title 'Round " + round + ": accuracy by client (correlation with rate " +
-              (std::isfinite(correlation) ? std::to_string(correlation).substr(0, 5) : std::string("undefined")) +
-              ")'\nset xlabel 'participation rate so far'\nset ylabel 'accuracy on own split (%)'\n"
-              "set yrange [-3:103]\nset offsets graph 0.03, graph 0.03, 0, 0\n" +
-              (names.size() > 1 ? "set key below\nset bmargin 6\n" : "unset key\n") + client_dots(names) +
-              "\nset title 'Accuracy across clients'\nset xlabel 'round'\nset offsets 0, 0, 0, 0\nset key below\nset "
-              "bmargin 6\n"
-              "plot 'client_accuracy_summary.dat' using 1:2 with linespoints pt 7 ps 0.5 lw 2 lc rgb '#1565c0' "
-              "title 'mean', '' using 1:3 with lines dt 2 lc rgb '#2e7d32' title 'weighted by samples', "
-              "'' using 1:4 with linespoints pt 7 ps 0.5 lc rgb '#ef6c00' title '10th percentile', "
-              "'' using 1:5 with linespoints pt 7 ps 0.5 lc rgb '#c62828' title 'worst'\nunset multiplot",
-          1200, 480};
+  return {
+      "client_accuracy",
+      "Who the global model serves: each client's accuracy on its own held-out split against its participation "
+      "rate (round " +
+          round + "), and the spread of those accuracies over rounds",
+      "set multiplot layout 1,2\nset title 'Round " + round + ": accuracy by client (correlation with rate " +
+          (std::isfinite(correlation) ? std::to_string(correlation).substr(0, 5) : std::string("undefined")) +
+          ")'\nset xlabel 'participation rate so far'\nset ylabel 'accuracy on own split (%)'\n"
+          "set yrange [-3:103]\nset offsets graph 0.03, graph 0.03, 0, 0\n" +
+          (names.size() > 1 ? "set key below\nset bmargin 7\n" : "unset key\n") + client_dots(names) +
+          "\nset title 'Accuracy across clients'\nset xlabel 'round'\nset offsets 0, 0, 0, 0\n"
+          "set key below maxrows 2\nset bmargin 7\n"
+          "plot 'client_accuracy_summary.dat' using 1:2 with linespoints pt 7 ps 0.5 lw 2 lc rgb '#1565c0' "
+          "title 'mean', '' using 1:3 with lines dt 2 lc rgb '#2e7d32' title 'weighted by samples', "
+          "'' using 1:4 with linespoints pt 7 ps 0.5 lc rgb '#ef6c00' title '10th percentile', "
+          "'' using 1:5 with linespoints pt 7 ps 0.5 lc rgb '#c62828' title 'worst'" +
+          (held.empty() ? "" : ", '' using 1:7 with linespoints pt 6 ps 0.6 lc rgb '#6a1b9a' title 'held out (mean)'") +
+          "\nunset multiplot",
+      1200, 480};
 }
 
 }  // namespace drift
