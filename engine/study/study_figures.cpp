@@ -37,16 +37,26 @@ std::string band_data(const Band& b, double x_scale, double y_scale = 100.0) {
   return out.str();
 }
 
+// gnuplot's default palette has 8 colours: past them, cells take the next dash pattern.
+constexpr std::size_t kColours = 8;
+// Past this many cells the key goes below the plot, two columns wide, so that the cells' long
+// names do not squeeze the plot into a sliver.
+constexpr std::size_t kKeyBeside = 6;
+
 std::string band_plot(const std::vector<std::string>& files, const std::vector<std::string>& titles) {
-  std::string plot = "plot ";
+  std::string plot = files.size() > kKeyBeside ? "set key below maxcols 2\nplot " : "plot ";
   for (std::size_t i = 0; i < files.size(); ++i) {
-    const auto colour = std::to_string(i + 1);
+    const auto colour = std::to_string(i % kColours + 1);
+    const auto dashes = std::to_string(i / kColours % 4 + 1);
     plot += std::string(i ? ", \\\n     " : "") + "'" + files[i] + "' using 1:($2-$3):($2+$3) with filledcurves lc " +
             colour + " fs transparent solid 0.15 notitle, '" + files[i] + "' using 1:2 with lines lw 2 lc " + colour +
-            " title " + gnuplot_quoted(titles[i]);
+            " dt " + dashes + " title " + gnuplot_quoted(titles[i]);
   }
   return plot;
 }
+
+// The extra height a key below the plot needs: a line a cell (long names keep it to one column).
+int key_height(std::size_t cells) { return cells > kKeyBeside ? 18 * static_cast<int>(cells) + 30 : 0; }
 
 Figure band_figure(const std::string& name, const std::string& x_label, const std::vector<std::string>& files,
                    const std::vector<std::string>& titles) {
@@ -54,7 +64,7 @@ Figure band_figure(const std::string& name, const std::string& x_label, const st
   return {name, "Test accuracy, mean ± std over seeds, against " + x_label,
           "set title 'Test accuracy (mean ± std over seeds)'\nset xlabel '" + x_label +
               "'\nset ylabel 'accuracy (%)'\n" + plot,
-          1100, 500};
+          1100, 500 + key_height(files.size())};
 }
 
 // The participation bias against both objectives, one above the other, one band per cell.
@@ -68,7 +78,7 @@ Figure bias_figure(const std::vector<std::string>& sample_files, const std::vect
           "set title 'vs data weights n_i / n'\n" +
               band_plot(sample_files, titles) + "\nset title 'vs uniform 1 / N'\n" + band_plot(uniform_files, titles) +
               "\nunset multiplot",
-          1100, 900};
+          1100, 900 + 2 * key_height(titles.size())};
 }
 
 // Per round, mean ± std of `value` over the runs where it has one.
