@@ -18,3 +18,16 @@ same() {
     cmp "$1/$f" "$2/$f" || { echo "$f differs between $1 and $2"; exit 1; }
   done
 }
+
+# same_on_slots_and_resume RUN: the function RUN (drift run with the test's scenario, taking
+# further flags) writes the same files on 1 and 2 slots, and on 2 slots stopped after aggregation
+# 2 then resumed on 1. The runs stay in $work/one, $work/two and $work/resumed.
+same_on_slots_and_resume() {
+  local run=$1
+  "$run" --slots 1 --out "$work/one" 2> /dev/null
+  "$run" --slots 2 --out "$work/two" 2> /dev/null
+  same "$work/one" "$work/two"
+  expect_code 130 "$run" --slots 2 --out "$work/resumed" --stop-after 2
+  "$drift" resume "$work/resumed" --no-progress --no-plots --slots 1 2> /dev/null
+  same "$work/one" "$work/resumed"
+}

@@ -30,12 +30,7 @@ probability = "label_dirichlet"
 TOML
 run() { "$drift" run "$work/p.toml" --no-progress --no-plots "$@"; }
 
-run --slots 1 --out "$work/one" 2> /dev/null
-run --slots 2 --out "$work/two" 2> /dev/null
-same "$work/one" "$work/two"
-expect_code 130 run --slots 2 --out "$work/resumed" --stop-after 2
-"$drift" resume "$work/resumed" --no-progress --no-plots --slots 1 2> /dev/null
-same "$work/one" "$work/resumed"
+same_on_slots_and_resume run
 
 python3 - "$work/one/metrics.jsonl" <<'PY'
 import json, math, sys

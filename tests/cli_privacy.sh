@@ -59,12 +59,7 @@ concurrency = 4
 buffer_size = 3
 TOML
 run() { "$drift" run "$work/dp.toml" --no-progress --no-plots "$@"; }
-run --slots 1 --out "$work/one" 2> /dev/null
-run --slots 2 --out "$work/two" 2> /dev/null
-same "$work/one" "$work/two"
-expect_code 130 run --slots 2 --out "$work/resumed" --stop-after 2
-"$drift" resume "$work/resumed" --no-progress --no-plots --slots 1 2> /dev/null
-same "$work/one" "$work/resumed"
+same_on_slots_and_resume run
 run --slots 1 --out "$work/buff" --set simulation.mode=fedbuff --set sampler.name=uniform 2> /dev/null
 run --slots 2 --out "$work/buff2" --set simulation.mode=fedbuff --set sampler.name=uniform 2> /dev/null
 same "$work/buff" "$work/buff2"
