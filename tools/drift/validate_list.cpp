@@ -101,6 +101,11 @@ int validate_command(const ValidateArgs& args) {
   std::cout << "  " << scenario.algorithm << " on " << scenario.model << ", " << scenario.data.dataset << "\n";
   if (const auto pack = effective_pack(scenario); pack > 1)
     std::cout << "  packs of " << pack << " clients train as one model (devices.pack)\n";
+  if (const auto& held = data.population->held_out; !held.empty())
+    std::cout << "  " << std::count(held.begin(), held.end(), 1) << " clients held out: never take part\n";
+  if (scenario.evaluation.per_client > 0)
+    std::cout << "  every client's held-out split scored every " << scenario.evaluation.per_client
+              << " evaluation(s) and after the last round (evaluation.per_client)\n";
   if (const auto privacy = privacy_description(scenario); !privacy.empty()) std::cout << "  " << privacy << "\n";
   if (const auto secagg = secure_aggregation_description(scenario); !secagg.empty())
     std::cout << "  " << secagg << "\n";
