@@ -75,10 +75,10 @@ void field_rows(const json& s, std::vector<std::pair<std::string, std::string>>&
     const auto dot = field.key.find('.');
     const auto key = std::string(field.key.substr(0, dot));
     if (!s.contains(key) || (s[key].is_object() && s[key].empty())) return;
-    if (field.shown != Shown::counts_in_group)
-      return rows.emplace_back(field.label, shown_as(field.shown, s[key])), void();
-    const auto item = std::string(field.key.substr(dot + 1));
-    if (!s[key].contains(item)) return;
+    const auto item = dot == std::string_view::npos ? std::string() : std::string(field.key.substr(dot + 1));
+    if (!item.empty() && !s[key].contains(item)) return;
+    if (field.shown != Shown::counts_in_group)  // a row of its own, nested in its group or not
+      return rows.emplace_back(field.label, shown_as(field.shown, item.empty() ? s[key] : s[key][item])), void();
     const auto text = count(s[key][item]) + " " + item;
     if (!rows.empty() && rows.back().first == field.label)
       rows.back().second += ", " + text;
