@@ -5,13 +5,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 #include "engine/compose/loader.hpp"
 #include "engine/metrics/client_accuracy.hpp"
 #include "engine/metrics/metrics_file.hpp"
 #include "engine/metrics/report_sequence.hpp"
+#include "engine/metrics/summary.hpp"
 #include "engine/population/presence.hpp"
 #include "engine/sim/round_rules.hpp"
+#include "engine/study/summary_rows.hpp"
 
 using namespace drift;
 
@@ -143,4 +146,30 @@ TEST_CASE("held-out clients are drawn by the seed or taken by group, and never p
   s.held_out = 0.0;
   s.held_out_group = "nowhere";
   CHECK_THROWS_WITH(synthetic_population(s, 20, 10), Catch::Contains("names no group"));
+}
+
+TEST_CASE("the last per-client evaluation reaches summary.json and the run page", "[client_accuracy]") {
+  RoundReport plain;
+  plain.round = 1;
+  plain.evaluated = true;
+  plain.test_accuracy = 0.5;
+  auto measured = plain;
+  measured.round = 2;
+  measured.client_summary = true;
+  measured.client_accuracy_p10 = 0.25;
+  measured.client_participation_correlation = 0.5;
+  measured.client_accuracy_held_out = std::nan("");  // nobody held out
+  auto after = plain;
+  after.round = 3;  // evaluated, but not per client: the last per-client figures stand
+  const auto s = summarize({facts_of(plain), facts_of(measured), facts_of(after)}, {});
+  CHECK(s.client_p10 == 0.25);
+  const auto j = summary_fields_json(s);
+  CHECK(j["client_accuracy"]["p10"] == 0.25);
+  CHECK(j["client_accuracy"]["participation_correlation"] == 0.5);
+  CHECK_FALSE(j["client_accuracy"].contains("held_out"));
+  bool shown = false;
+  for (const auto& [label, text] : readable_summary(j))
+    if (label == "10th-percentile client accuracy") shown = text == "25.0 %";
+  CHECK(shown);
+  CHECK_FALSE(summary_fields_json(summarize({facts_of(plain)}, {})).contains("client_accuracy"));
 }

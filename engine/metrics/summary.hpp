@@ -90,6 +90,9 @@ struct RunSummary {
   // Means over the aggregations where they are defined; NaN when none is.
   double mean_cohort_tv = 0.0, mean_cohort_js = 0.0, mean_change_tv = 0.0, mean_change_js = 0.0;
   double mean_update_drift = 0.0;  // NaN when never measured
+  // evaluation.per_client, at its last evaluation: the 10th-percentile client's accuracy, the
+  // correlation of accuracy with participation rate, the held-out clients' mean (NaN: none).
+  double client_p10 = 0.0, client_rate_correlation = 0.0, held_out_accuracy = 0.0;
   double mean_participation_bias = 0.0, mean_participation_bias_uniform = 0.0;
   // [privacy]: epsilon after the last aggregation (NaN in a run without privacy).
   double epsilon = std::numeric_limits<double>::quiet_NaN();

@@ -169,6 +169,31 @@ void visit_summary_fields(Summary& s, Visit&& visit) {
                      K::when_finite,
                      {"mean_update_drift", 3, 1, false, true, true}},
         s.mean_update_drift);
+  // evaluation.per_client: who the model served at the last per-client evaluation.
+  visit(SummaryField{"client_accuracy.p10",
+                     R::last_known,
+                     [](RR r) { return r.client_summary ? r.client_accuracy_p10 : std::nan(""); },
+                     "10th-percentile client accuracy",
+                     S::percent,
+                     K::when_finite,
+                     {"client_p10_accuracy", 4, 1, true, true, true}},
+        s.client_p10);
+  visit(SummaryField{"client_accuracy.participation_correlation",
+                     R::last_known,
+                     [](RR r) { return r.client_summary ? r.client_participation_correlation : std::nan(""); },
+                     "client accuracy vs participation rate (correlation)",
+                     S::decimal,
+                     K::when_finite,
+                     {"client_rate_correlation", 3, 1, false, true, true}},
+        s.client_rate_correlation);
+  visit(SummaryField{"client_accuracy.held_out",
+                     R::last_known,
+                     [](RR r) { return r.client_summary ? r.client_accuracy_held_out : std::nan(""); },
+                     "held-out clients' accuracy",
+                     S::percent,
+                     K::when_finite,
+                     {"held_out_accuracy", 4, 1, true, true, true}},
+        s.held_out_accuracy);
   // [privacy]: the guarantee at the end, and the design's figure beside it (docs/privacy.md).
   visit(SummaryField{"epsilon",
                      R::last_known,
