@@ -44,6 +44,9 @@ ninja -C $B drift drift_cuda_tests drift_bench_device_step > $W/logs/build.log 2
   { grep -m5 -A12 "error" $W/logs/build.log | tee -a "$R"; exit 1; }
 log "build $(($(date +%s) - t)) s ($(grep -c "CUDA graphs" $W/logs/cmake.log) CUDA-graph line in cmake's output)"
 D=$B/tools/drift
+# A crash in a run writes its stack into the run's log (the machine has no debugger).
+SHIM=$W/segv_backtrace.so
+gcc -shared -fPIC -O1 tools/gpu/segv_backtrace.c -o $SHIM 2> /dev/null || SHIM=""
 
 log "== cuda_training (graphs against eager, bit for bit; no host wait in a job's steps)"
 timeout 300 $B/tests/drift_cuda_tests > $W/logs/cuda_tests.log 2>&1; rc=$?
@@ -86,14 +89,15 @@ run() {  # run NAME SECONDS ARGS...: one drift run, bounded by its own limit and
     nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 200 > $util 2>/dev/null &
     upid=$!
   fi
-  timeout $limit $D run "$@" --set data.path=$G/fmnist --no-plots --no-progress --out $W/runs/$name \
-    > $W/runs/$name.log 2>&1
+  ${SHIM:+env LD_PRELOAD=$SHIM} timeout $limit $D run "$@" --set data.path=$G/fmnist --no-plots --no-progress \
+    --out $W/runs/$name > $W/runs/$name.log 2>&1
   local rc=$?
   [ -n "$upid" ] && kill $upid 2>/dev/null
   local busy=$(awk '$1>0{n++; s+=$1} END{if(NR) printf "GPU busy in %d%% of samples, mean %.0f%% when busy", 100*n/NR, n?s/n:0}' $util 2>/dev/null)
   log "$name rc=$rc wall $(python3 -c "print('%.1f' % ($(date +%s.%N) - $s))") s ${busy:+($busy)}"
   summary $W/runs/$name | tee -a "$R"
   [ $rc = 0 ] || tail -4 $W/runs/$name.log | tee -a "$R"
+  grep -A24 "fatal signal: backtrace" $W/runs/$name.log 2> /dev/null | c++filt | cut -c1-240 | tee -a "$R"
 }
 same() {  # same A B...: whether the runs wrote the same metrics.jsonl
   local first=$(digest $1) ok=yes
