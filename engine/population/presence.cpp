@@ -7,7 +7,14 @@ namespace drift {
 Presence::Presence(const Population& population)
     : population_(population),
       join_time_(population.group_names.size(), 0.0),
-      leave_time_(population.group_names.size(), kNever) {}
+      leave_time_(population.group_names.size(), kNever),
+      held_out_in_group_(population.group_names.size(), 0) {
+  for (std::uint32_t c = 0; c < population.held_out.size(); ++c) {
+    if (!population.held_out[c]) continue;
+    const auto g = population.group[c];
+    ++(g == kNoGroup ? held_out_ungrouped_ : held_out_in_group_[g]);
+  }
+}
 
 bool Presence::present(std::uint32_t client, double t) const {
   if (population_.is_held_out(client)) return false;
@@ -17,14 +24,10 @@ bool Presence::present(std::uint32_t client, double t) const {
 }
 
 std::uint32_t Presence::present_count(double t) const {
-  std::uint64_t absent = 0;
-  for (std::size_t g = 0; g < join_time_.size(); ++g)
-    if (!(t >= join_time_[g] && t < leave_time_[g])) absent += population_.group_members[g].size();
   // Held-out clients are absent too, those of an absent group counted once.
-  for (std::uint32_t c = 0; c < population_.held_out.size(); ++c) {
-    const auto g = population_.group[c];
-    if (population_.held_out[c] && (g == kNoGroup || (t >= join_time_[g] && t < leave_time_[g]))) ++absent;
-  }
+  std::uint64_t absent = held_out_ungrouped_;
+  for (std::size_t g = 0; g < join_time_.size(); ++g)
+    absent += t >= join_time_[g] && t < leave_time_[g] ? held_out_in_group_[g] : population_.group_members[g].size();
   return static_cast<std::uint32_t>(population_.size() - absent);
 }
 

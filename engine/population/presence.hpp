@@ -30,6 +30,9 @@ class Presence {
   const Population& population_;
   std::vector<double> join_time_;   // per group: absent before
   std::vector<double> leave_time_;  // per group: gone from
+  // Held-out clients (never present) per group, and without a group.
+  std::vector<std::uint64_t> held_out_in_group_;
+  std::uint64_t held_out_ungrouped_ = 0;
 };
 
 }  // namespace drift
