@@ -24,7 +24,7 @@ const torch::Device gpu("cuda:0");
 // Trains every client for `rounds` rounds, one job each, on a graph trainer and on an eager one
 // (each with a model of its own), and checks the two give the same bits job after job.
 DeviceTrainer::Counters compare(const std::string& model_name, const std::string& algorithm, double mu,
-                                std::uint32_t rounds) {
+                                std::uint32_t rounds, bool pad = false) {
   // Clients 0 and 2, and 1 and 3, have batches of the same shapes, so later jobs replay graphs
   // that earlier ones captured; 40 and 21 leave short last batches of 8 and 5.
   const auto f = random_federation({40, 21, 40, 21, 7}, 3, gpu);
@@ -35,8 +35,11 @@ DeviceTrainer::Counters compare(const std::string& model_name, const std::string
   auto eager_model = make_model(model_name, {1, 28, 28}, 10, 5, options);
   graph_model->to(gpu);
   eager_model->to(gpu);
-  DeviceTrainer graphs(*graph_model, gpu, {true, false});
-  DeviceTrainer eager(*eager_model, gpu, {false, false});
+  DeviceTrainer::Options graph_options, eager_options;
+  graph_options.pad_short_batches = eager_options.pad_short_batches = pad;
+  eager_options.graphs = false;
+  DeviceTrainer graphs(*graph_model, gpu, graph_options);
+  DeviceTrainer eager(*eager_model, gpu, eager_options);
   ParamSet params;
   if (algorithm == "fedprox") params.set("mu", mu);
   auto client = find_algorithm(algorithm)->make_client(params);
@@ -136,6 +139,15 @@ TEST_CASE("steps replayed from CUDA graphs give the bits of eager steps", "[cuda
   }
 }
 
+TEST_CASE("padded short batches make every step one graph, with the bits of eager steps", "[cuda]") {
+  for (const auto* algorithm : {"fedavg", "fedprox"}) {
+    INFO(algorithm);
+    const auto counters = compare("small-cnn", algorithm, std::string(algorithm) == "fedprox" ? 0.1 : 0.0, 2, true);
+    CHECK(counters.captures == 1);     // the full batch's shape, which every padded batch has
+    CHECK(counters.eager_steps == 1);  // the warm-up before it
+  }
+}
+
 TEST_CASE("the sync check catches a host wait", "[cuda]") {
   const auto t = torch::ones({1}, gpu);
   const SyncsForbidden forbidden;
@@ -149,7 +161,11 @@ TEST_CASE("no step of a job makes the host wait", "[cuda]") {
     INFO((graphs ? "graphs" : "eager"));
     auto model = make_model("small-cnn", {1, 28, 28}, 10, 5);
     model->to(gpu);
-    DeviceTrainer trainer(*model, gpu, {graphs, /*forbid_syncs=*/true});
+    DeviceTrainer::Options options;
+    options.graphs = graphs;
+    options.forbid_syncs = true;
+    options.pad_short_batches = graphs;  // padded batches with graphs, plain ones eagerly
+    DeviceTrainer trainer(*model, gpu, options);
     auto client = find_algorithm("fedprox")->make_client(ParamSet{});
     fedskc::ClientOptions skc_options;
     skc_options.knowledge_pass = KnowledgePass::last_epoch;

@@ -1,5 +1,7 @@
 #include "engine/compose/client_models.hpp"
 
+#include <algorithm>
+
 #include "engine/compose/packing.hpp"
 #include "engine/core/error.hpp"
 #include "engine/training/device_data.hpp"
@@ -9,6 +11,16 @@ namespace drift {
 namespace {
 
 constexpr const char* kPrefix = "model/";
+
+// Whether the model normalizes by batch statistics (BatchNorm keeps running means).
+bool has_batch_statistics(const torch::nn::Module& model) {
+  const std::string tail = "running_mean";
+  for (const auto& buffer : model.named_buffers()) {
+    const auto& name = buffer.key();
+    if (name.size() >= tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0) return true;
+  }
+  return false;
+}
 
 // Moves the client's weights out of its state (so they are not also copied to the device
 // with the rest of the state) and into `model`; the architecture's initial weights the first
@@ -55,8 +67,14 @@ ClientModels::Entry& ClientModels::entry_for(const std::string& name) {
     // random numbers, and a text model's recurrent kernels were never captured here.
     const auto* info = find_model(name);
     const bool capturable = info != nullptr && !info->text && !info->any_input;
-    e.trainer =
-        std::make_unique<DeviceTrainer>(*e.model, device_, DeviceTrainer::Options{scenario_.graphs && capturable});
+    DeviceTrainer::Options options;
+    options.graphs = scenario_.graphs && capturable;
+    // Padded short batches make every step one graph; a model with batch statistics would see
+    // the padding rows. Decided whether or not graphs are on, so that both give the same bits.
+    options.pad_short_batches = capturable && !has_batch_statistics(*e.model);
+    for (const auto& client : data_.partition.indices)
+      options.largest_client = std::max(options.largest_client, static_cast<std::int64_t>(client.size()));
+    e.trainer = std::make_unique<DeviceTrainer>(*e.model, device_, options);
   }
   return by_architecture_.emplace(name, std::move(e)).first->second;
 }

@@ -40,8 +40,16 @@ void StepState::begin_job(double learning_rate, bool anchor, std::vector<torch::
   for (const auto& t : extra_) extra_momenta_.push_back(torch::zeros_like(t));
 }
 
-torch::Tensor StepState::objective_loss(const torch::Tensor& labels, const ModelOutput& out, double mu) const {
-  auto ce = torch::nn::functional::cross_entropy(out.logits, labels);
+torch::Tensor StepState::objective_loss(const torch::Tensor& labels, const ModelOutput& out, double mu,
+                                        const torch::Tensor& weights) const {
+  namespace F = torch::nn::functional;
+  // A padded batch's padding rows weigh 0: their gradient is exactly 0, and the mean is over
+  // the samples.
+  auto ce = weights.defined()
+                ? (F::cross_entropy(out.logits, labels, F::CrossEntropyFuncOptions().reduction(torch::kNone)) * weights)
+                          .sum() /
+                      weights.sum()
+                : F::cross_entropy(out.logits, labels);
   return mu > 0.0 ? ce + proximal_term(params_, anchors_, mu) : ce;
 }
 
@@ -54,14 +62,14 @@ void StepState::zero_grads() {
 }
 
 void StepState::step(const torch::Tensor& x, const torch::Tensor& y, const StepLoss& loss_of,
-                     const StepSettings& settings) {
+                     const StepSettings& settings, const torch::Tensor& weights) {
   zero_grads();
   auto out = model_.forward(x);
-  auto loss = loss_of(y, out);
+  auto loss = loss_of(y, out, weights);
   loss.backward();
   torch::NoGradGuard no_grad;
   apply_sgd(settings);
-  record(loss, out.logits, y, settings.batch);
+  record(loss, out.logits, y, settings.batch, weights);
 }
 
 // torch::optim::SGD's order after clip_grad_norm_'s clipping; a zero momentum buffer times the
@@ -94,10 +102,16 @@ void StepState::apply_sgd(const StepSettings& s) {
 }
 
 void StepState::record(const torch::Tensor& loss, const torch::Tensor& logits, const torch::Tensor& y,
-                       std::int64_t batch) {
+                       std::int64_t batch, const torch::Tensor& weights) {
   const auto value = loss.detach().to(torch::kFloat64);
-  loss_sum_.add_(value * static_cast<double>(batch));
-  correct_.add_(logits.argmax(1).eq(y).sum());
+  if (weights.defined()) {
+    // The samples' count is exact in float32 (far below 2^24).
+    loss_sum_.add_(value * weights.sum().to(torch::kFloat64));
+    correct_.add_(logits.argmax(1).eq(y).logical_and(weights.gt(0)).sum());
+  } else {
+    loss_sum_.add_(value * static_cast<double>(batch));
+    correct_.add_(logits.argmax(1).eq(y).sum());
+  }
   const auto bad = torch::logical_and(first_bad_.lt(0), torch::logical_not(torch::isfinite(value)));
   first_bad_.copy_(torch::where(bad, step_, first_bad_));
   bad_value_.copy_(torch::where(bad, value, bad_value_));

@@ -34,7 +34,10 @@ struct StepTotals {
   double bad_value = 0.0;       // that loss
 };
 
-using StepLoss = std::function<torch::Tensor(const torch::Tensor& labels, const ModelOutput& out)>;
+// `weights`: undefined, or one float per row of a padded batch, 1 for a sample and 0 for padding
+// (a loss that takes padded batches weighs its rows by them; docs/performance.md#cuda-graphs).
+using StepLoss =
+    std::function<torch::Tensor(const torch::Tensor& labels, const ModelOutput& out, const torch::Tensor& weights)>;
 
 class StepState {
  public:
@@ -47,12 +50,16 @@ class StepState {
   void begin_job(double learning_rate, bool anchor, std::vector<torch::Tensor> extra = {});
 
   // Forward, loss, backward, SGD (clipping, weight decay, momentum, learning rate as
-  // torch::optim::SGD orders them) and the sums, for one batch.
-  void step(const torch::Tensor& x, const torch::Tensor& y, const StepLoss& loss, const StepSettings& settings);
+  // torch::optim::SGD orders them) and the sums, for one batch. `weights` (defined for a padded
+  // batch) marks its samples: the loss and the sums count only them.
+  void step(const torch::Tensor& x, const torch::Tensor& y, const StepLoss& loss, const StepSettings& settings,
+            const torch::Tensor& weights = {});
 
-  // The loss of the objective a graph can capture: mean cross-entropy, plus FedProx's term
-  // toward the job's anchor when `proximal_mu` > 0.
-  torch::Tensor objective_loss(const torch::Tensor& labels, const ModelOutput& out, double proximal_mu) const;
+  // The loss of the objective a graph can capture: mean cross-entropy over the batch's samples
+  // (the rows `weights` marks, when defined), plus FedProx's term toward the job's anchor when
+  // `proximal_mu` > 0.
+  torch::Tensor objective_loss(const torch::Tensor& labels, const ModelOutput& out, double proximal_mu,
+                               const torch::Tensor& weights = {}) const;
 
   // The sums as device tensors (loss, correct, first bad step, its loss), to download with the
   // weights in one wait; totals_of reads them once they are on the CPU.
@@ -62,7 +69,8 @@ class StepState {
  private:
   void zero_grads();
   void apply_sgd(const StepSettings& s);
-  void record(const torch::Tensor& loss, const torch::Tensor& logits, const torch::Tensor& y, std::int64_t batch);
+  void record(const torch::Tensor& loss, const torch::Tensor& logits, const torch::Tensor& y, std::int64_t batch,
+              const torch::Tensor& weights);
 
   Model& model_;
   std::vector<torch::Tensor> params_, momenta_, anchors_;  // the model's trainable parameters

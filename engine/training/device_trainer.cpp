@@ -15,13 +15,20 @@ namespace {
 // bounds how many it keeps (a batch size plus its clients' short last batches).
 constexpr std::size_t kMaxGraphs = 256;
 
-// The job's batches as one list of sample indices, and where each step's batch starts in it.
-std::vector<std::int64_t> flat_indices(const BatchSchedule& schedule, std::vector<std::int64_t>& starts) {
+// The job's batches as one list, and where each step's slice starts in it: a batch's sample
+// indices, or with `pad_to` > 0 its indices padded to `pad_to` with its first sample (a real
+// one, so the padding rows' values stay finite), then one flag a row, 1 for its samples.
+std::vector<std::int64_t> flat_indices(const BatchSchedule& schedule, std::int64_t pad_to,
+                                       std::vector<std::int64_t>& starts) {
   std::vector<std::int64_t> flat;
   for (const auto& step : schedule.steps) {
     starts.push_back(static_cast<std::int64_t>(flat.size()));
     const auto* first = schedule.indices(step);
     flat.insert(flat.end(), first, first + step.size);
+    if (pad_to == 0) continue;
+    flat.insert(flat.end(), static_cast<std::size_t>(pad_to - step.size), *first);
+    flat.insert(flat.end(), static_cast<std::size_t>(step.size), 1);
+    flat.insert(flat.end(), static_cast<std::size_t>(pad_to - step.size), 0);
   }
   return flat;
 }
@@ -39,10 +46,10 @@ DeviceTrainer::DeviceTrainer(Model& model, const torch::Device& device, Options 
 
 std::optional<DeviceTrainer::GraphKey> DeviceTrainer::graph_key(const ClientContext& ctx, const StepSettings& settings,
                                                                 const ClientAlgorithm* loss_owner,
-                                                                const AugmentConfig& augment) const {
+                                                                const AugmentConfig& augment, bool padded) const {
   // Augmentation draws each batch's transforms on the host.
   if (!graphs_possible_ || !job_capturable_ || augment.enabled()) return std::nullopt;
-  GraphKey key{settings, ctx.data->images.data_ptr(), ctx.data->labels.data_ptr(), loss_owner, {}};
+  GraphKey key{settings, ctx.data->images.data_ptr(), ctx.data->labels.data_ptr(), loss_owner, {}, padded};
   if (loss_owner == nullptr) return key;
   auto step = loss_owner->step_graph_key(ctx);
   if (!step) return std::nullopt;
@@ -50,8 +57,26 @@ std::optional<DeviceTrainer::GraphKey> DeviceTrainer::graph_key(const ClientCont
   return key;
 }
 
-bool DeviceTrainer::replay(const Dataset& data, const torch::Tensor& indices, const GraphKey& key,
-                           const StepLoss& loss) {
+void DeviceTrainer::step_on(const Dataset& data, const torch::Tensor& slice, std::int64_t padded, const StepLoss& loss,
+                            const StepSettings& settings) {
+  if (padded == 0) {
+    state_.step(data.images.index_select(0, slice), data.labels.index_select(0, slice), loss, settings);
+    return;
+  }
+  const auto rows = slice.narrow(0, 0, padded);
+  const auto weights = slice.narrow(0, padded, padded).to(torch::kFloat32);
+  state_.step(data.images.index_select(0, rows), data.labels.index_select(0, rows), loss, settings, weights);
+}
+
+std::int64_t DeviceTrainer::padding_for(const TrainingTask& task, bool own_objective,
+                                        const AugmentConfig& augment) const {
+  // Only the trainer's own loss knows the weights; augmentation draws each batch on the host.
+  if (!options_.pad_short_batches || !own_objective || augment.enabled()) return 0;
+  const auto batch = static_cast<std::int64_t>(task.hyper.batch_size);
+  return options_.largest_client > 0 ? std::min(batch, options_.largest_client) : batch;
+}
+
+bool DeviceTrainer::replay(const Dataset& data, const torch::Tensor& slice, const GraphKey& key, const StepLoss& loss) {
   const auto& settings = key.settings;
   auto it = graphs_.find(key);
   if (it == graphs_.end()) {
@@ -59,12 +84,11 @@ bool DeviceTrainer::replay(const Dataset& data, const torch::Tensor& indices, co
     // the capture then finds in place.
     if (warmed_.insert(key).second || graphs_.size() >= kMaxGraphs || eager_only_.count(key) > 0) return false;
     Captured captured;
-    captured.indices = torch::empty({settings.batch}, indices.options());
+    captured.indices = torch::empty_like(slice);
     const auto& slot = captured.indices;
+    const std::int64_t padded = key.padded ? settings.batch : 0;
     try {
-      captured.graph = capture_step(
-          [&] { state_.step(data.images.index_select(0, slot), data.labels.index_select(0, slot), loss, settings); },
-          pool_);
+      captured.graph = capture_step([&] { step_on(data, slot, padded, loss, settings); }, pool_);
     } catch (const std::exception&) {
       // This shape stays eager; the job goes on.
       ++counters_.failed_captures;
@@ -74,7 +98,7 @@ bool DeviceTrainer::replay(const Dataset& data, const torch::Tensor& indices, co
     ++counters_.captures;
     it = graphs_.emplace(key, std::move(captured)).first;
   }
-  it->second.indices.copy_(indices, /*non_blocking=*/true);
+  it->second.indices.copy_(slice, /*non_blocking=*/true);
   it->second.graph->replay();
   ++counters_.replayed_steps;
   return true;
@@ -101,12 +125,14 @@ ClientUpdate DeviceTrainer::train(ClientAlgorithm& algorithm, const PackedObject
   state_.begin_job(task.hyper.learning_rate, mu > 0.0, std::move(extra));
   const StepLoss loss =
       own_objective
-          ? StepLoss([this, mu](const torch::Tensor& y, const ModelOutput& out) {
-              return state_.objective_loss(y, out, mu);
+          ? StepLoss([this, mu](const torch::Tensor& y, const ModelOutput& out, const torch::Tensor& weights) {
+              return state_.objective_loss(y, out, mu, weights);
             })
-          : StepLoss([&](const torch::Tensor& y, const ModelOutput& out) { return algorithm.loss(y, out, ctx); });
+          : StepLoss([&](const torch::Tensor& y, const ModelOutput& out, const torch::Tensor&) {
+              return algorithm.loss(y, out, ctx);
+            });
   const auto schedule = batch_schedule(indices, task.hyper, client_id, task.round, seed);
-  const auto seen = run_steps(ctx, schedule, loss, mu, loss_owner, augment);
+  const auto seen = run_steps(ctx, schedule, loss, mu, loss_owner, augment, padding_for(task, own_objective, augment));
 
   std::vector<torch::Tensor> sums;
   auto weights = state_to_cpu(model_, device_, state_.sums(), sums);
@@ -123,11 +149,14 @@ ClientUpdate DeviceTrainer::train(ClientAlgorithm& algorithm, const PackedObject
 }
 
 std::uint64_t DeviceTrainer::run_steps(ClientContext& ctx, const BatchSchedule& schedule, const StepLoss& loss,
-                                       double mu, const ClientAlgorithm* loss_owner, const AugmentConfig& augment) {
+                                       double mu, const ClientAlgorithm* loss_owner, const AugmentConfig& augment,
+                                       std::int64_t pad_to) {
   const auto& data = *ctx.data;
   const auto& hp = ctx.task.hyper;
+  for (const auto& step : schedule.steps)
+    if (step.size > pad_to) pad_to = 0;  // a batch larger than the padding: this job is not padded
   std::vector<std::int64_t> starts;
-  const auto all = upload_indices(flat_indices(schedule, starts), data.images.device());
+  const auto all = upload_indices(flat_indices(schedule, pad_to, starts), data.images.device());
   const auto black = augment.enabled() ? data.black() : torch::Tensor();
   if (!schedule.steps.empty()) ctx.last_epoch = schedule.steps.back().epoch;
   std::optional<SyncsForbidden> no_waits;
@@ -137,11 +166,17 @@ std::uint64_t DeviceTrainer::run_steps(ClientContext& ctx, const BatchSchedule& 
     const auto& step = schedule.steps[i];
     ctx.epoch = step.epoch;
     seen += static_cast<std::uint64_t>(step.size);
-    const StepSettings settings{step.size, hp.momentum, hp.weight_decay, hp.grad_clip, mu};
-    const auto batch = all.narrow(0, starts[i], step.size);
+    const StepSettings settings{pad_to > 0 ? pad_to : step.size, hp.momentum, hp.weight_decay, hp.grad_clip, mu};
+    const auto batch = all.narrow(0, starts[i], pad_to > 0 ? 2 * pad_to : step.size);
     ctx.inputs = nullptr;  // a captured loss reads no batch of the host's
-    if (const auto key = graph_key(ctx, settings, loss_owner, augment); key && replay(data, batch, *key, loss))
+    if (const auto key = graph_key(ctx, settings, loss_owner, augment, pad_to > 0);
+        key && replay(data, batch, *key, loss))
       continue;
+    ++counters_.eager_steps;
+    if (pad_to > 0) {
+      step_on(data, batch, pad_to, loss, settings);
+      continue;
+    }
     auto x = data.images.index_select(0, batch);
     const auto y = data.labels.index_select(0, batch);
     if (augment.enabled()) {
@@ -150,7 +185,6 @@ std::uint64_t DeviceTrainer::run_steps(ClientContext& ctx, const BatchSchedule& 
     }
     ctx.inputs = &x;
     state_.step(x, y, loss, settings);
-    ++counters_.eager_steps;
   }
   return seen;
 }

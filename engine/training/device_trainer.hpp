@@ -29,6 +29,12 @@ class DeviceTrainer {
   struct Options {
     bool graphs = true;         // devices.graphs: capture and replay steps where the build and the step allow
     bool forbid_syncs = false;  // make any host wait inside the step loop throw (tests)
+    // Pad a job's short batches to its full batch size with rows that weigh nothing, where the
+    // trainer computes the loss itself and the model's rows do not see each other (no
+    // BatchNorm): every step of a run is then one shape, one graph per slot. The padded rows
+    // change a step's bits (not its mathematics), so it is decided per run, never per slot.
+    bool pad_short_batches = false;
+    std::int64_t largest_client = 0;  // > 0: no padding past this many samples (a huge batch size)
   };
   struct Counters {
     std::uint64_t eager_steps = 0, replayed_steps = 0, captures = 0, failed_captures = 0;
@@ -53,24 +59,32 @@ class DeviceTrainer {
     const void* labels = nullptr;
     const void* loss_owner = nullptr;  // the algorithm whose loss the step runs; null: the objective's
     std::string step;                  // the algorithm's step_graph_key
-    auto tied() const { return std::tie(images, labels, loss_owner, step); }
+    bool padded = false;               // the batch is padded (its indices followed by its weights)
+    auto tied() const { return std::tie(images, labels, loss_owner, step, padded); }
     bool operator<(const GraphKey& o) const {
       return settings.key() < o.settings.key() || (!(o.settings.key() < settings.key()) && tied() < o.tied());
     }
   };
   struct Captured {
-    torch::Tensor indices;  // the batch's sample indices, copied in before each replay
+    torch::Tensor indices;  // the batch's slice of the job's indices, copied in before each replay
     std::unique_ptr<StepGraph> graph;
   };
   // The job's steps (graphs where a step has a key, else eagerly); returns the samples seen.
   // `loss_owner` is the algorithm whose loss runs, null when the trainer's objective does.
+  // `pad_to` > 0 pads every batch to that size.
   std::uint64_t run_steps(ClientContext& ctx, const BatchSchedule& schedule, const StepLoss& loss, double mu,
-                          const ClientAlgorithm* loss_owner, const AugmentConfig& augment);
+                          const ClientAlgorithm* loss_owner, const AugmentConfig& augment, std::int64_t pad_to);
   // The key of this step's graph; nothing when it runs eagerly.
   std::optional<GraphKey> graph_key(const ClientContext& ctx, const StepSettings& settings,
-                                    const ClientAlgorithm* loss_owner, const AugmentConfig& augment) const;
+                                    const ClientAlgorithm* loss_owner, const AugmentConfig& augment, bool padded) const;
   // Replays (capturing first if needed) the step for this batch; false when it must run eagerly.
-  bool replay(const Dataset& data, const torch::Tensor& indices, const GraphKey& key, const StepLoss& loss);
+  bool replay(const Dataset& data, const torch::Tensor& slice, const GraphKey& key, const StepLoss& loss);
+  // One step on the batch `slice` describes: its indices, or for a padded batch of `padded` rows
+  // its indices then its rows' weights. Eager and captured steps both run it.
+  void step_on(const Dataset& data, const torch::Tensor& slice, std::int64_t padded, const StepLoss& loss,
+               const StepSettings& settings);
+  // The batch size this job's short batches are padded to; 0: none.
+  std::int64_t padding_for(const TrainingTask& task, bool own_objective, const AugmentConfig& augment) const;
 
   Model& model_;
   torch::Device device_;
