@@ -7,8 +7,8 @@
 # summary.json and log) and $OUT/logs.tgz (build and test logs); OUT defaults to ./gpu-out.
 # DRIFT_GPU_BUDGET (seconds, default 420) bounds the whole: work past it is skipped and said so;
 # the FedAU protocol at 2,000 rounds runs last, in what is left.
-# DRIFT_GPU_PACKS=1 also times packed clients; DRIFT_GPU_FEDAU_SLOTS (default 8) sets the FedAU run's
-# slots. DRIFT_GPU_DEVICE=cpu DRIFT_GPU_BUILD=build checks this script on the development machine.
+# DRIFT_GPU_PACKS=1 also times packed clients; DRIFT_GPU_SKC=0 skips FedSKC; DRIFT_GPU_FEDAU_SLOTS
+# (default 8) sets the FedAU run's slots. DRIFT_GPU_DEVICE=cpu DRIFT_GPU_BUILD=build checks this script on the development machine.
 set -u
 ROOT=$(pwd); G=$ROOT/.gpu; OUT=${OUT:-$ROOT/gpu-out}; mkdir -p "$OUT"
 R=$OUT/report.txt; : > "$R"
@@ -70,11 +70,13 @@ user = statistics.median(x["user_seconds"] for x in later)
 last_wall = statistics.median(x["round_seconds"] for x in last)
 last_user = statistics.median(x["user_seconds"] for x in last)
 acc = [x["test_accuracy"] for x in m if x.get("test_accuracy") is not None]
+train = statistics.median(x.get("train_seconds", 0) for x in later)
+evals = statistics.median(x.get("eval_seconds", 0) for x in later)
 digest = hashlib.sha256(open(d + "/metrics.jsonl", "rb").read()).hexdigest()[:12]
-print("  %d rounds; s/round (2+) median %.4f [%.4f, %.4f]; host user %.4f s/round (%.0f%% of wall); last 5 rounds: "
-      "%.4f s/round, host user %.0f%%; last acc %s; metrics %s"
-      % (len(t), wall, min(x["round_seconds"] for x in later), max(x["round_seconds"] for x in later), user,
-         100 * user / wall if wall else 0, last_wall, 100 * last_user / last_wall if last_wall else 0,
+print("  %d rounds; s/round (2+) median %.4f [%.4f, %.4f] (training %.4f, evaluation %.4f); host user %.4f s/round "
+      "(%.0f%% of wall); last 5 rounds: %.4f s/round, host user %.0f%%; last acc %s; metrics %s"
+      % (len(t), wall, min(x["round_seconds"] for x in later), max(x["round_seconds"] for x in later), train, evals,
+         user, 100 * user / wall if wall else 0, last_wall, 100 * last_user / last_wall if last_wall else 0,
          acc[-1] if acc else None, digest))
 PY
 }
@@ -129,11 +131,13 @@ if [ -n "${DRIFT_GPU_PACKS:-}" ]; then
   run qs_1_pack40 120 $QS --devices $(slots 1) --set devices.pack=40
   run qs_4_pack10 120 $QS --devices $(slots 4) --set devices.pack=10
 fi
-log "== FedSKC reference, ResNet-8 width 16, 20 clients, 8 a round (its own loss, captured)"
-run skc_1 150 $SKC --devices $(slots 1)
-run skc_1_eager 150 $SKC --devices $(slots 1) --set devices.graphs=false
-run skc_2 150 $SKC --devices $(slots 2)
-run skc_4 150 $SKC --devices $(slots 4)
-same skc_1 skc_1_eager skc_2 skc_4
+if [ "${DRIFT_GPU_SKC:-1}" = 1 ]; then
+  log "== FedSKC reference, ResNet-8 width 16, 20 clients, 8 a round (its own loss, captured)"
+  run skc_1 150 $SKC --devices $(slots 1)
+  run skc_1_eager 150 $SKC --devices $(slots 1) --set devices.graphs=false
+  run skc_2 150 $SKC --devices $(slots 2)
+  run skc_4 150 $SKC --devices $(slots 4)
+  same skc_1 skc_1_eager skc_2 skc_4
+fi
 log "== FedAU's protocol at the paper's 2,000 rounds (scenarios/paper/fedau_fmnist.toml, seed 1)"
 run fedau_2000 600 scenarios/paper/fedau_fmnist.toml --set federation.rounds=2000 --devices $(slots ${DRIFT_GPU_FEDAU_SLOTS:-8})
