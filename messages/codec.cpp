@@ -102,33 +102,34 @@ Buffer encode_task(const TrainingTask& task) {
     h.setMaxSteps(static_cast<std::uint16_t>(task.hyper.max_steps));
     h.setBatchSize(task.hyper.batch_size);
     h.setDropLast(task.hyper.drop_last);
+    h.setPersistentPass(task.hyper.steps_pass == StepsPass::persistent);
     h.setGradClip(task.hyper.grad_clip);
   });
 }
 
 TrainingTask decode_task(const Buffer& buffer, const DecodeLimits& limits) {
-  return parse<wire::TrainingTask>(buffer, limits, "training task",
-                                   [](wire::TrainingTask::Reader root, const BufferOwner& owner) {
-                                     TrainingTask task;
-                                     task.round = root.getRound();
-                                     task.model_version = root.getModelVersion();
-                                     task.weights = read_bundle(root.getWeights(), owner);
-                                     task.payload = read_payload(root.getPayload(), owner);
-                                     const auto h = root.getHyper();
-                                     task.hyper.learning_rate = h.getLearningRate();
-                                     task.hyper.momentum = h.getMomentum();
-                                     task.hyper.weight_decay = h.getWeightDecay();
-                                     task.hyper.local_epochs = h.getLocalEpochs();
-                                     task.hyper.local_steps = h.getLocalSteps();
-                                     task.hyper.max_steps = h.getMaxSteps();
-                                     task.hyper.batch_size = h.getBatchSize();
-                                     task.hyper.drop_last = h.getDropLast();
-                                     task.hyper.grad_clip = h.getGradClip();
-                                     if (!(task.hyper.grad_clip >= 0.0))
-                                       throw DecodeError("negative or NaN gradient clip");
-                                     if (task.hyper.batch_size == 0) throw DecodeError("batch size 0");
-                                     return task;
-                                   });
+  return parse<wire::TrainingTask>(
+      buffer, limits, "training task", [](wire::TrainingTask::Reader root, const BufferOwner& owner) {
+        TrainingTask task;
+        task.round = root.getRound();
+        task.model_version = root.getModelVersion();
+        task.weights = read_bundle(root.getWeights(), owner);
+        task.payload = read_payload(root.getPayload(), owner);
+        const auto h = root.getHyper();
+        task.hyper.learning_rate = h.getLearningRate();
+        task.hyper.momentum = h.getMomentum();
+        task.hyper.weight_decay = h.getWeightDecay();
+        task.hyper.local_epochs = h.getLocalEpochs();
+        task.hyper.local_steps = h.getLocalSteps();
+        task.hyper.max_steps = h.getMaxSteps();
+        task.hyper.batch_size = h.getBatchSize();
+        task.hyper.drop_last = h.getDropLast();
+        task.hyper.steps_pass = h.getPersistentPass() ? StepsPass::persistent : StepsPass::fresh;
+        task.hyper.grad_clip = h.getGradClip();
+        if (!(task.hyper.grad_clip >= 0.0)) throw DecodeError("negative or NaN gradient clip");
+        if (task.hyper.batch_size == 0) throw DecodeError("batch size 0");
+        return task;
+      });
 }
 
 namespace {

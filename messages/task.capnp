@@ -15,6 +15,7 @@ struct HyperParams {
   gradClip @6 :Float64;  # max global gradient norm per step; 0 = off
   localSteps @7 :UInt32;  # > 0: this many batches instead of localEpochs passes
   maxSteps @8 :UInt16;    # > 0: stop after this many steps (partial work); 16 bits fill a hole, so tasks keep their size
+  persistentPass @9 :Bool;  # localSteps: the client's pass runs on across its jobs; a bit in a hole
 }
 
 struct TrainingTask {

@@ -26,6 +26,10 @@ std::string sync_only(const S& s) {
   const auto mode = s.simulation.mode;
   return mode == SimulationMode::sync ? "" : "under " + name_of(mode) + " (sync rounds only)";
 }
+std::string steps_only(const S& s) {
+  return s.training.local_steps == 0 ? "without training.local_steps (every job trains whole passes of its own)" : "";
+}
+
 std::string epochs_only(const S& s) {
   return s.training.local_steps > 0 ? "with training.local_steps (steps take full batches from reshuffled passes)" : "";
 }
@@ -172,6 +176,8 @@ std::vector<ScenarioSection> make_sections() {
             .range(1.0, 1e6).idle_when(epochs_only),
         bind_key<S>("local_steps", "mini-batch steps per round instead of local_epochs passes; 0 = passes", &S::training,
                 &H::local_steps).range(0.0, 1e6),
+        bind_key<S>("local_steps_pass", "local_steps: each job starts a new shuffled pass (fresh), or a client's pass runs on from where its last job left it (persistent, FedAU's loader)",
+                &S::training, &H::steps_pass).idle_when(steps_only),
         bind_key<S>("batch_size", "mini-batch size", &S::training, &H::batch_size).range(1.0, 1e7),
         bind_key<S>("lr", "SGD learning rate", &S::training, &H::learning_rate).range(0.0, {}, true),
         bind_key<S>("momentum", "SGD momentum (buffers reset every round)", &S::training, &H::momentum).range(0.0, 1.0),

@@ -39,6 +39,9 @@ enum class ParticipationRule { fixed, label_dirichlet, label_uniform, random, ad
 // How the local learning rate changes over rounds: lr * lr_decay^(r-1), lr / r (MIFA's code),
 // or lr / sqrt((r-1)/10 + 1) (FedAWE's code).
 enum class LrSchedule { exponential, inverse, inverse_sqrt };
+// Under training.local_steps: each job starts a new shuffled pass (fresh), or a client's pass
+// runs on from where its last job left it (persistent: FedAU's loader, docs/scenarios.md#local-steps).
+enum class StepsPass { fresh, persistent };
 // How a Bernoulli process's p_i changes over steps (FedAWE's non-stationary dynamics).
 enum class Modulation { none, sine, interleaved_sine, staircase };
 
@@ -94,6 +97,10 @@ template <>
 struct ChoiceNames<ParticipationRule> {
   static constexpr std::array<std::string_view, 5> names{"fixed", "label_dirichlet", "label_uniform", "random",
                                                          "adversarial"};
+};
+template <>
+struct ChoiceNames<StepsPass> {
+  static constexpr std::array<std::string_view, 2> names{"fresh", "persistent"};
 };
 template <>
 struct ChoiceNames<LrSchedule> {

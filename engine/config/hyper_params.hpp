@@ -17,6 +17,9 @@ struct HyperParams {
   // > 0: this many mini-batch steps a round instead of local_epochs passes (FedAU's protocol);
   // docs/scenarios.md#local-steps says how the batches are cut.
   std::uint32_t local_steps = 0;
+  // Under local_steps: whether a client's shuffled pass runs on across its jobs (its place is
+  // kept in its state, engine/training/batch_schedule.hpp).
+  StepsPass steps_pass = StepsPass::fresh;
   std::uint32_t batch_size = 64;
   // simulation.partial_work: > 0 stops this client's training after this many of its steps
   // (a straggler sends what it managed by the deadline); 0: the whole local work. A task carries

@@ -1,6 +1,8 @@
 #include "engine/training/batch_schedule.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <stdexcept>
 
 #include "engine/core/rng.hpp"
 #include "engine/data/augment.hpp"
@@ -40,9 +42,38 @@ BatchSchedule step_schedule(const std::vector<std::int64_t>& indices, const Hype
   return s;
 }
 
+// local_steps with a persistent pass: the client's passes are numbered from its first job on, each
+// shuffled from ("persistent-pass", client, pass) and cut into floor(n / batch) full batches (the
+// rest is left, as above; a client holding fewer samples than a batch takes all of them, so each
+// of its steps is a pass). The job's first step is the one after the `steps_before` steps the
+// client took in its earlier jobs.
+BatchSchedule persistent_schedule(const std::vector<std::int64_t>& indices, const HyperParams& hyper,
+                                  std::uint32_t client_id, std::uint64_t seed, std::uint64_t steps_before) {
+  BatchSchedule s;
+  const auto n = static_cast<std::int64_t>(indices.size());
+  if (n == 0) return s;
+  const std::int64_t batch = std::min<std::int64_t>(hyper.batch_size, n);
+  const auto per_pass = static_cast<std::uint64_t>(n / batch);
+  for (std::uint64_t step = steps_before; step < steps_before + hyper.local_steps; ++step) {
+    const auto pass = step / per_pass;
+    const auto number = step % per_pass;
+    if (s.orders.empty() || number == 0) {
+      auto order = indices;
+      Rng rng = make_stream(seed, "persistent-pass", {client_id, pass});
+      rng.shuffle(order);
+      s.orders.push_back(std::move(order));
+    }
+    const auto epoch = static_cast<std::uint32_t>(s.orders.size() - 1);
+    s.steps.push_back({epoch, static_cast<std::int64_t>(number) * batch, batch, number});
+  }
+  return s;
+}
+
 // The whole round's schedule.
 BatchSchedule full_schedule(const std::vector<std::int64_t>& indices, const HyperParams& hyper, std::uint32_t client_id,
-                            std::uint32_t round, std::uint64_t seed) {
+                            std::uint32_t round, std::uint64_t seed, std::uint64_t steps_before) {
+  if (hyper.local_steps > 0 && hyper.steps_pass == StepsPass::persistent)
+    return persistent_schedule(indices, hyper, client_id, seed, steps_before);
   if (hyper.local_steps > 0) return step_schedule(indices, hyper, client_id, round, seed);
   BatchSchedule s;
   const auto n = static_cast<std::int64_t>(indices.size());
@@ -63,8 +94,9 @@ BatchSchedule full_schedule(const std::vector<std::int64_t>& indices, const Hype
 // Partial work (hyper.max_steps) is the prefix of the whole round's schedule: the steps a
 // client would have taken first.
 BatchSchedule batch_schedule(const std::vector<std::int64_t>& indices, const HyperParams& hyper,
-                             std::uint32_t client_id, std::uint32_t round, std::uint64_t seed) {
-  auto s = full_schedule(indices, hyper, client_id, round, seed);
+                             std::uint32_t client_id, std::uint32_t round, std::uint64_t seed,
+                             std::uint64_t steps_before) {
+  auto s = full_schedule(indices, hyper, client_id, round, seed, steps_before);
   if (hyper.max_steps > 0 && s.steps.size() > hyper.max_steps) {
     s.steps.resize(hyper.max_steps);
     s.orders.resize(s.steps.back().epoch + 1);  // passes it never reaches are not kept
@@ -84,6 +116,25 @@ std::pair<torch::Tensor, torch::Tensor> scheduled_batch(const BatchSource& sourc
     x = augment_batch(x, *source.augment, source.black, draws);
   }
   return {x, y};
+}
+
+namespace {
+constexpr const char* kPassSteps = "pass/steps";  // a client state's scalar: steps taken under a persistent pass
+}  // namespace
+
+std::uint64_t pass_steps_before(const HyperParams& hyper, const Payload& state) {
+  if (hyper.local_steps == 0 || hyper.steps_pass != StepsPass::persistent) return 0;
+  const auto it = state.scalars.find(kPassSteps);
+  if (it == state.scalars.end()) return 0;
+  const double steps = it->second;
+  if (!(steps >= 0.0 && steps < 9.0e15) || steps != std::floor(steps))
+    throw std::invalid_argument("client state: a persistent pass's step count that is not a whole number");
+  return static_cast<std::uint64_t>(it->second);
+}
+
+void record_pass_steps(const HyperParams& hyper, Payload& state, std::uint32_t steps) {
+  if (hyper.local_steps == 0 || hyper.steps_pass != StepsPass::persistent) return;
+  state.scalars[kPassSteps] = static_cast<double>(pass_steps_before(hyper, state) + steps);
 }
 
 }  // namespace drift

@@ -39,7 +39,16 @@ struct BatchSource {
 std::pair<torch::Tensor, torch::Tensor> scheduled_batch(const BatchSource& source, const BatchSchedule& schedule,
                                                         const BatchSchedule::Step& step, std::uint32_t client_id);
 
+// `steps_before`: under local_steps with a persistent pass (hyper.steps_pass), the steps the
+// client took in its earlier jobs, which its state keeps (pass_steps_before); ignored otherwise.
 BatchSchedule batch_schedule(const std::vector<std::int64_t>& indices, const HyperParams& hyper,
-                             std::uint32_t client_id, std::uint32_t round, std::uint64_t seed);
+                             std::uint32_t client_id, std::uint32_t round, std::uint64_t seed,
+                             std::uint64_t steps_before = 0);
+
+// A persistent pass's place, in the client's state (a scalar, "pass/steps"): the steps it took
+// in earlier jobs, 0 before its first one or when the pass is not persistent; and the state
+// advanced by a job's `steps`. A count that is not a whole number throws std::invalid_argument.
+std::uint64_t pass_steps_before(const HyperParams& hyper, const Payload& state);
+void record_pass_steps(const HyperParams& hyper, Payload& state, std::uint32_t steps);
 
 }  // namespace drift

@@ -131,7 +131,8 @@ ClientUpdate DeviceTrainer::train(ClientAlgorithm& algorithm, const PackedObject
           : StepLoss([&](const torch::Tensor& y, const ModelOutput& out, const torch::Tensor&) {
               return algorithm.loss(y, out, ctx);
             });
-  const auto schedule = batch_schedule(indices, task.hyper, client_id, task.round, seed);
+  const auto schedule =
+      batch_schedule(indices, task.hyper, client_id, task.round, seed, pass_steps_before(task.hyper, state));
   const auto seen = run_steps(ctx, schedule, loss, mu, loss_owner, augment, padding_for(task, own_objective, augment));
 
   std::vector<torch::Tensor> sums;
@@ -139,8 +140,9 @@ ClientUpdate DeviceTrainer::train(ClientAlgorithm& algorithm, const PackedObject
   const auto totals = StepState::totals_of(sums);
   if (totals.first_bad >= 0)
     throw TrainingError(non_finite_loss_message(client_id, task.round, totals.bad_value, totals.first_bad));
-  auto update = job_update(task, client_id, indices.size(), static_cast<std::uint32_t>(schedule.steps.size()), seen,
-                           totals.loss, totals.correct);
+  const auto steps = static_cast<std::uint32_t>(schedule.steps.size());
+  record_pass_steps(task.hyper, state, steps);
+  auto update = job_update(task, client_id, indices.size(), steps, seen, totals.loss, totals.correct);
   update.weights = std::move(weights);
   algorithm.end(ctx, update);
   update.payload = payload_on(update.payload, torch::kCPU);

@@ -77,7 +77,7 @@ ClientUpdate train_locally(Model& model, ClientAlgorithm& algorithm, const Datas
   const auto row = torch::zeros({1}, torch::TensorOptions().dtype(torch::kInt64).device(device));
   std::uint64_t seen = 0;
   std::uint32_t steps = 0;
-  const auto schedule = batch_schedule(indices, hp, client_id, task.round, seed);
+  const auto schedule = batch_schedule(indices, hp, client_id, task.round, seed, pass_steps_before(hp, state));
   const BatchSource source{&data, device,    &augment, augment.enabled() ? data.black() : torch::Tensor(),
                            seed,  task.round};
   if (!schedule.steps.empty()) ctx.last_epoch = schedule.steps.back().epoch;
@@ -99,6 +99,7 @@ ClientUpdate train_locally(Model& model, ClientAlgorithm& algorithm, const Datas
   if (totals.first_bad[0] >= 0)
     throw TrainingError(non_finite_loss_message(client_id, task.round, totals.bad_value[0], totals.first_bad[0]));
 
+  record_pass_steps(hp, state, steps);
   auto update =
       job_update(task, client_id, static_cast<std::uint64_t>(n), steps, seen, totals.loss[0], totals.correct[0]);
   update.weights = state_of(model);

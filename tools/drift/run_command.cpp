@@ -46,8 +46,10 @@ void describe_run(spdlog::logger& log, const Scenario& scenario, const Federatio
              scenario.async.concurrency, scenario.sampler.name, scenario.rounds);
   const auto& training = scenario.training;
   log.info("{} on {}, {}, batch {}, lr {}; devices: {}", scenario.algorithm, scenario.model,
-           training.local_steps > 0 ? std::to_string(training.local_steps) + " local step(s)"
-                                    : std::to_string(training.local_epochs) + " local epoch(s)",
+           training.local_steps > 0
+               ? std::to_string(training.local_steps) + " local step(s)" +
+                     (training.steps_pass == StepsPass::persistent ? " from a pass that runs on across rounds" : "")
+               : std::to_string(training.local_epochs) + " local epoch(s)",
            training.batch_size, training.learning_rate,
            cluster.no_local ? std::string("workers only") : describe(devices));
   if (const auto pack = effective_pack(scenario); pack > 1)
