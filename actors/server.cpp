@@ -11,6 +11,7 @@
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/compose/packing.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/phase_times.hpp"
 #include "engine/metrics/report_sequence.hpp"
 #include "engine/sim/driver.hpp"
 #include "engine/sim/round_rules.hpp"
@@ -233,6 +234,7 @@ class Host final : public JobRunner, public DriverListener {
  private:
   const Buffer& encoded(const std::shared_ptr<const TrainingTask>& task) {
     if (task != last_task_) {
+      const PhaseScope timed("server: encode task");
       last_buffer_ = msg::encode_task(*task);  // once per task, shared by every client that gets it
       last_task_ = task;
     }
@@ -249,6 +251,7 @@ class Host final : public JobRunner, public DriverListener {
   void deliver(std::uint64_t job, std::uint32_t client_id, const Buffer& buffer) {
     JobOutcome o;
     try {
+      const PhaseScope timed("server: decode update");
       o.update = msg::decode_update(buffer);
       check_update(o.update, client_id, reference_, personal_split(client_id));
       o.ok = true;
@@ -275,6 +278,7 @@ class Host final : public JobRunner, public DriverListener {
     const auto version = report.model_version;
     const bool per_sample = !report.client_participations.empty();  // a per-client evaluation
     const auto id = reports_.add(std::move(report), chunks.size());
+    const PhaseScope timed("server: start evaluation");
     const Buffer buffer = msg::encode_bundle(weights);
     for (std::size_t i = 0; i < chunks.size(); ++i)
       evaluate_chunk(id, i, EvalJob{version, chunks[i].first, chunks[i].second, per_sample}, buffer);
@@ -286,6 +290,7 @@ class Host final : public JobRunner, public DriverListener {
     self_->request(peers_.pool, caf::infinite, eval_atom::value, msg::encode_eval_job(job), weights)
         .then(
             [this, id, i](Buffer& result) {
+              const PhaseScope timed("server: evaluation result");
               reports_.add_evaluation(id, i, msg::decode_eval_result(result));
               flush();
             },
@@ -322,6 +327,7 @@ class Host final : public JobRunner, public DriverListener {
   // for a report that never comes, deaf to SIGINT and SIGTERM.
   template <class Step>
   void drive(Step&& step) {
+    const PhaseScope timed("server: driver step");
     try {
       step();
     } catch (const std::exception& e) {

@@ -3,10 +3,12 @@
 #include <ATen/Parallel.h>
 
 #include <csignal>
+#include <optional>
 
 #include "actors/wire.hpp"
 #include "engine/compose/client_models.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/phase_times.hpp"
 #include "engine/training/cuda_support.hpp"
 #include "engine/training/device_data.hpp"
 #include "engine/training/device_transfer.hpp"
@@ -43,11 +45,15 @@ slot_actor::behavior_type trainer_slot(slot_actor::pointer, torch::Device device
       [=](train_atom, const Buffer& state_buffer, const Buffer& task_buffer) -> caf::result<Buffer, Buffer> {
         if (ctx.crash_countdown && --*ctx.crash_countdown == 0) ::raise(SIGKILL);
         const GpuWorkScope gpu_work(device);
+        const PhaseScope timed("slot: training job");
         try {
           workspace->ensure(ctx, device);
+          std::optional<PhaseScope> phase(std::in_place, "slot: decode task and state");
           const auto task = msg::decode_task(task_buffer);
           auto state = msg::decode_client_state(state_buffer);
+          phase.emplace("slot: train");
           auto update = workspace->models->train(*workspace->algorithm, task, state.client_id, state.state);
+          phase.emplace("slot: encode update and state");
           auto update_buffer = msg::encode_update(update);
           auto new_state = msg::encode_client_state(state);
           return {std::move(update_buffer), std::move(new_state)};
@@ -57,6 +63,7 @@ slot_actor::behavior_type trainer_slot(slot_actor::pointer, torch::Device device
       },
       [=](eval_atom, const Buffer& job_buffer, const Buffer& weights_buffer) -> caf::result<Buffer> {
         const GpuWorkScope gpu_work(device);
+        const PhaseScope timed("slot: evaluation job");
         try {
           workspace->ensure(ctx, device);
           const auto job = msg::decode_eval_job(job_buffer);

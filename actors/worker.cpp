@@ -8,6 +8,7 @@
 #include "engine/compose/fingerprint.hpp"
 #include "engine/compose/loader.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/phase_times.hpp"
 #include "messages/cluster_codec.hpp"
 
 namespace drift::actors {
@@ -146,6 +147,7 @@ void serve(caf::actor_system& system, const WorkerOptions& o) {
   if (!failure.empty()) throw std::runtime_error("lost the coordinator (" + failure + ") before the run ended");
   o.log("the coordinator finished the run; this worker ran " + std::to_string(counts->trained.load()) +
         " training and " + std::to_string(counts->evaluated.load()) + " evaluation jobs");
+  if (const auto phases = phase_report(); !phases.empty()) o.log(phases);
 }
 
 }  // namespace

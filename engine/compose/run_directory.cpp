@@ -14,6 +14,7 @@
 #include "engine/compose/atomic_file.hpp"
 #include "engine/compose/privacy_summary.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/phase_times.hpp"
 #include "engine/core/state_archive.hpp"
 #include "engine/data/partition.hpp"
 #include "engine/metrics/clients_file.hpp"
@@ -175,6 +176,7 @@ void RunDirectory::Appended::write(const std::string& text) {
 std::array<RunDirectory::Appended*, 3> RunDirectory::appended() { return {&metrics_, &clients_, &timings_}; }
 
 void RunDirectory::append(const RoundReport& r) {
+  const PhaseScope timed("run: write round");
   metrics_.write(metrics_line(r, shadow_clients_));
 
   for (auto c : r.aggregated)

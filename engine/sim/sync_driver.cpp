@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 
+#include "engine/core/phase_times.hpp"
 #include "engine/metrics/evaluation.hpp"
 #include "engine/sim/aggregation_stages.hpp"
 #include "engine/sim/divergence.hpp"
@@ -273,6 +274,7 @@ class SyncDriver final : public Driver {
   // The accepted updates in client-id order, if there are at least min_cohort of them (and,
   // under secure aggregation, the protocol's survivors, if it completes: then it ends the round).
   void aggregate(std::vector<ClientUpdate>& accepted, double& end) {
+    const PhaseScope timed("server: aggregate");
     std::sort(accepted.begin(), accepted.end(),
               [](const ClientUpdate& a, const ClientUpdate& b) { return a.client_id < b.client_id; });
     const bool enough = !accepted.empty() &&

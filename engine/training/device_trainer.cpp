@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "engine/core/phase_times.hpp"
 #include "engine/core/rng.hpp"
 #include "engine/data/augment.hpp"
 #include "engine/training/batch_schedule.hpp"
@@ -109,6 +110,7 @@ ClientUpdate DeviceTrainer::train(ClientAlgorithm& algorithm, const PackedObject
                                   std::uint32_t client_id, Payload& state_in, std::uint64_t seed,
                                   const AugmentConfig& augment) {
   // The algorithm sees its payload and state where the model is, as in train_locally.
+  std::optional<PhaseScope> phase(std::in_place, "gpu job: begin (weights in)");
   TrainingTask task = task_in;  // tensor handles: the weights are not copied
   task.payload = payload_on(task_in.payload, device_);
   Payload state = payload_on(state_in, device_);
@@ -133,10 +135,13 @@ ClientUpdate DeviceTrainer::train(ClientAlgorithm& algorithm, const PackedObject
             });
   const auto schedule =
       batch_schedule(indices, task.hyper, client_id, task.round, seed, pass_steps_before(task.hyper, state));
+  phase.emplace("gpu job: launch steps");
   const auto seen = run_steps(ctx, schedule, loss, mu, loss_owner, augment, padding_for(task, own_objective, augment));
 
+  phase.emplace("gpu job: wait, weights out");
   std::vector<torch::Tensor> sums;
   auto weights = state_to_cpu(model_, device_, state_.sums(), sums);
+  phase.emplace("gpu job: end");
   const auto totals = StepState::totals_of(sums);
   if (totals.first_bad >= 0)
     throw TrainingError(non_finite_loss_message(client_id, task.round, totals.bad_value, totals.first_bad));

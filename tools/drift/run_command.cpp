@@ -15,6 +15,7 @@
 #include "engine/compose/packing.hpp"
 #include "engine/compose/privacy_summary.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/phase_times.hpp"
 #include "engine/core/remove_tree.hpp"
 #include "engine/sampling/sampler.hpp"
 #include "interrupts.hpp"
@@ -201,6 +202,7 @@ int execute_run(const RunArgs& args, PreparedRun run) {
   }
   if (live_page) live_page->stop();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (const auto phases = phase_report(); !phases.empty()) log->info("{}", phases);
   if (!args.no_plots) {
     try {
       plot_run_directory(path, {}, &options.control.interrupt->signal);

@@ -91,13 +91,15 @@ run() {  # run NAME SECONDS ARGS...: one drift run, bounded by its own limit and
     nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 200 > $util 2>/dev/null &
     upid=$!
   fi
-  ${SHIM:+env LD_PRELOAD=$SHIM} timeout $limit $D run "$@" --set data.path=$G/fmnist --no-plots --no-progress \
+  DRIFT_PHASE_TIMES=1 ${SHIM:+env LD_PRELOAD=$SHIM} timeout $limit $D run "$@" --set data.path=$G/fmnist --no-plots --no-progress \
     --out $W/runs/$name > $W/runs/$name.log 2>&1
   local rc=$?
   [ -n "$upid" ] && kill $upid 2>/dev/null
   local busy=$(awk '$1>0{n++; s+=$1} END{if(NR) printf "GPU busy in %d%% of samples, mean %.0f%% when busy", 100*n/NR, n?s/n:0}' $util 2>/dev/null)
   log "$name rc=$rc wall $(python3 -c "print('%.1f' % ($(date +%s.%N) - $s))") s ${busy:+($busy)}"
   summary $W/runs/$name | tee -a "$R"
+  # Where the host's time went (docs/performance.md#phase-times).
+  sed -n '/phase times (DRIFT_PHASE_TIMES/,/done in/p' $W/runs/$name.log | grep -v "done in" | sed 's/^/  /' >> "$R"
   [ $rc = 0 ] || tail -4 $W/runs/$name.log | tee -a "$R"
   grep -A24 "fatal signal: backtrace" $W/runs/$name.log 2> /dev/null | c++filt | cut -c1-240 | tee -a "$R"
 }
