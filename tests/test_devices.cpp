@@ -69,6 +69,37 @@ TEST_CASE("job board: the least loaded device's lowest idle slot, in queue order
   CHECK(next->slot == 2);
 }
 
+TEST_CASE("job board: a busy local slot takes one job ahead while more jobs wait than slots", "[devices][job_board]") {
+  JobBoard<int> board;
+  board.add_device("cpu", DeviceSlots{torch::kCPU, 1}, false);        // slot 0
+  board.add_device("worker 'a'", DeviceSlots{torch::kCPU, 1}, true);  // slot 1
+  for (int job = 1; job <= 7; ++job) board.submit(job);
+  // The next job started and its slot; (0, 9) when none starts.
+  const auto next = [&](double now) {
+    const auto s = board.start_next(now);
+    return s ? std::make_pair(s->job, s->slot) : std::make_pair(0, std::size_t{9});
+  };
+  // Both slots busy, then 5 jobs wait for 2 slots: the local slot takes job 3 ahead; the worker
+  // never does, and a slot holds one job ahead at most.
+  CHECK(next(0.0) == std::make_pair(1, std::size_t{0}));
+  CHECK(next(0.0) == std::make_pair(2, std::size_t{1}));
+  CHECK(next(0.0) == std::make_pair(3, std::size_t{0}));
+  CHECK(next(0.0).first == 0);
+  CHECK(board.finish(0, 1.0) == 1);  // slot 0 goes on with job 3 and takes job 4 ahead
+  CHECK(next(1.0) == std::make_pair(4, std::size_t{0}));
+  CHECK(next(1.0).first == 0);
+  CHECK(board.finish(1, 2.0) == 2);  // the worker's slot is idle: job 5 goes there
+  CHECK(next(2.0) == std::make_pair(5, std::size_t{1}));
+  // Two jobs wait for two slots: the end of the run, where no job queues behind another.
+  CHECK(board.finish(2, 3.0) == 3);
+  CHECK(next(3.0).first == 0);
+  CHECK(board.queued() == 2);
+  CHECK(board.finish(3, 4.0) == 4);  // slot 0 is idle now
+  CHECK(next(4.0) == std::make_pair(6, std::size_t{0}));
+  CHECK(board.finish(5, 5.0) == 6);
+  CHECK(next(5.0) == std::make_pair(7, std::size_t{0}));
+}
+
 TEST_CASE("job board: a worker's deadline follows its mean job, never before its first", "[devices][job_board]") {
   JobBoard<int> board;
   const auto worker = board.add_device("worker 'a'", DeviceSlots{torch::kCPU, 1}, true);

@@ -28,9 +28,7 @@ Registry& registry() {
   return r;
 }
 
-double wall_now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double wall_now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 double thread_cpu_now() {
   timespec t{};

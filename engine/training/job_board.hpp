@@ -43,6 +43,7 @@ class JobBoard {
     for (std::uint32_t k = 0; k < capacity.slots; ++k) {
       device.idle.push_back(device_of_slot_.size());
       device_of_slot_.push_back(devices_.size());
+      jobs_on_slot_.push_back(0);
     }
     devices_.push_back(std::move(device));
     return devices_.size() - 1;
@@ -64,28 +65,42 @@ class JobBoard {
 
   // The next queued job on the lowest idle slot of the least loaded device; none when the
   // queue is empty or no slot is idle. `now`: seconds on the caller's clock.
+  //
+  // When no slot is idle and more jobs wait than there are slots, a busy local slot takes one
+  // job ahead: it waits in the slot's mailbox and starts the moment the job before it ends,
+  // without the round trip through the pool that would leave the slot (and its GPU) idle
+  // between jobs. Near a round's end, when fewer jobs wait than there are slots, they wait here
+  // for the first slot that frees, so that no job queues behind a long one while a slot idles.
+  // Workers never take jobs ahead: their jobs' deadlines count from the moment they are sent.
   std::optional<Started> start_next(double now) {
     if (queue_.empty()) return std::nullopt;
     std::vector<DeviceSlots> capacity;
-    std::vector<std::uint32_t> running;
+    std::vector<std::uint32_t> busy;
     for (const auto& device : devices_) {
       capacity.push_back(device.capacity);
-      running.push_back(device.running);
+      busy.push_back(device.capacity.slots - static_cast<std::uint32_t>(device.idle.size()));
     }
-    const auto chosen = least_loaded_device(capacity, running);
-    if (!chosen) return std::nullopt;
-    auto& device = devices_[*chosen];
-    const auto slot = device.idle.front();
-    device.idle.pop_front();
-    ++device.running;
+    std::size_t slot = 0;
+    if (const auto chosen = least_loaded_device(capacity, busy)) {
+      auto& device = devices_[*chosen];
+      slot = device.idle.front();
+      device.idle.pop_front();
+      if (!device.remote) device.ahead.push_back(slot);
+    } else if (const auto ahead = slot_with_room_ahead()) {
+      slot = *ahead;
+    } else {
+      return std::nullopt;
+    }
+    ++jobs_on_slot_[slot];
     const auto id = next_id_++;
     auto& entry = running_.emplace(id, Running{std::move(queue_.front()), slot, now}).first->second;
     queue_.pop_front();
     return Started{id, slot, entry.job};
   }
 
-  // A slot answered job `id`: its job back, its device's mean job time updated and the slot
-  // idle again. None for a job its device's retirement already gave back.
+  // A slot answered job `id`: its job back, its device's mean job time updated, and the slot
+  // idle again (or on with the job it held ahead). None for a job its device's retirement
+  // already gave back.
   std::optional<Job> finish(std::uint64_t id, double now) {
     auto it = running_.find(id);
     if (it == running_.end()) return std::nullopt;
@@ -96,8 +111,13 @@ class JobBoard {
     auto& device = devices_[device_of_slot_[slot]];
     device.job_seconds += (took - device.job_seconds) / static_cast<double>(++device.jobs_done);  // running mean
     if (device.capacity.slots > 0) {
-      --device.running;
-      device.idle.push_back(slot);
+      // The slot goes on with the job it holds ahead, if any, and may take another ahead.
+      if (--jobs_on_slot_[slot] == 0) {
+        device.ahead.erase(std::remove(device.ahead.begin(), device.ahead.end(), slot), device.ahead.end());
+        device.idle.push_back(slot);
+      } else if (!device.remote) {
+        device.ahead.push_back(slot);
+      }
     }
     return job;
   }
@@ -108,8 +128,8 @@ class JobBoard {
   std::vector<Job> retire(std::size_t d) {
     auto& device = devices_[d];
     device.capacity.slots = 0;
-    device.running = 0;
     device.idle.clear();
+    device.ahead.clear();
     std::vector<Job> jobs;
     for (auto it = running_.begin(); it != running_.end();) {
       if (device_of_slot_[it->second.slot] != d) {
@@ -126,6 +146,7 @@ class JobBoard {
   void let_go(std::size_t d) {
     devices_[d].capacity.slots = 0;
     devices_[d].idle.clear();
+    devices_[d].ahead.clear();
   }
 
   // Why a job of device d is overdue at `now`, if one is.
@@ -168,13 +189,25 @@ class JobBoard {
   }
 
  private:
+  // A busy local slot that may take a job ahead, while more jobs wait than there are slots.
+  std::optional<std::size_t> slot_with_room_ahead() {
+    if (queue_.size() <= live_slots()) return std::nullopt;
+    for (auto& device : devices_) {
+      if (device.ahead.empty()) continue;
+      const auto slot = device.ahead.front();
+      device.ahead.pop_front();
+      return slot;
+    }
+    return std::nullopt;
+  }
+
   struct Device {
     std::string name;
     bool remote = false;
-    DeviceSlots capacity;          // slots: 0 once retired
-    std::uint32_t running = 0;     // jobs running
-    std::deque<std::size_t> idle;  // idle slots, lowest first
-    double job_seconds = 0.0;      // mean seconds of its finished jobs
+    DeviceSlots capacity;           // slots: 0 once retired
+    std::deque<std::size_t> idle;   // idle slots, lowest first
+    std::deque<std::size_t> ahead;  // busy local slots that hold no job ahead yet
+    double job_seconds = 0.0;       // mean seconds of its finished jobs (a job taken ahead counts its wait)
     std::uint64_t jobs_done = 0;
   };
   struct Running {
@@ -185,6 +218,7 @@ class JobBoard {
 
   std::vector<Device> devices_;
   std::vector<std::size_t> device_of_slot_;
+  std::vector<std::uint8_t> jobs_on_slot_;  // 0 idle, 1 running, 2 running with one ahead
   std::deque<Job> queue_;
   std::map<std::uint64_t, Running> running_;  // by id: the order jobs started
   std::uint64_t next_id_ = 0;
