@@ -47,6 +47,37 @@ TEST_CASE("an update is refused when it names another client, another shape or a
                          Catch::Message("tensor 'w' holds nan or infinite values"));
 }
 
+TEST_CASE("every non-finite value is found, in float32 and float64, and the extremes pass", "[update_check]") {
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const auto dtype : {torch::kFloat32, torch::kFloat64}) {
+    for (double bad : {inf, -inf, std::numeric_limits<double>::quiet_NaN()}) {
+      for (std::int64_t at : {0, 5, 36}) {  // first, middle, last of 37 values
+        auto u = update_from(3);
+        auto values = torch::zeros({37}, dtype);
+        values[at] = bad;
+        u.weights = {{"w", values}};
+        INFO(dtype << " " << bad << " at " << at);
+        CHECK_THROWS_AS(check_update(u, 3, {{"w", torch::zeros({37}, dtype)}}, std::nullopt), DecodeError);
+      }
+    }
+    // The largest finite value, the smallest subnormal and negative zero are finite.
+    auto u = update_from(3);
+    const bool single = dtype == torch::kFloat32;
+    u.weights = {
+        {"w", torch::tensor(
+                  {single ? std::numeric_limits<float>::max() : std::numeric_limits<double>::max(),
+                   single ? std::numeric_limits<float>::denorm_min() : std::numeric_limits<double>::denorm_min(), -0.0},
+                  torch::TensorOptions().dtype(dtype))}};
+    CHECK_NOTHROW(check_update(u, 3, {{"w", torch::zeros({3}, dtype)}}, std::nullopt));
+  }
+  // A strided view goes through LibTorch's own check.
+  auto u = update_from(3);
+  auto wide = torch::zeros({4, 6});
+  wide[3][4] = std::numeric_limits<float>::quiet_NaN();
+  u.weights = {{"w", wide.t()}};
+  CHECK_THROWS_AS(check_update(u, 3, {{"w", torch::zeros({6, 4})}}, std::nullopt), DecodeError);
+}
+
 TEST_CASE("a private-model update's evaluation must cover exactly the client's test split", "[update_check]") {
   const PersonalSplit split{100, 110, 2};  // samples 100..109, two classes
   auto u = update_from(3);
