@@ -60,6 +60,10 @@ resume_coordinator() {
 launch_coordinator() {
   local name=$1 log=$2
   shift 2
+  # The log exists before the first read below: the background job's redirection may create it
+  # later, and a sed that cannot read it fails the pipeline, which ends the script (set -e,
+  # pipefail) before the coordinator has started.
+  : > "$log"
   timeout 300 "$drift" "$@" --no-progress --listen 127.0.0.1:0 --join-timeout 120 2> "$log" &
   coordinator_pid=$!
   pids+=("$coordinator_pid")
