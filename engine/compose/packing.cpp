@@ -11,7 +11,7 @@ std::string pack_refusal(const Scenario& s) {
   if (!algorithm->packed)
     return s.algorithm + " does not pack (its local objective is more than cross-entropy, or its clients keep state)";
   if (s.model_group.size() > 1) return "a [model] group gives clients different architectures, which do not pack";
-  if (s.training.local_steps > 0 && s.training.steps_pass == StepsPass::persistent)
+  if (persistent_pass(s.training))
     return "training.local_steps_pass = \"persistent\" keeps each client's place in its pass in its state, which a "
            "pack does not carry";
   ModelOptions options;

@@ -31,6 +31,9 @@ struct HyperParams {
   LrSchedule lr_schedule = LrSchedule::exponential;  // computed on the server side, per round
 };
 
+// Whether a client's pass runs on across its jobs: local_steps with steps_pass = persistent.
+inline bool persistent_pass(const HyperParams& h) { return h.local_steps > 0 && h.steps_pass == StepsPass::persistent; }
+
 // How many samples one round of local training goes through for a client holding n: its passes,
 // or under local_steps that many batches of min(batch_size, n) (the virtual time's compute).
 inline double local_samples_per_round(const HyperParams& h, std::uint64_t n) {

@@ -72,8 +72,7 @@ BatchSchedule persistent_schedule(const std::vector<std::int64_t>& indices, cons
 // The whole round's schedule.
 BatchSchedule full_schedule(const std::vector<std::int64_t>& indices, const HyperParams& hyper, std::uint32_t client_id,
                             std::uint32_t round, std::uint64_t seed, std::uint64_t steps_before) {
-  if (hyper.local_steps > 0 && hyper.steps_pass == StepsPass::persistent)
-    return persistent_schedule(indices, hyper, client_id, seed, steps_before);
+  if (persistent_pass(hyper)) return persistent_schedule(indices, hyper, client_id, seed, steps_before);
   if (hyper.local_steps > 0) return step_schedule(indices, hyper, client_id, round, seed);
   BatchSchedule s;
   const auto n = static_cast<std::int64_t>(indices.size());
@@ -123,7 +122,7 @@ constexpr const char* kPassSteps = "pass/steps";  // a client state's scalar: st
 }  // namespace
 
 std::uint64_t pass_steps_before(const HyperParams& hyper, const Payload& state) {
-  if (hyper.local_steps == 0 || hyper.steps_pass != StepsPass::persistent) return 0;
+  if (!persistent_pass(hyper)) return 0;
   const auto it = state.scalars.find(kPassSteps);
   if (it == state.scalars.end()) return 0;
   const double steps = it->second;
@@ -133,7 +132,7 @@ std::uint64_t pass_steps_before(const HyperParams& hyper, const Payload& state) 
 }
 
 void record_pass_steps(const HyperParams& hyper, Payload& state, std::uint32_t steps) {
-  if (hyper.local_steps == 0 || hyper.steps_pass != StepsPass::persistent) return;
+  if (!persistent_pass(hyper)) return;
   state.scalars[kPassSteps] = static_cast<double>(pass_steps_before(hyper, state) + steps);
 }
 

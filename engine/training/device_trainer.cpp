@@ -69,12 +69,15 @@ void DeviceTrainer::step_on(const Dataset& data, const torch::Tensor& slice, std
   state_.step(data.images.index_select(0, rows), data.labels.index_select(0, rows), loss, settings, weights);
 }
 
-std::int64_t DeviceTrainer::padding_for(const TrainingTask& task, bool own_objective,
+std::int64_t DeviceTrainer::padding_for(const TrainingTask& task, const BatchSchedule& schedule, bool own_objective,
                                         const AugmentConfig& augment) const {
   // Only the trainer's own loss knows the weights; augmentation draws each batch on the host.
   if (!options_.pad_short_batches || !own_objective || augment.enabled()) return 0;
   const auto batch = static_cast<std::int64_t>(task.hyper.batch_size);
-  return options_.largest_client > 0 ? std::min(batch, options_.largest_client) : batch;
+  const auto pad_to = options_.largest_client > 0 ? std::min(batch, options_.largest_client) : batch;
+  for (const auto& step : schedule.steps)
+    if (step.size > pad_to) return 0;  // a batch larger than the padding: this job is not padded
+  return pad_to;
 }
 
 bool DeviceTrainer::replay(const Dataset& data, const torch::Tensor& slice, const GraphKey& key, const StepLoss& loss) {
@@ -136,7 +139,8 @@ ClientUpdate DeviceTrainer::train(ClientAlgorithm& algorithm, const PackedObject
   const auto schedule =
       batch_schedule(indices, task.hyper, client_id, task.round, seed, pass_steps_before(task.hyper, state));
   phase.emplace("gpu job: launch steps");
-  const auto seen = run_steps(ctx, schedule, loss, mu, loss_owner, augment, padding_for(task, own_objective, augment));
+  const auto seen =
+      run_steps(ctx, schedule, loss, mu, loss_owner, augment, padding_for(task, schedule, own_objective, augment));
 
   phase.emplace("gpu job: wait, weights out");
   std::vector<torch::Tensor> sums;
@@ -160,8 +164,6 @@ std::uint64_t DeviceTrainer::run_steps(ClientContext& ctx, const BatchSchedule& 
                                        std::int64_t pad_to) {
   const auto& data = *ctx.data;
   const auto& hp = ctx.task.hyper;
-  for (const auto& step : schedule.steps)
-    if (step.size > pad_to) pad_to = 0;  // a batch larger than the padding: this job is not padded
   std::vector<std::int64_t> starts;
   const auto all = upload_indices(flat_indices(schedule, pad_to, starts), data.images.device());
   const auto black = augment.enabled() ? data.black() : torch::Tensor();

@@ -84,7 +84,8 @@ class DeviceTrainer {
   void step_on(const Dataset& data, const torch::Tensor& slice, std::int64_t padded, const StepLoss& loss,
                const StepSettings& settings);
   // The batch size this job's short batches are padded to; 0: none.
-  std::int64_t padding_for(const TrainingTask& task, bool own_objective, const AugmentConfig& augment) const;
+  std::int64_t padding_for(const TrainingTask& task, const BatchSchedule& schedule, bool own_objective,
+                           const AugmentConfig& augment) const;
 
   Model& model_;
   torch::Device device_;
