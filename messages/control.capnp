@@ -23,6 +23,7 @@ struct SelectionRequest {
   busy @4 :List(UInt32);      # ascending: clients not idle at `time`
   losses @5 :List(ClientLoss);
   timeline @6 :List(TimelineStep);
+  edge @7 :UInt32;            # [hierarchy]: 0 = the whole population; e + 1 = edge e's clients
 }
 
 # Sampler -> round driver.

@@ -26,6 +26,7 @@ Buffer encode_selection_request(const SelectionRequest& r) {
     b.setTime(r.time);
     b.setSlots(r.slots);
     b.setOverSelection(r.over_selection);
+    b.setEdge(r.edge);
     write_list(b.initBusy(static_cast<unsigned>(r.busy.size())), r.busy);
     auto losses = b.initLosses(static_cast<unsigned>(r.losses.size()));
     for (unsigned i = 0; i < r.losses.size(); ++i) {
@@ -48,6 +49,7 @@ SelectionRequest decode_selection_request(const Buffer& buffer, const DecodeLimi
         r.time = finite(b.getTime(), "time");
         r.slots = b.getSlots();
         r.over_selection = finite(b.getOverSelection(), "over-selection");
+        r.edge = b.getEdge();
         r.busy = read_u32_list(b.getBusy());
         if (!std::is_sorted(r.busy.begin(), r.busy.end()))
           throw DecodeError("selection request: busy clients out of order");

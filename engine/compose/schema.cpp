@@ -1,5 +1,6 @@
 // The scenario's key table (docs/scenarios.md): one row per key, bound to its member.
 #include "engine/compose/schema.hpp"
+#include "engine/compose/schema_hierarchy.hpp"
 #include "engine/compose/schema_privacy.hpp"
 
 #include <algorithm>
@@ -239,6 +240,7 @@ std::vector<ScenarioSection> make_sections() {
                 &S::graphs).may_change_on_resume()}},
       privacy_section(),
       secure_aggregation_section(),
+      hierarchy_section(),
       {"checkpoint", "when a run saves the state `drift resume` continues from (docs/checkpoints.md)",
        {bind_key<S>("every", "aggregations between checkpoints; 0 = by wall time only", &S::checkpoint, &C::every).range(0.0, 1e9).may_change_on_resume(),
         bind_key<S>("minutes", "wall-clock minutes between checkpoints; 0 = by count only", &S::checkpoint, &C::minutes).range(0.0, {}).may_change_on_resume(),

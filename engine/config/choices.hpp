@@ -44,6 +44,9 @@ enum class LrSchedule { exponential, inverse, inverse_sqrt };
 enum class StepsPass { fresh, persistent };
 // How a Bernoulli process's p_i changes over steps (FedAWE's non-stationary dynamics).
 enum class Modulation { none, sine, interleaved_sine, staircase };
+// [hierarchy] (docs/hierarchy.md): how clients map to edges, and when an edge is online.
+enum class EdgeAssignment { uniform, label, group };
+enum class EdgeAvailability { always, diurnal };
 
 // [privacy]: no DP, noise on the clipped sum at the server, noise added by each client, or
 // each client's share of the noise hidden by secure aggregation (distributed).
@@ -105,6 +108,14 @@ struct ChoiceNames<StepsPass> {
 template <>
 struct ChoiceNames<LrSchedule> {
   static constexpr std::array<std::string_view, 3> names{"exponential", "inverse", "inverse_sqrt"};
+};
+template <>
+struct ChoiceNames<EdgeAssignment> {
+  static constexpr std::array<std::string_view, 3> names{"uniform", "label", "group"};
+};
+template <>
+struct ChoiceNames<EdgeAvailability> {
+  static constexpr std::array<std::string_view, 2> names{"always", "diurnal"};
 };
 template <>
 struct ChoiceNames<Modulation> {

@@ -175,6 +175,23 @@ struct SecureAggregationConfig {
   bool simulate_masks = false;  // add and cancel pairwise and self masks: proves they cancel
 };
 
+// A hierarchical federation (docs/hierarchy.md): clients report to edge aggregators, which
+// run edge_rounds sync rounds of their own clients per cloud round; the cloud averages the
+// models of the edges that reported, weighted by the samples they hold. edges = 0: flat.
+struct HierarchyConfig {
+  std::uint32_t edges = 0;
+  std::int64_t edge_rounds = 1;  // kappa_2: edge rounds per cloud round
+  EdgeAssignment assign = EdgeAssignment::uniform;
+  std::int64_t edges_per_round = 0;  // edges the cloud samples among the online ones; 0 = all
+  double latency = 0.0;              // edge <-> cloud, seconds each way
+  double up_bandwidth = 0.0;         // edge -> cloud bytes per second; 0 = no transfer time
+  double down_bandwidth = 0.0;       // cloud -> edge
+  double deadline = 0.0;             // an edge's model arrives within this of the cloud round's start; 0 = none
+  EdgeAvailability availability = EdgeAvailability::always;
+  double period = 86400.0;       // diurnal: seconds of one cycle
+  double online_fraction = 0.5;  // diurnal: share of each cycle an edge is online (edge e shifted by e/edges)
+  bool enabled() const { return edges > 0; }
+};
 // When a run saves a checkpoint (docs/checkpoints.md); a run also saves one when it ends and
 // when it is interrupted.
 struct CheckpointConfig {
@@ -228,6 +245,7 @@ struct Scenario {
   bool graphs = true;                   // GPU slots capture training steps as CUDA graphs where they can
   PrivacyConfig privacy;
   SecureAggregationConfig secure_aggregation;
+  HierarchyConfig hierarchy;
   CheckpointConfig checkpoint;
   std::string runs_dir = "runs";
   double plot_minutes = 5.0;          // redraw index.html and the figures this often while running; 0 = at the end only

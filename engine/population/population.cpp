@@ -7,6 +7,7 @@
 #include "engine/core/error.hpp"
 #include "engine/core/rng.hpp"
 #include "engine/population/csv_table.hpp"
+#include "engine/population/topology.hpp"
 
 namespace drift {
 namespace {
@@ -122,6 +123,11 @@ void assign_held_out(const Scenario& s, Population& pop) {
   for (auto c : chosen) pop.held_out[c] = 1;
 }
 
+void assign_edges_of(const Scenario& s, Population& pop) {
+  pop.edge = assign_edges(s, pop);
+  pop.edge_members = edge_members(pop.edge, s.hierarchy.edges);
+}
+
 }  // namespace
 
 std::uint32_t Population::group_index(const std::string& name) const {
@@ -149,6 +155,7 @@ Population build_population(const Scenario& s, const std::vector<std::vector<std
   for (auto& p : pop.label_distribution) p = total > 0 ? p / total : 0.0;
   assign_groups_and_profiles(s, pop);
   assign_held_out(s, pop);
+  assign_edges_of(s, pop);
   return pop;
 }
 
@@ -157,6 +164,7 @@ Population synthetic_population(const Scenario& s, std::uint32_t clients, std::u
   pop.num_samples.assign(clients, samples);
   assign_groups_and_profiles(s, pop);
   assign_held_out(s, pop);
+  assign_edges_of(s, pop);
   return pop;
 }
 

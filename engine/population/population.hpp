@@ -29,16 +29,21 @@ struct Population {
   std::vector<ClientSystem> system;
   std::vector<double> label_distribution;  // of the whole population
   std::vector<char> held_out;              // by client: never eligible (federation.held_out); empty: none
+  // [hierarchy]: each client's edge, and each edge's clients ascending; empty in a flat federation.
+  std::vector<std::uint32_t> edge;
+  std::vector<std::vector<std::uint32_t>> edge_members;
   std::int64_t num_classes = 0;
 
   std::uint32_t size() const { return static_cast<std::uint32_t>(num_samples.size()); }
   std::uint32_t group_index(const std::string& name) const;  // kNoGroup if unknown
   bool is_held_out(std::uint32_t client) const { return !held_out.empty() && held_out[client] != 0; }
+  std::uint32_t edges() const { return static_cast<std::uint32_t>(edge_members.size()); }
 };
 
 // Assigns groups (first matching rule in group order) and draws system profiles from the
 // ("profile", client) and ("group", g, client) streams. Throws UserError on bad group rules
-// (labels out of range, ids past the population) or a malformed profile trace.
+// (labels out of range, ids past the population), a malformed profile trace, or a [hierarchy]
+// that leaves an edge without clients.
 Population build_population(const Scenario& scenario, const std::vector<std::vector<std::int64_t>>& histograms);
 
 // For benchmarks: `clients` clients of `samples` samples each, no histograms.

@@ -24,13 +24,23 @@ void CohortSampler::apply(const TimelineStep& step) {
   if (e.action == TimelineAction::fraction) fraction_override_ = e.value;
 }
 
-std::uint32_t CohortSampler::cohort_size(double t) const {
-  const auto present = presence_.present_count(t);
+std::uint32_t CohortSampler::present_count(const SelectionRequest& request) const {
+  if (request.edge == 0) return presence_.present_count(request.time);
+  std::uint32_t n = 0;
+  for (auto c : population_->edge_members[request.edge - 1]) n += presence_.present(c, request.time) ? 1 : 0;
+  return n;
+}
+
+std::uint32_t CohortSampler::cohort_size(const SelectionRequest& request) const {
+  const auto present = present_count(request);
   if (fraction_override_ > 0.0) {
     const auto n = static_cast<std::int64_t>(std::llround(fraction_override_ * present));
     return static_cast<std::uint32_t>(std::clamp<std::int64_t>(n, present > 0 ? 1 : 0, present));
   }
-  return std::min(scenario_.sampler.cohort_size(population_->size()), present);
+  const auto members = request.edge == 0
+                           ? population_->size()
+                           : static_cast<std::uint32_t>(population_->edge_members[request.edge - 1].size());
+  return std::min(scenario_.sampler.cohort_size(members), present);
 }
 
 // A sync cohort is one call of the sampler; async slots are filled by one call each, every
@@ -41,8 +51,8 @@ std::vector<std::uint32_t> CohortSampler::draw(const SelectionRequest& request, 
   ctx.round = request.round;
   ctx.time = request.time;
   const double t = request.time;
-  ctx.eligible = [this, t, &busy](std::uint32_t c) {
-    return presence_.present(c, t) && !std::binary_search(busy.begin(), busy.end(), c);
+  ctx.eligible = [this, t, &busy, &request](std::uint32_t c) {
+    return in_scope(request, c) && presence_.present(c, t) && !std::binary_search(busy.begin(), busy.end(), c);
   };
   ctx.online = [this, t](std::uint32_t c) { return availability_.online(c, t); };
   ctx.last_loss = &last_loss_;
@@ -68,6 +78,8 @@ Selection CohortSampler::answer(const SelectionRequest& request) {
   for (const auto& l : request.losses)
     if (l.client >= n)
       throw std::invalid_argument("selection request: loss of unknown client " + std::to_string(l.client));
+  if (request.edge > population_->edges())
+    throw std::invalid_argument("selection request: no edge " + std::to_string(request.edge - 1));
   for (const auto& step : request.timeline)
     if (step.index >= scenario_.timeline.size())
       throw std::invalid_argument("selection request: no timeline entry " + std::to_string(step.index));
@@ -76,11 +88,11 @@ Selection CohortSampler::answer(const SelectionRequest& request) {
   availability_.set_round(request.round);  // participation processes step with sync rounds
   Selection s;
   s.round = request.round;
-  s.cohort_size = request.slots == 0 ? cohort_size(request.time) : 0;
+  s.cohort_size = request.slots == 0 ? cohort_size(request) : 0;
   std::vector<std::uint32_t> busy = request.busy;
   std::uint32_t busy_present = 0;
-  for (auto c : busy) busy_present += presence_.present(c, request.time) ? 1 : 0;
-  s.eligible = presence_.present_count(request.time) - busy_present;
+  for (auto c : busy) busy_present += in_scope(request, c) && presence_.present(c, request.time) ? 1 : 0;
+  s.eligible = present_count(request) - busy_present;
   s.clients = draw(request, s.cohort_size, busy);
   if (request.slots == 0 && sampler_->draws_cohort_size())
     s.cohort_size = static_cast<std::uint32_t>(s.clients.size());  // Poisson: the round waits for all it drew

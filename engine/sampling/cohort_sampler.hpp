@@ -37,6 +37,9 @@ struct SelectionRequest {
   std::vector<std::uint32_t> busy;     // ascending: clients not idle at `time`
   std::vector<ClientLoss> losses;      // training losses reported since the previous request
   std::vector<TimelineStep> timeline;  // timeline entries applied since the previous request
+  // [hierarchy]: 0 draws from the whole population; e + 1 draws edge e's cohort from its own
+  // clients (the sampler's cohort size then applies to the edge's clients).
+  std::uint32_t edge = 0;
 };
 
 struct Selection {
@@ -57,7 +60,12 @@ class CohortSampler {
 
  private:
   void apply(const TimelineStep& step);
-  std::uint32_t cohort_size(double t) const;
+  // The present clients the request draws from (the population, or one edge's).
+  std::uint32_t present_count(const SelectionRequest& request) const;
+  std::uint32_t cohort_size(const SelectionRequest& request) const;
+  bool in_scope(const SelectionRequest& request, std::uint32_t client) const {
+    return request.edge == 0 || population_->edge[client] + 1 == request.edge;
+  }
   // `cohort`: the sync cohort size (unused for async slots).
   std::vector<std::uint32_t> draw(const SelectionRequest& request, std::uint32_t cohort,
                                   std::vector<std::uint32_t>& busy);

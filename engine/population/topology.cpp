@@ -1,0 +1,120 @@
+#include "engine/population/topology.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+
+#include "engine/core/error.hpp"
+#include "engine/core/rng.hpp"
+#include "engine/population/availability.hpp"
+#include "engine/population/population.hpp"
+
+namespace drift {
+namespace {
+
+// A seeded deal: a shuffle from the "edge-assignment" stream, then client k of the shuffle to
+// edge k mod edges, so edges differ in size by at most one client.
+std::vector<std::uint32_t> deal_uniformly(std::uint64_t seed, std::uint32_t clients, std::uint32_t edges) {
+  std::vector<std::uint32_t> order(clients);
+  std::iota(order.begin(), order.end(), 0u);
+  Rng rng = make_stream(seed, "edge-assignment");
+  for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
+  std::vector<std::uint32_t> edge_of(clients);
+  for (std::uint32_t k = 0; k < clients; ++k) edge_of[order[k]] = k % edges;
+  return edge_of;
+}
+
+// Label skew: clients sorted by their most frequent label (ties: the lower label, then the id),
+// cut into `edges` consecutive blocks of near-equal size.
+std::vector<std::uint32_t> by_dominant_label(const Population& p, std::uint32_t edges) {
+  if (p.histograms.empty())
+    throw UserError("hierarchy.assign = label needs the clients' label histograms (this population has none)");
+  const auto n = p.size();
+  std::vector<std::int64_t> dominant(n);
+  for (std::uint32_t c = 0; c < n; ++c) {
+    const auto& h = p.histograms[c];
+    dominant[c] = std::max_element(h.begin(), h.end()) - h.begin();
+  }
+  std::vector<std::uint32_t> order(n);
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return dominant[a] < dominant[b]; });
+  std::vector<std::uint32_t> edge_of(n);
+  for (std::uint64_t k = 0; k < n; ++k) edge_of[order[k]] = static_cast<std::uint32_t>(k * edges / n);
+  return edge_of;
+}
+
+std::vector<std::uint32_t> by_group(const Population& p, std::uint32_t edges) {
+  if (p.group_names.size() != edges)
+    throw UserError("hierarchy.assign = group puts group i on edge i: hierarchy.edges is " + std::to_string(edges) +
+                    " but the scenario has " + std::to_string(p.group_names.size()) + " groups");
+  for (std::uint32_t c = 0; c < p.size(); ++c)
+    if (p.group[c] == kNoGroup)
+      throw UserError("hierarchy.assign = group: client " + std::to_string(c) +
+                      " is in no group, so it has no edge (give every client a group, or assign by uniform or label)");
+  return p.group;
+}
+
+}  // namespace
+
+std::vector<std::uint32_t> assign_edges(const Scenario& s, const Population& p) {
+  const auto edges = s.hierarchy.edges;
+  if (edges == 0) return {};
+  if (edges > p.size())
+    throw UserError("hierarchy.edges = " + std::to_string(edges) + " for " + std::to_string(p.size()) +
+                    " clients: an edge would hold no client");
+  std::vector<std::uint32_t> edge_of;
+  switch (s.hierarchy.assign) {
+    case EdgeAssignment::uniform: edge_of = deal_uniformly(s.seed, p.size(), edges); break;
+    case EdgeAssignment::label: edge_of = by_dominant_label(p, edges); break;
+    case EdgeAssignment::group: edge_of = by_group(p, edges); break;
+  }
+  const auto members = edge_members(edge_of, edges);
+  for (std::uint32_t e = 0; e < edges; ++e) {
+    if (members[e].empty())
+      throw UserError("hierarchy: edge " + std::to_string(e) + " holds no client under assign = " +
+                      name_of(s.hierarchy.assign));
+    const bool all_held_out =
+        std::all_of(members[e].begin(), members[e].end(), [&](auto c) { return p.is_held_out(c); });
+    if (all_held_out)
+      throw UserError("hierarchy: every client of edge " + std::to_string(e) +
+                      " is held out (federation.held_out), so the edge could never train");
+  }
+  return edge_of;
+}
+
+std::vector<std::vector<std::uint32_t>> edge_members(const std::vector<std::uint32_t>& edge_of, std::uint32_t edges) {
+  std::vector<std::vector<std::uint32_t>> members(edges);
+  for (std::uint32_t c = 0; c < edge_of.size(); ++c) members[edge_of[c]].push_back(c);
+  return members;
+}
+
+namespace {
+// Where in its cycle edge e is at time t, in [0, 1).
+double cycle_phase(const HierarchyConfig& h, std::uint32_t edge, double t) {
+  const double x = t / h.period + static_cast<double>(edge) / static_cast<double>(h.edges);
+  return x - std::floor(x);
+}
+}  // namespace
+
+bool edge_online(const HierarchyConfig& h, std::uint32_t edge, double t) {
+  if (h.availability == EdgeAvailability::always) return true;
+  return cycle_phase(h, edge, t) < h.online_fraction;
+}
+
+double edge_next_offline(const HierarchyConfig& h, std::uint32_t edge, double t) {
+  if (h.availability == EdgeAvailability::always || h.online_fraction >= 1.0) return kNever;
+  const double phase = cycle_phase(h, edge, t);
+  if (phase >= h.online_fraction) return t;
+  return t + (h.online_fraction - phase) * h.period;
+}
+
+double edge_next_online(const HierarchyConfig& h, std::uint32_t edge, double t) {
+  if (h.availability == EdgeAvailability::always) return t;
+  if (h.online_fraction <= 0.0) return kNever;
+  const double phase = cycle_phase(h, edge, t);
+  if (phase < h.online_fraction) return t;
+  return t + (1.0 - phase) * h.period;
+}
+
+}  // namespace drift
