@@ -2,6 +2,7 @@
 // head, FedKTL's client and server halves, the HtFL baselines' server steps, and where idle
 // clients' state waits.
 #include "catch_torch.hpp"
+#include "scenario_error.hpp"
 
 #include <unistd.h>
 
@@ -43,15 +44,7 @@ batch_size = 10
 lr = 0.01
 )";
 
-std::string error_of(const std::string& text, const std::vector<Override>& overrides = {}) {
-  try {
-    parse_scenario(text, "s.toml", overrides);
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  FAIL("expected a UserError");
-  return "";
-}
+using test::error_of;
 
 std::map<std::uint32_t, torch::Tensor> one_hot_rows(std::int64_t classes, std::int64_t dim) {
   std::map<std::uint32_t, torch::Tensor> rows;

@@ -1,4 +1,5 @@
 #include "catch_torch.hpp"
+#include "scenario_error.hpp"
 
 #include "engine/compose/loader.hpp"
 #include "engine/config/suggest.hpp"
@@ -17,15 +18,7 @@ rounds = 5
 clients_per_round = 8
 )";
 
-std::string error_of(const std::string& text, const std::vector<Override>& overrides = {}) {
-  try {
-    parse_scenario(text, "s.toml", overrides);
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  FAIL("expected a UserError for:\n" << text);
-  return "";
-}
+using test::error_of;
 
 }  // namespace
 
