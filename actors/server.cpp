@@ -48,6 +48,9 @@ class Host final : public JobRunner, public DriverListener {
     auto shape = federation_shape(s, *ctx_.data, &setup.initial_weights);
     if (options.checkpoint.directory) shape.state_dir = options.checkpoint.directory->path().string();
     setup.algorithm = algorithm.make_server(s.algorithm_params, shape);
+    setup.make_edge_algorithm = [&algorithm, &s, shape, population = ctx_.population](std::uint32_t edge) {
+      return algorithm.make_server(s.algorithm_params, edge_shape(shape, s, *population, edge));
+    };
     setup.log_eligible = options.log_eligible;
     setup.private_models = private_models_;
     client_states_ = options.client_states ? options.client_states : std::make_shared<msg::MemoryStateStore>();

@@ -108,6 +108,18 @@ struct RoundReport {
   clientParticipationCorrelation @77 :Float64;
   clientAccuracyHeldOut @78 :Float64;      # federation.held_out: the held-out clients' mean accuracy
   heldOutClients @79 :List(UInt32);
+  edgesSampled @80 :List(UInt32);    # [hierarchy]: this cloud round's edges, by fate
+  edgesReported @81 :List(UInt32);
+  edgesIdle @82 :List(UInt32);
+  edgesLate @83 :List(UInt32);
+  edgesLost @84 :List(UInt32);
+  edgeUpdates @85 :List(UInt32);     # per edge id
+  edgeWeight @86 :List(Float64);
+  edgeArrival @87 :List(Float64);
+  edgeCohortTv @88 :List(Float64);
+  edgeBytesUp @89 :UInt64;
+  edgeBytesDown @90 :UInt64;
+  edgeReportedTv @91 :Float64;       # the reporting edges' clients against the population (TV)
 }
 
 struct NamedValue {

@@ -129,6 +129,9 @@ struct Sim {
     host.sampler = std::make_unique<CohortSampler>(scenario, setup.population);
     setup.initial_weights = {{"w", torch::zeros({1}, torch::kFloat64)}};
     setup.algorithm = find_algorithm("fedavg")->make_server(ParamSet{}, FederationShape{});
+    setup.make_edge_algorithm = [](std::uint32_t) {
+      return find_algorithm("fedavg")->make_server(ParamSet{}, FederationShape{});
+    };
     setup.log_eligible = scenario.log_eligible;
     driver = make_driver(std::move(setup), host, host);
     host.driver = driver.get();

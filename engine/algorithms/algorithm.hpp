@@ -197,6 +197,12 @@ struct AlgorithmInfo {
   // an update but its weights: differential privacy ([privacy]) can then hand it the privatised
   // aggregate in place of every update (docs/privacy.md#which-algorithms).
   bool privatisable = false;
+  // It runs at the edge tier of a hierarchical federation ([hierarchy], docs/hierarchy.md): one
+  // server half per edge aggregates that edge's clients into a model the cloud averages. True
+  // where the server half keeps no state or only per-client state (clients never change
+  // edges); server optimisers, control variates and private or exchanged knowledge describe one
+  // federation's model, and are refused.
+  bool edge_tier = false;
   // Set when the client half packs: its local objective as the packed trainer computes it.
   // Unset: clients train one at a time whatever devices.pack says.
   std::function<PackedObjective(const ParamSet&)> packed;

@@ -130,6 +130,7 @@ ClientChangeTable make_change_table(const std::string& algorithm, const std::str
   if (refusal.empty()) return ClientChangeTable(clients);
   if (shape.state_dir.empty()) throw UserError(refusal + ", or run it with a run directory to keep it on disk");
   const auto file = std::filesystem::path(shape.state_dir) / (algorithm + "_table.bin");
+  std::filesystem::create_directories(shape.state_dir);  // an edge's own directory ([hierarchy]) is made on first use
   // Two slots per client (DiskSlots): the most the file can grow to.
   const auto need = 2 * static_cast<std::uint64_t>(clients) * shape.model_bytes;
   std::error_code ec;

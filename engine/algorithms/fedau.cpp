@@ -138,6 +138,7 @@ AlgorithmInfo fedau_info() {
       [](const O& o, const FederationShape& shape) { return std::make_unique<FedAuServer>(o, shape); });
   info.packed = plain_local_sgd;
   info.privatisable = true;
+  info.edge_tier = true;
   info.sync_only = "FedAU books every client every round, and asynchronous aggregations have no rounds";
   return info;
 }

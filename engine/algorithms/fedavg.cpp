@@ -35,6 +35,7 @@ AlgorithmInfo fedavg_info() {
                      [](const ParamSet&, const FederationShape&) { return make_fedavg_server(); }};
   info.packed = plain_local_sgd;
   info.privatisable = true;
+  info.edge_tier = true;
   return info;
 }
 

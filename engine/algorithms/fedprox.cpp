@@ -57,6 +57,7 @@ AlgorithmInfo fedprox_info() {
       [](const O&, const FederationShape&) { return make_fedavg_server(); });
   info.packed = params.reading([](const O& o) { return PackedObjective{o.mu}; });
   info.privatisable = true;
+  info.edge_tier = true;
   return info;
 }
 

@@ -105,6 +105,7 @@ AlgorithmInfo fedvarp_info() {
       });
   info.packed = plain_local_sgd;
   info.privatisable = true;
+  info.edge_tier = true;
   info.sync_only =
       "fedvarp's correction compares a round's participants with the table the round started "
       "from, and asynchronous aggregations have no rounds";

@@ -93,6 +93,7 @@ AlgorithmInfo known_probability_info() {
   info.check = params.reading([](const O&, const FederationShape& shape) { return needs_probabilities(shape); });
   info.packed = plain_local_sgd;
   info.privatisable = true;
+  info.edge_tier = true;
   info.sync_only = "the participation probabilities are those of a round, and asynchronous aggregations have none";
   return info;
 }

@@ -124,6 +124,7 @@ AlgorithmInfo mifa_info() {
   });
   info.packed = plain_local_sgd;
   info.privatisable = true;
+  info.edge_tier = true;
   info.sync_only =
       "mifa steps along its table once per round, including rounds nobody took part in, and "
       "asynchronous aggregations have no rounds";

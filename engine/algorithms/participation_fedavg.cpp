@@ -122,6 +122,7 @@ AlgorithmInfo fedavg_participants_info() {
       [](const O& o, const FederationShape&) { return std::make_unique<UniformFedAvgServer>(o.server_lr, 0); });
   info.packed = plain_local_sgd;
   info.privatisable = true;
+  info.edge_tier = true;
   return info;
 }
 
@@ -139,6 +140,7 @@ AlgorithmInfo fedavg_all_info() {
       });
   info.packed = plain_local_sgd;
   info.privatisable = true;
+  info.edge_tier = true;
   info.sync_only =
       "fedavg-all divides a round's changes by every registered client, and an asynchronous "
       "aggregation of one or a few updates is no round";
@@ -160,6 +162,7 @@ AlgorithmInfo amplified_fedavg_info() {
       [](const O& o, const FederationShape&) { return std::make_unique<AmplifiedFedAvgServer>(o); });
   info.packed = plain_local_sgd;
   info.privatisable = true;
+  info.edge_tier = true;
   return info;
 }
 

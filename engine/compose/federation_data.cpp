@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/algorithms/model_changes.hpp"
@@ -234,6 +235,23 @@ void check_algorithm_fits(const Scenario& scenario, const FederationData& data) 
   if (const auto message = algorithm.check(scenario.algorithm_params, federation_shape(scenario, data));
       !message.empty())
     throw UserError((scenario.source.empty() ? "" : scenario.source + ": ") + message);
+}
+
+FederationShape edge_shape(const FederationShape& shape, const Scenario& scenario, const Population& population,
+                           std::uint32_t edge) {
+  FederationShape out = shape;
+  const auto members = static_cast<std::uint32_t>(population.edge_members.at(edge).size());
+  out.num_clients = members;
+  out.cohort = scenario.sampler.cohort_size(members);
+  // Its server half knows the edge's clients by their place among them (engine/sim/edge_tier.hpp).
+  if (shape.participation_probability)
+    out.participation_probability = [probability = shape.participation_probability,
+                                     ids = population.edge_members.at(edge)](std::uint32_t local, std::uint32_t round) {
+      return probability(ids.at(local), round);
+    };
+  if (!out.state_dir.empty())
+    out.state_dir = (std::filesystem::path(out.state_dir) / ("edge-" + std::to_string(edge))).string();
+  return out;
 }
 
 }  // namespace drift

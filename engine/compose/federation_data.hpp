@@ -65,6 +65,11 @@ struct FederationShape;
 FederationShape federation_shape(const Scenario& scenario, const FederationData& data,
                                  const NamedTensors* shared_model = nullptr);
 
+// [hierarchy]: the shape edge `edge`'s server half serves: the edge's clients, its cohort, and a
+// state directory of its own (edge-<e> inside the shape's, made by whoever first writes there).
+FederationShape edge_shape(const FederationShape& shape, const Scenario& scenario, const Population& population,
+                           std::uint32_t edge);
+
 // The algorithm's own checks with the whole federation, the built model included (a table of N
 // models against algorithm.memory_budget_mb): throws UserError with the reason. prepare_federation_data
 // runs it, so validate, run, resume and workers refuse before anything trains.

@@ -20,6 +20,7 @@
 #include "engine/metrics/clients_file.hpp"
 #include "engine/metrics/metrics_file.hpp"
 #include "engine/population/availability.hpp"
+#include "engine/sim/drift_metrics.hpp"
 
 namespace drift {
 namespace fs = std::filesystem;
@@ -67,13 +68,39 @@ std::string availability_columns(const AvailabilityConfig& a) {
   return out;
 }
 
+// edges.csv ([hierarchy]): each edge's clients and samples, and how far its label distribution
+// is from the population's.
+void write_edges(const std::filesystem::path& path, const Population& p) {
+  auto out = open_for_append(path);
+  out << "edge,clients,num_samples,label_tv,label_js\n";
+  for (std::uint32_t e = 0; e < p.edges(); ++e) {
+    std::vector<double> counts(p.label_distribution.size(), 0.0);
+    std::uint64_t samples = 0;
+    for (auto c : p.edge_members[e]) {
+      samples += p.num_samples[c];
+      if (!p.histograms.empty())
+        for (std::size_t k = 0; k < counts.size(); ++k) counts[k] += static_cast<double>(p.histograms[c][k]);
+    }
+    out << e << ',' << p.edge_members[e].size() << ',' << samples;
+    if (p.histograms.empty()) {
+      out << ",,\n";
+      continue;
+    }
+    const auto labels = normalised(counts);
+    out << ',' << json(total_variation(labels, p.label_distribution)).dump() << ','
+        << json(jensen_shannon_distance(labels, p.label_distribution)).dump() << '\n';
+  }
+  flush_checked(out, path);
+}
+
 }  // namespace
 
 // population.csv: each client's group, system profile and availability model, as drawn.
 void RunDirectory::write_population(const Scenario& scenario, const Population& p) {
   auto out = open_for_append(path_ / "population.csv");
   out << "client,group,num_samples,speed,up_bandwidth,down_bandwidth,latency,availability,mean_online,mean_offline,"
-         "period,duty,phase,trace,participation_probability\n";
+         "period,duty,phase,trace,"
+      << (p.edges() > 0 ? "edge," : "") << "participation_probability\n";
   // Per availability config (the groups', then the default): its columns, and the nominal p_i
   // of a model that has them (the participation processes).
   const std::size_t configs = scenario.groups.size() + 1;
@@ -94,9 +121,11 @@ void RunDirectory::write_population(const Scenario& scenario, const Population& 
     out << c << ',' << (g == kNoGroup ? "" : p.group_names.at(g)) << ',' << p.num_samples[c] << ','
         << json(s.speed).dump() << ',' << json(s.up_bandwidth).dump() << ',' << json(s.down_bandwidth).dump() << ','
         << json(s.latency).dump() << ',' << columns[k] << ','
+        << (p.edges() > 0 ? std::to_string(p.edge[c]) + "," : "")  // p_i stays last: readers take it from the end
         << (probabilities[k].empty() ? std::string() : json(probabilities[k][c]).dump()) << '\n';
   }
   flush_checked(out, path_ / "population.csv");
+  if (p.edges() > 0) write_edges(path_ / "edges.csv", p);
 }
 
 void check_output_path(const std::string& path, const std::string& what) {

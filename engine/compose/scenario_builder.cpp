@@ -293,6 +293,7 @@ void check_combinations(const Scenario& s, const AlgorithmInfo& algorithm, const
                     "' keeps private models, which have no common update");
   check_poisson_samplers(s, source);
   check_partial_work(s, source);
+  check_hierarchy(s, algorithm, source);
   check_per_client_evaluation(s, algorithm.private_models,
                               partition_scheme(s.partition.scheme).source == PartitionSource::writers, source);
   check_privacy(s, algorithm, source);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "engine/algorithms/algorithm.hpp"
 #include "engine/core/error.hpp"
 
 namespace drift {
@@ -35,6 +36,42 @@ void check_per_client_evaluation(const Scenario& s, bool private_models, bool na
     throw UserError(source +
                     ": evaluation.per_client scores the global model on each client's held-out split: set "
                     "data.client_test_fraction (PFLlib: 0.25), or use natural clients");
+}
+
+// A hierarchy runs sync rounds at both tiers, one server half per edge, and the cloud averages
+// edge models: what cannot take part in that is refused here with the reason.
+void check_hierarchy(const Scenario& s, const AlgorithmInfo& algorithm, const std::string& source) {
+  const auto& h = s.hierarchy;
+  if (!h.enabled()) return;
+  const auto refuse = [&](const std::string& why) { throw UserError(source + ": [hierarchy] " + why); };
+  if (s.simulation.mode != SimulationMode::sync)
+    refuse("runs sync rounds at the edges and at the cloud; simulation.mode = " + name_of(s.simulation.mode) +
+           " is not built for edges yet");
+  if (!algorithm.edge_tier) {
+    std::string names;
+    for (const auto& row : algorithm_catalog())
+      if (row.edge_tier) names += (names.empty() ? "" : ", ") + row.name;
+    refuse("cannot run '" + s.algorithm +
+           "' at the edge tier: its server half keeps state for one federation's model " +
+           "(a server optimiser, control variates, private models or exchanged knowledge), which the cloud's " +
+           "average of edge models would not carry. The algorithms that run at the edges: " + names);
+  }
+  if (h.edges > s.clients)
+    refuse("edges = " + std::to_string(h.edges) + " for " + std::to_string(s.clients) +
+           " clients: an edge would hold no client");
+  if (h.edges_per_round > static_cast<std::int64_t>(h.edges))
+    refuse("edges_per_round = " + std::to_string(h.edges_per_round) + " is more than the " + std::to_string(h.edges) +
+           " edges");
+  if (s.privacy.mode != PrivacyMode::none)
+    refuse("with [privacy]: the accountant and its ledgers count one tier of aggregation, not two");
+  if (s.secure_aggregation.protocol != SecAggProtocol::none)
+    refuse("with [secure_aggregation]: the protocol is simulated between clients and one server");
+  if (s.simulation.shadow_clients > 0)
+    refuse("with simulation.shadow_clients: shadow training measures a flat round's cohort");
+  if (s.simulation.late_updates == LateUpdates::stale)
+    refuse(
+        "with simulation.late_updates = stale: a late update would have to wait at its edge across cloud rounds; "
+        "use discard");
 }
 
 }  // namespace drift

@@ -17,4 +17,10 @@ void check_partial_work(const Scenario& s, const std::string& source);
 void check_per_client_evaluation(const Scenario& s, bool private_models, bool natural_clients,
                                  const std::string& source);
 
+struct AlgorithmInfo;
+// Throws UserError when [hierarchy] cannot run as configured: async modes, an algorithm that
+// cannot run at the edge tier (AlgorithmInfo::edge_tier), privacy, secure aggregation, shadow
+// clients, stale updates, more edges than clients or edges_per_round than edges.
+void check_hierarchy(const Scenario& s, const AlgorithmInfo& algorithm, const std::string& source);
+
 }  // namespace drift

@@ -124,6 +124,16 @@ struct RoundReport {
   std::uint64_t sa_bytes_up = 0, sa_bytes_down = 0;
   std::uint64_t sa_overflows = 0, sa_clipped_coords = 0;
   double sa_quantization_mse = 0.0;
+  // [hierarchy] (docs/outputs.md#edges): this cloud round's sampled edges by fate (reported,
+  // idle: nothing aggregated to send, late at the cloud's deadline, lost: offline before its
+  // model arrived); per edge id, the updates it aggregated, its weight in the cloud's average (0
+  // unless it reported), when its model arrived (NaN unless it reported) and how far the labels
+  // of the clients it aggregated are from its own clients' (TV; NaN: none); the edge-cloud bytes.
+  std::vector<std::uint32_t> edges_sampled, edges_reported, edges_idle, edges_late, edges_lost;
+  std::vector<std::uint32_t> edge_updates;
+  std::vector<double> edge_weight, edge_arrival, edge_cohort_tv;
+  double edge_reported_tv = 0.0;  // the reporting edges' clients' labels against the population's (NaN: none)
+  std::uint64_t edge_bytes_up = 0, edge_bytes_down = 0;
   std::vector<ClientRecord> clients;
   // Wall-clock seconds: reported in timings.jsonl only, so metrics.jsonl stays comparable.
   double wall_train_seconds = 0.0;
@@ -142,6 +152,7 @@ enum class Written : std::uint8_t {
   with_privacy,              // in the "privacy" object, when the run is private (dp)
   with_secure_aggregation,   // in the "secure_aggregation" object, when the run uses it (sa)
   with_client_summary,       // in the "client_accuracy_summary" object, when measured (client_summary)
+  with_edges,                // in the "edges" object, in hierarchical runs (edge_updates not empty)
   not_in_metrics,            // on the wire only: clients.csv, timings.jsonl, or implied by another key
 };
 
@@ -240,6 +251,18 @@ void visit_report_fields(Report& r, Visit&& visit) {
   visit(ReportField{"sa_clipped_coords", W::with_secure_aggregation, false, "clipped_coords"}, r.sa_clipped_coords);
   visit(ReportField{"sa_quantization_mse", W::with_secure_aggregation, true, "quantization_mse"},
         r.sa_quantization_mse);
+  visit(ReportField{"edges_sampled", W::with_edges, false, "sampled"}, r.edges_sampled);
+  visit(ReportField{"edges_reported", W::with_edges, false, "reported"}, r.edges_reported);
+  visit(ReportField{"edges_idle", W::with_edges, false, "idle"}, r.edges_idle);
+  visit(ReportField{"edges_late", W::with_edges, false, "late"}, r.edges_late);
+  visit(ReportField{"edges_lost", W::with_edges, false, "lost"}, r.edges_lost);
+  visit(ReportField{"edge_updates", W::with_edges, false, "updates"}, r.edge_updates);
+  visit(ReportField{"edge_weight", W::with_edges, false, "weight"}, r.edge_weight);
+  visit(ReportField{"edge_arrival", W::with_edges, false, "arrival"}, r.edge_arrival);
+  visit(ReportField{"edge_cohort_tv", W::with_edges, false, "cohort_tv"}, r.edge_cohort_tv);
+  visit(ReportField{"edge_reported_tv", W::with_edges, true, "reported_tv"}, r.edge_reported_tv);
+  visit(ReportField{"edge_bytes_up", W::with_edges, false, "bytes_up"}, r.edge_bytes_up);
+  visit(ReportField{"edge_bytes_down", W::with_edges, false, "bytes_down"}, r.edge_bytes_down);
   visit(ReportField{"clients", W::not_in_metrics}, r.clients);                        // clients.csv
   visit(ReportField{"wall_train_seconds", W::not_in_metrics}, r.wall_train_seconds);  // timings.jsonl
   visit(ReportField{"wall_eval_seconds", W::not_in_metrics}, r.wall_eval_seconds);

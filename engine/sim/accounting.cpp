@@ -69,7 +69,10 @@ void Accounting::record_eligible(RoundReport& r, double t, Roster& roster) const
 }
 
 void Accounting::add_training_metrics(RoundReport& r, const std::vector<ClientUpdate>& updates) {
-  double loss = 0.0, accuracy = 0.0;
+  // Sums over the report's earlier calls too (the edge rounds of a cloud round); a first call's
+  // sums start from 0 * 0, which leaves its means exactly as a single call computes them.
+  const auto before = static_cast<double>(r.samples);
+  double loss = r.train_loss * before, accuracy = r.train_accuracy * before;
   for (const auto& u : updates) {
     r.samples += u.num_samples;
     loss += u.metrics.loss * static_cast<double>(u.num_samples);

@@ -5,6 +5,7 @@
 // outcome back, and asks the sampler for clients and reports its answer back. Events are applied strictly in (virtual
 // time, client id, sequence) order, so results never depend on which job finishes first in wall time.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -96,8 +97,10 @@ struct DriverSetup {
   std::shared_ptr<const Population> population;
   NamedTensors initial_weights;
   std::unique_ptr<ServerAlgorithm> algorithm;  // what every aggregation makes of its updates
-  bool log_eligible = true;                    // record "eligible" events (O(population) per round)
-  bool private_models = false;                 // accuracy from the clients' own evaluations
+  // [hierarchy]: edge e's own server half (needed only there; engine/sim/edge_tier.hpp).
+  std::function<std::unique_ptr<ServerAlgorithm>(std::uint32_t edge)> make_edge_algorithm;
+  bool log_eligible = true;     // record "eligible" events (O(population) per round)
+  bool private_models = false;  // accuracy from the clients' own evaluations
 };
 
 // Picks the driver of scenario.simulation.mode (sync | fedasync | fedbuff).

@@ -94,8 +94,7 @@ std::shared_ptr<TrainingTask> task_of_group(const JobGroup& group, const std::sh
 
 void report_partial_work(RoundReport& report, const std::vector<ClientUpdate>& aggregated, const Scenario& scenario) {
   if (!scenario.simulation.partial_work) return;
-  report.partial = 0;
-  report.update_steps.clear();
+  report.partial = std::max<std::int64_t>(report.partial, 0);  // edge rounds add up within a cloud round
   for (const auto& u : aggregated) {
     report.update_steps.push_back(u.metrics.steps);
     if (u.metrics.steps < steps_per_round(scenario.training, u.num_samples)) ++report.partial;

@@ -4,17 +4,21 @@
 // `cohort` updates that arrive before the deadline are aggregated, the rest are late
 // (discarded, or kept as stale for the next aggregation); clients that go offline or drop out
 // before their upload completes are dropped. The round ends when the last needed update
-// arrives, at the deadline, or with its last event.
+// arrives, at the deadline, or with its last event. Under [hierarchy] each edge runs such rounds
+// of its own clients on its own model, and the cloud round ends with the cloud's average of the
+// edges' models (engine/sim/edge_tier.hpp); a flat round is the one edge round of its cloud round.
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <optional>
 
+#include "engine/algorithms/model_changes.hpp"
 #include "engine/core/phase_times.hpp"
 #include "engine/metrics/evaluation.hpp"
 #include "engine/sim/aggregation_stages.hpp"
 #include "engine/sim/divergence.hpp"
 #include "engine/sim/driver_parts.hpp"
+#include "engine/sim/edge_tier.hpp"
 #include "engine/sim/personal_evaluations.hpp"
 #include "engine/sim/round_rules.hpp"
 #include "engine/sim/shadow_cohort.hpp"
@@ -35,7 +39,8 @@ class SyncDriver final : public Driver {
         private_models_(setup.private_models),
         personal_(private_models_ ? parts_.population->size() : 0),
         shadow_(parts_.scenario, parts_.population->size()),
-        stages_(parts_.scenario, *parts_.population, parts_.privacy.get()) {}
+        stages_(parts_.scenario, *parts_.population, parts_.privacy.get()),
+        tier_(parts_.scenario, *parts_.population, setup.make_edge_algorithm) {}
 
   void start() override { begin_round(); }
   bool finished() const override { return finished_; }
@@ -56,11 +61,12 @@ class SyncDriver final : public Driver {
     stale_.archive(ar);
     ar.section("server half");
     algorithm_->archive(ar);
+    tier_.archive(ar);
   }
 
   void on_outcome(std::uint64_t job, JobOutcome outcome) override {
     if (shadow_.owns(job)) {
-      if (shadow_.answer(job, std::move(outcome)) && --outstanding_ == 0) close_round();
+      if (shadow_.answer(job, std::move(outcome)) && --outstanding_ == 0) close_edge_round();
       return;
     }
     auto it = jobs_.find(job);
@@ -68,12 +74,12 @@ class SyncDriver final : public Driver {
     it->second.answered = true;
     it->second.outcome = std::move(outcome);
     ++answered_;
-    if (--outstanding_ == 0) return close_round();
+    if (--outstanding_ == 0) return close_edge_round();
     parts_.listener.on_progress(round_, answered_, static_cast<std::uint32_t>(jobs_.size()));
   }
 
   void on_selection(Selection selection) override {
-    if (!awaiting_selection_ || selection.round != round_) return;
+    if (!awaiting_selection_ || selection.round != edge_round_.serial) return;
     awaiting_selection_ = false;
     launch_round(std::move(selection));
   }
@@ -90,29 +96,44 @@ class SyncDriver final : public Driver {
     report_.total_rounds = parts_.scenario.rounds;
     report_.time_start = now_;
     parts_.accounting.record_eligible(report_, now_, parts_.roster);
+    tier_.begin(round_, now_, global_, tier_.hierarchical() ? floating_bytes(global_) : 0);
+    next_edge_round();
+  }
+
+  // The cloud round's next edge round (a flat round's only one), or its end.
+  void next_edge_round() {
+    if (!tier_.next(edge_round_)) return close_cloud_round();
+    model_ = &tier_.model(edge_round_, global_);
+    server_ = &tier_.server(edge_round_, *algorithm_);
+    parts_.roster.availability().set_round(edge_round_.serial);
     jobs_.clear();
-    auto request = parts_.selection_request(round_, now_);
+    auto request = parts_.selection_request(edge_round_.serial, edge_round_.start);
     request.over_selection = parts_.scenario.simulation.over_selection;
+    request.edge = edge_round_.edge == kFlatEdge ? 0 : edge_round_.edge + 1;
     awaiting_selection_ = true;
     parts_.runner.request_selection(request);
   }
 
   void launch_round(Selection selection) {
-    report_.cohort = std::move(selection.clients);
-    planned_events_end_ = now_;
-    needed_ = std::min<std::uint32_t>(selection.cohort_size, static_cast<std::uint32_t>(report_.cohort.size()));
-    auto task = make_task(parts_.scenario, round_, version_, global_, algorithm_->broadcast(round_));
-    const std::uint64_t down = report_.cohort.empty() ? 0 : parts_.runner.task_bytes(task);
+    const auto selected = std::move(selection.clients);
+    report_.cohort.insert(report_.cohort.end(), selected.begin(), selected.end());
+    const double start = edge_round_.start;
+    const auto serial = edge_round_.serial;
+    planned_events_end_ = start;
+    needed_ = std::min<std::uint32_t>(selection.cohort_size, static_cast<std::uint32_t>(selected.size()));
+    auto task = make_task(parts_.scenario, serial, version_, *model_, server_->broadcast(serial));
+    const std::uint64_t down = selected.empty() ? 0 : parts_.runner.task_bytes(task);
     const double deadline = parts_.timeline.deadline();
-    const double deadline_at = deadline > 0 ? now_ + deadline : kNever;
-    parts_.planner.draw_stragglers(round_, report_.cohort);
-    for (auto c : report_.cohort) {
+    const double deadline_at = deadline > 0 ? start + deadline : kNever;
+    parts_.planner.draw_stragglers(serial, selected);
+    for (auto c : selected) {
       Pending p;
-      p.plan = parts_.planner.plan(c, now_, down, version_, deadline_at);
-      record(selected_record(c, now_, down));
+      p.plan = parts_.planner.plan(c, start, down, version_, deadline_at);
+      record(selected_record(c, start, down));
       report_.bytes_down += down;
-      const auto decision = decide_launch(p.plan, now_, parts_.roster.offline_between(c, now_, p.plan.earliest_finish),
-                                          deadline_at, parts_.scenario.simulation);
+      const auto decision =
+          decide_launch(p.plan, start, parts_.roster.offline_between(c, start, p.plan.earliest_finish), deadline_at,
+                        parts_.scenario.simulation);
       if (decision.kind != LaunchDecision::train) planned_events_end_ = std::max(planned_events_end_, decision.at);
       if (decision.kind == LaunchDecision::drop) {
         drop(c, decision.at, p.plan, decision.why);
@@ -131,8 +152,8 @@ class SyncDriver final : public Driver {
     outstanding_ = jobs_.size();
     answered_ = 0;
     launch_by_task(task);
-    outstanding_ += shadow_.launch(round_, report_.cohort, task, parts_.runner);
-    if (outstanding_ == 0) close_round();
+    outstanding_ += shadow_.launch(serial, selected, task, parts_.runner);
+    if (outstanding_ == 0) close_edge_round();
   }
 
   // The round's jobs, in job order within each group whose task is the same: the round's
@@ -141,7 +162,7 @@ class SyncDriver final : public Driver {
     JobLaunches jobs;
     for (const auto& [id, p] : jobs_) jobs.emplace_back(id, p.plan.client);
     for (const auto& g : group_jobs(jobs, [&](std::uint64_t job, std::uint32_t c) {
-           return JobGroup{algorithm_->start_model(c), jobs_.at(job).plan.max_steps, {}};
+           return JobGroup{server_->start_model(c), jobs_.at(job).plan.max_steps, {}};
          })) {
       parts_.runner.launch_round(g.jobs, task_of_group(g, task));
     }
@@ -186,8 +207,8 @@ class SyncDriver final : public Driver {
   double accept(std::vector<Arrival>& arrivals, double last_event, std::vector<ClientUpdate>& accepted,
                 std::vector<StaleUpdate>& newly_late) {
     const double deadline = parts_.timeline.deadline();
-    const double deadline_at = deadline > 0 ? report_.time_start + deadline : kNever;
-    double end = report_.time_start, trained = report_.time_start;
+    const double deadline_at = deadline > 0 ? edge_round_.start + deadline : kNever;
+    double end = edge_round_.start, trained = edge_round_.start;
     for (auto& a : arrivals) {
       auto& o = a.job->outcome;
       const auto& u = o.update;
@@ -220,11 +241,11 @@ class SyncDriver final : public Driver {
     return end;
   }
 
-  void close_round() {
+  void close_edge_round() {
     // Drops and certain lates decided before training count as events too: a round whose every
     // task dropped ends when the server learns of the last drop, not where it began (time ran
     // backwards into the next round otherwise).
-    double last_event = std::max(report_.time_start, planned_events_end_);
+    double last_event = std::max(edge_round_.start, planned_events_end_);
     auto arrivals = sort_out_jobs(last_event);
     std::vector<ClientUpdate> accepted;
     std::vector<StaleUpdate> newly_late;
@@ -232,7 +253,18 @@ class SyncDriver final : public Driver {
     // Stale updates from earlier rounds that have arrived by the end join this aggregation.
     for (auto& u : stale_.take_arrived(end, version_, report_.clients)) accepted.push_back(std::move(u));
     for (auto& s : newly_late) stale_.keep(std::move(s));
-    aggregate(accepted, end);
+    std::vector<std::uint32_t> aggregated;
+    ClientShares shares;
+    const bool moved = aggregate(accepted, end, aggregated, shares);
+    tier_.finish(edge_round_, end, aggregated, std::move(shares), moved);
+    next_edge_round();
+  }
+
+  void close_cloud_round() {
+    std::vector<std::uint32_t> aggregated;
+    ClientShares shares;
+    const double end = tier_.close(global_, report_, aggregated, shares);
+    parts_.accounting.account(report_, aggregated, std::move(shares));
     report_.model_version = version_;
     report_.time_end = end;
     std::stable_sort(report_.clients.begin(), report_.clients.end(), [](const ClientRecord& a, const ClientRecord& b) {
@@ -271,41 +303,51 @@ class SyncDriver final : public Driver {
     parts_.listener.on_finished(end);
   }
 
-  // The accepted updates in client-id order, if there are at least min_cohort of them (and,
-  // under secure aggregation, the protocol's survivors, if it completes: then it ends the round).
-  void aggregate(std::vector<ClientUpdate>& accepted, double& end) {
+  // The accepted updates in client-id order into the edge round's model, if there are at least
+  // min_cohort of them (and, under secure aggregation, the protocol's survivors, if it completes:
+  // then it ends the round). Returns whether the model moved; `aggregated` and `shares` say whose
+  // updates moved it, and how much.
+  bool aggregate(std::vector<ClientUpdate>& accepted, double& end, std::vector<std::uint32_t>& aggregated,
+                 ClientShares& shares) {
     const PhaseScope timed("server: aggregate");
+    const auto serial = edge_round_.serial;
+    auto& model = *model_;
     std::sort(accepted.begin(), accepted.end(),
               [](const ClientUpdate& a, const ClientUpdate& b) { return a.client_id < b.client_id; });
     const bool enough = !accepted.empty() &&
                         static_cast<std::int64_t>(accepted.size()) >= parts_.scenario.simulation.min_cohort &&
-                        stages_.secure(round_, protocol_start_, global_, accepted, parts_.roster, report_, end);
-    std::vector<std::uint32_t> aggregated;
-    ClientShares shares;
+                        stages_.secure(round_, protocol_start_, model, accepted, parts_.roster, report_, end);
+    bool moved = false;
     if (enough) {
       for (const auto& u : accepted) aggregated.push_back(u.client_id);
-      const auto input = aggregation_input(round_, version_, accepted);
-      report_.staleness = input.staleness;
+      const auto input = aggregation_input(serial, version_, accepted);
+      report_.staleness.insert(report_.staleness.end(), input.staleness.begin(), input.staleness.end());
       std::sort(report_.staleness.begin(), report_.staleness.end());
-      shadow_.report(report_, global_, accepted, version_);
+      shadow_.report(report_, model, accepted, version_);
       Accounting::add_training_metrics(report_, accepted);
-      stages_.privatise(global_, accepted, round_);  // the server half sees only the private model
-      algorithm_->aggregate(global_, accepted, input);
-      report_.algorithm = algorithm_->metrics();
-      shares = algorithm_->shares(accepted);
+      stages_.privatise(model, accepted, round_);  // the server half sees only the private model
+      tier_.localise(edge_round_, accepted);
+      server_->aggregate(model, accepted, input);
+      report_.algorithm = server_->metrics();
+      shares = server_->shares(accepted);
+      tier_.globalise(edge_round_, accepted, shares);
       ++version_;
+      moved = true;
     } else {
       for (const auto& u : accepted) report_.discarded_samples += u.num_samples;
-      if (algorithm_->aggregate_nothing(global_, AggregationInput{round_})) {
-        report_.algorithm = algorithm_->metrics();
-        shares = algorithm_->shares({});
+      if (server_->aggregate_nothing(model, AggregationInput{serial})) {
+        report_.algorithm = server_->metrics();
+        shares = server_->shares({});
+        std::vector<ClientUpdate> none;
+        tier_.globalise(edge_round_, none, shares);
         ++version_;
+        moved = true;
       }
     }
-    report_.num_updates = static_cast<std::uint32_t>(aggregated.size());
+    report_.num_updates += static_cast<std::uint32_t>(aggregated.size());
     report_partial_work(report_, enough ? accepted : std::vector<ClientUpdate>{}, parts_.scenario);
     stages_.record(report_, aggregated, enough);
-    parts_.accounting.account(report_, aggregated, std::move(shares));
+    return moved;
   }
 
   double planned_events_end_ = 0.0;  // the latest drop or late decided when the round launched
@@ -336,6 +378,10 @@ class SyncDriver final : public Driver {
   std::size_t outstanding_ = 0;            // jobs (and shadow jobs) not answered yet
   std::uint32_t answered_ = 0;             // the round's own jobs answered so far
   StaleUpdates stale_;
+  EdgeTier tier_;
+  EdgeRound edge_round_;               // the edge round running (a flat round's only one)
+  NamedTensors* model_ = nullptr;      // what it trains and aggregates into: the global model, or its edge's
+  ServerAlgorithm* server_ = nullptr;  // and its server half
   bool finished_ = false;
 };
 

@@ -1,0 +1,258 @@
+#include "engine/sim/edge_tier.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "engine/algorithms/aggregation.hpp"
+#include "engine/core/rng.hpp"
+#include "engine/population/availability.hpp"
+#include "engine/population/topology.hpp"
+#include "engine/sim/drift_metrics.hpp"
+#include "engine/tensors/tensor_archive.hpp"
+
+namespace drift {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Seconds for `bytes` over a link: its latency, plus the transfer where a bandwidth is set.
+double transfer_seconds(double latency, std::uint64_t bytes, double bandwidth) {
+  return latency + (bandwidth > 0 ? static_cast<double>(bytes) / bandwidth : 0.0);
+}
+
+std::vector<double> label_counts(const Population& p, const std::vector<std::uint32_t>& clients) {
+  std::vector<double> counts(static_cast<std::size_t>(p.num_classes), 0.0);
+  if (p.histograms.empty()) return counts;
+  for (auto c : clients)
+    for (std::size_t k = 0; k < counts.size(); ++k) counts[k] += static_cast<double>(p.histograms[c][k]);
+  return counts;
+}
+
+}  // namespace
+
+EdgeTier::EdgeTier(const Scenario& scenario, const Population& population, const ServerFactory& make)
+    : scenario_(scenario), population_(population) {
+  if (!scenario.hierarchy.enabled()) return;
+  edges_.resize(population.edges());
+  for (std::uint32_t e = 0; e < edges_.size(); ++e) {
+    auto& edge = edges_[e];
+    edge.server = make(e);
+    for (auto c : population.edge_members[e]) edge.samples += population.num_samples[c];
+    if (!population.histograms.empty()) edge.labels = normalised(label_counts(population, population.edge_members[e]));
+  }
+}
+
+// The edges online at t, ascending; hierarchy.edges_per_round of them drawn from the
+// ("edge-sample", round) stream when fewer are wanted.
+std::vector<std::uint32_t> EdgeTier::sample_edges(std::uint32_t round, double t) const {
+  const auto& h = scenario_.hierarchy;
+  std::vector<std::uint32_t> online;
+  for (std::uint32_t e = 0; e < edges_.size(); ++e)
+    if (edge_online(h, e, t)) online.push_back(e);
+  const auto wanted = static_cast<std::size_t>(h.edges_per_round);
+  if (wanted == 0 || wanted >= online.size()) return online;
+  Rng rng = make_stream(scenario_.seed, "edge-sample", {round});
+  for (std::size_t i = 0; i < wanted; ++i) std::swap(online[i], online[i + rng.below(online.size() - i)]);
+  online.resize(wanted);
+  std::sort(online.begin(), online.end());
+  return online;
+}
+
+void EdgeTier::begin(std::uint32_t round, double t, const NamedTensors& global, std::uint64_t model_bytes) {
+  round_ = round;
+  start_ = t;
+  if (!hierarchical()) {
+    flat_pending_ = true;
+    flat_aggregated_.clear();
+    flat_shares_.clear();
+    return;
+  }
+  const auto& h = scenario_.hierarchy;
+  model_bytes_ = model_bytes;
+  order_ = sample_edges(round, t);
+  if (order_.empty()) {  // every edge is offline: the cloud waits for the first to come back
+    double back = kNever;
+    for (std::uint32_t e = 0; e < edges_.size(); ++e) back = std::min(back, edge_next_online(h, e, t));
+    if (back < kNever) start_ = back, order_ = sample_edges(round, back);
+  }
+  cursor_ = 0;
+  for (auto& edge : edges_) edge.sampled = false;
+  for (auto e : order_) {
+    auto& edge = edges_[e];
+    edge.sampled = true;
+    edge.lost = edge.moved = false;
+    edge.rounds_run = 0;
+    edge.aggregated.clear();
+    edge.shares.clear();
+    edge.model = clone(global);
+    edge.clock = start_ + transfer_seconds(h.latency, model_bytes_, h.down_bandwidth);
+  }
+}
+
+bool EdgeTier::next(EdgeRound& round) {
+  if (!hierarchical()) {
+    if (!flat_pending_) return false;
+    flat_pending_ = false;
+    round = {kFlatEdge, round_, start_};
+    return true;
+  }
+  const auto& h = scenario_.hierarchy;
+  const auto per_cloud = static_cast<std::uint32_t>(h.edge_rounds);
+  for (; cursor_ < order_.size(); ++cursor_) {
+    const auto e = order_[cursor_];
+    auto& edge = edges_[e];
+    if (edge.lost || edge.rounds_run >= per_cloud) continue;
+    if (!edge_online(h, e, edge.clock)) {  // it went offline between its rounds: its work is lost
+      edge.lost = true;
+      continue;
+    }
+    round = {e, (round_ - 1) * per_cloud + edge.rounds_run + 1, edge.clock};
+    return true;
+  }
+  return false;
+}
+
+NamedTensors& EdgeTier::model(const EdgeRound& round, NamedTensors& global) {
+  return round.edge == kFlatEdge ? global : edges_.at(round.edge).model;
+}
+
+ServerAlgorithm& EdgeTier::server(const EdgeRound& round, ServerAlgorithm& flat) {
+  return round.edge == kFlatEdge ? flat : *edges_.at(round.edge).server;
+}
+
+void EdgeTier::localise(const EdgeRound& round, std::vector<ClientUpdate>& updates) const {
+  if (round.edge == kFlatEdge) return;
+  const auto& members = population_.edge_members.at(round.edge);
+  for (auto& u : updates)
+    u.client_id = static_cast<std::uint32_t>(std::lower_bound(members.begin(), members.end(), u.client_id) -
+                                             members.begin());
+}
+
+void EdgeTier::globalise(const EdgeRound& round, std::vector<ClientUpdate>& updates, ClientShares& shares) const {
+  if (round.edge == kFlatEdge) return;
+  const auto& members = population_.edge_members.at(round.edge);
+  for (auto& u : updates) u.client_id = members.at(u.client_id);
+  for (auto& s : shares) s.first = members.at(s.first);
+}
+
+void EdgeTier::add_shares(Edge& edge, const ClientShares& shares) const {
+  std::map<std::uint32_t, double> sum(edge.shares.begin(), edge.shares.end());
+  for (const auto& [c, s] : shares) sum[c] += s;
+  edge.shares.assign(sum.begin(), sum.end());
+}
+
+void EdgeTier::finish(const EdgeRound& round, double end, const std::vector<std::uint32_t>& aggregated,
+                      ClientShares shares, bool moved) {
+  if (round.edge == kFlatEdge) {
+    flat_end_ = end;
+    flat_aggregated_ = aggregated;
+    flat_shares_ = std::move(shares);
+    return;
+  }
+  auto& edge = edges_.at(round.edge);
+  edge.clock = end;
+  ++edge.rounds_run;
+  edge.moved = edge.moved || moved;
+  edge.aggregated.insert(edge.aggregated.end(), aggregated.begin(), aggregated.end());
+  add_shares(edge, shares);
+}
+
+double EdgeTier::close(NamedTensors& global, RoundReport& report, std::vector<std::uint32_t>& aggregated,
+                       ClientShares& shares) {
+  if (!hierarchical()) {
+    aggregated = std::move(flat_aggregated_);
+    shares = std::move(flat_shares_);
+    return flat_end_;
+  }
+  const auto& h = scenario_.hierarchy;
+  const double up = transfer_seconds(h.latency, model_bytes_, h.up_bandwidth);
+  const double deadline_at = h.deadline > 0 ? start_ + h.deadline : kNever;
+  const auto n = edges_.size();
+  report.edge_updates.assign(n, 0);
+  report.edge_weight.assign(n, 0.0);
+  report.edge_arrival.assign(n, kNaN);
+  report.edge_cohort_tv.assign(n, kNaN);
+  double end = start_;
+  std::vector<std::uint32_t> reporting;
+  for (auto e : order_) {
+    auto& edge = edges_[e];
+    report.edges_sampled.push_back(e);
+    report.edge_bytes_down += model_bytes_;
+    report.edge_updates[e] = static_cast<std::uint32_t>(edge.aggregated.size());
+    if (!edge.aggregated.empty() && !edge.labels.empty())
+      report.edge_cohort_tv[e] = total_variation(normalised(label_counts(population_, edge.aggregated)), edge.labels);
+    const double arrival = edge.clock + up;
+    const double offline = edge_next_offline(h, e, start_);
+    if (edge.lost) {  // found offline before one of its rounds
+      report.edges_lost.push_back(e);
+      end = std::max(end, edge.clock);
+    } else if (!edge.moved) {  // nothing aggregated: nothing to send
+      report.edges_idle.push_back(e);
+      end = std::max(end, edge.clock);
+    } else if (arrival > deadline_at) {
+      report.edges_late.push_back(e);
+      report.edge_bytes_up += model_bytes_;
+      end = std::max(end, deadline_at);
+    } else if (offline < arrival) {  // it went offline before its model reached the cloud
+      report.edges_lost.push_back(e);
+      end = std::max(end, offline);
+    } else {
+      report.edges_reported.push_back(e);
+      report.edge_bytes_up += model_bytes_;
+      report.edge_arrival[e] = arrival;
+      end = std::max(end, arrival);
+      reporting.push_back(e);
+    }
+  }
+  average_into(global, reporting, report, aggregated, shares);
+  return end;
+}
+
+// The cloud's FedAvg over the reporting edges, weighted by their samples (one edge: its model as
+// it is), and each client's share of the step: its edge's weight times its mean share there.
+void EdgeTier::average_into(NamedTensors& global, const std::vector<std::uint32_t>& reporting, RoundReport& report,
+                            std::vector<std::uint32_t>& aggregated, ClientShares& shares) {
+  aggregated.clear();
+  shares.clear();
+  report.edge_reported_tv = kNaN;
+  if (reporting.empty()) return;
+  std::vector<std::uint32_t> members;
+  for (auto e : reporting)
+    members.insert(members.end(), population_.edge_members[e].begin(), population_.edge_members[e].end());
+  if (!population_.histograms.empty())
+    report.edge_reported_tv =
+        total_variation(normalised(label_counts(population_, members)), population_.label_distribution);
+  double total = 0.0;
+  for (auto e : reporting) total += static_cast<double>(edges_[e].samples);
+  std::vector<ClientUpdate> models;
+  std::vector<double> weights;
+  for (auto e : reporting) {
+    auto& edge = edges_[e];
+    const double weight = static_cast<double>(edge.samples) / total;
+    report.edge_weight[e] = weight;
+    const double rounds = static_cast<double>(edge.rounds_run);
+    for (const auto& [c, s] : edge.shares) shares.emplace_back(c, weight * s / rounds);
+    aggregated.insert(aggregated.end(), edge.aggregated.begin(), edge.aggregated.end());
+    ClientUpdate u;
+    u.client_id = e;
+    u.num_samples = edge.samples;
+    u.weights = std::move(edge.model);
+    models.push_back(std::move(u));
+    weights.push_back(weight);
+  }
+  global = models.size() == 1 ? std::move(models.front().weights) : weighted_average(global, models, weights);
+  std::sort(shares.begin(), shares.end());
+  std::sort(aggregated.begin(), aggregated.end());
+  aggregated.erase(std::unique(aggregated.begin(), aggregated.end()), aggregated.end());
+}
+
+void EdgeTier::archive(StateArchive& ar) {
+  for (auto& edge : edges_) {
+    ar.section("edge server half");
+    edge.server->archive(ar);
+  }
+}
+
+}  // namespace drift

@@ -1,0 +1,96 @@
+#pragma once
+// The edge tier of a hierarchical federation ([hierarchy], docs/hierarchy.md), as the sync
+// driver runs it. A cloud round at virtual time T: the cloud samples online edges and sends
+// each the global model; each edge runs hierarchy.edge_rounds sync rounds of its own clients
+// with a server half of its own (the driver runs them, one edge after another, each in its own
+// virtual clock); then the cloud averages the models of the edges that reported, weighted by
+// the samples their clients hold. A flat federation is one edge round per cloud round, on the
+// global model, with no cloud step: the same code path, so a flat run is what it always was.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "engine/algorithms/algorithm.hpp"
+#include "engine/core/state_archive.hpp"
+#include "engine/metrics/round_report.hpp"
+#include "engine/population/population.hpp"
+
+namespace drift {
+
+inline constexpr std::uint32_t kFlatEdge = 0xffffffffu;
+
+// One edge round: which edge (kFlatEdge in a flat federation), its serial number (what the
+// sampler, the straggler draw, the task's seeds and learning rate, and the server half count:
+// (cloud round - 1) x edge_rounds + k), and when it starts.
+struct EdgeRound {
+  std::uint32_t edge = kFlatEdge;
+  std::uint32_t serial = 0;
+  double start = 0.0;
+};
+
+class EdgeTier {
+ public:
+  using ServerFactory = std::function<std::unique_ptr<ServerAlgorithm>(std::uint32_t edge)>;
+  // `make` builds edge e's server half; unused in a flat federation.
+  EdgeTier(const Scenario& scenario, const Population& population, const ServerFactory& make);
+
+  bool hierarchical() const { return !edges_.empty(); }
+  // Cloud round `round` begins at `t` with the global model (`model_bytes` of it travel to each edge).
+  void begin(std::uint32_t round, double t, const NamedTensors& global, std::uint64_t model_bytes);
+  // The next edge round of this cloud round, edge by edge; false when all have run. An edge
+  // found offline when its next round would start stops there and is lost.
+  bool next(EdgeRound& round);
+  // The model edge round `round` trains and aggregates into, and its server half.
+  NamedTensors& model(const EdgeRound& round, NamedTensors& global);
+  ServerAlgorithm& server(const EdgeRound& round, ServerAlgorithm& flat);
+  // An edge's server half knows its clients by their place among the edge's clients (0 to its
+  // size - 1), so per-client tables and divisors by N are the edge's own: updates go in with local
+  // ids and come back, with the shares, with the population's. No-ops in a flat federation.
+  void localise(const EdgeRound& round, std::vector<ClientUpdate>& updates) const;
+  void globalise(const EdgeRound& round, std::vector<ClientUpdate>& updates, ClientShares& shares) const;
+  // Edge round `round` ended at `end`, having aggregated `aggregated` (client ids) with `shares`
+  // (or moved its model without updates, `moved`).
+  void finish(const EdgeRound& round, double end, const std::vector<std::uint32_t>& aggregated, ClientShares shares,
+              bool moved);
+  // The cloud's step: the reporting edges' models averaged into `global`, the edges' measures
+  // written into `report`, and the clients aggregated this cloud round with their shares of the
+  // global step. Returns when the cloud round ends. Flat: the one round's clients and end.
+  double close(NamedTensors& global, RoundReport& report, std::vector<std::uint32_t>& aggregated,
+               ClientShares& shares);
+  // The edges' server halves (their models start from the global one every cloud round).
+  void archive(StateArchive& ar);
+
+ private:
+  struct Edge {
+    std::unique_ptr<ServerAlgorithm> server;
+    NamedTensors model;
+    std::uint64_t samples = 0;       // its clients' samples: its weight at the cloud
+    std::vector<double> labels;      // its clients' label distribution
+    double clock = 0.0;              // when its next edge round starts, then when it ended
+    std::uint32_t rounds_run = 0;    // this cloud round
+    bool sampled = false, lost = false, moved = false;
+    std::vector<std::uint32_t> aggregated;  // this cloud round, with repeats
+    ClientShares shares;                    // summed over this cloud round's edge rounds
+  };
+  std::vector<std::uint32_t> sample_edges(std::uint32_t round, double t) const;
+  void add_shares(Edge& e, const ClientShares& shares) const;
+  void average_into(NamedTensors& global, const std::vector<std::uint32_t>& reporting, RoundReport& report,
+                    std::vector<std::uint32_t>& aggregated, ClientShares& shares);
+
+  const Scenario& scenario_;
+  const Population& population_;
+  std::vector<Edge> edges_;
+  std::uint32_t round_ = 0;
+  double start_ = 0.0;
+  std::uint64_t model_bytes_ = 0;
+  std::vector<std::uint32_t> order_;  // this cloud round's sampled edges, ascending
+  std::size_t cursor_ = 0;            // into order_
+  // Flat: the one edge round of the cloud round.
+  bool flat_pending_ = false;
+  double flat_end_ = 0.0;
+  std::vector<std::uint32_t> flat_aggregated_;
+  ClientShares flat_shares_;
+};
+
+}  // namespace drift

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# [hierarchy] from the CLI (docs/hierarchy.md): one edge holding every client, one edge round per
+# cloud round, writes the flat run's metrics and clients.csv; a run of label-skewed edges that go
+# offline on a cycle, with MIFA's per-client memory at each edge, is the same on 1 and 2 slots,
+# interrupted and resumed, and with its clients trained in a worker process on loopback; it
+# writes edges.csv and the edge column of population.csv; bad topologies are refused.
+source "$(dirname "$0")/cluster_lib.sh"
+source "$(dirname "$0")/cli_lib.sh"
+cat > "$work/h.toml" <<TOML
+seed = 3
+[data]
+max_train_samples = 1200
+max_test_samples = 400
+[federation]
+clients = 12
+rounds = 4
+[sampler]
+clients_per_round = 2
+[algorithm]
+name = "mifa"
+[training]
+local_steps = 2
+batch_size = 16
+[evaluation]
+chunk_size = 100
+[hierarchy]
+edges = 3
+edge_rounds = 2
+assign = "label"
+availability = "diurnal"
+period = 3.0
+online_fraction = 0.7
+latency = 0.1
+TOML
+run() { "$drift" run "$work/h.toml" --no-progress --no-plots "$@"; }
+
+# One edge, one edge round: the flat federation, with an "edges" object added to each line.
+run --slots 2 --out "$work/flat" --set hierarchy.edges=0 --set algorithm.name=fedavg 2> /dev/null
+run --slots 2 --out "$work/one_edge" --set hierarchy.edges=1 --set hierarchy.edge_rounds=1 \
+  --set hierarchy.availability=always --set hierarchy.latency=0 --set algorithm.name=fedavg 2> /dev/null
+cmp "$work/flat/clients.csv" "$work/one_edge/clients.csv"
+python3 - "$work/flat/metrics.jsonl" "$work/one_edge/metrics.jsonl" <<'PY'
+import json, sys
+flat = [json.loads(l) for l in open(sys.argv[1])]
+one = [json.loads(l) for l in open(sys.argv[2])]
+for line in one:
+    assert line.pop("edges")["reported"] == [0], line
+assert flat == one, "one edge differs from the flat run"
+PY
+
+same_on_slots_and_resume run
+python3 - "$work/one/metrics.jsonl" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+fates = {fate for l in lines for fate in ("reported", "lost") if l["edges"][fate]}
+assert fates == {"reported", "lost"}, "the cycle should make edges both report and get lost"
+assert all(len(l["edges"]["updates"]) == 3 for l in lines)
+PY
+head -1 "$work/one/population.csv" | grep -q ",edge,participation_probability$"
+[[ $(wc -l < "$work/one/edges.csv") -eq 4 ]]
+
+# Clients trained in a worker process on loopback.
+launch_coordinator worker "$work/worker.log" run "$work/h.toml" --out "$work/worker" --workers 1 --no-local --no-plots
+coordinator=$coordinator_pid
+start_worker w1
+expect_exit "$coordinator" 0 "$work/worker.log"
+expect_exit "$worker_pid" 0 "$work/w1.log"
+same "$work/one" "$work/worker"
+
+# Topologies that cannot run are refused before anything trains.
+expect_code 2 "$drift" validate "$work/h.toml" --set algorithm.name=fedavgm
+says "cannot run 'fedavgm' at the edge tier"
+expect_code 2 "$drift" validate "$work/h.toml" --set hierarchy.edges=13
+says "an edge would hold no client"
+expect_code 2 "$drift" validate "$work/h.toml" --set hierarchy.edge_rounds=0
+says "hierarchy.edge_rounds"
+expect_code 2 "$drift" validate "$work/h.toml" --set simulation.mode=fedasync --set algorithm.name=fedavg
+says "sync rounds at the edges"
+echo "cli hierarchy: passed"

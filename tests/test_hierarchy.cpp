@@ -1,0 +1,198 @@
+// [hierarchy] (docs/hierarchy.md): the edge map, edge availability, and the two-tier sync
+// driver against hand-computed models, times and refusals.
+#include <cmath>
+#include <cstring>
+
+#include "engine/core/error.hpp"
+#include "engine/population/topology.hpp"
+#include "scenario_error.hpp"
+#include "sim_harness.hpp"
+
+namespace drift {
+namespace {
+
+using test::Sim;
+
+using test::error_of;
+
+Population population_of(const std::string& text, const std::vector<std::vector<std::int64_t>>& histograms) {
+  return build_population(parse_scenario(text, "h.toml"), histograms);
+}
+
+// Two groups of two clients by id: edge 0 holds clients 0 and 1, edge 1 clients 2 and 3.
+const std::string kTwoEdges = std::string(test::kFourClients) + R"(
+[groups.a]
+rule = "id_range"
+from = 0
+to = 1
+[groups.b]
+rule = "id_range"
+from = 2
+to = 3
+[hierarchy]
+edges = 2
+edge_rounds = 2
+assign = "group"
+)";
+
+}  // namespace
+
+TEST_CASE("edges are dealt evenly by a seeded shuffle, by dominant label in blocks, or by group") {
+  const auto histograms = test::equal_histograms(10, 100);  // even ids hold label 0, odd ids label 1
+  const auto dealt = population_of("[federation]\nclients = 10\n[hierarchy]\nedges = 3\n", histograms);
+  REQUIRE(dealt.edges() == 3);
+  std::vector<std::size_t> sizes;
+  for (const auto& m : dealt.edge_members) sizes.push_back(m.size());
+  std::sort(sizes.begin(), sizes.end());
+  CHECK(sizes == std::vector<std::size_t>{3, 3, 4});
+  CHECK(population_of("[federation]\nclients = 10\n[hierarchy]\nedges = 3\n", histograms).edge == dealt.edge);
+  CHECK(population_of("seed = 2\n[federation]\nclients = 10\n[hierarchy]\nedges = 3\n", histograms).edge != dealt.edge);
+
+  const auto skewed = population_of("[federation]\nclients = 10\n[hierarchy]\nedges = 2\nassign = \"label\"\n", histograms);
+  CHECK(skewed.edge_members[0] == std::vector<std::uint32_t>{0, 2, 4, 6, 8});
+  CHECK(skewed.edge_members[1] == std::vector<std::uint32_t>{1, 3, 5, 7, 9});
+
+  const auto grouped = build_population(parse_scenario(kTwoEdges, "h.toml"), test::equal_histograms(4, 100));
+  CHECK(grouped.edge == std::vector<std::uint32_t>{0, 0, 1, 1});
+  CHECK(population_of("[federation]\nclients = 4\n", test::equal_histograms(4, 100)).edges() == 0);
+}
+
+TEST_CASE("an edge map that leaves an edge empty or a client without an edge is refused") {
+  const auto histograms = test::equal_histograms(4, 100);
+  const auto refusal = [&](const std::string& text) {
+    try {
+      population_of(text, histograms);
+    } catch (const UserError& e) {
+      return std::string(e.what());
+    }
+    FAIL("expected a UserError");
+    return std::string();
+  };
+  CHECK_THAT(refusal("[federation]\nclients = 4\n[hierarchy]\nedges = 3\nassign = \"group\"\n[groups.a]\nrule = "
+                     "\"id_range\"\nfrom = 0\nto = 3\n"),
+             Catch::Contains("hierarchy.edges is 3 but the scenario has 1 groups"));
+  CHECK_THAT(refusal("[federation]\nclients = 4\n[hierarchy]\nedges = 1\nassign = \"group\"\n[groups.a]\nrule = "
+                     "\"id_range\"\nfrom = 0\nto = 2\n"),
+             Catch::Contains("client 3 is in no group"));
+  CHECK_THAT(refusal("[federation]\nclients = 4\nheld_out_group = \"a\"\n[hierarchy]\nedges = 2\nassign = "
+                     "\"group\"\n[groups.a]\nrule = \"id_range\"\nfrom = 0\nto = 1\n[groups.b]\nrule = "
+                     "\"id_range\"\nfrom = 2\nto = 3\n"),
+             Catch::Contains("every client of edge 0 is held out"));
+}
+
+TEST_CASE("a diurnal edge is online for its share of each period, shifted by its place") {
+  HierarchyConfig h;
+  h.edges = 4;
+  h.availability = EdgeAvailability::diurnal;
+  h.period = 100.0;
+  h.online_fraction = 0.5;
+  CHECK(edge_online(h, 0, 0.0));
+  CHECK(edge_online(h, 1, 0.0));   // phase 0.25
+  CHECK(!edge_online(h, 2, 0.0));  // phase 0.5
+  CHECK(edge_next_offline(h, 1, 0.0) == Approx(25.0));
+  CHECK(edge_next_offline(h, 2, 10.0) == 10.0);
+  CHECK(edge_next_online(h, 1, 30.0) == Approx(75.0));
+  CHECK(edge_next_online(h, 0, 10.0) == 10.0);
+  h.availability = EdgeAvailability::always;
+  CHECK(edge_online(h, 2, 0.0));
+  CHECK(edge_next_offline(h, 2, 0.0) == kNever);
+}
+
+TEST_CASE("two edges of two clients, two edge rounds per cloud round, match the hand-computed models") {
+  // The fake client returns its model plus (id + 1), with 100 samples. Edge 0 (clients 0, 1) from
+  // 0: (1 + 2) / 2 = 1.5, then 1.5 + 1.5 = 3; edge 1 (clients 2, 3): 3.5, then 7. The cloud weighs
+  // the edges by their 200 samples each: (3 + 7) / 2 = 5. Cloud round 2 from 5: edges 8 and 12,
+  // the cloud 10.
+  Sim sim(kTwoEdges, {{"evaluation.every", "1"}});
+  sim.run();
+  REQUIRE(sim.host.finished);
+  REQUIRE(sim.host.reports.size() == 2);
+  CHECK(sim.host.evaluated == std::vector<double>{5.0, 10.0});
+  const auto& r = sim.host.reports[0];
+  CHECK(r.cohort == std::vector<std::uint32_t>{0, 1, 0, 1, 2, 3, 2, 3});  // edge by edge, round by round
+  CHECK(r.aggregated == std::vector<std::uint32_t>{0, 1, 2, 3});
+  CHECK(r.num_updates == 8);
+  CHECK(r.edges_sampled == std::vector<std::uint32_t>{0, 1});
+  CHECK(r.edges_reported == std::vector<std::uint32_t>{0, 1});
+  CHECK(r.edge_updates == std::vector<std::uint32_t>{4, 4});
+  CHECK(r.edge_weight == std::vector<double>{0.5, 0.5});
+  // A task: 1000 bytes down at 1.25e7 B/s, 0.05 s each way, 10 s of compute, 500 bytes up at
+  // 1.25e6 B/s. The edge's two rounds run one after the other; the cloud link takes no time.
+  const double task = 1000 / 1.25e7 + 0.05 + 10.0 + 0.05 + 500 / 1.25e6;
+  CHECK(r.edge_arrival[0] == Approx(2 * task).epsilon(1e-12));
+  CHECK(r.time_end == Approx(2 * task).epsilon(1e-12));
+  // Each client's share of the cloud's step: its edge's weight 1/2 times its mean share (1/2).
+  CHECK(sim.host.reports[1].time_start == r.time_end);
+}
+
+TEST_CASE("one edge holding every client with one edge round is the flat federation") {
+  const std::vector<Override> common{{"evaluation.every", "1"}, {"simulation.dropout", "0.3"}, {"federation.rounds", "4"}};
+  auto hierarchical = common;
+  hierarchical.push_back({"hierarchy.edges", "1"});
+  Sim flat(test::kFourClients, common);
+  Sim one(test::kFourClients, hierarchical);
+  flat.run();
+  one.run();
+  CHECK(one.host.evaluated == flat.host.evaluated);
+  CHECK(one.host.requests == flat.host.requests);
+  REQUIRE(one.host.reports.size() == flat.host.reports.size());
+  std::uint32_t dropped = 0;
+  for (const auto& r : flat.host.reports) dropped += r.dropped;
+  CHECK(dropped > 0);  // the comparison covers drop-outs
+  for (std::size_t i = 0; i < flat.host.reports.size(); ++i) {
+    const auto &a = flat.host.reports[i], &b = one.host.reports[i];
+    CHECK(a.cohort == b.cohort);
+    CHECK(a.aggregated == b.aggregated);
+    CHECK(a.time_end == b.time_end);
+    CHECK(a.late == b.late);
+    CHECK(a.dropped == b.dropped);
+    CHECK(std::memcmp(&a.participation_bias, &b.participation_bias, sizeof(double)) == 0);
+    CHECK(b.edges_sampled == std::vector<std::uint32_t>{0});
+    CHECK(a.edge_updates.empty());
+  }
+}
+
+TEST_CASE("an edge that goes offline before its model reaches the cloud loses the round") {
+  // Edge 0 is online for [0, 20) of every 40 s, edge 1 for [20, 40). Cloud round 1 at 0: only
+  // edge 0 is online; its round takes ~10.1 s and reports. Round 2 at ~10.1: edge 0's next round
+  // would arrive after 20, when it goes offline: lost, and the cloud learns it at 20.
+  Sim sim(kTwoEdges, {{"evaluation.every", "1"},
+                      {"hierarchy.edge_rounds", "1"},
+                      {"hierarchy.availability", "diurnal"},
+                      {"hierarchy.period", "40"},
+                      {"hierarchy.online_fraction", "0.5"}});
+  sim.run();
+  REQUIRE(sim.host.reports.size() == 2);
+  const auto &first = sim.host.reports[0], &second = sim.host.reports[1];
+  CHECK(first.edges_sampled == std::vector<std::uint32_t>{0});
+  CHECK(first.edges_reported == std::vector<std::uint32_t>{0});
+  CHECK(sim.host.evaluated[0] == 1.5);
+  CHECK(second.edges_lost == std::vector<std::uint32_t>{0});
+  CHECK(second.edges_reported.empty());
+  CHECK(second.time_end == 20.0);
+  CHECK(sim.host.evaluated[1] == 1.5);  // nothing reached the cloud
+  CHECK(std::isnan(second.edge_arrival[0]));
+}
+
+TEST_CASE("the cloud's deadline turns a slow edge's model away") {
+  Sim sim(kTwoEdges, {{"hierarchy.edge_rounds", "1"}, {"hierarchy.deadline", "10.05"}});
+  sim.run();
+  CHECK(sim.host.reports[0].edges_late == std::vector<std::uint32_t>{0, 1});
+  CHECK(sim.host.reports[0].time_end == 10.05);
+  CHECK(sim.host.reports[0].aggregated.empty());
+}
+
+TEST_CASE("hierarchies that cannot run are refused with the reason") {
+  const std::string base = "[federation]\nclients = 4\n[hierarchy]\nedges = 2\n";
+  CHECK_THAT(error_of(base + "[algorithm]\nname = \"fedavgm\"\n"),
+             Catch::Contains("cannot run 'fedavgm' at the edge tier") && Catch::Contains("fedavg, "));
+  CHECK_THAT(error_of(base + "[simulation]\nmode = \"fedbuff\"\n"), Catch::Contains("sync rounds at the edges"));
+  CHECK_THAT(error_of(base, {{"hierarchy.edges", "5"}}), Catch::Contains("an edge would hold no client"));
+  CHECK_THAT(error_of(base, {{"hierarchy.edge_rounds", "0"}}), Catch::Contains("hierarchy.edge_rounds"));
+  CHECK_THAT(error_of(base, {{"hierarchy.edges_per_round", "3"}}), Catch::Contains("more than the 2 edges"));
+  CHECK_THAT(error_of(base, {{"privacy.mode", "central"}}), Catch::Contains("one tier of aggregation"));
+  CHECK_THAT(error_of(base, {{"simulation.late_updates", "stale"}}), Catch::Contains("use discard"));
+  CHECK_THAT(error_of(base + "[algorithm]\nname = \"fedskc\"\n"), Catch::Contains("at the edge tier"));
+}
+
+}  // namespace drift
