@@ -1,0 +1,74 @@
+#include "engine/study/edge_figures.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace drift {
+namespace {
+
+bool hierarchical(const std::vector<RoundReport>& metrics) {
+  return std::any_of(metrics.begin(), metrics.end(), [](const RoundReport& m) { return !m.edge_updates.empty(); });
+}
+
+}  // namespace
+
+Figure edge_fate_figure(const std::vector<RoundReport>& metrics, const std::filesystem::path& dir) {
+  if (!hierarchical(metrics)) return {};
+  std::ostringstream data;
+  data << "# round edge fate (1 reported, 2 idle, 3 late, 4 lost) updates\n";
+  std::size_t edges = 0;
+  for (const auto& m : metrics) {
+    edges = std::max(edges, m.edge_updates.size());
+    int fate = 1;
+    for (const auto* list : {&m.edges_reported, &m.edges_idle, &m.edges_late, &m.edges_lost}) {
+      for (auto e : *list)
+        data << m.round << ' ' << e << ' ' << fate << ' ' << (e < m.edge_updates.size() ? m.edge_updates[e] : 0) << '\n';
+      ++fate;
+    }
+  }
+  write_text_file(dir / "edges.dat", data.str());
+  const auto series = [](int fate, const std::string& style, const std::string& title) {
+    return "'edges.dat' using 1:($3 == " + std::to_string(fate) + " ? $2 : 1/0) " + style + " title '" + title + "'";
+  };
+  return {"edges",
+          "Edges per cloud round: which reached the cloud (reported), had nothing to send (idle), arrived after the "
+          "cloud's deadline (late) or went offline first (lost); an empty cell was not sampled",
+          "set title 'Edges per cloud round'\nset xlabel 'cloud round'\nset ylabel 'edge'\nset yrange [-0.5:" +
+              std::to_string(static_cast<double>(edges) - 0.5) + "]\nset key outside right top\nplot " +
+              series(1, "with points pt 5 ps 1.2 lc rgb '#1565c0'", "reported") + ", " +
+              series(2, "with points pt 4 ps 1.2 lc rgb '#9e9e9e'", "idle") + ", " +
+              series(3, "with points pt 9 ps 1.2 lc rgb '#ef6c00'", "late") + ", " +
+              series(4, "with points pt 2 ps 1.2 lw 2 lc rgb '#c62828'", "lost"),
+          1000, std::clamp(200 + 24 * static_cast<int>(edges), 350, 900)};
+}
+
+Figure edge_drift_figure(const std::vector<RoundReport>& metrics, const std::filesystem::path& dir) {
+  if (!hierarchical(metrics)) return {};
+  std::ostringstream data;
+  data << "# round cloud_cohort_tv mean_edge_cohort_tv reported_edges_tv\n";
+  bool any = false;
+  for (const auto& m : metrics) {
+    double sum = 0.0;
+    std::size_t n = 0;
+    for (double tv : m.edge_cohort_tv)
+      if (std::isfinite(tv)) sum += tv, ++n;
+    any = any || n > 0;
+    data << m.round << ' ' << data_number(m.cohort_tv) << ' ' << data_number(n ? sum / n : std::nan("")) << ' '
+         << data_number(m.edge_reported_tv) << '\n';
+  }
+  if (!any) return {};
+  write_text_file(dir / "edge_drift.dat", data.str());
+  return {"edge_drift",
+          "Sampling drift at both tiers: the clients that reached the global model against the population; the "
+          "clients of the edges that reported against the population (the cloud tier); each edge's aggregated "
+          "clients against its own clients, averaged over edges (the edge tier)",
+          "set title 'Sampling drift per tier (total variation)'\nset xlabel 'cloud round'\nset ylabel 'distance'\n"
+          "set yrange [0:*]\nset key below\n"
+          "plot 'edge_drift.dat' using 1:2 with lines lw 2 lc rgb '#1565c0' title 'aggregated clients vs population', "
+          "'' using 1:4 with lines lw 2 lc rgb '#c62828' title 'cloud tier: the reporting edges'' clients vs population', "
+          "'' using 1:3 with lines lw 2 lc rgb '#2e7d32' title 'edge tier: aggregated vs the edge''s clients (mean)'",
+          1000, 500};
+}
+
+}  // namespace drift
