@@ -49,6 +49,10 @@ std::vector<std::string> used_sampler_names(const Scenario& s) {
 }
 
 std::string cohort_description(const Scenario& s) {
+  if (const auto& h = s.hierarchy; h.enabled() && !draws_poisson(s))
+    return std::to_string(s.sampler.cohort_size(std::max(1u, s.clients / h.edges))) + " clients per edge round at " +
+           std::to_string(h.edges) + " edges (" + name_of(h.assign) + "), " + std::to_string(h.edge_rounds) +
+           " edge round(s) per cloud round" + (h.availability == EdgeAvailability::diurnal ? ", diurnal edges" : "");
   if (!draws_poisson(s)) return std::to_string(s.sampler.cohort_size(s.clients)) + " clients per round";
   char text[96];
   std::snprintf(text, sizeof text, "each client with probability %g (%g expected)", poisson_rate(s),

@@ -33,14 +33,24 @@ RoundEstimate estimate_rounds(const Scenario& s, const Population& p, std::uint6
   e.task_median = quantile(tasks, 0.5);
   e.task_max = tasks.back();
   if (s.simulation.mode == SimulationMode::sync) {
-    // The slowest of k clients drawn at random sits near the k/(k+1) quantile.
-    const double k = std::ceil(s.sampler.cohort_size(s.clients) * s.simulation.over_selection);
-    const double needed = s.sampler.cohort_size(s.clients);
+    // The slowest of k clients drawn at random sits near the k/(k+1) quantile. Under
+    // [hierarchy] that is an edge round of an edge's cohort, and a cloud round is edge_rounds of
+    // them between the edge-cloud link's two transfers.
+    const auto& h = s.hierarchy;
+    const auto drawn_from = h.enabled() ? std::max(1u, s.clients / h.edges) : s.clients;
+    const double k = std::ceil(s.sampler.cohort_size(drawn_from) * s.simulation.over_selection);
+    const double needed = s.sampler.cohort_size(drawn_from);
     e.round = quantile(tasks, needed / (k + 1.0));
     e.basis = "the slowest of " + std::to_string(static_cast<long long>(needed)) + " clients";
     if (s.simulation.deadline > 0 && s.simulation.deadline < e.round) {
       e.round = s.simulation.deadline;
       e.basis = "the deadline";
+    }
+    if (h.enabled()) {
+      const auto link = [&](double bandwidth) { return h.latency + (bandwidth > 0 ? bytes / bandwidth : 0.0); };
+      e.round = static_cast<double>(h.edge_rounds) * e.round + link(h.down_bandwidth) + link(h.up_bandwidth);
+      e.basis = std::to_string(h.edge_rounds) + " edge round(s) of " + e.basis + ", and the edge-cloud link";
+      if (h.deadline > 0 && h.deadline < e.round) e.round = h.deadline, e.basis = "the cloud's deadline";
     }
   } else {
     const double per = s.simulation.mode == SimulationMode::fedbuff ? static_cast<double>(s.async.buffer_size) : 1.0;

@@ -77,9 +77,18 @@ WallEstimate estimate_wall_time(const Scenario& s, const FederationData& data, M
   if (s.device_pool.empty() && s.cpu_slots > 0) e.slots = static_cast<std::uint32_t>(s.cpu_slots);
   if (e.slots == 0) e.slots = std::max(1u, std::thread::hardware_concurrency());
   e.step_seconds = step_seconds(data, model, s.training.batch_size);
-  // Jobs spread over the slots; a sync round waits for its last one.
-  const double jobs = std::max(1.0, std::min(expected_cohort(s), mean_online(s, data, round_seconds)));
-  const double waves = std::ceil(jobs / e.slots);
+  // Jobs spread over the slots; a sync round waits for its last one. Under [hierarchy] a cloud
+  // round runs its edges' rounds one after another, each its own wave.
+  double waves = 0.0;
+  if (const auto& h = s.hierarchy; h.enabled()) {
+    const double per_edge = s.sampler.cohort_size(std::max(1u, s.clients / h.edges));
+    double edges = h.edges_per_round > 0 ? static_cast<double>(h.edges_per_round) : static_cast<double>(h.edges);
+    if (h.availability == EdgeAvailability::diurnal) edges = std::max(1.0, std::round(edges * h.online_fraction));
+    waves = edges * static_cast<double>(h.edge_rounds) * std::ceil(per_edge / e.slots);
+  } else {
+    const double jobs = std::max(1.0, std::min(expected_cohort(s), mean_online(s, data, round_seconds)));
+    waves = std::ceil(jobs / e.slots);
+  }
   e.seconds = static_cast<double>(s.rounds) * waves * mean_steps(s, data) * e.step_seconds;
   return e;
 }
