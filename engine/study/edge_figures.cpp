@@ -23,7 +23,8 @@ Figure edge_fate_figure(const std::vector<RoundReport>& metrics, const std::file
     int fate = 1;
     for (const auto* list : {&m.edges_reported, &m.edges_idle, &m.edges_late, &m.edges_lost}) {
       for (auto e : *list)
-        data << m.round << ' ' << e << ' ' << fate << ' ' << (e < m.edge_updates.size() ? m.edge_updates[e] : 0) << '\n';
+        data << m.round << ' ' << e << ' ' << fate << ' ' << (e < m.edge_updates.size() ? m.edge_updates[e] : 0)
+             << '\n';
       ++fate;
     }
   }
@@ -59,16 +60,17 @@ Figure edge_drift_figure(const std::vector<RoundReport>& metrics, const std::fil
   }
   if (!any) return {};
   write_text_file(dir / "edge_drift.dat", data.str());
-  return {"edge_drift",
-          "Sampling drift at both tiers: the clients that reached the global model against the population; the "
-          "clients of the edges that reported against the population (the cloud tier); each edge's aggregated "
-          "clients against its own clients, averaged over edges (the edge tier)",
-          "set title 'Sampling drift per tier (total variation)'\nset xlabel 'cloud round'\nset ylabel 'distance'\n"
-          "set yrange [0:*]\nset key below\n"
-          "plot 'edge_drift.dat' using 1:2 with lines lw 2 lc rgb '#1565c0' title 'aggregated clients vs population', "
-          "'' using 1:4 with lines lw 2 lc rgb '#c62828' title 'cloud tier: the reporting edges'' clients vs population', "
-          "'' using 1:3 with lines lw 2 lc rgb '#2e7d32' title 'edge tier: aggregated vs the edge''s clients (mean)'",
-          1000, 500};
+  return {
+      "edge_drift",
+      "Sampling drift at both tiers: the clients that reached the global model against the population; the "
+      "clients of the edges that reported against the population (the cloud tier); each edge's aggregated "
+      "clients against its own clients, averaged over edges (the edge tier)",
+      "set title 'Sampling drift per tier (total variation)'\nset xlabel 'cloud round'\nset ylabel 'distance'\n"
+      "set yrange [0:*]\nset key inside left bottom\n"
+      "plot 'edge_drift.dat' using 1:2 with lines lw 2 lc rgb '#1565c0' title 'aggregated clients vs population', "
+      "'' using 1:4 with lines lw 2 lc rgb '#c62828' title 'cloud tier: the reporting edges'' clients vs population', "
+      "'' using 1:3 with lines lw 2 lc rgb '#2e7d32' title 'edge tier: aggregated vs the edge''s clients (mean)'",
+      1000, 500};
 }
 
 }  // namespace drift
