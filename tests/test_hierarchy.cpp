@@ -48,7 +48,8 @@ TEST_CASE("edges are dealt evenly by a seeded shuffle, by dominant label in bloc
   CHECK(population_of("[federation]\nclients = 10\n[hierarchy]\nedges = 3\n", histograms).edge == dealt.edge);
   CHECK(population_of("seed = 2\n[federation]\nclients = 10\n[hierarchy]\nedges = 3\n", histograms).edge != dealt.edge);
 
-  const auto skewed = population_of("[federation]\nclients = 10\n[hierarchy]\nedges = 2\nassign = \"label\"\n", histograms);
+  const auto skewed =
+      population_of("[federation]\nclients = 10\n[hierarchy]\nedges = 2\nassign = \"label\"\n", histograms);
   CHECK(skewed.edge_members[0] == std::vector<std::uint32_t>{0, 2, 4, 6, 8});
   CHECK(skewed.edge_members[1] == std::vector<std::uint32_t>{1, 3, 5, 7, 9});
 
@@ -126,7 +127,8 @@ TEST_CASE("two edges of two clients, two edge rounds per cloud round, match the 
 }
 
 TEST_CASE("one edge holding every client with one edge round is the flat federation") {
-  const std::vector<Override> common{{"evaluation.every", "1"}, {"simulation.dropout", "0.3"}, {"federation.rounds", "4"}};
+  const std::vector<Override> common{
+      {"evaluation.every", "1"}, {"simulation.dropout", "0.3"}, {"federation.rounds", "4"}};
   auto hierarchical = common;
   hierarchical.push_back({"hierarchy.edges", "1"});
   Sim flat(test::kFourClients, common);

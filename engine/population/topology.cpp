@@ -65,15 +65,21 @@ std::vector<std::uint32_t> assign_edges(const Scenario& s, const Population& p) 
                     " clients: an edge would hold no client");
   std::vector<std::uint32_t> edge_of;
   switch (s.hierarchy.assign) {
-    case EdgeAssignment::uniform: edge_of = deal_uniformly(s.seed, p.size(), edges); break;
-    case EdgeAssignment::label: edge_of = by_dominant_label(p, edges); break;
-    case EdgeAssignment::group: edge_of = by_group(p, edges); break;
+    case EdgeAssignment::uniform:
+      edge_of = deal_uniformly(s.seed, p.size(), edges);
+      break;
+    case EdgeAssignment::label:
+      edge_of = by_dominant_label(p, edges);
+      break;
+    case EdgeAssignment::group:
+      edge_of = by_group(p, edges);
+      break;
   }
   const auto members = edge_members(edge_of, edges);
   for (std::uint32_t e = 0; e < edges; ++e) {
     if (members[e].empty())
-      throw UserError("hierarchy: edge " + std::to_string(e) + " holds no client under assign = " +
-                      name_of(s.hierarchy.assign));
+      throw UserError("hierarchy: edge " + std::to_string(e) +
+                      " holds no client under assign = " + name_of(s.hierarchy.assign));
     const bool all_held_out =
         std::all_of(members[e].begin(), members[e].end(), [&](auto c) { return p.is_held_out(c); });
     if (all_held_out)

@@ -126,8 +126,8 @@ void EdgeTier::localise(const EdgeRound& round, std::vector<ClientUpdate>& updat
   if (round.edge == kFlatEdge) return;
   const auto& members = population_.edge_members.at(round.edge);
   for (auto& u : updates)
-    u.client_id = static_cast<std::uint32_t>(std::lower_bound(members.begin(), members.end(), u.client_id) -
-                                             members.begin());
+    u.client_id =
+        static_cast<std::uint32_t>(std::lower_bound(members.begin(), members.end(), u.client_id) - members.begin());
 }
 
 void EdgeTier::globalise(const EdgeRound& round, std::vector<ClientUpdate>& updates, ClientShares& shares) const {

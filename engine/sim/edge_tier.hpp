@@ -56,8 +56,7 @@ class EdgeTier {
   // The cloud's step: the reporting edges' models averaged into `global`, the edges' measures
   // written into `report`, and the clients aggregated this cloud round with their shares of the
   // global step. Returns when the cloud round ends. Flat: the one round's clients and end.
-  double close(NamedTensors& global, RoundReport& report, std::vector<std::uint32_t>& aggregated,
-               ClientShares& shares);
+  double close(NamedTensors& global, RoundReport& report, std::vector<std::uint32_t>& aggregated, ClientShares& shares);
   // The edges' server halves (their models start from the global one every cloud round).
   void archive(StateArchive& ar);
 
@@ -65,10 +64,10 @@ class EdgeTier {
   struct Edge {
     std::unique_ptr<ServerAlgorithm> server;
     NamedTensors model;
-    std::uint64_t samples = 0;       // its clients' samples: its weight at the cloud
-    std::vector<double> labels;      // its clients' label distribution
-    double clock = 0.0;              // when its next edge round starts, then when it ended
-    std::uint32_t rounds_run = 0;    // this cloud round
+    std::uint64_t samples = 0;     // its clients' samples: its weight at the cloud
+    std::vector<double> labels;    // its clients' label distribution
+    double clock = 0.0;            // when its next edge round starts, then when it ended
+    std::uint32_t rounds_run = 0;  // this cloud round
     bool sampled = false, lost = false, moved = false;
     std::vector<std::uint32_t> aggregated;  // this cloud round, with repeats
     ClientShares shares;                    // summed over this cloud round's edge rounds
