@@ -120,6 +120,7 @@ struct RoundReport {
   edgeBytesUp @89 :UInt64;
   edgeBytesDown @90 :UInt64;
   edgeReportedTv @91 :Float64;       # the reporting edges' clients against the population (TV)
+  edgeParticipationBias @92 :Float64;  # the edges' cloud weights over the window against their sample shares
 }
 
 struct NamedValue {

@@ -117,6 +117,7 @@ TEST_CASE("two edges of two clients, two edge rounds per cloud round, match the 
   CHECK(r.edges_reported == std::vector<std::uint32_t>{0, 1});
   CHECK(r.edge_updates == std::vector<std::uint32_t>{4, 4});
   CHECK(r.edge_weight == std::vector<double>{0.5, 0.5});
+  CHECK(r.edge_participation_bias == 0.0);  // the edges weigh what their samples do
   // A task: 1000 bytes down at 1.25e7 B/s, 0.05 s each way, 10 s of compute, 500 bytes up at
   // 1.25e6 B/s. The edge's two rounds run one after the other; the cloud link takes no time.
   const double task = 1000 / 1.25e7 + 0.05 + 10.0 + 0.05 + 500 / 1.25e6;
@@ -169,6 +170,9 @@ TEST_CASE("an edge that goes offline before its model reaches the cloud loses th
   CHECK(first.edges_sampled == std::vector<std::uint32_t>{0});
   CHECK(first.edges_reported == std::vector<std::uint32_t>{0});
   CHECK(sim.host.evaluated[0] == 1.5);
+  // Edge 0 alone carried the cloud's step, where the edges' samples say half each.
+  CHECK(first.edge_participation_bias == 0.5);
+  CHECK(second.edge_participation_bias == 0.5);  // the window still holds round 1's weights
   CHECK(second.edges_lost == std::vector<std::uint32_t>{0});
   CHECK(second.edges_reported.empty());
   CHECK(second.time_end == 20.0);

@@ -133,6 +133,9 @@ struct RoundReport {
   std::vector<std::uint32_t> edge_updates;
   std::vector<double> edge_weight, edge_arrival, edge_cohort_tv;
   double edge_reported_tv = 0.0;  // the reporting edges' clients' labels against the population's (NaN: none)
+  // The edges' cloud weights over the drift window, normalised, against their sample shares (TV;
+  // NaN while no edge reported in the window): participation bias at the edge tier.
+  double edge_participation_bias = 0.0;
   std::uint64_t edge_bytes_up = 0, edge_bytes_down = 0;
   std::vector<ClientRecord> clients;
   // Wall-clock seconds: reported in timings.jsonl only, so metrics.jsonl stays comparable.
@@ -261,6 +264,7 @@ void visit_report_fields(Report& r, Visit&& visit) {
   visit(ReportField{"edge_arrival", W::with_edges, false, "arrival"}, r.edge_arrival);
   visit(ReportField{"edge_cohort_tv", W::with_edges, false, "cohort_tv"}, r.edge_cohort_tv);
   visit(ReportField{"edge_reported_tv", W::with_edges, true, "reported_tv"}, r.edge_reported_tv);
+  visit(ReportField{"edge_participation_bias", W::with_edges, true, "participation_bias"}, r.edge_participation_bias);
   visit(ReportField{"edge_bytes_up", W::with_edges, false, "bytes_up"}, r.edge_bytes_up);
   visit(ReportField{"edge_bytes_down", W::with_edges, false, "bytes_down"}, r.edge_bytes_down);
   visit(ReportField{"clients", W::not_in_metrics}, r.clients);                        // clients.csv

@@ -33,7 +33,9 @@ std::vector<double> label_counts(const Population& p, const std::vector<std::uin
 }  // namespace
 
 EdgeTier::EdgeTier(const Scenario& scenario, const Population& population, const ServerFactory& make)
-    : scenario_(scenario), population_(population) {
+    : scenario_(scenario),
+      population_(population),
+      weights_(static_cast<std::size_t>(scenario.simulation.drift_window)) {
   if (!scenario.hierarchy.enabled()) return;
   edges_.resize(population.edges());
   for (std::uint32_t e = 0; e < edges_.size(); ++e) {
@@ -41,7 +43,9 @@ EdgeTier::EdgeTier(const Scenario& scenario, const Population& population, const
     edge.server = make(e);
     for (auto c : population.edge_members[e]) edge.samples += population.num_samples[c];
     if (!population.histograms.empty()) edge.labels = normalised(label_counts(population, population.edge_members[e]));
+    sample_shares_.push_back(static_cast<double>(edge.samples));
   }
+  sample_shares_ = normalised(sample_shares_);
 }
 
 // The edges online at t, ascending; hierarchy.edges_per_round of them drawn from the
@@ -207,6 +211,10 @@ double EdgeTier::close(NamedTensors& global, RoundReport& report, std::vector<st
     }
   }
   average_into(global, reporting, report, aggregated, shares);
+  weights_.push(report.edge_weight);
+  const auto window = weights_.sum();
+  const bool any = std::any_of(window.begin(), window.end(), [](double w) { return w > 0; });
+  report.edge_participation_bias = any ? total_variation(normalised(window), sample_shares_) : kNaN;
   return end;
 }
 
@@ -249,6 +257,8 @@ void EdgeTier::average_into(NamedTensors& global, const std::vector<std::uint32_
 }
 
 void EdgeTier::archive(StateArchive& ar) {
+  if (!hierarchical()) return;  // a flat run's checkpoint is what it always was
+  weights_.archive(ar);
   for (auto& edge : edges_) {
     ar.section("edge server half");
     edge.server->archive(ar);

@@ -15,6 +15,7 @@
 #include "engine/core/state_archive.hpp"
 #include "engine/metrics/round_report.hpp"
 #include "engine/population/population.hpp"
+#include "engine/sim/drift_metrics.hpp"
 
 namespace drift {
 
@@ -80,6 +81,8 @@ class EdgeTier {
   const Scenario& scenario_;
   const Population& population_;
   std::vector<Edge> edges_;
+  std::vector<double> sample_shares_;  // each edge's clients' samples over the population's
+  DriftWindow weights_;                // the cloud weights of the last drift_window cloud rounds
   std::uint32_t round_ = 0;
   double start_ = 0.0;
   std::uint64_t model_bytes_ = 0;
