@@ -21,9 +21,9 @@ short=(--set federation.rounds=2 --set data.max_train_samples=1200 --set data.ma
 cd "$root"
 for f in scenarios/*.toml scenarios/paper/*.toml; do
   out="$work/run-$(basename "$f" .toml)"
-  # 1,200 samples cannot give FedAU's 250 clients 5 samples each.
+  # 1,200 samples cannot give FedAU's 250 clients, or the hierarchy's 100, 5 samples each.
   fewer=()
-  [[ "$f" == scenarios/paper/fedau_* ]] && fewer=(--set federation.clients=30)
+  [[ "$f" == scenarios/paper/fedau_* || "$f" == scenarios/hierarchy_* ]] && fewer=(--set federation.clients=30)
   # Small slices need a low minimum, a key of the Dirichlet and domain schemes only.
   scheme=$(sed -n 's/^scheme = "\([a-z_]*\)".*/\1/p' "$f" | head -n 1)
   [[ -z "$scheme" || "$scheme" =~ ^(dirichlet|dirichlet_slices|domains|domains_dirichlet)$ ]] &&
