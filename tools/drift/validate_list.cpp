@@ -158,7 +158,8 @@ int list_command() {
     row(m.name, m.description + (packing_refusal(m.name, {}).empty() ? " [packs]" : ""));
   section("algorithms");
   for (const auto& a : algorithm_catalog()) {
-    row(a.name, a.description + (a.packed ? " [packs]" : "") + (a.privatisable ? " [dp]" : ""));
+    row(a.name, a.description + (a.packed ? " [packs]" : "") + (a.privatisable ? " [dp]" : "") +
+                    (a.edge_tier ? " [edges]" : ""));
     for (const auto& p : a.presets) row("", "  preset " + p.name + ": " + p.description);
     member_keys(a.params);
   }
