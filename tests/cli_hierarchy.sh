@@ -76,4 +76,8 @@ expect_code 2 "$drift" validate "$work/h.toml" --set hierarchy.edge_rounds=0
 says "hierarchy.edge_rounds"
 expect_code 2 "$drift" validate "$work/h.toml" --set simulation.mode=fedasync --set algorithm.name=fedavg
 says "sync rounds at the edges"
+# drift list marks the algorithms that run at the edges.
+"$drift" list > "$work/list.txt"
+grep -q "^  mifa .*\[edges\]" "$work/list.txt"
+if grep -q "^  fedavgm .*\[edges\]" "$work/list.txt"; then echo "fedavgm is marked [edges]"; exit 1; fi
 echo "cli hierarchy: passed"
