@@ -74,19 +74,14 @@ void write_edges(const std::filesystem::path& path, const Population& p) {
   auto out = open_for_append(path);
   out << "edge,clients,num_samples,label_tv,label_js\n";
   for (std::uint32_t e = 0; e < p.edges(); ++e) {
-    std::vector<double> counts(p.label_distribution.size(), 0.0);
     std::uint64_t samples = 0;
-    for (auto c : p.edge_members[e]) {
-      samples += p.num_samples[c];
-      if (!p.histograms.empty())
-        for (std::size_t k = 0; k < counts.size(); ++k) counts[k] += static_cast<double>(p.histograms[c][k]);
-    }
+    for (auto c : p.edge_members[e]) samples += p.num_samples[c];
     out << e << ',' << p.edge_members[e].size() << ',' << samples;
     if (p.histograms.empty()) {
       out << ",,\n";
       continue;
     }
-    const auto labels = normalised(counts);
+    const auto labels = normalised(label_counts(p, p.edge_members[e]));
     out << ',' << json(total_variation(labels, p.label_distribution)).dump() << ','
         << json(jensen_shannon_distance(labels, p.label_distribution)).dump() << '\n';
   }

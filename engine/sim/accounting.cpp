@@ -19,12 +19,9 @@ void Accounting::account(RoundReport& r, const std::vector<std::uint32_t>& aggre
   bias_.push(std::move(shares));
   r.participation_bias = bias_.against_samples();
   r.participation_bias_uniform = bias_.against_uniform();
-  std::vector<double> counts(population_.label_distribution.size(), 0.0);
-  for (auto c : aggregated) {
+  for (auto c : aggregated)
     if (participation_[c]++ == 0) ++participants_;
-    if (!population_.histograms.empty())
-      for (std::size_t k = 0; k < counts.size(); ++k) counts[k] += static_cast<double>(population_.histograms[c][k]);
-  }
+  auto counts = label_counts(population_, aggregated);
   r.coverage = population_.size() ? static_cast<double>(participants_) / population_.size() : 0.0;
   if (per_client_due(scenario_, r.round)) r.client_participations = participation_;
   if (counts.empty()) return;

@@ -1,5 +1,7 @@
 #include "engine/sim/drift_metrics.hpp"
 
+#include "engine/population/population.hpp"
+
 #include <cmath>
 
 namespace drift {
@@ -18,6 +20,14 @@ double jensen_shannon_distance(const std::vector<double>& p, const std::vector<d
     js += 0.5 * kl_to_mixture(p[i], m) + 0.5 * kl_to_mixture(q[i], m);
   }
   return std::sqrt(std::max(0.0, js));
+}
+
+std::vector<double> label_counts(const Population& p, const std::vector<std::uint32_t>& clients) {
+  if (p.histograms.empty()) return {};
+  std::vector<double> counts(p.label_distribution.size(), 0.0);
+  for (auto c : clients)
+    for (std::size_t k = 0; k < counts.size(); ++k) counts[k] += static_cast<double>(p.histograms[c][k]);
+  return counts;
 }
 
 std::vector<double> normalised(const std::vector<double>& counts) {

@@ -16,6 +16,11 @@ double jensen_shannon_distance(const std::vector<double>& p, const std::vector<d
 // counts / sum(counts); all zeros if the sum is zero.
 std::vector<double> normalised(const std::vector<double>& counts);
 
+struct Population;
+// The label counts of `clients`, summed in their order (a repeated client counts again); empty
+// where the population has no label histograms.
+std::vector<double> label_counts(const Population& population, const std::vector<std::uint32_t>& clients);
+
 // Label counts of the last `window` aggregations, summed.
 class DriftWindow {
  public:

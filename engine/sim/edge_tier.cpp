@@ -22,14 +22,6 @@ double transfer_seconds(double latency, std::uint64_t bytes, double bandwidth) {
   return latency + (bandwidth > 0 ? static_cast<double>(bytes) / bandwidth : 0.0);
 }
 
-std::vector<double> label_counts(const Population& p, const std::vector<std::uint32_t>& clients) {
-  std::vector<double> counts(static_cast<std::size_t>(p.num_classes), 0.0);
-  if (p.histograms.empty()) return counts;
-  for (auto c : clients)
-    for (std::size_t k = 0; k < counts.size(); ++k) counts[k] += static_cast<double>(p.histograms[c][k]);
-  return counts;
-}
-
 }  // namespace
 
 EdgeTier::EdgeTier(const Scenario& scenario, const Population& population, const ServerFactory& make)
@@ -42,7 +34,8 @@ EdgeTier::EdgeTier(const Scenario& scenario, const Population& population, const
     auto& edge = edges_[e];
     edge.server = make(e);
     for (auto c : population.edge_members[e]) edge.samples += population.num_samples[c];
-    if (!population.histograms.empty()) edge.labels = normalised(label_counts(population, population.edge_members[e]));
+    edge.label_counts = label_counts(population, population.edge_members[e]);
+    edge.labels = normalised(edge.label_counts);
     sample_shares_.push_back(static_cast<double>(edge.samples));
   }
   sample_shares_ = normalised(sample_shares_);
@@ -226,12 +219,12 @@ void EdgeTier::average_into(NamedTensors& global, const std::vector<std::uint32_
   shares.clear();
   report.edge_reported_tv = kNaN;
   if (reporting.empty()) return;
-  std::vector<std::uint32_t> members;
-  for (auto e : reporting)
-    members.insert(members.end(), population_.edge_members[e].begin(), population_.edge_members[e].end());
-  if (!population_.histograms.empty())
-    report.edge_reported_tv =
-        total_variation(normalised(label_counts(population_, members)), population_.label_distribution);
+  if (!population_.histograms.empty()) {
+    std::vector<double> counts(population_.label_distribution.size(), 0.0);
+    for (auto e : reporting)
+      for (std::size_t k = 0; k < counts.size(); ++k) counts[k] += edges_[e].label_counts[k];
+    report.edge_reported_tv = total_variation(normalised(counts), population_.label_distribution);
+  }
   double total = 0.0;
   for (auto e : reporting) total += static_cast<double>(edges_[e].samples);
   std::vector<ClientUpdate> models;

@@ -65,10 +65,11 @@ class EdgeTier {
   struct Edge {
     std::unique_ptr<ServerAlgorithm> server;
     NamedTensors model;
-    std::uint64_t samples = 0;     // its clients' samples: its weight at the cloud
-    std::vector<double> labels;    // its clients' label distribution
-    double clock = 0.0;            // when its next edge round starts, then when it ended
-    std::uint32_t rounds_run = 0;  // this cloud round
+    std::uint64_t samples = 0;         // its clients' samples: its weight at the cloud
+    std::vector<double> label_counts;  // its clients' labels (empty without histograms)
+    std::vector<double> labels;        // ... normalised
+    double clock = 0.0;                // when its next edge round starts, then when it ended
+    std::uint32_t rounds_run = 0;      // this cloud round
     bool sampled = false, lost = false, moved = false;
     std::vector<std::uint32_t> aggregated;  // this cloud round, with repeats
     ClientShares shares;                    // summed over this cloud round's edge rounds
