@@ -110,7 +110,7 @@ TEST_CASE("two edges of two clients, two edge rounds per cloud round, match the 
   REQUIRE(sim.host.reports.size() == 2);
   CHECK(sim.host.evaluated == std::vector<double>{5.0, 10.0});
   const auto& r = sim.host.reports[0];
-  CHECK(r.cohort == std::vector<std::uint32_t>{0, 1, 0, 1, 2, 3, 2, 3});  // edge by edge, round by round
+  CHECK(r.cohort == std::vector<std::uint32_t>{0, 1, 2, 3, 0, 1, 2, 3});  // wave by wave, edge by edge
   CHECK(r.aggregated == std::vector<std::uint32_t>{0, 1, 2, 3});
   CHECK(r.num_updates == 8);
   CHECK(r.edges_sampled == std::vector<std::uint32_t>{0, 1});
@@ -125,6 +125,17 @@ TEST_CASE("two edges of two clients, two edge rounds per cloud round, match the 
   CHECK(r.time_end == Approx(2 * task).epsilon(1e-12));
   // Each client's share of the cloud's step: its edge's weight 1/2 times its mean share (1/2).
   CHECK(sim.host.reports[1].time_start == r.time_end);
+}
+
+TEST_CASE("the edges' k-th rounds run side by side: one wave of jobs, answered in any order") {
+  Sim sim(kTwoEdges, {{"evaluation.every", "1"}});
+  sim.driver->start();
+  std::vector<std::uint32_t> first_wave;
+  for (const auto& [job, c, task] : sim.host.launched) first_wave.push_back(c);
+  CHECK(first_wave == std::vector<std::uint32_t>{0, 1, 2, 3});  // both edges' first rounds at once
+  sim.host.pump(/*reverse=*/true);                              // edge 1's jobs answer first: the bits are the same
+  REQUIRE(sim.host.finished);
+  CHECK(sim.host.evaluated == std::vector<double>{5.0, 10.0});
 }
 
 TEST_CASE("one edge holding every client with one edge round is the flat federation") {

@@ -74,7 +74,6 @@ void EdgeTier::begin(std::uint32_t round, double t, const NamedTensors& global, 
     for (std::uint32_t e = 0; e < edges_.size(); ++e) back = std::min(back, edge_next_online(h, e, t));
     if (back < kNever) start_ = back, order_ = sample_edges(round, back);
   }
-  cursor_ = 0;
   for (auto& edge : edges_) edge.sampled = false;
   for (auto e : order_) {
     auto& edge = edges_[e];
@@ -88,27 +87,25 @@ void EdgeTier::begin(std::uint32_t round, double t, const NamedTensors& global, 
   }
 }
 
-bool EdgeTier::next(EdgeRound& round) {
+std::vector<EdgeRound> EdgeTier::next_wave() {
   if (!hierarchical()) {
-    if (!flat_pending_) return false;
+    if (!flat_pending_) return {};
     flat_pending_ = false;
-    round = {kFlatEdge, round_, start_};
-    return true;
+    return {{kFlatEdge, round_, start_}};
   }
   const auto& h = scenario_.hierarchy;
   const auto per_cloud = static_cast<std::uint32_t>(h.edge_rounds);
-  for (; cursor_ < order_.size(); ++cursor_) {
-    const auto e = order_[cursor_];
+  std::vector<EdgeRound> wave;
+  for (auto e : order_) {
     auto& edge = edges_[e];
     if (edge.lost || edge.rounds_run >= per_cloud) continue;
     if (!edge_online(h, e, edge.clock)) {  // it went offline between its rounds: its work is lost
       edge.lost = true;
       continue;
     }
-    round = {e, (round_ - 1) * per_cloud + edge.rounds_run + 1, edge.clock};
-    return true;
+    wave.push_back({e, (round_ - 1) * per_cloud + edge.rounds_run + 1, edge.clock});
   }
-  return false;
+  return wave;
 }
 
 NamedTensors& EdgeTier::model(const EdgeRound& round, NamedTensors& global) {

@@ -2,8 +2,8 @@
 // The edge tier of a hierarchical federation ([hierarchy], docs/hierarchy.md), as the sync
 // driver runs it. A cloud round at virtual time T: the cloud samples online edges and sends
 // each the global model; each edge runs hierarchy.edge_rounds sync rounds of its own clients
-// with a server half of its own (the driver runs them, one edge after another, each in its own
-// virtual clock); then the cloud averages the models of the edges that reported, weighted by
+// with a server half of its own (the driver runs every edge's k-th round side by side, each in
+// its own virtual clock: a wave); then the cloud averages the models of the edges that reported, weighted by
 // the samples their clients hold. A flat federation is one edge round per cloud round, on the
 // global model, with no cloud step: the same code path, so a flat run is what it always was.
 #include <cstdint>
@@ -39,9 +39,10 @@ class EdgeTier {
   bool hierarchical() const { return !edges_.empty(); }
   // Cloud round `round` begins at `t` with the global model (`model_bytes` of it travel to each edge).
   void begin(std::uint32_t round, double t, const NamedTensors& global, std::uint64_t model_bytes);
-  // The next edge round of this cloud round, edge by edge; false when all have run. An edge
-  // found offline when its next round would start stops there and is lost.
-  bool next(EdgeRound& round);
+  // The next wave of this cloud round: the k-th edge round of every edge still running, in edge
+  // order (a flat round's one round); empty when all have run. An edge found offline when its
+  // next round would start stops there and is lost.
+  std::vector<EdgeRound> next_wave();
   // The model edge round `round` trains and aggregates into, and its server half.
   NamedTensors& model(const EdgeRound& round, NamedTensors& global);
   ServerAlgorithm& server(const EdgeRound& round, ServerAlgorithm& flat);
@@ -88,7 +89,6 @@ class EdgeTier {
   double start_ = 0.0;
   std::uint64_t model_bytes_ = 0;
   std::vector<std::uint32_t> order_;  // this cloud round's sampled edges, ascending
-  std::size_t cursor_ = 0;            // into order_
   // Flat: the one edge round of the cloud round.
   bool flat_pending_ = false;
   double flat_end_ = 0.0;

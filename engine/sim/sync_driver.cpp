@@ -5,8 +5,10 @@
 // (discarded, or kept as stale for the next aggregation); clients that go offline or drop out
 // before their upload completes are dropped. The round ends when the last needed update
 // arrives, at the deadline, or with its last event. Under [hierarchy] each edge runs such rounds
-// of its own clients on its own model, and the cloud round ends with the cloud's average of the
-// edges' models (engine/sim/edge_tier.hpp); a flat round is the one edge round of its cloud round.
+// of its own clients on its own model, every edge's k-th round side by side (a wave: selections
+// edge by edge, all jobs launched, the rounds replayed in edge order once all have answered), and
+// the cloud round ends with the cloud's average of the edges' models (engine/sim/edge_tier.hpp);
+// a flat round is the one edge round of its cloud round.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -25,6 +27,7 @@
 #include "engine/sim/stale_updates.hpp"
 #include "engine/sim/sync_driver.hpp"
 #include "engine/sim/sync_jobs.hpp"
+#include "engine/sim/sync_replay.hpp"
 #include "engine/tensors/tensor_archive.hpp"
 
 namespace drift {
@@ -66,22 +69,25 @@ class SyncDriver final : public Driver {
 
   void on_outcome(std::uint64_t job, JobOutcome outcome) override {
     if (shadow_.owns(job)) {
-      if (shadow_.answer(job, std::move(outcome)) && --outstanding_ == 0) close_edge_round();
+      if (shadow_.answer(job, std::move(outcome)) && --outstanding_ == 0 && all_launched()) close_wave();
       return;
     }
-    auto it = jobs_.find(job);
-    if (it == jobs_.end() || it->second.answered) return;
-    it->second.answered = true;
-    it->second.outcome = std::move(outcome);
+    Pending* p = find_job(job);
+    if (!p || p->answered) return;
+    p->answered = true;
+    p->outcome = std::move(outcome);
     ++answered_;
-    if (--outstanding_ == 0) return close_edge_round();
-    parts_.listener.on_progress(round_, answered_, static_cast<std::uint32_t>(jobs_.size()));
+    if (--outstanding_ == 0 && all_launched()) return close_wave();
+    parts_.listener.on_progress(round_, answered_, launched_);
   }
 
+  // Selections come edge by edge, each launched as it comes; the wave closes when every job answered.
   void on_selection(Selection selection) override {
-    if (!awaiting_selection_ || selection.round != edge_round_.serial) return;
+    if (!awaiting_selection_ || all_launched() || selection.round != wave_[selecting_].round.serial) return;
     awaiting_selection_ = false;
-    launch_round(std::move(selection));
+    launch_round(wave_[selecting_], std::move(selection));
+    if (++selecting_ < wave_.size()) return request_selection();
+    if (outstanding_ == 0) close_wave();
   }
 
  private:
@@ -97,31 +103,53 @@ class SyncDriver final : public Driver {
     report_.time_start = now_;
     parts_.accounting.record_eligible(report_, now_, parts_.roster);
     tier_.begin(round_, now_, global_, tier_.hierarchical() ? floating_bytes(global_) : 0);
-    next_edge_round();
+    next_wave();
   }
 
-  // The cloud round's next edge round (a flat round's only one), or its end.
-  void next_edge_round() {
-    if (!tier_.next(edge_round_)) return close_cloud_round();
-    model_ = &tier_.model(edge_round_, global_);
-    server_ = &tier_.server(edge_round_, *algorithm_);
-    parts_.roster.availability().set_round(edge_round_.serial);
-    jobs_.clear();
-    auto request = parts_.selection_request(edge_round_.serial, edge_round_.start);
+  // The cloud round's next wave of edge rounds (a flat round's only one), or its end.
+  void next_wave() {
+    const auto rounds = tier_.next_wave();
+    if (rounds.empty()) return close_cloud_round();
+    wave_.clear();
+    for (const auto& r : rounds) {
+      EdgeRun run;
+      run.round = r;
+      run.model = &tier_.model(r, global_);
+      run.server = &tier_.server(r, *algorithm_);
+      wave_.push_back(std::move(run));
+    }
+    parts_.roster.availability().set_round(rounds.front().serial);  // a wave's rounds share their serial
+    selecting_ = 0;
+    outstanding_ = 0;
+    answered_ = launched_ = 0;
+    request_selection();
+  }
+
+  void request_selection() {
+    const auto& r = wave_[selecting_].round;
+    auto request = parts_.selection_request(r.serial, r.start);
     request.over_selection = parts_.scenario.simulation.over_selection;
-    request.edge = edge_round_.edge == kFlatEdge ? 0 : edge_round_.edge + 1;
+    request.edge = r.edge == kFlatEdge ? 0 : r.edge + 1;
     awaiting_selection_ = true;
     parts_.runner.request_selection(request);
   }
 
-  void launch_round(Selection selection) {
+  bool all_launched() const { return selecting_ >= wave_.size(); }
+
+  Pending* find_job(std::uint64_t job) {
+    for (auto& run : wave_)
+      if (auto it = run.jobs.find(job); it != run.jobs.end()) return &it->second;
+    return nullptr;
+  }
+
+  void launch_round(EdgeRun& run, Selection selection) {
     const auto selected = std::move(selection.clients);
     report_.cohort.insert(report_.cohort.end(), selected.begin(), selected.end());
-    const double start = edge_round_.start;
-    const auto serial = edge_round_.serial;
-    planned_events_end_ = start;
-    needed_ = std::min<std::uint32_t>(selection.cohort_size, static_cast<std::uint32_t>(selected.size()));
-    auto task = make_task(parts_.scenario, serial, version_, *model_, server_->broadcast(serial));
+    const double start = run.round.start;
+    const auto serial = run.round.serial;
+    run.planned_events_end = start;
+    run.needed = std::min<std::uint32_t>(selection.cohort_size, static_cast<std::uint32_t>(selected.size()));
+    auto task = make_task(parts_.scenario, serial, version_, *run.model, run.server->broadcast(serial));
     const std::uint64_t down = selected.empty() ? 0 : parts_.runner.task_bytes(task);
     const double deadline = parts_.timeline.deadline();
     const double deadline_at = deadline > 0 ? start + deadline : kNever;
@@ -134,9 +162,10 @@ class SyncDriver final : public Driver {
       const auto decision =
           decide_launch(p.plan, start, parts_.roster.offline_between(c, start, p.plan.earliest_finish), deadline_at,
                         parts_.scenario.simulation);
-      if (decision.kind != LaunchDecision::train) planned_events_end_ = std::max(planned_events_end_, decision.at);
+      if (decision.kind != LaunchDecision::train)
+        run.planned_events_end = std::max(run.planned_events_end, decision.at);
       if (decision.kind == LaunchDecision::drop) {
-        drop(c, decision.at, p.plan, decision.why);
+        record_drop(report_, c, decision.at, p.plan, decision.why);
         continue;
       }
       if (decision.kind == LaunchDecision::late) {
@@ -147,117 +176,47 @@ class SyncDriver final : public Driver {
         continue;
       }
       parts_.roster.set_busy(c, true);
-      jobs_.emplace(p.plan.job, p);
+      run.jobs.emplace(p.plan.job, p);
     }
-    outstanding_ = jobs_.size();
-    answered_ = 0;
-    launch_by_task(task);
+    outstanding_ += run.jobs.size();
+    launched_ += static_cast<std::uint32_t>(run.jobs.size());
+    launch_by_task(run, task);
     outstanding_ += shadow_.launch(serial, selected, task, parts_.runner);
-    if (outstanding_ == 0) close_edge_round();
   }
 
   // The round's jobs, in job order within each group whose task is the same: the round's
   // (`task`), or one with the model the algorithm keeps for them (FedAWE) or a step cut.
-  void launch_by_task(const std::shared_ptr<TrainingTask>& task) {
+  void launch_by_task(EdgeRun& run, const std::shared_ptr<TrainingTask>& task) {
     JobLaunches jobs;
-    for (const auto& [id, p] : jobs_) jobs.emplace_back(id, p.plan.client);
+    for (const auto& [id, p] : run.jobs) jobs.emplace_back(id, p.plan.client);
     for (const auto& g : group_jobs(jobs, [&](std::uint64_t job, std::uint32_t c) {
-           return JobGroup{server_->start_model(c), jobs_.at(job).plan.max_steps, {}};
+           return JobGroup{run.server->start_model(c), run.jobs.at(job).plan.max_steps, {}};
          })) {
       parts_.runner.launch_round(g.jobs, task_of_group(g, task));
     }
   }
 
-  // Every answered job in job order: drops, failures and the updates that arrived, by time.
-  std::vector<Arrival> sort_out_jobs(double& last_event) {
-    std::vector<Arrival> arrivals;
-    for (auto& [id, p] : jobs_) {
-      const auto c = p.plan.client;
-      parts_.roster.set_busy(c, false);
-      // The client's model changed when it trained, whether or not the server uses its upload.
-      if (private_models_ && p.outcome.ok && p.outcome.update.personal) personal_.record(c, *p.outcome.update.personal);
-      const auto fate = triage(p.plan, p.outcome, parts_.roster);
-      switch (fate.fate) {
-        case Fate::lost:  // its device vanished (a worker died): to the federation, a dropout
-          drop(c, fate.time, p.plan, fate.reason);
-          break;
-        case Fate::failed:
-          ++report_.failed;
-          record(failed_record(c, fate.time, fate.reason));
-          break;
-        case Fate::dropped:
-          drop(c, fate.time, p.plan, fate.reason);
-          report_.discarded_samples += p.outcome.update.num_samples;
-          break;
-        case Fate::arrived:
-          parts_.losses.push_back({c, p.outcome.update.metrics.loss});
-          arrivals.push_back({fate.time, c, &p});
-          continue;
-      }
-      last_event = std::max(last_event, fate.time);
-    }
-    std::sort(arrivals.begin(), arrivals.end(), [](const Arrival& a, const Arrival& b) {
-      return a.time != b.time ? a.time < b.time : a.client < b.client;
-    });
-    return arrivals;
+  void close_wave() {
+    for (auto& run : wave_) close_edge_round(run);
+    next_wave();
   }
 
-  // The first `needed_` arrivals before the deadline are accepted; the rest are late. Returns
-  // when the round ends.
-  double accept(std::vector<Arrival>& arrivals, double last_event, std::vector<ClientUpdate>& accepted,
-                std::vector<StaleUpdate>& newly_late) {
-    const double deadline = parts_.timeline.deadline();
-    const double deadline_at = deadline > 0 ? edge_round_.start + deadline : kNever;
-    double end = edge_round_.start, trained = edge_round_.start;
-    for (auto& a : arrivals) {
-      auto& o = a.job->outcome;
-      const auto& u = o.update;
-      if (accepted.size() < needed_ && a.time <= deadline_at) {
-        record(arrival_record(ClientEvent::finished, a.client, a.time, u.num_samples, u.metrics.steps, u.metrics.loss,
-                              o.upload_bytes, 0, ""));
-        report_.bytes_up += o.upload_bytes;
-        ++report_.finished;
-        end = std::max(end, a.time);
-        trained = std::max(trained, a.job->plan.compute_end);
-        accepted.push_back(std::move(o.update));
-        continue;
-      }
-      ++report_.late;
-      report_.bytes_up += o.upload_bytes;
-      parts_.roster.work_until(a.client, a.time);
-      last_event = std::max(last_event, a.time);
-      const bool keep = parts_.scenario.simulation.late_updates == LateUpdates::stale;
-      record(arrival_record(ClientEvent::late, a.client, a.time, u.num_samples, u.metrics.steps, u.metrics.loss,
-                            o.upload_bytes, 0, keep ? "kept as stale" : "discarded"));
-      if (keep) {
-        newly_late.push_back({a.time, std::move(o.update), o.upload_bytes});
-      } else {
-        report_.discarded_samples += u.num_samples;
-        report_.wasted_compute_seconds += wasted_compute(a.job->plan);
-      }
-    }
-    if (accepted.size() < needed_) end = deadline_at < kNever ? deadline_at : std::max(end, last_event);
-    protocol_start_ = accepted.size() < needed_ ? end : trained;  // secure aggregation begins after training
-    return end;
-  }
-
-  void close_edge_round() {
+  void close_edge_round(EdgeRun& run) {
     // Drops and certain lates decided before training count as events too: a round whose every
     // task dropped ends when the server learns of the last drop, not where it began (time ran
     // backwards into the next round otherwise).
-    double last_event = std::max(edge_round_.start, planned_events_end_);
-    auto arrivals = sort_out_jobs(last_event);
+    double last_event = std::max(run.round.start, run.planned_events_end);
+    auto arrivals = sort_out_jobs(run, parts_, private_models_ ? &personal_ : nullptr, report_, last_event);
     std::vector<ClientUpdate> accepted;
     std::vector<StaleUpdate> newly_late;
-    double end = accept(arrivals, last_event, accepted, newly_late);
+    double end = accept_arrivals(run, arrivals, last_event, parts_, report_, accepted, newly_late);
     // Stale updates from earlier rounds that have arrived by the end join this aggregation.
     for (auto& u : stale_.take_arrived(end, version_, report_.clients)) accepted.push_back(std::move(u));
     for (auto& s : newly_late) stale_.keep(std::move(s));
     std::vector<std::uint32_t> aggregated;
     ClientShares shares;
-    const bool moved = aggregate(accepted, end, aggregated, shares);
-    tier_.finish(edge_round_, end, aggregated, std::move(shares), moved);
-    next_edge_round();
+    const bool moved = aggregate(run, accepted, end, aggregated, shares);
+    tier_.finish(run.round, end, aggregated, std::move(shares), moved);
   }
 
   void close_cloud_round() {
@@ -307,16 +266,16 @@ class SyncDriver final : public Driver {
   // min_cohort of them (and, under secure aggregation, the protocol's survivors, if it completes:
   // then it ends the round). Returns whether the model moved; `aggregated` and `shares` say whose
   // updates moved it, and how much.
-  bool aggregate(std::vector<ClientUpdate>& accepted, double& end, std::vector<std::uint32_t>& aggregated,
+  bool aggregate(EdgeRun& run, std::vector<ClientUpdate>& accepted, double& end, std::vector<std::uint32_t>& aggregated,
                  ClientShares& shares) {
     const PhaseScope timed("server: aggregate");
-    const auto serial = edge_round_.serial;
-    auto& model = *model_;
+    const auto serial = run.round.serial;
+    auto& model = *run.model;
     std::sort(accepted.begin(), accepted.end(),
               [](const ClientUpdate& a, const ClientUpdate& b) { return a.client_id < b.client_id; });
     const bool enough = !accepted.empty() &&
                         static_cast<std::int64_t>(accepted.size()) >= parts_.scenario.simulation.min_cohort &&
-                        stages_.secure(round_, protocol_start_, model, accepted, parts_.roster, report_, end);
+                        stages_.secure(round_, run.protocol_start, model, accepted, parts_.roster, report_, end);
     bool moved = false;
     if (enough) {
       for (const auto& u : accepted) aggregated.push_back(u.client_id);
@@ -326,20 +285,20 @@ class SyncDriver final : public Driver {
       shadow_.report(report_, model, accepted, version_);
       Accounting::add_training_metrics(report_, accepted);
       stages_.privatise(model, accepted, round_);  // the server half sees only the private model
-      tier_.localise(edge_round_, accepted);
-      server_->aggregate(model, accepted, input);
-      report_.algorithm = server_->metrics();
-      shares = server_->shares(accepted);
-      tier_.globalise(edge_round_, accepted, shares);
+      tier_.localise(run.round, accepted);
+      run.server->aggregate(model, accepted, input);
+      report_.algorithm = run.server->metrics();
+      shares = run.server->shares(accepted);
+      tier_.globalise(run.round, accepted, shares);
       ++version_;
       moved = true;
     } else {
       for (const auto& u : accepted) report_.discarded_samples += u.num_samples;
-      if (server_->aggregate_nothing(model, AggregationInput{serial})) {
-        report_.algorithm = server_->metrics();
-        shares = server_->shares({});
+      if (run.server->aggregate_nothing(model, AggregationInput{serial})) {
+        report_.algorithm = run.server->metrics();
+        shares = run.server->shares({});
         std::vector<ClientUpdate> none;
-        tier_.globalise(edge_round_, none, shares);
+        tier_.globalise(run.round, none, shares);
         ++version_;
         moved = true;
       }
@@ -348,14 +307,6 @@ class SyncDriver final : public Driver {
     report_partial_work(report_, enough ? accepted : std::vector<ClientUpdate>{}, parts_.scenario);
     stages_.record(report_, aggregated, enough);
     return moved;
-  }
-
-  double planned_events_end_ = 0.0;  // the latest drop or late decided when the round launched
-
-  void drop(std::uint32_t c, double at, const TaskPlan& plan, const std::string& why) {
-    ++report_.dropped;
-    report_.wasted_compute_seconds += wasted_compute(plan, at);
-    record(dropped_record(c, at, why));
   }
 
   void record(ClientRecord r) { report_.clients.push_back(std::move(r)); }
@@ -367,21 +318,18 @@ class SyncDriver final : public Driver {
   PersonalEvaluations personal_;
   ShadowCohort shadow_;
   AggregationStages stages_;
-  double protocol_start_ = 0.0;  // when the accepted clients had trained
   double now_ = 0.0;
   std::uint64_t version_ = 0;
   std::uint32_t round_ = 1;
-  std::uint32_t needed_ = 0;
   bool awaiting_selection_ = false;
   RoundReport report_;
-  std::map<std::uint64_t, Pending> jobs_;  // by job id
-  std::size_t outstanding_ = 0;            // jobs (and shadow jobs) not answered yet
-  std::uint32_t answered_ = 0;             // the round's own jobs answered so far
+  std::vector<EdgeRun> wave_;    // the edge rounds running side by side (a flat round's only one)
+  std::size_t selecting_ = 0;    // the run whose selection is awaited; wave_.size() once all launched
+  std::size_t outstanding_ = 0;  // jobs (and shadow jobs) not answered yet
+  std::uint32_t answered_ = 0;   // the wave's own jobs answered so far
+  std::uint32_t launched_ = 0;   // ... and launched
   StaleUpdates stale_;
   EdgeTier tier_;
-  EdgeRound edge_round_;               // the edge round running (a flat round's only one)
-  NamedTensors* model_ = nullptr;      // what it trains and aggregates into: the global model, or its edge's
-  ServerAlgorithm* server_ = nullptr;  // and its server half
   bool finished_ = false;
 };
 

@@ -1,0 +1,44 @@
+#pragma once
+// A sync round's replay in virtual time, once all of its jobs have answered: which dropped,
+// failed or arrived, and which arrivals the round accepts. One edge round at a time (a flat
+// round's only one); several edges' rounds run side by side and are replayed in edge order.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/algorithms/algorithm.hpp"
+#include "engine/metrics/round_report.hpp"
+#include "engine/sim/driver_parts.hpp"
+#include "engine/sim/edge_tier.hpp"
+#include "engine/sim/personal_evaluations.hpp"
+#include "engine/sim/sync_jobs.hpp"
+
+namespace drift {
+
+// One edge round in flight: what it trains and aggregates into, its server half, its jobs.
+struct EdgeRun {
+  EdgeRound round;
+  NamedTensors* model = nullptr;       // the global model, or its edge's
+  ServerAlgorithm* server = nullptr;   // and its server half
+  std::map<std::uint64_t, Pending> jobs;  // by job id
+  std::uint32_t needed = 0;               // the updates it aggregates at most
+  double planned_events_end = 0.0;        // the latest drop or late decided when it launched
+  double protocol_start = 0.0;            // when its accepted clients had trained
+};
+
+// A client that drops out at `at`, having set out on `plan`.
+void record_drop(RoundReport& report, std::uint32_t client, double at, const TaskPlan& plan, const std::string& why);
+
+// Every answered job of `run` in job order: drops, failures and the updates that arrived, by
+// time. Frees the clients in the roster; records private models' changes in `personal` (null
+// without private models). `last_event` grows to the latest drop or failure.
+std::vector<Arrival> sort_out_jobs(EdgeRun& run, DriverParts& parts, PersonalEvaluations* personal,
+                                   RoundReport& report, double& last_event);
+
+// The first `run.needed` arrivals before the deadline are accepted; the rest are late (kept as
+// stale in `newly_late` under late_updates = "stale"). Returns when the round ends.
+double accept_arrivals(EdgeRun& run, std::vector<Arrival>& arrivals, double last_event, DriverParts& parts,
+                       RoundReport& report, std::vector<ClientUpdate>& accepted, std::vector<StaleUpdate>& newly_late);
+
+}  // namespace drift
