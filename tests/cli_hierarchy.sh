@@ -3,7 +3,8 @@
 # cloud round, writes the flat run's metrics and clients.csv; a run of label-skewed edges that go
 # offline on a cycle, with MIFA's per-client memory at each edge, is the same on 1 and 2 slots,
 # interrupted and resumed, and with its clients trained in a worker process on loopback; it
-# writes edges.csv and the edge column of population.csv; bad topologies are refused.
+# writes edges.csv and the edge column of population.csv; named edges with their own links are
+# the same on 1 and 2 slots; bad topologies are refused.
 source "$(dirname "$0")/cluster_lib.sh"
 source "$(dirname "$0")/cli_lib.sh"
 cat > "$work/h.toml" <<TOML
@@ -66,6 +67,24 @@ start_worker w1
 expect_exit "$coordinator" 0 "$work/worker.log"
 expect_exit "$worker_pid" 0 "$work/w1.log"
 same "$work/one" "$work/worker"
+
+# Named edges, each with its own link and cycle: the same on 1 and 2 slots; edges.csv names them.
+cp "$work/h.toml" "$work/named.toml"
+cat >> "$work/named.toml" <<TOML
+[hierarchy.edge.hub]
+availability = "always"
+up_bandwidth = 1e6
+[hierarchy.edge.farm]
+latency = 1.0
+phase = 0.5
+[hierarchy.edge.port]
+TOML
+"$drift" run "$work/named.toml" --no-progress --no-plots --slots 1 --out "$work/named1" 2> /dev/null
+"$drift" run "$work/named.toml" --no-progress --no-plots --slots 2 --out "$work/named2" 2> /dev/null
+same "$work/named1" "$work/named2"
+cut -d, -f2,10 "$work/named1/edges.csv" | tr '\n' ' ' | grep -q "^name,availability farm,diurnal hub,always port,diurnal $"
+expect_code 2 "$drift" validate "$work/named.toml" --set hierarchy.edges=4
+says "hierarchy.edges = 4 but 3 edges are named"
 
 # Topologies that cannot run are refused before anything trains.
 expect_code 2 "$drift" validate "$work/h.toml" --set algorithm.name=fedavgm

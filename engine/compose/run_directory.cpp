@@ -20,6 +20,7 @@
 #include "engine/metrics/clients_file.hpp"
 #include "engine/metrics/metrics_file.hpp"
 #include "engine/population/availability.hpp"
+#include "engine/population/topology.hpp"
 #include "engine/sim/drift_metrics.hpp"
 
 namespace drift {
@@ -68,22 +69,29 @@ std::string availability_columns(const AvailabilityConfig& a) {
   return out;
 }
 
-// edges.csv ([hierarchy]): each edge's clients and samples, and how far its label distribution
-// is from the population's.
-void write_edges(const std::filesystem::path& path, const Population& p) {
+// edges.csv ([hierarchy]): each edge's name, clients and samples, how far its label
+// distribution is from the population's, and its link and availability.
+void write_edges(const std::filesystem::path& path, const HierarchyConfig& h, const Population& p) {
   auto out = open_for_append(path);
-  out << "edge,clients,num_samples,label_tv,label_js\n";
+  out << "edge,name,clients,num_samples,label_tv,label_js,latency,up_bandwidth,down_bandwidth,availability,period,"
+         "online_fraction,phase\n";
   for (std::uint32_t e = 0; e < p.edges(); ++e) {
     std::uint64_t samples = 0;
     for (auto c : p.edge_members[e]) samples += p.num_samples[c];
-    out << e << ',' << p.edge_members[e].size() << ',' << samples;
-    if (p.histograms.empty()) {
-      out << ",,\n";
-      continue;
+    const auto profile = edge_profile(h, e);
+    out << e << ',' << profile.name << ',' << p.edge_members[e].size() << ',' << samples << ',';
+    if (!p.histograms.empty()) {
+      const auto labels = normalised(label_counts(p, p.edge_members[e]));
+      out << json(total_variation(labels, p.label_distribution)).dump() << ','
+          << json(jensen_shannon_distance(labels, p.label_distribution)).dump();
+    } else {
+      out << ',';
     }
-    const auto labels = normalised(label_counts(p, p.edge_members[e]));
-    out << ',' << json(total_variation(labels, p.label_distribution)).dump() << ','
-        << json(jensen_shannon_distance(labels, p.label_distribution)).dump() << '\n';
+    const bool diurnal = profile.availability == EdgeAvailability::diurnal;
+    out << ',' << json(profile.latency).dump() << ',' << json(profile.up_bandwidth).dump() << ','
+        << json(profile.down_bandwidth).dump() << ',' << name_of(profile.availability) << ','
+        << (diurnal ? json(profile.period).dump() : "") << ',' << (diurnal ? json(profile.online_fraction).dump() : "")
+        << ',' << (diurnal ? json(profile.phase).dump() : "") << '\n';
   }
   flush_checked(out, path);
 }
@@ -120,7 +128,7 @@ void RunDirectory::write_population(const Scenario& scenario, const Population& 
         << (probabilities[k].empty() ? std::string() : json(probabilities[k][c]).dump()) << '\n';
   }
   flush_checked(out, path_ / "population.csv");
-  if (p.edges() > 0) write_edges(path_ / "edges.csv", p);
+  if (p.edges() > 0) write_edges(path_ / "edges.csv", scenario.hierarchy, p);
 }
 
 void check_output_path(const std::string& path, const std::string& what) {

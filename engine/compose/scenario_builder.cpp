@@ -13,6 +13,7 @@
 #include "engine/compose/run_directory.hpp"
 #include "engine/compose/scenario_table.hpp"
 #include "engine/compose/schema.hpp"
+#include "engine/compose/schema_hierarchy.hpp"
 #include "engine/compose/simulation_checks.hpp"
 #include "engine/compose/toml_writer.hpp"
 #include "engine/compose/value_reader.hpp"
@@ -60,14 +61,6 @@ void absolutise_traces(toml::table& root, const std::filesystem::path& base_dir)
 // The value of a validated key (validation inserted every default).
 ParamValue value_at(const toml::table& table, const ParamSpec& spec, const std::string& path) {
   return read_value(spec, path, *table.get(spec.key), path);
-}
-
-// Every key of `keys` that the table holds, into the target, in table order.
-template <class Target>
-void store_keys(Target& target, const std::vector<KeyBinding<Target>>& keys, const toml::table& table,
-                const std::string& section) {
-  for (const auto& k : keys)
-    if (table.contains(k.spec.key)) k.store(target, value_at(table, k.spec, section + "." + k.spec.key));
 }
 
 const toml::table& section_table(const toml::table& root, const std::string& name) {
@@ -372,6 +365,7 @@ Scenario build_scenario(toml::table& root, const std::string& source) {
   read_algorithm_params(s, root, algorithm);
   s.availability.params = read_member_keys("availability", s.availability.model, root);
   read_groups(s, root);
+  read_named_edges(s, root);
   read_timeline(s, root);
   s.sampler.params = read_member_keys("sampler", s.sampler.name, root);
   for (const auto& [section, chosen] :

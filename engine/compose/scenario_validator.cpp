@@ -13,6 +13,7 @@
 #include "engine/compose/member_keys.hpp"
 #include "engine/compose/scenario_table.hpp"
 #include "engine/compose/schema.hpp"
+#include "engine/compose/schema_hierarchy.hpp"
 #include "engine/compose/value_reader.hpp"
 #include "engine/config/suggest.hpp"
 #include "engine/core/error.hpp"
@@ -35,6 +36,7 @@ class Validator {
   }
 
   void run() {
+    edges_set_ = root_.at_path("hierarchy.edges").node() != nullptr;  // before defaults fill it in
     for (auto&& [k, node] : root_) {
       const std::string name(k.str());
       if (name == "groups") {
@@ -61,6 +63,7 @@ class Validator {
     }
     check_sampler();
     check_groups();
+    check_named_edges();
     check_timeline();
   }
 
@@ -189,6 +192,7 @@ class Validator {
           continue;
         }
         if (find_key(section, key, extra) != nullptr) continue;
+        if (section.name == "hierarchy" && key == "edge") continue;  // named edges: check_named_edges
         // Another sampler's, scheme's or availability model's key: checked by its owner's
         // spec and kept, doing nothing here (a study's grid may switch to the member that
         // takes it); the run names it in a warning.
@@ -282,6 +286,31 @@ class Validator {
     }
   }
 
+  // [hierarchy.edge.NAME]: each a table of its own link and availability keys. They count the
+  // edges: hierarchy.edges left out becomes their count; set, it must agree, or be 0 (flat: the
+  // named edges are not used, and the run warns).
+  void check_named_edges() {
+    auto* edges = root_.at_path("hierarchy.edge").node();
+    if (edges == nullptr) return;
+    if (!edges->is_table()) fail(edges, "hierarchy.edge", "'hierarchy.edge' must hold tables ([hierarchy.edge.NAME])");
+    for (auto&& [k, node] : *edges->as_table()) {
+      const std::string prefix = "hierarchy.edge." + std::string(k.str());
+      if (!node.is_table()) fail(&node, prefix, prefix + " must be a table ([" + prefix + "])");
+      check_plain(prefix, *node.as_table(), edge_profile_schema());
+    }
+    auto& hierarchy = *root_.get_as<toml::table>("hierarchy");
+    const auto named = static_cast<std::int64_t>(edges->as_table()->size());
+    const auto set = hierarchy["edges"].value<std::int64_t>().value_or(0);
+    if (!edges_set_) {
+      hierarchy.insert_or_assign("edges", named);
+    } else if (set != 0 && set != named) {
+      fail(hierarchy.get("edges"), "hierarchy.edges",
+           "hierarchy.edges = " + std::to_string(set) + " but " + std::to_string(named) +
+               " edges are named ([hierarchy.edge.NAME]); leave hierarchy.edges out, make them agree, or set 0 for a "
+               "flat federation");
+    }
+  }
+
   void check_timeline() {
     auto* timeline = root_.get_as<toml::array>("timeline");
     if (timeline == nullptr) return;
@@ -369,6 +398,7 @@ class Validator {
   }
 
   toml::table& root_;
+  bool edges_set_ = false;  // the file or --set gives hierarchy.edges
   std::string source_;
   std::set<std::string> overridden_;
   std::vector<std::string> known_paths_;

@@ -1,7 +1,12 @@
-// The [hierarchy] section of the scenario's key table (docs/hierarchy.md).
+// The [hierarchy] section of the scenario's key table, and its named edges (docs/hierarchy.md).
 #include "engine/compose/schema_hierarchy.hpp"
 
+#include <algorithm>
+#include <cctype>
+
+#include "engine/compose/value_reader.hpp"
 #include "engine/config/time_bounds.hpp"
+#include "engine/core/error.hpp"
 
 namespace drift {
 namespace {
@@ -46,6 +51,65 @@ ScenarioSection hierarchy_section() {
        bind_key<S>("online_fraction", "diurnal: share of each cycle an edge is online", &S::hierarchy, &Hc::online_fraction)
            .range(0.0, 1.0, true).idle_when(not_diurnal)}};
   // clang-format on
+}
+
+const std::vector<KeyBinding<EdgeProfile>>& edge_profile_keys() {
+  using E = EdgeProfile;
+  // clang-format off
+  static const std::vector<KeyBinding<E>> keys = {
+      bind_key<E>("latency", "edge <-> cloud latency, seconds each way", &E::latency).optional().range(0.0, kMaxVirtualSeconds),
+      bind_key<E>("up_bandwidth", "edge -> cloud bytes per second; 0 = transfers take no time", &E::up_bandwidth)
+          .optional().range(0.0, kMaxRate),
+      bind_key<E>("down_bandwidth", "cloud -> edge bytes per second; 0 = transfers take no time", &E::down_bandwidth)
+          .optional().range(0.0, kMaxRate),
+      bind_key<E>("availability", "always | diurnal", &E::availability).optional(),
+      bind_key<E>("period", "diurnal: seconds of one cycle", &E::period).optional().range(0.0, kMaxVirtualSeconds, true),
+      bind_key<E>("online_fraction", "diurnal: share of each cycle the edge is online", &E::online_fraction)
+          .optional().range(0.0, 1.0, true),
+      bind_key<E>("phase", "diurnal: where in the cycle the edge starts, a share of the period (default e / edges)",
+                  &E::phase).optional().range(0.0, 1.0),
+      bind_key<E>("group", "assign = group: the group this edge holds (default: the group of the edge's name)", &E::group)
+          .optional(),
+  };
+  // clang-format on
+  return keys;
+}
+
+const std::vector<ParamSpec>& edge_profile_schema() {
+  static const std::vector<ParamSpec> specs = specs_of(edge_profile_keys());
+  return specs;
+}
+
+// [hierarchy.edge.NAME]: named edges in name order, each starting from the [hierarchy] values;
+// hierarchy.edges, where set, must count them.
+void read_named_edges(Scenario& s, const toml::table& root) {
+  const auto* edges = root.at_path("hierarchy.edge").as_table();
+  if (edges == nullptr || edges->empty()) return;
+  auto& h = s.hierarchy;
+  if (!h.enabled()) {  // hierarchy.edges = 0 (validation counted the tables unless it was set)
+    s.warnings.push_back("hierarchy.edges = 0: a flat federation; the " + std::to_string(edges->size()) +
+                         " [hierarchy.edge.NAME] tables are not used");
+    return;
+  }
+  for (auto&& [k, node] : *edges) {
+    EdgeProfile e;
+    e.name = std::string(k.str());
+    // Names go into edges.csv and figures as they are.
+    const bool plain = !e.name.empty() && std::all_of(e.name.begin(), e.name.end(), [](char ch) {
+      return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-';
+    });
+    if (!plain)
+      throw UserError(s.source + ": hierarchy.edge.\"" + e.name +
+                      "\": an edge's name takes letters, digits, '_' and '-' only");
+    e.latency = h.latency;
+    e.up_bandwidth = h.up_bandwidth;
+    e.down_bandwidth = h.down_bandwidth;
+    e.availability = h.availability;
+    e.period = h.period;
+    e.online_fraction = h.online_fraction;
+    store_keys(e, edge_profile_keys(), *node.as_table(), "hierarchy.edge." + e.name);
+    h.named.push_back(std::move(e));
+  }
 }
 
 }  // namespace drift

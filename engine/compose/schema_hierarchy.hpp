@@ -1,9 +1,20 @@
 #pragma once
 // The [hierarchy] section of the scenario's key table (engine/compose/schema.cpp holds the rest).
+#include <toml++/toml.h>
+
 #include "engine/compose/schema.hpp"
 
 namespace drift {
 
 ScenarioSection hierarchy_section();  // [hierarchy]
+
+// Keys of one [hierarchy.edge.NAME] table: its own link and availability, starting from the
+// [hierarchy] values, and the group it holds under assign = group. None has a default.
+const std::vector<KeyBinding<EdgeProfile>>& edge_profile_keys();
+const std::vector<ParamSpec>& edge_profile_schema();
+
+// Reads [hierarchy.edge.NAME] (validated: hierarchy.edges is their count, or 0 for a flat run,
+// which warns) into scenario.hierarchy.named, in name order.
+void read_named_edges(Scenario& s, const toml::table& root);
 
 }  // namespace drift

@@ -6,11 +6,24 @@
 #include <toml++/toml.h>
 
 #include <string>
+#include <vector>
 
+#include "engine/config/key_binding.hpp"
 #include "engine/config/param_spec.hpp"
 
 namespace drift {
 
 ParamValue read_value(const ParamSpec& spec, const std::string& path, const toml::node& node, const std::string& where);
+
+// Every key of `keys` that the validated `table` holds, into the target, in table order.
+template <class Target>
+void store_keys(Target& target, const std::vector<KeyBinding<Target>>& keys, const toml::table& table,
+                const std::string& section) {
+  for (const auto& k : keys)
+    if (table.contains(k.spec.key)) {
+      const std::string path = section + "." + k.spec.key;
+      k.store(target, read_value(k.spec, path, *table.get(k.spec.key), path));
+    }
+}
 
 }  // namespace drift

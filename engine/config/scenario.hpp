@@ -178,18 +178,34 @@ struct SecureAggregationConfig {
 // A hierarchical federation (docs/hierarchy.md): clients report to edge aggregators, which
 // run edge_rounds sync rounds of their own clients per cloud round; the cloud averages the
 // models of the edges that reported, weighted by the samples they hold. edges = 0: flat.
+// One edge's link to the cloud and its availability: the [hierarchy] values, or those of its
+// [hierarchy.edge.NAME] table, which starts from them (docs/hierarchy.md#named-edges).
+struct EdgeProfile {
+  std::string name;             // its [hierarchy.edge.NAME]; "" for a numbered edge
+  double latency = 0.0;         // edge <-> cloud, seconds each way
+  double up_bandwidth = 0.0;    // edge -> cloud bytes per second; 0 = no transfer time
+  double down_bandwidth = 0.0;  // cloud -> edge
+  EdgeAvailability availability = EdgeAvailability::always;
+  double period = 86400.0;       // diurnal: seconds of one cycle
+  double online_fraction = 0.5;  // diurnal: share of each cycle the edge is online
+  double phase = -1.0;           // diurnal: its shift, a share of the period; < 0: e / edges
+  std::string group;             // assign = group: the group it holds; "": the group of its name
+};
+
 struct HierarchyConfig {
   std::uint32_t edges = 0;
   std::int64_t edge_rounds = 1;  // kappa_2: edge rounds per cloud round
   EdgeAssignment assign = EdgeAssignment::uniform;
   std::int64_t edges_per_round = 0;  // edges the cloud samples among the online ones; 0 = all
-  double latency = 0.0;              // edge <-> cloud, seconds each way
-  double up_bandwidth = 0.0;         // edge -> cloud bytes per second; 0 = no transfer time
-  double down_bandwidth = 0.0;       // cloud -> edge
   double deadline = 0.0;             // an edge's model arrives within this of the cloud round's start; 0 = none
+  // Every edge's link and availability, unless it is named (its table starts from these).
+  double latency = 0.0;
+  double up_bandwidth = 0.0;
+  double down_bandwidth = 0.0;
   EdgeAvailability availability = EdgeAvailability::always;
-  double period = 86400.0;       // diurnal: seconds of one cycle
-  double online_fraction = 0.5;  // diurnal: share of each cycle an edge is online (edge e shifted by e/edges)
+  double period = 86400.0;
+  double online_fraction = 0.5;
+  std::vector<EdgeProfile> named;  // [hierarchy.edge.NAME] in name order: edge i is the i-th
   bool enabled() const { return edges > 0; }
 };
 // When a run saves a checkpoint (docs/checkpoints.md); a run also saves one when it ends and

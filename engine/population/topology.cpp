@@ -5,6 +5,7 @@
 #include <numeric>
 #include <string>
 
+#include "engine/config/suggest.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/rng.hpp"
 #include "engine/population/availability.hpp"
@@ -44,15 +45,49 @@ std::vector<std::uint32_t> by_dominant_label(const Population& p, std::uint32_t 
   return edge_of;
 }
 
-std::vector<std::uint32_t> by_group(const Population& p, std::uint32_t edges) {
-  if (p.group_names.size() != edges)
-    throw UserError("hierarchy.assign = group puts group i on edge i: hierarchy.edges is " + std::to_string(edges) +
-                    " but the scenario has " + std::to_string(p.group_names.size()) + " groups");
-  for (std::uint32_t c = 0; c < p.size(); ++c)
+// The group each edge holds: a named edge its `group` key's, or its name's; numbered edges the
+// groups in name order.
+std::vector<std::uint32_t> held_groups(const HierarchyConfig& h, const Population& p) {
+  std::vector<std::uint32_t> held(h.edges);
+  if (h.named.empty()) {
+    if (p.group_names.size() != h.edges)
+      throw UserError("hierarchy.assign = group puts group i on edge i: hierarchy.edges is " + std::to_string(h.edges) +
+                      " but the scenario has " + std::to_string(p.group_names.size()) + " groups");
+    std::iota(held.begin(), held.end(), 0u);
+    return held;
+  }
+  for (std::uint32_t e = 0; e < h.edges; ++e) {
+    const auto& edge = h.named[e];
+    const auto& name = edge.group.empty() ? edge.name : edge.group;
+    const auto it = std::find(p.group_names.begin(), p.group_names.end(), name);
+    if (it == p.group_names.end())
+      throw UserError("hierarchy.assign = group: " + edge_label(h, e) + " holds group '" + name +
+                      "', which the scenario does not define (set hierarchy.edge." + edge.name + ".group to one of " +
+                      (p.group_names.empty() ? std::string("its [groups.NAME]") : join(p.group_names)) + ")");
+    held[e] = static_cast<std::uint32_t>(it - p.group_names.begin());
+    for (std::uint32_t o = 0; o < e; ++o)
+      if (held[o] == held[e])
+        throw UserError("hierarchy.assign = group: " + edge_label(h, o) + " and " + edge_label(h, e) +
+                        " both hold group '" + name + "' (a client reports to one edge)");
+  }
+  return held;
+}
+
+std::vector<std::uint32_t> by_group(const HierarchyConfig& h, const Population& p) {
+  const auto held = held_groups(h, p);
+  std::vector<std::uint32_t> edge_of_group(p.group_names.size(), kNoGroup);
+  for (std::uint32_t e = 0; e < held.size(); ++e) edge_of_group[held[e]] = e;
+  std::vector<std::uint32_t> edge_of(p.size());
+  for (std::uint32_t c = 0; c < p.size(); ++c) {
     if (p.group[c] == kNoGroup)
       throw UserError("hierarchy.assign = group: client " + std::to_string(c) +
                       " is in no group, so it has no edge (give every client a group, or assign by uniform or label)");
-  return p.group;
+    edge_of[c] = edge_of_group[p.group[c]];
+    if (edge_of[c] == kNoGroup)
+      throw UserError("hierarchy.assign = group: client " + std::to_string(c) + " is in group '" +
+                      p.group_names[p.group[c]] + "', which no edge holds");
+  }
+  return edge_of;
 }
 
 }  // namespace
@@ -72,18 +107,18 @@ std::vector<std::uint32_t> assign_edges(const Scenario& s, const Population& p) 
       edge_of = by_dominant_label(p, edges);
       break;
     case EdgeAssignment::group:
-      edge_of = by_group(p, edges);
+      edge_of = by_group(s.hierarchy, p);
       break;
   }
   const auto members = edge_members(edge_of, edges);
   for (std::uint32_t e = 0; e < edges; ++e) {
     if (members[e].empty())
-      throw UserError("hierarchy: edge " + std::to_string(e) +
+      throw UserError("hierarchy: " + edge_label(s.hierarchy, e) +
                       " holds no client under assign = " + name_of(s.hierarchy.assign));
     const bool all_held_out =
         std::all_of(members[e].begin(), members[e].end(), [&](auto c) { return p.is_held_out(c); });
     if (all_held_out)
-      throw UserError("hierarchy: every client of edge " + std::to_string(e) +
+      throw UserError("hierarchy: every client of " + edge_label(s.hierarchy, e) +
                       " is held out (federation.held_out), so the edge could never train");
   }
   return edge_of;
@@ -95,32 +130,64 @@ std::vector<std::vector<std::uint32_t>> edge_members(const std::vector<std::uint
   return members;
 }
 
+EdgeProfile edge_profile(const HierarchyConfig& h, std::uint32_t edge) {
+  EdgeProfile p;
+  if (edge < h.named.size()) {
+    p = h.named[edge];
+  } else {
+    p.latency = h.latency;
+    p.up_bandwidth = h.up_bandwidth;
+    p.down_bandwidth = h.down_bandwidth;
+    p.availability = h.availability;
+    p.period = h.period;
+    p.online_fraction = h.online_fraction;
+  }
+  if (p.phase < 0) p.phase = static_cast<double>(edge) / static_cast<double>(std::max<std::uint32_t>(h.edges, 1));
+  return p;
+}
+
+std::string edge_label(const HierarchyConfig& h, std::uint32_t edge) {
+  return edge < h.named.size() ? "edge '" + h.named[edge].name + "'" : "edge " + std::to_string(edge);
+}
+
+double expected_online_edges(const HierarchyConfig& h) {
+  double online = 0.0;
+  for (std::uint32_t e = 0; e < h.edges; ++e) {
+    const auto p = edge_profile(h, e);
+    online += p.availability == EdgeAvailability::diurnal ? p.online_fraction : 1.0;
+  }
+  return online;
+}
+
 namespace {
-// Where in its cycle edge e is at time t, in [0, 1).
-double cycle_phase(const HierarchyConfig& h, std::uint32_t edge, double t) {
-  const double x = t / h.period + static_cast<double>(edge) / static_cast<double>(h.edges);
+// Where in its cycle the edge is at time t, in [0, 1).
+double cycle_phase(const EdgeProfile& p, double t) {
+  const double x = t / p.period + p.phase;
   return x - std::floor(x);
 }
 }  // namespace
 
 bool edge_online(const HierarchyConfig& h, std::uint32_t edge, double t) {
-  if (h.availability == EdgeAvailability::always) return true;
-  return cycle_phase(h, edge, t) < h.online_fraction;
+  const auto p = edge_profile(h, edge);
+  if (p.availability == EdgeAvailability::always) return true;
+  return cycle_phase(p, t) < p.online_fraction;
 }
 
 double edge_next_offline(const HierarchyConfig& h, std::uint32_t edge, double t) {
-  if (h.availability == EdgeAvailability::always || h.online_fraction >= 1.0) return kNever;
-  const double phase = cycle_phase(h, edge, t);
-  if (phase >= h.online_fraction) return t;
-  return t + (h.online_fraction - phase) * h.period;
+  const auto p = edge_profile(h, edge);
+  if (p.availability == EdgeAvailability::always || p.online_fraction >= 1.0) return kNever;
+  const double phase = cycle_phase(p, t);
+  if (phase >= p.online_fraction) return t;
+  return t + (p.online_fraction - phase) * p.period;
 }
 
 double edge_next_online(const HierarchyConfig& h, std::uint32_t edge, double t) {
-  if (h.availability == EdgeAvailability::always) return t;
-  if (h.online_fraction <= 0.0) return kNever;
-  const double phase = cycle_phase(h, edge, t);
-  if (phase < h.online_fraction) return t;
-  return t + (1.0 - phase) * h.period;
+  const auto p = edge_profile(h, edge);
+  if (p.availability == EdgeAvailability::always) return t;
+  if (p.online_fraction <= 0.0) return kNever;
+  const double phase = cycle_phase(p, t);
+  if (phase < p.online_fraction) return t;
+  return t + (1.0 - phase) * p.period;
 }
 
 }  // namespace drift

@@ -3,6 +3,7 @@
 // each client reports to, and when an edge is online. Pure functions of the scenario and the
 // population, so the server, the sampler and every worker derive the same map.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "engine/config/scenario.hpp"
@@ -19,8 +20,17 @@ std::vector<std::uint32_t> assign_edges(const Scenario& scenario, const Populati
 // The members of each edge, ascending, from assign_edges' map.
 std::vector<std::vector<std::uint32_t>> edge_members(const std::vector<std::uint32_t>& edge_of, std::uint32_t edges);
 
-// hierarchy.availability at virtual time t. Diurnal: edge e is online while
-// frac(t / period + e / edges) < online_fraction.
+// Edge e's link and availability: its [hierarchy.edge.NAME] table, or the [hierarchy] values,
+// with the diurnal phase resolved (e / edges unless set).
+EdgeProfile edge_profile(const HierarchyConfig& h, std::uint32_t edge);
+// "edge 'north'" for a named edge, "edge 3" otherwise: how messages name it.
+std::string edge_label(const HierarchyConfig& h, std::uint32_t edge);
+
+// How many edges are online at a random moment: the sum of their online shares.
+double expected_online_edges(const HierarchyConfig& h);
+
+// The edge's availability at virtual time t. Diurnal: online while
+// frac(t / period + phase) < online_fraction.
 bool edge_online(const HierarchyConfig& h, std::uint32_t edge, double t);
 // The first time >= t at which the edge is offline (t itself if offline now), or kNever.
 double edge_next_offline(const HierarchyConfig& h, std::uint32_t edge, double t);

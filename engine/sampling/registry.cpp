@@ -4,6 +4,7 @@
 #include "engine/config/catalog.hpp"
 #include "engine/core/error.hpp"
 #include "engine/population/population.hpp"
+#include "engine/population/topology.hpp"
 #include "engine/sampling/samplers.hpp"
 
 namespace drift {
@@ -51,8 +52,9 @@ std::vector<std::string> used_sampler_names(const Scenario& s) {
 std::string cohort_description(const Scenario& s) {
   if (const auto& h = s.hierarchy; h.enabled() && !draws_poisson(s))
     return std::to_string(s.sampler.cohort_size(std::max(1u, s.clients / h.edges))) + " clients per edge round at " +
-           std::to_string(h.edges) + " edges (" + name_of(h.assign) + "), " + std::to_string(h.edge_rounds) +
-           " edge round(s) per cloud round" + (h.availability == EdgeAvailability::diurnal ? ", diurnal edges" : "");
+           std::to_string(h.edges) + (h.named.empty() ? "" : " named") + " edges (" + name_of(h.assign) + "), " +
+           std::to_string(h.edge_rounds) + " edge round(s) per cloud round" +
+           (expected_online_edges(h) < h.edges ? ", diurnal edges" : "");
   if (!draws_poisson(s)) return std::to_string(s.sampler.cohort_size(s.clients)) + " clients per round";
   char text[96];
   std::snprintf(text, sizeof text, "each client with probability %g (%g expected)", poisson_rate(s),

@@ -83,7 +83,8 @@ void EdgeTier::begin(std::uint32_t round, double t, const NamedTensors& global, 
     edge.aggregated.clear();
     edge.shares.clear();
     edge.model = clone(global);
-    edge.clock = start_ + transfer_seconds(h.latency, model_bytes_, h.down_bandwidth);
+    const auto link = edge_profile(h, e);
+    edge.clock = start_ + transfer_seconds(link.latency, model_bytes_, link.down_bandwidth);
   }
 }
 
@@ -161,7 +162,6 @@ double EdgeTier::close(NamedTensors& global, RoundReport& report, std::vector<st
     return flat_end_;
   }
   const auto& h = scenario_.hierarchy;
-  const double up = transfer_seconds(h.latency, model_bytes_, h.up_bandwidth);
   const double deadline_at = h.deadline > 0 ? start_ + h.deadline : kNever;
   const auto n = edges_.size();
   report.edge_updates.assign(n, 0);
@@ -177,7 +177,8 @@ double EdgeTier::close(NamedTensors& global, RoundReport& report, std::vector<st
     report.edge_updates[e] = static_cast<std::uint32_t>(edge.aggregated.size());
     if (!edge.aggregated.empty() && !edge.labels.empty())
       report.edge_cohort_tv[e] = total_variation(normalised(label_counts(population_, edge.aggregated)), edge.labels);
-    const double arrival = edge.clock + up;
+    const auto link = edge_profile(h, e);
+    const double arrival = edge.clock + transfer_seconds(link.latency, model_bytes_, link.up_bandwidth);
     const double offline = edge_next_offline(h, e, start_);
     if (edge.lost) {  // found offline before one of its rounds
       report.edges_lost.push_back(e);

@@ -6,6 +6,7 @@
 
 #include "engine/core/durations.hpp"
 #include "engine/population/availability.hpp"
+#include "engine/population/topology.hpp"
 
 namespace drift {
 namespace {
@@ -47,9 +48,16 @@ RoundEstimate estimate_rounds(const Scenario& s, const Population& p, std::uint6
       e.basis = "the deadline";
     }
     if (h.enabled()) {
-      const auto link = [&](double bandwidth) { return h.latency + (bandwidth > 0 ? bytes / bandwidth : 0.0); };
-      e.round = static_cast<double>(h.edge_rounds) * e.round + link(h.down_bandwidth) + link(h.up_bandwidth);
-      e.basis = std::to_string(h.edge_rounds) + " edge round(s) of " + e.basis + ", and the edge-cloud link";
+      const auto link = [&](double latency, double bandwidth) {
+        return latency + (bandwidth > 0 ? bytes / bandwidth : 0.0);
+      };
+      double slowest = 0.0;  // the slowest edge's link, down and up
+      for (std::uint32_t edge = 0; edge < h.edges; ++edge) {
+        const auto p = edge_profile(h, edge);
+        slowest = std::max(slowest, link(p.latency, p.down_bandwidth) + link(p.latency, p.up_bandwidth));
+      }
+      e.round = static_cast<double>(h.edge_rounds) * e.round + slowest;
+      e.basis = std::to_string(h.edge_rounds) + " edge round(s) of " + e.basis + ", and the slowest edge-cloud link";
       if (h.deadline > 0 && h.deadline < e.round) e.round = h.deadline, e.basis = "the cloud's deadline";
     }
   } else {

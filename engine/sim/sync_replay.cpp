@@ -12,8 +12,8 @@ void record_drop(RoundReport& report, std::uint32_t client, double at, const Tas
   report.clients.push_back(dropped_record(client, at, why));
 }
 
-std::vector<Arrival> sort_out_jobs(EdgeRun& run, DriverParts& parts, PersonalEvaluations* personal,
-                                   RoundReport& report, double& last_event) {
+std::vector<Arrival> sort_out_jobs(EdgeRun& run, DriverParts& parts, PersonalEvaluations* personal, RoundReport& report,
+                                   double& last_event) {
   std::vector<Arrival> arrivals;
   for (auto& [id, p] : run.jobs) {
     const auto c = p.plan.client;

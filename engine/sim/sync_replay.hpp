@@ -19,8 +19,8 @@ namespace drift {
 // One edge round in flight: what it trains and aggregates into, its server half, its jobs.
 struct EdgeRun {
   EdgeRound round;
-  NamedTensors* model = nullptr;       // the global model, or its edge's
-  ServerAlgorithm* server = nullptr;   // and its server half
+  NamedTensors* model = nullptr;          // the global model, or its edge's
+  ServerAlgorithm* server = nullptr;      // and its server half
   std::map<std::uint64_t, Pending> jobs;  // by job id
   std::uint32_t needed = 0;               // the updates it aggregates at most
   double planned_events_end = 0.0;        // the latest drop or late decided when it launched
@@ -33,8 +33,8 @@ void record_drop(RoundReport& report, std::uint32_t client, double at, const Tas
 // Every answered job of `run` in job order: drops, failures and the updates that arrived, by
 // time. Frees the clients in the roster; records private models' changes in `personal` (null
 // without private models). `last_event` grows to the latest drop or failure.
-std::vector<Arrival> sort_out_jobs(EdgeRun& run, DriverParts& parts, PersonalEvaluations* personal,
-                                   RoundReport& report, double& last_event);
+std::vector<Arrival> sort_out_jobs(EdgeRun& run, DriverParts& parts, PersonalEvaluations* personal, RoundReport& report,
+                                   double& last_event);
 
 // The first `run.needed` arrivals before the deadline are accepted; the rest are late (kept as
 // stale in `newly_late` under late_updates = "stale"). Returns when the round ends.

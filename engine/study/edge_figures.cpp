@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <sstream>
 
 namespace drift {
@@ -9,6 +10,23 @@ namespace {
 
 bool hierarchical(const std::vector<RoundReport>& metrics) {
   return std::any_of(metrics.begin(), metrics.end(), [](const RoundReport& m) { return !m.edge_updates.empty(); });
+}
+
+// "set ytics ('city' 0, 'village' 1)" from the run's edges.csv (beside the figures' folder)
+// where the edges are named.
+std::string named_edge_tics(const std::filesystem::path& figures) {
+  std::ifstream in(figures.parent_path() / "edges.csv");
+  std::string line, tics;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    const auto first = line.find(',');
+    if (first == std::string::npos) break;
+    const auto second = line.find(',', first + 1);
+    const auto name = line.substr(first + 1, second - first - 1);
+    if (name.empty()) return "";
+    tics += (tics.empty() ? "" : ", ") + ("'" + name + "' " + line.substr(0, first));
+  }
+  return tics.empty() ? "" : "set ytics (" + tics + ")\n";
 }
 
 }  // namespace
@@ -36,9 +54,9 @@ Figure edge_fate_figure(const std::vector<RoundReport>& metrics, const std::file
           "Edges per cloud round: which reached the cloud (reported), had nothing to send (idle), arrived after the "
           "cloud's deadline (late) or went offline first (lost); an empty cell was not sampled",
           "set title 'Edges per cloud round'\nset xlabel 'cloud round'\nset ylabel 'edge'\nset yrange [-0.5:" +
-              std::to_string(static_cast<double>(edges) - 0.5) + "]\nset key outside right top\nplot " +
-              series(1, "with points pt 5 ps 1.2 lc rgb '#1565c0'", "reported") + ", " +
-              series(2, "with points pt 4 ps 1.2 lc rgb '#9e9e9e'", "idle") + ", " +
+              std::to_string(static_cast<double>(edges) - 0.5) + "]\n" + named_edge_tics(dir) +
+              "set key outside right top\nplot " + series(1, "with points pt 5 ps 1.2 lc rgb '#1565c0'", "reported") +
+              ", " + series(2, "with points pt 4 ps 1.2 lc rgb '#9e9e9e'", "idle") + ", " +
               series(3, "with points pt 9 ps 1.2 lc rgb '#ef6c00'", "late") + ", " +
               series(4, "with points pt 2 ps 1.2 lw 2 lc rgb '#c62828'", "lost"),
           1000, std::clamp(200 + 24 * static_cast<int>(edges), 350, 900)};

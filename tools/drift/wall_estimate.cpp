@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "engine/population/availability.hpp"
+#include "engine/population/topology.hpp"
 #include "engine/sim/privacy_book.hpp"
 #include "engine/training/devices.hpp"
 
@@ -78,13 +79,13 @@ WallEstimate estimate_wall_time(const Scenario& s, const FederationData& data, M
   if (e.slots == 0) e.slots = std::max(1u, std::thread::hardware_concurrency());
   e.step_seconds = step_seconds(data, model, s.training.batch_size);
   // Jobs spread over the slots; a sync round waits for its last one. Under [hierarchy] a cloud
-  // round runs its edges' rounds one after another, each its own wave.
+  // round runs edge_rounds waves, each of every running edge's round side by side.
   double waves = 0.0;
   if (const auto& h = s.hierarchy; h.enabled()) {
     const double per_edge = s.sampler.cohort_size(std::max(1u, s.clients / h.edges));
-    double edges = h.edges_per_round > 0 ? static_cast<double>(h.edges_per_round) : static_cast<double>(h.edges);
-    if (h.availability == EdgeAvailability::diurnal) edges = std::max(1.0, std::round(edges * h.online_fraction));
-    waves = edges * static_cast<double>(h.edge_rounds) * std::ceil(per_edge / e.slots);
+    double edges = std::max(1.0, std::round(expected_online_edges(h)));
+    if (h.edges_per_round > 0) edges = std::min(edges, static_cast<double>(h.edges_per_round));
+    waves = static_cast<double>(h.edge_rounds) * std::ceil(edges * per_edge / e.slots);
   } else {
     const double jobs = std::max(1.0, std::min(expected_cohort(s), mean_online(s, data, round_seconds)));
     waves = std::ceil(jobs / e.slots);

@@ -1,0 +1,176 @@
+// [hierarchy.edge.NAME] (docs/hierarchy.md#named-edges): edges with their own link and
+// availability, the groups they hold, and their refusals.
+#include <algorithm>
+#include <cmath>
+
+#include "engine/core/error.hpp"
+#include "engine/population/topology.hpp"
+#include "engine/study/edge_figures.hpp"
+#include "data_files.hpp"
+#include "scenario_error.hpp"
+#include "sim_harness.hpp"
+
+namespace drift {
+namespace {
+
+using test::error_of;
+using test::Sim;
+
+// Groups a (clients 0, 1) and b (2, 3), and the edges that hold them.
+const std::string kGroups = std::string(test::kFourClients) + R"(
+[groups.a]
+rule = "id_range"
+from = 0
+to = 1
+[groups.b]
+rule = "id_range"
+from = 2
+to = 3
+)";
+
+std::string population_error(const std::string& text) {
+  try {
+    build_population(parse_scenario(text, "h.toml"), test::equal_histograms(4, 100));
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  FAIL("expected a UserError");
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("named edges start from the [hierarchy] values and set their own") {
+  const auto s = parse_scenario(kGroups + R"(
+[hierarchy]
+assign = "group"
+latency = 0.5
+availability = "diurnal"
+period = 100.0
+[hierarchy.edge.b]
+latency = 3.0
+phase = 0.25
+[hierarchy.edge.a]
+availability = "always"
+up_bandwidth = 4.0
+)",
+                                "h.toml");
+  const auto& h = s.hierarchy;
+  REQUIRE(h.edges == 2);  // counted from the tables
+  const auto a = edge_profile(h, 0), b = edge_profile(h, 1);  // name order
+  CHECK(a.name == "a");
+  CHECK(a.latency == 0.5);
+  CHECK(a.up_bandwidth == 4.0);
+  CHECK(a.availability == EdgeAvailability::always);
+  CHECK(b.name == "b");
+  CHECK(b.latency == 3.0);
+  CHECK(b.availability == EdgeAvailability::diurnal);
+  CHECK(b.period == 100.0);
+  CHECK(b.online_fraction == 0.5);
+  CHECK(b.phase == 0.25);
+  CHECK(edge_label(h, 1) == "edge 'b'");
+  // b is online while frac(t / 100 + 0.25) < 0.5: [0, 25) and [75, 125).
+  CHECK(edge_online(h, 1, 24.9));
+  CHECK_FALSE(edge_online(h, 1, 25.0));
+  CHECK(edge_next_online(h, 1, 30.0) == Approx(75.0));
+  CHECK(edge_next_offline(h, 0, 30.0) == kNever);
+  CHECK(expected_online_edges(h) == 1.5);
+  // Numbered edges: the [hierarchy] values, phase e / edges.
+  const auto plain = parse_scenario("[federation]\nclients = 4\n[hierarchy]\nedges = 4\nlatency = 2.0\n", "h.toml");
+  CHECK(edge_profile(plain.hierarchy, 3).latency == 2.0);
+  CHECK(edge_profile(plain.hierarchy, 3).phase == 0.75);
+  CHECK(edge_label(plain.hierarchy, 3) == "edge 3");
+  // hierarchy.edges = 0 beside named edges: the flat federation, said in a warning.
+  const auto flat = parse_scenario(kGroups + "[hierarchy.edge.a]\n", "h.toml", {{"hierarchy.edges", "0"}});
+  CHECK_FALSE(flat.hierarchy.enabled());
+  CHECK(flat.hierarchy.named.empty());
+  CHECK(std::count(flat.warnings.begin(), flat.warnings.end(),
+                   "hierarchy.edges = 0: a flat federation; the 1 [hierarchy.edge.NAME] tables are not used") == 1);
+}
+
+TEST_CASE("an edge holds the group of its name, or the one its group key names") {
+  const auto by_name = build_population(
+      parse_scenario(kGroups + "[hierarchy]\nassign = \"group\"\n[hierarchy.edge.a]\n[hierarchy.edge.b]\n", "h.toml"),
+      test::equal_histograms(4, 100));
+  CHECK(by_name.edge == std::vector<std::uint32_t>{0, 0, 1, 1});
+  const auto swapped = build_population(parse_scenario(kGroups + R"(
+[hierarchy]
+assign = "group"
+[hierarchy.edge.north]
+group = "b"
+[hierarchy.edge.south]
+group = "a"
+)",
+                                                       "h.toml"),
+                                        test::equal_histograms(4, 100));
+  CHECK(swapped.edge == std::vector<std::uint32_t>{1, 1, 0, 0});  // north (edge 0) holds clients 2 and 3
+}
+
+TEST_CASE("each named edge's link times its own model's trip") {
+  // One edge round each: a task takes 1000 B / 1.25e7 B/s + 0.05 + 10 s + 0.05 + 500 B / 1.25e6 B/s.
+  // The model is one float64 (8 bytes). Edge a: 1 s down, the task, 1 s up. Edge b: 3 s down,
+  // the task, 3 s plus 8 B at 4 B/s up.
+  Sim sim(kGroups + R"(
+[hierarchy]
+assign = "group"
+[hierarchy.edge.a]
+latency = 1.0
+[hierarchy.edge.b]
+latency = 3.0
+up_bandwidth = 4.0
+)");
+  sim.run();
+  REQUIRE(sim.host.finished);
+  const auto& r = sim.host.reports[0];
+  const double task = 1000 / 1.25e7 + 0.05 + 10.0 + 0.05 + 500 / 1.25e6;
+  CHECK(r.edges_reported == std::vector<std::uint32_t>{0, 1});
+  CHECK(r.edge_arrival[0] == Approx(1.0 + task + 1.0).epsilon(1e-12));
+  CHECK(r.edge_arrival[1] == Approx(3.0 + task + 3.0 + 2.0).epsilon(1e-12));
+  CHECK(r.time_end == r.edge_arrival[1]);
+}
+
+TEST_CASE("named edges that cannot be read or mapped are refused with the reason") {
+  const std::string base = kGroups + "[hierarchy]\nassign = \"group\"\n";
+  CHECK_THAT(error_of(base + "edges = 3\n[hierarchy.edge.a]\n[hierarchy.edge.b]\n"),
+             Catch::Contains("hierarchy.edges = 3 but 2 edges are named"));
+  CHECK_THAT(error_of(base + "[hierarchy.edge.a]\nlatncy = 1.0\n"),
+             Catch::Contains("unknown key 'hierarchy.edge.a.latncy'") &&
+                 Catch::Contains("did you mean 'hierarchy.edge.a.latency'"));
+  CHECK_THAT(error_of(base + "edge = 3\n"), Catch::Contains("'hierarchy.edge' must hold tables"));
+  CHECK_THAT(error_of(base + "[hierarchy.edge.\"a b\"]\n"), Catch::Contains("letters, digits, '_' and '-' only"));
+  CHECK_THAT(error_of(base + "[hierarchy.edge.a]\nphase = 1.5\n"), Catch::Contains("hierarchy.edge.a.phase"));
+  CHECK_THAT(error_of(base + "[hierarchy.edge.a]\navailability = \"hourly\"\n"),
+             Catch::Contains("unknown availability 'hourly'"));
+  CHECK_THAT(population_error(base + "[hierarchy.edge.a]\n[hierarchy.edge.c]\n"),
+             Catch::Contains("edge 'c' holds group 'c', which the scenario does not define") &&
+                 Catch::Contains("a, b"));
+  CHECK_THAT(population_error(base + "[hierarchy.edge.a]\n[hierarchy.edge.x]\ngroup = \"a\"\n"),
+             Catch::Contains("edge 'a' and edge 'x' both hold group 'a'"));
+  CHECK_THAT(population_error(base + "[hierarchy.edge.a]\n"),
+             Catch::Contains("client 2 is in group 'b', which no edge holds"));
+  CHECK_THAT(population_error(kGroups + "[hierarchy.edge.a]\n[hierarchy.edge.b]\n[hierarchy.edge.c]\n"
+                                        "[hierarchy.edge.d]\n[hierarchy.edge.e]\n"),
+             Catch::Contains("an edge would hold no client"));
+}
+
+}  // namespace drift
+
+namespace drift {
+
+TEST_CASE("the edges figure names the rows of named edges") {
+  const auto run = test::fresh_folder("edge-figure");
+  std::filesystem::create_directories(run / "figures");
+  RoundReport r;
+  r.round = 1;
+  r.edge_updates = {2, 0};
+  r.edges_reported = {0};
+  r.edges_lost = {1};
+  const std::string header = "edge,name,clients,num_samples\n";
+  test::write_file(run / "edges.csv", header + "0,city,20,2000\n1,village,10,900\n");
+  CHECK_THAT(edge_fate_figure({r}, run / "figures").body, Catch::Contains("set ytics ('city' 0, 'village' 1)"));
+  test::write_file(run / "edges.csv", header + "0,,20,2000\n1,,10,900\n");
+  CHECK_THAT(edge_fate_figure({r}, run / "figures").body, !Catch::Contains("ytics"));
+  std::filesystem::remove_all(run);
+}
+
+}  // namespace drift
