@@ -68,8 +68,10 @@ expect_exit "$coordinator" 0 "$work/worker.log"
 expect_exit "$worker_pid" 0 "$work/w1.log"
 same "$work/one" "$work/worker"
 
-# Named edges, each with its own link and cycle: the same on 1 and 2 slots; edges.csv names them.
+# Named edges, each with its own link and cycle, keeping their work through an outage: the same
+# on 1 and 2 slots; edges.csv names them.
 cp "$work/h.toml" "$work/named.toml"
+sed -i 's/^latency = 0.1$/latency = 0.1\nkeep_work = true/' "$work/named.toml"
 cat >> "$work/named.toml" <<TOML
 [hierarchy.edge.hub]
 availability = "always"

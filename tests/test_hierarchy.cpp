@@ -191,6 +191,47 @@ TEST_CASE("an edge that goes offline before its model reaches the cloud loses th
   CHECK(std::isnan(second.edge_arrival[0]));
 }
 
+TEST_CASE("an upload that an edge's cycle interrupts starts over when the edge is back") {
+  HierarchyConfig h;
+  h.edges = 2;
+  h.availability = EdgeAvailability::diurnal;
+  h.period = 40.0;
+  h.online_fraction = 0.5;  // edge 0 online [0, 20) of every 40 s
+  CHECK(upload_arrival(h, 0, 5.0, 5.0) == 10.0);
+  CHECK(upload_arrival(h, 0, 18.0, 5.0) == 45.0);    // cut at 20, sent again from 40
+  CHECK(upload_arrival(h, 0, 20.2, 5.0) == 45.0);    // offline when ready: waits for 40
+  CHECK(upload_arrival(h, 0, 0.0, 25.0) == kNever);  // longer than any online stretch
+}
+
+TEST_CASE("keep_work: an edge that goes offline sends what it has once it is back") {
+  // Edge 0 is online [0, 20) of every 40 s. Three edge rounds of ~10.1 s each: the third would
+  // start at ~20.2, offline. Losing its work, the cloud keeps 0; keeping it, edge 0 sends its
+  // model after two rounds (0 -> 1.5 -> 3) when it is back at 40.
+  const std::vector<Override> cycle{{"evaluation.every", "1"},      {"federation.rounds", "1"},
+                                    {"hierarchy.edge_rounds", "3"}, {"hierarchy.availability", "diurnal"},
+                                    {"hierarchy.period", "40"},     {"hierarchy.online_fraction", "0.5"}};
+  Sim lose(kTwoEdges, cycle);
+  lose.run();
+  CHECK(lose.host.reports[0].edges_lost == std::vector<std::uint32_t>{0});
+  CHECK(lose.host.evaluated == std::vector<double>{0.0});
+  auto keeping = cycle;
+  keeping.push_back({"hierarchy.keep_work", "true"});
+  Sim keep(kTwoEdges, keeping);
+  keep.run();
+  const auto& r = keep.host.reports[0];
+  CHECK(r.edges_reported == std::vector<std::uint32_t>{0});
+  CHECK(r.edge_updates[0] == 4);  // two rounds of two clients
+  CHECK(r.edge_arrival[0] == 40.0);
+  CHECK(r.time_end == 40.0);
+  CHECK(keep.host.evaluated == std::vector<double>{3.0});
+  // With a cloud deadline before the edge is back, the kept model is late.
+  keeping.push_back({"hierarchy.deadline", "30"});
+  Sim late(kTwoEdges, keeping);
+  late.run();
+  CHECK(late.host.reports[0].edges_late == std::vector<std::uint32_t>{0});
+  CHECK(late.host.reports[0].time_end == 30.0);
+}
+
 TEST_CASE("the cloud's deadline turns a slow edge's model away") {
   Sim sim(kTwoEdges, {{"hierarchy.edge_rounds", "1"}, {"hierarchy.deadline", "10.05"}});
   sim.run();

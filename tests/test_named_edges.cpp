@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include "data_files.hpp"
 #include "engine/core/error.hpp"
 #include "engine/population/topology.hpp"
 #include "engine/study/edge_figures.hpp"
-#include "data_files.hpp"
 #include "scenario_error.hpp"
 #include "sim_harness.hpp"
 
@@ -56,7 +56,7 @@ up_bandwidth = 4.0
 )",
                                 "h.toml");
   const auto& h = s.hierarchy;
-  REQUIRE(h.edges == 2);  // counted from the tables
+  REQUIRE(h.edges == 2);                                      // counted from the tables
   const auto a = edge_profile(h, 0), b = edge_profile(h, 1);  // name order
   CHECK(a.name == "a");
   CHECK(a.latency == 0.5);
@@ -141,9 +141,9 @@ TEST_CASE("named edges that cannot be read or mapped are refused with the reason
   CHECK_THAT(error_of(base + "[hierarchy.edge.a]\nphase = 1.5\n"), Catch::Contains("hierarchy.edge.a.phase"));
   CHECK_THAT(error_of(base + "[hierarchy.edge.a]\navailability = \"hourly\"\n"),
              Catch::Contains("unknown availability 'hourly'"));
-  CHECK_THAT(population_error(base + "[hierarchy.edge.a]\n[hierarchy.edge.c]\n"),
-             Catch::Contains("edge 'c' holds group 'c', which the scenario does not define") &&
-                 Catch::Contains("a, b"));
+  CHECK_THAT(
+      population_error(base + "[hierarchy.edge.a]\n[hierarchy.edge.c]\n"),
+      Catch::Contains("edge 'c' holds group 'c', which the scenario does not define") && Catch::Contains("a, b"));
   CHECK_THAT(population_error(base + "[hierarchy.edge.a]\n[hierarchy.edge.x]\ngroup = \"a\"\n"),
              Catch::Contains("edge 'a' and edge 'x' both hold group 'a'"));
   CHECK_THAT(population_error(base + "[hierarchy.edge.a]\n"),

@@ -7,6 +7,7 @@
 #include "engine/compose/value_reader.hpp"
 #include "engine/config/time_bounds.hpp"
 #include "engine/core/error.hpp"
+#include "engine/population/topology.hpp"
 
 namespace drift {
 namespace {
@@ -16,9 +17,17 @@ using Hc = HierarchyConfig;
 
 // Why a key does nothing in this scenario; "" where it acts.
 std::string flat(const S& s) { return s.hierarchy.enabled() ? "" : "with hierarchy.edges = 0 (a flat federation)"; }
+// The global cycle's keys act for the numbered edges, and for named edges that are diurnal
+// without their own value: warning about them needs the named edges, which are read after the
+// sections; the key table checks the numbered case.
 std::string not_diurnal(const S& s) {
   if (const auto why = flat(s); !why.empty()) return why;
+  if (!s.hierarchy.named.empty()) return "";
   return s.hierarchy.availability == EdgeAvailability::diurnal ? "" : "with hierarchy.availability = always";
+}
+std::string never_offline(const S& s) {
+  if (const auto why = flat(s); !why.empty()) return why;
+  return expected_online_edges(s.hierarchy) < s.hierarchy.edges ? "" : "when every edge is always online";
 }
 
 }  // namespace
@@ -44,6 +53,8 @@ ScenarioSection hierarchy_section() {
            .range(0.0, kMaxRate).idle_when(flat),
        bind_key<S>("deadline", "virtual seconds after a cloud round's start by which an edge's model must arrive; later ones are discarded; 0 = none",
                    &S::hierarchy, &Hc::deadline).range(0.0, kMaxVirtualSeconds).idle_when(flat),
+       bind_key<S>("keep_work", "an edge that goes offline between its edge rounds or before its model reaches the cloud keeps its model and sends it once back online (the cloud waits, up to its deadline); false: it loses the cloud round's work",
+                   &S::hierarchy, &Hc::keep_work).idle_when(never_offline),
        bind_key<S>("availability", "always | diurnal: each edge is online online_fraction of every period, edge e shifted by e/edges of a period",
                    &S::hierarchy, &Hc::availability).idle_when(flat),
        bind_key<S>("period", "diurnal: seconds of one cycle", &S::hierarchy, &Hc::period)

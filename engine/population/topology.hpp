@@ -37,4 +37,9 @@ double edge_next_offline(const HierarchyConfig& h, std::uint32_t edge, double t)
 // The first time >= t at which the edge is online (t itself if online now), or kNever.
 double edge_next_online(const HierarchyConfig& h, std::uint32_t edge, double t);
 
+// When an upload of `seconds` that may start at `ready` reaches the cloud, the edge sending it
+// whenever online and starting over each time it goes offline first; kNever if it never fits in
+// one online stretch.
+double upload_arrival(const HierarchyConfig& h, std::uint32_t edge, double ready, double seconds);
+
 }  // namespace drift

@@ -78,7 +78,7 @@ void EdgeTier::begin(std::uint32_t round, double t, const NamedTensors& global, 
   for (auto e : order_) {
     auto& edge = edges_[e];
     edge.sampled = true;
-    edge.lost = edge.moved = false;
+    edge.lost = edge.moved = edge.stopped = false;
     edge.rounds_run = 0;
     edge.aggregated.clear();
     edge.shares.clear();
@@ -99,9 +99,9 @@ std::vector<EdgeRound> EdgeTier::next_wave() {
   std::vector<EdgeRound> wave;
   for (auto e : order_) {
     auto& edge = edges_[e];
-    if (edge.lost || edge.rounds_run >= per_cloud) continue;
-    if (!edge_online(h, e, edge.clock)) {  // it went offline between its rounds: its work is lost
-      edge.lost = true;
+    if (edge.lost || edge.stopped || edge.rounds_run >= per_cloud) continue;
+    if (!edge_online(h, e, edge.clock)) {  // it went offline between its rounds: its work is lost, or kept
+      (h.keep_work && edge.rounds_run > 0 ? edge.stopped : edge.lost) = true;
       continue;
     }
     wave.push_back({e, (round_ - 1) * per_cloud + edge.rounds_run + 1, edge.clock});
@@ -178,15 +178,18 @@ double EdgeTier::close(NamedTensors& global, RoundReport& report, std::vector<st
     if (!edge.aggregated.empty() && !edge.labels.empty())
       report.edge_cohort_tv[e] = total_variation(normalised(label_counts(population_, edge.aggregated)), edge.labels);
     const auto link = edge_profile(h, e);
-    const double arrival = edge.clock + transfer_seconds(link.latency, model_bytes_, link.up_bandwidth);
-    const double offline = edge_next_offline(h, e, start_);
+    const double up = transfer_seconds(link.latency, model_bytes_, link.up_bandwidth);
+    // Losing its work, any offline moment since the cloud round began loses the model; keeping
+    // it, the edge sends once it is back online, starting over if it goes offline mid-upload.
+    const double arrival = h.keep_work ? upload_arrival(h, e, edge.clock, up) : edge.clock + up;
+    const double offline = h.keep_work ? (arrival < kNever ? kNever : edge.clock) : edge_next_offline(h, e, start_);
     if (edge.lost) {  // found offline before one of its rounds
       report.edges_lost.push_back(e);
       end = std::max(end, edge.clock);
     } else if (!edge.moved) {  // nothing aggregated: nothing to send
       report.edges_idle.push_back(e);
       end = std::max(end, edge.clock);
-    } else if (arrival > deadline_at) {
+    } else if (arrival > deadline_at && arrival < kNever) {
       report.edges_late.push_back(e);
       report.edge_bytes_up += model_bytes_;
       end = std::max(end, deadline_at);

@@ -72,6 +72,7 @@ class EdgeTier {
     double clock = 0.0;                // when its next edge round starts, then when it ended
     std::uint32_t rounds_run = 0;      // this cloud round
     bool sampled = false, lost = false, moved = false;
+    bool stopped = false;                   // keep_work: it went offline between its rounds and keeps its model
     std::vector<std::uint32_t> aggregated;  // this cloud round, with repeats
     ClientShares shares;                    // summed over this cloud round's edge rounds
   };
