@@ -174,3 +174,44 @@ TEST_CASE("the edges figure names the rows of named edges") {
 }
 
 }  // namespace drift
+
+namespace drift {
+
+TEST_CASE("a file maps each client to an edge by number or by name, and bad maps are refused") {
+  const auto dir = test::fresh_folder("edge-map");
+  const auto map = (dir / "edges.csv").string();
+  const auto with_map = [&](const std::string& rows, const std::string& edges) {
+    test::write_file(map, "client,edge\n" + rows);
+    return kGroups + "[hierarchy]\nassign = \"file\"\nfile = \"" + map + "\"\n" + edges;
+  };
+  const auto population = [](const std::string& text) {
+    return build_population(parse_scenario(text, "h.toml"), test::equal_histograms(4, 100));
+  };
+  CHECK(population(with_map("0,1\n1,0\n2,1\n3,0\n", "edges = 2\n")).edge == std::vector<std::uint32_t>{1, 0, 1, 0});
+  const std::string named = "[hierarchy.edge.east]\n[hierarchy.edge.west]\n";
+  CHECK(population(with_map("3,west\n2,east\n1,east\n0,1\n", named)).edge == std::vector<std::uint32_t>{1, 0, 0, 1});
+
+  const auto refusal = [&](const std::string& rows, const std::string& edges = "edges = 2\n") {
+    try {
+      population(with_map(rows, edges));
+    } catch (const UserError& e) {
+      return std::string(e.what());
+    }
+    FAIL("expected a UserError for " << rows);
+    return std::string();
+  };
+  CHECK_THAT(refusal("0,0\n1,0\n2,1\n"), Catch::Contains("client 3 has no row"));
+  CHECK_THAT(refusal("0,0\n1,0\n2,1\n3,1\n2,0\n"), Catch::Contains(":6: client 2 has a second row"));
+  CHECK_THAT(refusal("0,0\n1,0\n2,1\n3,2\n"),
+             Catch::Contains(":5: edge '2' is not one of the 2 edges (numbers 0 to 1)"));
+  CHECK_THAT(refusal("0,east\n1,north\n2,west\n3,west\n", named),
+             Catch::Contains(":3: edge 'north' is not one of the 2 edges (names east, west)"));
+  CHECK_THAT(refusal("0,0\n1,0\n2,1\n7,1\n"), Catch::Contains("client 7 is past the 4 clients"));
+  CHECK_THAT(refusal("0,0\n1,0\n2,1\n3,1.5\n"), Catch::Contains("edge '1.5' is not one of"));
+  CHECK_THAT(refusal("0,0\n1,0\n2,0\n3,0\n"), Catch::Contains("edge 1 holds no client under assign = file"));
+  CHECK_THAT(error_of(kGroups + "[hierarchy]\nedges = 2\nassign = \"file\"\n"),
+             Catch::Contains("needs hierarchy.file"));
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace drift

@@ -47,7 +47,7 @@ void absolutise_traces(toml::table& root, const std::filesystem::path& base_dir)
   };
   fix(root["profile"]);
   fix(root["availability"]);
-  for (const char* section : {"partition", "model"})
+  for (const char* section : {"partition", "model", "hierarchy"})
     if (auto* table = root[section].as_table())
       if (auto v = (*table)["file"].value<std::string>(); v && !v->empty())
         table->insert_or_assign("file", resolve_path(*v, base_dir));

@@ -25,6 +25,10 @@ std::string not_diurnal(const S& s) {
   if (!s.hierarchy.named.empty()) return "";
   return s.hierarchy.availability == EdgeAvailability::diurnal ? "" : "with hierarchy.availability = always";
 }
+std::string not_from_file(const S& s) {
+  if (const auto why = flat(s); !why.empty()) return why;
+  return s.hierarchy.assign == EdgeAssignment::file ? "" : "unless hierarchy.assign = file";
+}
 std::string never_offline(const S& s) {
   if (const auto why = flat(s); !why.empty()) return why;
   return expected_online_edges(s.hierarchy) < s.hierarchy.edges ? "" : "when every edge is always online";
@@ -41,8 +45,10 @@ ScenarioSection hierarchy_section() {
            .range(0.0, 1e6),
        bind_key<S>("edge_rounds", "kappa_2: sync rounds each edge runs with its own clients per cloud round", &S::hierarchy,
                    &Hc::edge_rounds).range(1.0, 1e6).idle_when(flat),
-       bind_key<S>("assign", "uniform: a seeded deal of the clients | label: clients sorted by dominant label, in blocks (edges differ in data) | group: edge i holds group i",
+       bind_key<S>("assign", "uniform: a seeded deal of the clients | label: clients sorted by dominant label, in blocks (edges differ in data) | group: edge i holds group i | file: as hierarchy.file says",
                    &S::hierarchy, &Hc::assign).idle_when(flat),
+       bind_key<S>("file", "assign = file: a CSV with columns client,edge (the edge's number, or a named edge's name), a row per client",
+                   &S::hierarchy, &Hc::file).idle_when(not_from_file),
        bind_key<S>("edges_per_round", "edges the cloud samples (seeded) among the online ones each cloud round; 0 = every online edge",
                    &S::hierarchy, &Hc::edges_per_round).range(0.0, 1e6).idle_when(flat),
        bind_key<S>("latency", "edge <-> cloud latency, seconds each way", &S::hierarchy, &Hc::latency)

@@ -59,6 +59,8 @@ void check_hierarchy(const Scenario& s, const AlgorithmInfo& algorithm, const st
   if (h.edges > s.clients)
     refuse("edges = " + std::to_string(h.edges) + " for " + std::to_string(s.clients) +
            " clients: an edge would hold no client");
+  if (h.assign == EdgeAssignment::file && h.file.empty())
+    refuse("assign = file needs hierarchy.file, a CSV with columns client,edge");
   if (h.edges_per_round > static_cast<std::int64_t>(h.edges))
     refuse("edges_per_round = " + std::to_string(h.edges_per_round) + " is more than the " + std::to_string(h.edges) +
            " edges");

@@ -45,7 +45,7 @@ enum class StepsPass { fresh, persistent };
 // How a Bernoulli process's p_i changes over steps (FedAWE's non-stationary dynamics).
 enum class Modulation { none, sine, interleaved_sine, staircase };
 // [hierarchy] (docs/hierarchy.md): how clients map to edges, and when an edge is online.
-enum class EdgeAssignment { uniform, label, group };
+enum class EdgeAssignment { uniform, label, group, file };
 enum class EdgeAvailability { always, diurnal };
 
 // [privacy]: no DP, noise on the clipped sum at the server, noise added by each client, or
@@ -111,7 +111,7 @@ struct ChoiceNames<LrSchedule> {
 };
 template <>
 struct ChoiceNames<EdgeAssignment> {
-  static constexpr std::array<std::string_view, 3> names{"uniform", "label", "group"};
+  static constexpr std::array<std::string_view, 4> names{"uniform", "label", "group", "file"};
 };
 template <>
 struct ChoiceNames<EdgeAvailability> {

@@ -42,7 +42,8 @@ bool read_trace_line(std::istream& in, std::string& line, const std::string& whe
   return true;
 }
 
-CsvTable read_csv(const std::string& path, const std::vector<std::string>& required, const std::string& what) {
+CsvTable read_csv(const std::string& path, const std::vector<std::string>& required, const std::string& what,
+                  const std::vector<std::string>& text_columns) {
   auto in = open_input_file(path, what + " (CSV file)");
   CsvTable t;
   t.path = path;
@@ -63,8 +64,14 @@ CsvTable read_csv(const std::string& path, const std::vector<std::string>& requi
       throw UserError(path + ":" + std::to_string(number) + ": expected " + std::to_string(t.columns.size()) +
                       " fields, found " + std::to_string(fields.size()));
     std::vector<double> row;
+    std::vector<std::string> texts;
     for (std::size_t k = 0; k < fields.size(); ++k) {
       const auto& f = fields[k];
+      if (std::find(text_columns.begin(), text_columns.end(), t.columns[k]) != text_columns.end()) {
+        texts.push_back(f);
+        row.push_back(std::nan(""));
+        continue;
+      }
       char* end = nullptr;
       const double v = std::strtod(f.c_str(), &end);
       if (f.empty() || *end != '\0' || !std::isfinite(v))
@@ -76,6 +83,7 @@ CsvTable read_csv(const std::string& path, const std::vector<std::string>& requi
       row.push_back(v);
     }
     t.rows.push_back(std::move(row));
+    t.texts.push_back(std::move(texts));
     t.lines.push_back(number);
   }
   if (t.columns.empty()) throw UserError(path + ": empty trace file (" + what + ")");

@@ -14,11 +14,15 @@ struct CsvTable {
   std::vector<std::string> columns;
   std::vector<std::vector<double>> rows;
   std::vector<std::size_t> lines;  // file line of each row, for messages
+  // The fields of the columns read as text (read_csv's `text_columns`), per row in their order;
+  // such a column's number in `rows` is NaN.
+  std::vector<std::vector<std::string>> texts;
 };
 
 // Throws UserError naming the file and line on a missing file, a header that lacks one of
-// `required` columns, a short row or a field that is not a number.
-CsvTable read_csv(const std::string& path, const std::vector<std::string>& required, const std::string& what);
+// `required` columns, a short row or a field that is not a number (but in `text_columns`).
+CsvTable read_csv(const std::string& path, const std::vector<std::string>& required, const std::string& what,
+                  const std::vector<std::string>& text_columns = {});
 
 std::size_t column_index(const CsvTable& table, const std::string& name);
 

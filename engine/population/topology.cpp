@@ -9,6 +9,7 @@
 #include "engine/core/error.hpp"
 #include "engine/core/rng.hpp"
 #include "engine/population/availability.hpp"
+#include "engine/population/csv_table.hpp"
 #include "engine/population/population.hpp"
 
 namespace drift {
@@ -90,6 +91,41 @@ std::vector<std::uint32_t> by_group(const HierarchyConfig& h, const Population& 
   return edge_of;
 }
 
+// hierarchy.file: each client's row `client,edge`, the edge by its number or a named edge's name.
+std::vector<std::uint32_t> from_file(const HierarchyConfig& h, const Population& p) {
+  const auto table = read_csv(h.file, {"client", "edge"}, "hierarchy.file, the clients' edges", {"edge"});
+  const auto client_col = column_index(table, "client");
+  constexpr std::uint32_t kUnset = 0xffffffffu;
+  std::vector<std::uint32_t> edge_of(p.size(), kUnset);
+  for (std::size_t i = 0; i < table.rows.size(); ++i) {
+    const auto where = table.path + ":" + std::to_string(table.lines[i]) + ": ";
+    const double id = table.rows[i][client_col];
+    if (id >= p.size())
+      throw UserError(where + "client " + std::to_string(static_cast<std::uint64_t>(id)) + " is past the " +
+                      std::to_string(p.size()) + " clients of the federation");
+    const auto c = static_cast<std::uint32_t>(id);
+    if (edge_of[c] != kUnset) throw UserError(where + "client " + std::to_string(c) + " has a second row");
+    const auto& text = table.texts[i].front();  // the one text column
+    std::uint32_t e = kUnset;
+    for (std::uint32_t k = 0; k < h.named.size(); ++k)
+      if (h.named[k].name == text) e = k;
+    if (e == kUnset && !text.empty() && std::all_of(text.begin(), text.end(), ::isdigit) && text.size() < 10)
+      e = static_cast<std::uint32_t>(std::stoul(text));
+    if (e == kUnset || e >= h.edges) {
+      std::vector<std::string> names;
+      for (const auto& n : h.named) names.push_back(n.name);
+      throw UserError(where + "edge '" + text + "' is not one of the " + std::to_string(h.edges) + " edges (" +
+                      (names.empty() ? "numbers 0 to " + std::to_string(h.edges - 1) : "names " + join(names)) + ")");
+    }
+    edge_of[c] = e;
+  }
+  for (std::uint32_t c = 0; c < p.size(); ++c)
+    if (edge_of[c] == kUnset)
+      throw UserError(h.file + ": client " + std::to_string(c) +
+                      " has no row, so it has no edge (every client needs one)");
+  return edge_of;
+}
+
 }  // namespace
 
 std::vector<std::uint32_t> assign_edges(const Scenario& s, const Population& p) {
@@ -108,6 +144,9 @@ std::vector<std::uint32_t> assign_edges(const Scenario& s, const Population& p) 
       break;
     case EdgeAssignment::group:
       edge_of = by_group(s.hierarchy, p);
+      break;
+    case EdgeAssignment::file:
+      edge_of = from_file(s.hierarchy, p);
       break;
   }
   const auto members = edge_members(edge_of, edges);
