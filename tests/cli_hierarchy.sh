@@ -85,6 +85,14 @@ TOML
 "$drift" run "$work/named.toml" --no-progress --no-plots --slots 2 --out "$work/named2" 2> /dev/null
 same "$work/named1" "$work/named2"
 cut -d, -f2,10 "$work/named1/edges.csv" | tr '\n' ' ' | grep -q "^name,availability farm,diurnal hub,always port,diurnal $"
+# Edges that come and go by a Markov model, each edge a client of it: same on 1/2 slots and resumed.
+cp "$work/h.toml" "$work/markov.toml"
+sed -i 's/^availability = "diurnal"$/availability = "model"/' "$work/markov.toml"
+printf '[hierarchy.availability_model]\nmodel = "markov"\nmean_online = 3.0\nmean_offline = 1.0\n' >> "$work/markov.toml"
+markov() { "$drift" run "$work/markov.toml" --no-progress --no-plots "$@"; }
+rm -rf "$work/one" "$work/two" "$work/resumed"
+same_on_slots_and_resume markov
+cut -d, -f10 "$work/one/edges.csv" | sort -u | tr '\n' ' ' | grep -q "^availability markov $"
 expect_code 2 "$drift" validate "$work/named.toml" --set hierarchy.edges=4
 says "hierarchy.edges = 4 but 3 edges are named"
 

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "engine/core/error.hpp"
+#include "engine/population/edge_presence.hpp"
 #include "engine/population/topology.hpp"
 #include "scenario_error.hpp"
 #include "sim_harness.hpp"
@@ -192,15 +193,17 @@ TEST_CASE("an edge that goes offline before its model reaches the cloud loses th
 }
 
 TEST_CASE("an upload that an edge's cycle interrupts starts over when the edge is back") {
-  HierarchyConfig h;
+  Scenario s;
+  auto& h = s.hierarchy;
   h.edges = 2;
   h.availability = EdgeAvailability::diurnal;
   h.period = 40.0;
   h.online_fraction = 0.5;  // edge 0 online [0, 20) of every 40 s
-  CHECK(upload_arrival(h, 0, 5.0, 5.0) == 10.0);
-  CHECK(upload_arrival(h, 0, 18.0, 5.0) == 45.0);    // cut at 20, sent again from 40
-  CHECK(upload_arrival(h, 0, 20.2, 5.0) == 45.0);    // offline when ready: waits for 40
-  CHECK(upload_arrival(h, 0, 0.0, 25.0) == kNever);  // longer than any online stretch
+  EdgePresence presence(s);
+  CHECK(presence.upload_arrival(0, 5.0, 5.0) == 10.0);
+  CHECK(presence.upload_arrival(0, 18.0, 5.0) == 45.0);    // cut at 20, sent again from 40
+  CHECK(presence.upload_arrival(0, 20.2, 5.0) == 45.0);    // offline when ready: waits for 40
+  CHECK(presence.upload_arrival(0, 0.0, 25.0) == kNever);  // longer than any online stretch
 }
 
 TEST_CASE("keep_work: an edge that goes offline sends what it has once it is back") {

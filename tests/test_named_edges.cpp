@@ -215,3 +215,56 @@ TEST_CASE("a file maps each client to an edge by number or by name, and bad maps
 }
 
 }  // namespace drift
+
+namespace drift {
+
+TEST_CASE("edges come and go by a client availability model: a trace, a participation process") {
+  // The trace puts edge 0 online for [0, 20) and edge 1 for [20, 40): the diurnal case of
+  // test_hierarchy.cpp, the same fates and times.
+  const auto dir = test::fresh_folder("edge-trace");
+  const auto trace = (dir / "edges.csv").string();
+  test::write_file(trace, "client,start,end\n0,0,20\n1,20,40\n0,40,60\n");
+  Sim sim(kGroups +
+              "[hierarchy]\nassign = \"group\"\nedges = 2\navailability = \"model\"\n"
+              "[hierarchy.availability_model]\nmodel = \"trace\"\ntrace = \"" +
+              trace + "\"\n",
+          {{"evaluation.every", "1"}});
+  sim.run();
+  REQUIRE(sim.host.reports.size() == 2);
+  CHECK(sim.host.reports[0].edges_reported == std::vector<std::uint32_t>{0});
+  CHECK(sim.host.reports[1].edges_lost == std::vector<std::uint32_t>{0});
+  CHECK(sim.host.reports[1].time_end == 20.0);
+  CHECK(sim.host.evaluated == std::vector<double>{1.5, 1.5});
+  std::filesystem::remove_all(dir);
+
+  // Bernoulli edges: each cloud round, edge e takes part with probability 0.5, drawn from the
+  // scenario's seed; the same run twice is the same, and some rounds miss an edge.
+  const std::string bernoulli =
+      kGroups +
+      "[hierarchy]\nassign = \"group\"\nedges = 2\navailability = \"model\"\n"
+      "[hierarchy.availability_model]\nmodel = \"bernoulli\"\nprobability = \"fixed\"\np = 0.5\n";
+  const std::vector<Override> rounds{{"federation.rounds", "12"}};
+  Sim first(bernoulli, rounds), second(bernoulli, rounds);
+  first.run();
+  second.run();
+  std::vector<std::size_t> sampled, again;
+  for (const auto& r : first.host.reports) sampled.push_back(r.edges_sampled.size());
+  for (const auto& r : second.host.reports) again.push_back(r.edges_sampled.size());
+  CHECK(sampled == again);
+  CHECK(std::count(sampled.begin(), sampled.end(), 2u) < 12);
+  // No edge this round: the cloud round passes (a process's away edge may be back next round,
+  // so the cloud looks again a tick later), and the model stays.
+  for (const auto& r : first.host.reports)
+    if (r.edges_sampled.empty()) CHECK((r.time_end - r.time_start < 1e-9 && r.num_updates == 0));
+
+  CHECK_THAT(error_of(bernoulli + "probability_typo = 1\n"),
+             Catch::Contains("unknown key 'hierarchy.availability_model.probability_typo'"));
+  CHECK_THAT(error_of(kGroups + "[hierarchy]\nedges = 2\navailability = \"model\"\n[hierarchy.availability_model]\n"
+                                "model = \"markv\"\n"),
+             Catch::Contains("markov"));
+  CHECK_THAT(error_of(kGroups + "[hierarchy]\nedges = 2\navailability = \"model\"\n[hierarchy.availability_model]\n"
+                                "model = \"bernoulli\"\nprobability = \"label_dirichlet\"\n"),
+             Catch::Contains("an edge has no labels of its own"));
+}
+
+}  // namespace drift

@@ -89,9 +89,12 @@ void write_edges(const std::filesystem::path& path, const HierarchyConfig& h, co
     }
     const bool diurnal = profile.availability == EdgeAvailability::diurnal;
     out << ',' << json(profile.latency).dump() << ',' << json(profile.up_bandwidth).dump() << ','
-        << json(profile.down_bandwidth).dump() << ',' << name_of(profile.availability) << ','
-        << (diurnal ? json(profile.period).dump() : "") << ',' << (diurnal ? json(profile.online_fraction).dump() : "")
-        << ',' << (diurnal ? json(profile.phase).dump() : "") << '\n';
+        << json(profile.down_bandwidth).dump() << ','
+        << (profile.availability == EdgeAvailability::model ? h.availability_model.model
+                                                            : name_of(profile.availability))
+        << ',' << (diurnal ? json(profile.period).dump() : "") << ','
+        << (diurnal ? json(profile.online_fraction).dump() : "") << ',' << (diurnal ? json(profile.phase).dump() : "")
+        << '\n';
   }
   flush_checked(out, path);
 }

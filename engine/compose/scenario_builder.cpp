@@ -47,6 +47,7 @@ void absolutise_traces(toml::table& root, const std::filesystem::path& base_dir)
   };
   fix(root["profile"]);
   fix(root["availability"]);
+  fix(root["hierarchy"]["availability_model"]);
   for (const char* section : {"partition", "model", "hierarchy"})
     if (auto* table = root[section].as_table())
       if (auto v = (*table)["file"].value<std::string>(); v && !v->empty())
@@ -365,7 +366,7 @@ Scenario build_scenario(toml::table& root, const std::string& source) {
   read_algorithm_params(s, root, algorithm);
   s.availability.params = read_member_keys("availability", s.availability.model, root);
   read_groups(s, root);
-  read_named_edges(s, root);
+  read_hierarchy_tables(s, root);
   read_timeline(s, root);
   s.sampler.params = read_member_keys("sampler", s.sampler.name, root);
   for (const auto& [section, chosen] :

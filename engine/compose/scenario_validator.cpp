@@ -63,7 +63,7 @@ class Validator {
     }
     check_sampler();
     check_groups();
-    check_named_edges();
+    check_hierarchy_tables();
     check_timeline();
   }
 
@@ -192,7 +192,8 @@ class Validator {
           continue;
         }
         if (find_key(section, key, extra) != nullptr) continue;
-        if (section.name == "hierarchy" && key == "edge") continue;  // named edges: check_named_edges
+        // Named edges and the edges' availability model: check_hierarchy_tables.
+        if (section.name == "hierarchy" && (key == "edge" || key == "availability_model")) continue;
         // Another sampler's, scheme's or availability model's key: checked by its owner's
         // spec and kept, doing nothing here (a study's grid may switch to the member that
         // takes it); the run names it in a warning.
@@ -284,6 +285,21 @@ class Validator {
         require(group, &node, prefix, "share", "for rule proportion");
       }
     }
+  }
+
+  // [hierarchy.availability_model]: [availability]'s keys and its model's; then the named edges.
+  void check_hierarchy_tables() {
+    if (auto* model = root_.at_path("hierarchy.availability_model").node()) {
+      const std::string prefix = "hierarchy.availability_model";
+      if (!model->is_table()) fail(model, prefix, prefix + " must be a table ([" + prefix + "])");
+      auto keys = find_section("availability")->keys;
+      const auto chosen_model = model->as_table()->get_as<std::string>("model");
+      const toml::table named{{"model", chosen_model ? chosen_model->get() : std::string("always")}};
+      for (auto& spec : availability_model(chosen("availability", "model", named)).params)
+        keys.push_back(std::move(spec));
+      check_plain(prefix, *model->as_table(), keys);
+    }
+    check_named_edges();
   }
 
   // [hierarchy.edge.NAME]: each a table of its own link and availability keys. They count the

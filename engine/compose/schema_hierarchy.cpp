@@ -7,6 +7,7 @@
 #include "engine/compose/value_reader.hpp"
 #include "engine/config/time_bounds.hpp"
 #include "engine/core/error.hpp"
+#include "engine/population/availability.hpp"
 #include "engine/population/topology.hpp"
 
 namespace drift {
@@ -23,7 +24,8 @@ std::string flat(const S& s) { return s.hierarchy.enabled() ? "" : "with hierarc
 std::string not_diurnal(const S& s) {
   if (const auto why = flat(s); !why.empty()) return why;
   if (!s.hierarchy.named.empty()) return "";
-  return s.hierarchy.availability == EdgeAvailability::diurnal ? "" : "with hierarchy.availability = always";
+  const auto a = s.hierarchy.availability;
+  return a == EdgeAvailability::diurnal ? "" : "with hierarchy.availability = " + name_of(a);
 }
 std::string not_from_file(const S& s) {
   if (const auto why = flat(s); !why.empty()) return why;
@@ -31,7 +33,9 @@ std::string not_from_file(const S& s) {
 }
 std::string never_offline(const S& s) {
   if (const auto why = flat(s); !why.empty()) return why;
-  return expected_online_edges(s.hierarchy) < s.hierarchy.edges ? "" : "when every edge is always online";
+  for (std::uint32_t e = 0; e < s.hierarchy.edges; ++e)
+    if (edge_profile(s.hierarchy, e).availability != EdgeAvailability::always) return "";
+  return "when every edge is always online";
 }
 
 }  // namespace
@@ -61,7 +65,7 @@ ScenarioSection hierarchy_section() {
                    &S::hierarchy, &Hc::deadline).range(0.0, kMaxVirtualSeconds).idle_when(flat),
        bind_key<S>("keep_work", "an edge that goes offline between its edge rounds or before its model reaches the cloud keeps its model and sends it once back online (the cloud waits, up to its deadline); false: it loses the cloud round's work",
                    &S::hierarchy, &Hc::keep_work).idle_when(never_offline),
-       bind_key<S>("availability", "always | diurnal: each edge is online online_fraction of every period, edge e shifted by e/edges of a period",
+       bind_key<S>("availability", "always | diurnal: each edge is online online_fraction of every period, edge e shifted by e/edges of a period | model: as [hierarchy.availability_model], a client availability model with the edges as its clients",
                    &S::hierarchy, &Hc::availability).idle_when(flat),
        bind_key<S>("period", "diurnal: seconds of one cycle", &S::hierarchy, &Hc::period)
            .range(0.0, kMaxVirtualSeconds, true).idle_when(not_diurnal),
@@ -99,16 +103,23 @@ const std::vector<ParamSpec>& edge_profile_schema() {
 
 // [hierarchy.edge.NAME]: named edges in name order, each starting from the [hierarchy] values;
 // hierarchy.edges, where set, must count them.
-void read_named_edges(Scenario& s, const toml::table& root) {
-  const auto* edges = root.at_path("hierarchy.edge").as_table();
-  if (edges == nullptr || edges->empty()) return;
+namespace {
+
+void read_edge_model(Scenario& s, const toml::table& root) {
+  const auto* model = root.at_path("hierarchy.availability_model").as_table();
+  if (model == nullptr) return;
+  auto& a = s.hierarchy.availability_model;
+  store_keys(a, availability_keys(), *model, "hierarchy.availability_model");
+  for (const auto& spec : availability_model(a.model).params)
+    if (const auto* node = model->get(spec.key)) {
+      const auto path = "hierarchy.availability_model." + spec.key;
+      a.params.set(spec.key, read_value(spec, path, *node, path));
+    }
+}
+
+void read_named(Scenario& s, const toml::table& edges) {
   auto& h = s.hierarchy;
-  if (!h.enabled()) {  // hierarchy.edges = 0 (validation counted the tables unless it was set)
-    s.warnings.push_back("hierarchy.edges = 0: a flat federation; the " + std::to_string(edges->size()) +
-                         " [hierarchy.edge.NAME] tables are not used");
-    return;
-  }
-  for (auto&& [k, node] : *edges) {
+  for (auto&& [k, node] : edges) {
     EdgeProfile e;
     e.name = std::string(k.str());
     // Names go into edges.csv and figures as they are.
@@ -127,6 +138,36 @@ void read_named_edges(Scenario& s, const toml::table& root) {
     store_keys(e, edge_profile_keys(), *node.as_table(), "hierarchy.edge." + e.name);
     h.named.push_back(std::move(e));
   }
+}
+
+// A model table no edge follows, or edges following the model without its table.
+void warn_edge_model(Scenario& s, const toml::table& root) {
+  const auto& h = s.hierarchy;
+  bool uses_model = false;
+  for (std::uint32_t e = 0; e < h.edges; ++e)
+    uses_model = uses_model || edge_profile(h, e).availability == EdgeAvailability::model;
+  const bool has_table = root.at_path("hierarchy.availability_model").as_table() != nullptr;
+  if (has_table && !uses_model && h.enabled())
+    s.warnings.push_back("[hierarchy.availability_model] does nothing: no edge has availability = \"model\"");
+  if (uses_model && !has_table)
+    s.warnings.push_back(
+        "hierarchy availability = \"model\" without [hierarchy.availability_model]: its model is "
+        "\"always\", every edge online");
+}
+
+}  // namespace
+
+void read_hierarchy_tables(Scenario& s, const toml::table& root) {
+  read_edge_model(s, root);
+  const auto* edges = root.at_path("hierarchy.edge").as_table();
+  if (edges != nullptr && !edges->empty()) {
+    if (s.hierarchy.enabled())
+      read_named(s, *edges);
+    else  // hierarchy.edges = 0 (validation counted the tables unless it was set)
+      s.warnings.push_back("hierarchy.edges = 0: a flat federation; the " + std::to_string(edges->size()) +
+                           " [hierarchy.edge.NAME] tables are not used");
+  }
+  warn_edge_model(s, root);
 }
 
 }  // namespace drift

@@ -13,8 +13,8 @@ ScenarioSection hierarchy_section();  // [hierarchy]
 const std::vector<KeyBinding<EdgeProfile>>& edge_profile_keys();
 const std::vector<ParamSpec>& edge_profile_schema();
 
-// Reads [hierarchy.edge.NAME] (validated: hierarchy.edges is their count, or 0 for a flat run,
-// which warns) into scenario.hierarchy.named, in name order.
-void read_named_edges(Scenario& s, const toml::table& root);
+// Reads [hierarchy.availability_model] and [hierarchy.edge.NAME] (validated: hierarchy.edges is
+// their count, or 0 for a flat run, which warns) into scenario.hierarchy, named edges in name order.
+void read_hierarchy_tables(Scenario& s, const toml::table& root);
 
 }  // namespace drift

@@ -1,9 +1,12 @@
 #include "engine/compose/simulation_checks.hpp"
 
+#include "engine/population/availability.hpp"
+
 #include <algorithm>
 
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/core/error.hpp"
+#include "engine/population/availability.hpp"
 
 namespace drift {
 
@@ -59,6 +62,9 @@ void check_hierarchy(const Scenario& s, const AlgorithmInfo& algorithm, const st
   if (h.edges > s.clients)
     refuse("edges = " + std::to_string(h.edges) + " for " + std::to_string(s.clients) +
            " clients: an edge would hold no client");
+  if (const auto& row = availability_model(h.availability_model.model); row.label_dependence)
+    if (const auto why = row.label_dependence(h.availability_model.params); !why.empty())
+      refuse("availability_model: " + why + ", and an edge has no labels of its own");
   if (h.assign == EdgeAssignment::file && h.file.empty())
     refuse("assign = file needs hierarchy.file, a CSV with columns client,edge");
   if (h.edges_per_round > static_cast<std::int64_t>(h.edges))

@@ -46,7 +46,7 @@ enum class StepsPass { fresh, persistent };
 enum class Modulation { none, sine, interleaved_sine, staircase };
 // [hierarchy] (docs/hierarchy.md): how clients map to edges, and when an edge is online.
 enum class EdgeAssignment { uniform, label, group, file };
-enum class EdgeAvailability { always, diurnal };
+enum class EdgeAvailability { always, diurnal, model };
 
 // [privacy]: no DP, noise on the clipped sum at the server, noise added by each client, or
 // each client's share of the noise hidden by secure aggregation (distributed).
@@ -115,7 +115,7 @@ struct ChoiceNames<EdgeAssignment> {
 };
 template <>
 struct ChoiceNames<EdgeAvailability> {
-  static constexpr std::array<std::string_view, 2> names{"always", "diurnal"};
+  static constexpr std::array<std::string_view, 3> names{"always", "diurnal", "model"};
 };
 template <>
 struct ChoiceNames<Modulation> {

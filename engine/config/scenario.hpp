@@ -208,6 +208,9 @@ struct HierarchyConfig {
   double period = 86400.0;
   double online_fraction = 0.5;
   std::vector<EdgeProfile> named;  // [hierarchy.edge.NAME] in name order: edge i is the i-th
+  // availability = "model": [hierarchy.availability_model], a client availability model with
+  // the edges in the clients' place (edge e is its client e).
+  AvailabilityConfig availability_model;
   bool enabled() const { return edges > 0; }
 };
 // When a run saves a checkpoint (docs/checkpoints.md); a run also saves one when it ends and

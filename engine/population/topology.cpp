@@ -193,7 +193,7 @@ double expected_online_edges(const HierarchyConfig& h) {
   double online = 0.0;
   for (std::uint32_t e = 0; e < h.edges; ++e) {
     const auto p = edge_profile(h, e);
-    online += p.availability == EdgeAvailability::diurnal ? p.online_fraction : 1.0;
+    online += p.availability == EdgeAvailability::diurnal ? p.online_fraction : 1.0;  // a model's: not known here
   }
   return online;
 }
@@ -227,19 +227,6 @@ double edge_next_online(const HierarchyConfig& h, std::uint32_t edge, double t) 
   const double phase = cycle_phase(p, t);
   if (phase < p.online_fraction) return t;
   return t + (1.0 - phase) * p.period;
-}
-
-double upload_arrival(const HierarchyConfig& h, std::uint32_t edge, double ready, double seconds) {
-  double start = edge_next_online(h, edge, ready);
-  // Each try starts one cycle later at most; a diurnal edge whose online stretch is too short
-  // for the upload never sends it, which one cycle of tries shows.
-  for (int tries = 0; tries < 2 && start < kNever; ++tries) {
-    const double arrival = start + seconds;
-    const double offline = edge_next_offline(h, edge, start);
-    if (offline >= arrival) return arrival;
-    start = edge_next_online(h, edge, offline);
-  }
-  return kNever;
 }
 
 }  // namespace drift

@@ -29,17 +29,13 @@ std::string edge_label(const HierarchyConfig& h, std::uint32_t edge);
 // How many edges are online at a random moment: the sum of their online shares.
 double expected_online_edges(const HierarchyConfig& h);
 
-// The edge's availability at virtual time t. Diurnal: online while
+// The edge's own rule at virtual time t (always or diurnal; EdgePresence answers for every rule,
+// the availability models' too). Diurnal: online while
 // frac(t / period + phase) < online_fraction.
 bool edge_online(const HierarchyConfig& h, std::uint32_t edge, double t);
 // The first time >= t at which the edge is offline (t itself if offline now), or kNever.
 double edge_next_offline(const HierarchyConfig& h, std::uint32_t edge, double t);
 // The first time >= t at which the edge is online (t itself if online now), or kNever.
 double edge_next_online(const HierarchyConfig& h, std::uint32_t edge, double t);
-
-// When an upload of `seconds` that may start at `ready` reaches the cloud, the edge sending it
-// whenever online and starting over each time it goes offline first; kNever if it never fits in
-// one online stretch.
-double upload_arrival(const HierarchyConfig& h, std::uint32_t edge, double ready, double seconds);
 
 }  // namespace drift

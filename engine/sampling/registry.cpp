@@ -49,12 +49,22 @@ std::vector<std::string> used_sampler_names(const Scenario& s) {
   return names;
 }
 
+namespace {
+// ", edges online by markov" where some edge follows [hierarchy.availability_model].
+std::string edges_by_model(const HierarchyConfig& h) {
+  for (std::uint32_t e = 0; e < h.edges; ++e)
+    if (edge_profile(h, e).availability == EdgeAvailability::model)
+      return ", edges online by " + h.availability_model.model;
+  return "";
+}
+}  // namespace
+
 std::string cohort_description(const Scenario& s) {
   if (const auto& h = s.hierarchy; h.enabled() && !draws_poisson(s))
     return std::to_string(s.sampler.cohort_size(std::max(1u, s.clients / h.edges))) + " clients per edge round at " +
            std::to_string(h.edges) + (h.named.empty() ? "" : " named") + " edges (" + name_of(h.assign) + "), " +
            std::to_string(h.edge_rounds) + " edge round(s) per cloud round" +
-           (expected_online_edges(h) < h.edges ? ", diurnal edges" : "");
+           (expected_online_edges(h) < h.edges ? ", diurnal edges" : "") + edges_by_model(h);
   if (!draws_poisson(s)) return std::to_string(s.sampler.cohort_size(s.clients)) + " clients per round";
   char text[96];
   std::snprintf(text, sizeof text, "each client with probability %g (%g expected)", poisson_rate(s),

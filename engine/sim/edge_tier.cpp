@@ -27,7 +27,8 @@ double transfer_seconds(double latency, std::uint64_t bytes, double bandwidth) {
 EdgeTier::EdgeTier(const Scenario& scenario, const Population& population, const ServerFactory& make)
     : scenario_(scenario),
       population_(population),
-      weights_(static_cast<std::size_t>(scenario.simulation.drift_window)) {
+      weights_(static_cast<std::size_t>(scenario.simulation.drift_window)),
+      presence_(scenario) {
   if (!scenario.hierarchy.enabled()) return;
   edges_.resize(population.edges());
   for (std::uint32_t e = 0; e < edges_.size(); ++e) {
@@ -43,11 +44,11 @@ EdgeTier::EdgeTier(const Scenario& scenario, const Population& population, const
 
 // The edges online at t, ascending; hierarchy.edges_per_round of them drawn from the
 // ("edge-sample", round) stream when fewer are wanted.
-std::vector<std::uint32_t> EdgeTier::sample_edges(std::uint32_t round, double t) const {
+std::vector<std::uint32_t> EdgeTier::sample_edges(std::uint32_t round, double t) {
   const auto& h = scenario_.hierarchy;
   std::vector<std::uint32_t> online;
   for (std::uint32_t e = 0; e < edges_.size(); ++e)
-    if (edge_online(h, e, t)) online.push_back(e);
+    if (presence_.online(e, t)) online.push_back(e);
   const auto wanted = static_cast<std::size_t>(h.edges_per_round);
   if (wanted == 0 || wanted >= online.size()) return online;
   Rng rng = make_stream(scenario_.seed, "edge-sample", {round});
@@ -68,10 +69,11 @@ void EdgeTier::begin(std::uint32_t round, double t, const NamedTensors& global, 
   }
   const auto& h = scenario_.hierarchy;
   model_bytes_ = model_bytes;
+  presence_.set_round(round);
   order_ = sample_edges(round, t);
   if (order_.empty()) {  // every edge is offline: the cloud waits for the first to come back
     double back = kNever;
-    for (std::uint32_t e = 0; e < edges_.size(); ++e) back = std::min(back, edge_next_online(h, e, t));
+    for (std::uint32_t e = 0; e < edges_.size(); ++e) back = std::min(back, presence_.next_online(e, t));
     if (back < kNever) start_ = back, order_ = sample_edges(round, back);
   }
   for (auto& edge : edges_) edge.sampled = false;
@@ -100,7 +102,7 @@ std::vector<EdgeRound> EdgeTier::next_wave() {
   for (auto e : order_) {
     auto& edge = edges_[e];
     if (edge.lost || edge.stopped || edge.rounds_run >= per_cloud) continue;
-    if (!edge_online(h, e, edge.clock)) {  // it went offline between its rounds: its work is lost, or kept
+    if (!presence_.online(e, edge.clock)) {  // it went offline between its rounds: its work is lost, or kept
       (h.keep_work && edge.rounds_run > 0 ? edge.stopped : edge.lost) = true;
       continue;
     }
@@ -181,8 +183,8 @@ double EdgeTier::close(NamedTensors& global, RoundReport& report, std::vector<st
     const double up = transfer_seconds(link.latency, model_bytes_, link.up_bandwidth);
     // Losing its work, any offline moment since the cloud round began loses the model; keeping
     // it, the edge sends once it is back online, starting over if it goes offline mid-upload.
-    const double arrival = h.keep_work ? upload_arrival(h, e, edge.clock, up) : edge.clock + up;
-    const double offline = h.keep_work ? (arrival < kNever ? kNever : edge.clock) : edge_next_offline(h, e, start_);
+    const double arrival = h.keep_work ? presence_.upload_arrival(e, edge.clock, up) : edge.clock + up;
+    const double offline = h.keep_work ? (arrival < kNever ? kNever : edge.clock) : presence_.next_offline(e, start_);
     if (edge.lost) {  // found offline before one of its rounds
       report.edges_lost.push_back(e);
       end = std::max(end, edge.clock);

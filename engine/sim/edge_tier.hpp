@@ -14,6 +14,7 @@
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/core/state_archive.hpp"
 #include "engine/metrics/round_report.hpp"
+#include "engine/population/edge_presence.hpp"
 #include "engine/population/population.hpp"
 #include "engine/sim/drift_metrics.hpp"
 
@@ -76,7 +77,7 @@ class EdgeTier {
     std::vector<std::uint32_t> aggregated;  // this cloud round, with repeats
     ClientShares shares;                    // summed over this cloud round's edge rounds
   };
-  std::vector<std::uint32_t> sample_edges(std::uint32_t round, double t) const;
+  std::vector<std::uint32_t> sample_edges(std::uint32_t round, double t);
   void add_shares(Edge& e, const ClientShares& shares) const;
   void average_into(NamedTensors& global, const std::vector<std::uint32_t>& reporting, RoundReport& report,
                     std::vector<std::uint32_t>& aggregated, ClientShares& shares);
@@ -86,6 +87,7 @@ class EdgeTier {
   std::vector<Edge> edges_;
   std::vector<double> sample_shares_;  // each edge's clients' samples over the population's
   DriftWindow weights_;                // the cloud weights of the last drift_window cloud rounds
+  EdgePresence presence_;
   std::uint32_t round_ = 0;
   double start_ = 0.0;
   std::uint64_t model_bytes_ = 0;

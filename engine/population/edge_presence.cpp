@@ -1,0 +1,52 @@
+#include "engine/population/edge_presence.hpp"
+
+#include "engine/core/rng.hpp"
+#include "engine/population/availability.hpp"
+#include "engine/population/topology.hpp"
+
+namespace drift {
+
+EdgePresence::EdgePresence(const Scenario& scenario) : hierarchy_(scenario.hierarchy) {
+  bool any = false;
+  for (std::uint32_t e = 0; e < hierarchy_.edges; ++e) any = any || by_model(e);
+  // Its own seed, so that edge e does not come and go as client e does.
+  if (any)
+    model_ = make_availability_model(hierarchy_.availability_model, hierarchy_.edges,
+                                     make_stream(scenario.seed, "edge-availability").next_u64(), kNoGroup);
+}
+
+EdgePresence::~EdgePresence() = default;
+EdgePresence::EdgePresence(EdgePresence&&) noexcept = default;
+
+bool EdgePresence::by_model(std::uint32_t edge) const {
+  return edge_profile(hierarchy_, edge).availability == EdgeAvailability::model;
+}
+
+bool EdgePresence::online(std::uint32_t edge, double t) {
+  return by_model(edge) ? model_->online(edge, t) : edge_online(hierarchy_, edge, t);
+}
+
+double EdgePresence::next_offline(std::uint32_t edge, double t) {
+  return by_model(edge) ? model_->next_offline(edge, t) : edge_next_offline(hierarchy_, edge, t);
+}
+
+double EdgePresence::next_online(std::uint32_t edge, double t) {
+  return by_model(edge) ? model_->next_online(edge, t) : edge_next_online(hierarchy_, edge, t);
+}
+
+void EdgePresence::set_round(std::uint32_t cloud_round) {
+  if (model_) model_->set_round(cloud_round);
+}
+
+double EdgePresence::upload_arrival(std::uint32_t edge, double ready, double seconds) {
+  double start = next_online(edge, ready);
+  for (int tries = 0; tries < 2 && start < kNever; ++tries) {
+    const double arrival = start + seconds;
+    const double offline = next_offline(edge, start);
+    if (offline >= arrival) return arrival;
+    start = next_online(edge, offline);
+  }
+  return kNever;
+}
+
+}  // namespace drift

@@ -1,0 +1,39 @@
+#pragma once
+// When each edge of a hierarchy is online (docs/hierarchy.md#edge-availability): its own rule
+// (always, or diurnal with its period, online fraction and phase), or under availability =
+// "model" a client availability model of the catalogue, with the edges in the clients' place.
+#include <cstdint>
+#include <memory>
+
+#include "engine/config/scenario.hpp"
+
+namespace drift {
+
+class AvailabilityModel;
+
+class EdgePresence {
+ public:
+  explicit EdgePresence(const Scenario& scenario);
+  ~EdgePresence();
+  EdgePresence(EdgePresence&&) noexcept;
+
+  bool online(std::uint32_t edge, double t);
+  // The first time >= t at which the edge is offline (t itself if offline now), or kNever.
+  double next_offline(std::uint32_t edge, double t);
+  // The first time >= t at which the edge is online (t itself if online now), or kNever.
+  double next_online(std::uint32_t edge, double t);
+  // The cloud round now starting: round-based participation processes step with it.
+  void set_round(std::uint32_t cloud_round);
+  // When an upload of `seconds` that may start at `ready` reaches the cloud, the edge sending it
+  // whenever online and starting over each time it goes offline first; kNever if two tries in a
+  // row are cut (an online stretch too short for it).
+  double upload_arrival(std::uint32_t edge, double ready, double seconds);
+
+ private:
+  bool by_model(std::uint32_t edge) const;
+
+  const HierarchyConfig& hierarchy_;
+  std::unique_ptr<AvailabilityModel> model_;  // availability = "model" only
+};
+
+}  // namespace drift
