@@ -112,6 +112,7 @@ int main(int argc, char** argv) {
   write(dir, "fuzz_traces", "profile",
         std::string(1, '\1') + "client,speed,up_bandwidth,down_bandwidth,latency\n2,7.5,100,200,0.25\n");
   write(dir, "fuzz_traces", "partition", std::string(1, '\2') + "[[0, 1, 2], [3, 4], [5, 6, 7, 8], [9]]\n");
+  write(dir, "fuzz_traces", "edge_map", std::string(1, '\3') + "client,edge\n0,a\n1,b\n2,c\n3,0\n4,1\n5,2\n6,a\n7,c\n");
 
   // fuzz_checkpoint: the first byte picks state.bin (0) or checkpoint.json (1).
   const auto run = fs::temp_directory_path() / "drift-seed-checkpoint";
