@@ -121,6 +121,8 @@ struct RoundReport {
   edgeBytesDown @90 :UInt64;
   edgeReportedTv @91 :Float64;       # the reporting edges' clients against the population (TV)
   edgeParticipationBias @92 :Float64;  # the edges' cloud weights over the window against their sample shares
+  edgeRoundsRun @93 :List(UInt32);     # per edge id: edge rounds run this cloud round
+  edgeBusySeconds @94 :List(Float64);  # ... and seconds from its model's arrival to its last round's end
 }
 
 struct NamedValue {

@@ -123,6 +123,8 @@ TEST_CASE("two edges of two clients, two edge rounds per cloud round, match the 
   // 1.25e6 B/s. The edge's two rounds run one after the other; the cloud link takes no time.
   const double task = 1000 / 1.25e7 + 0.05 + 10.0 + 0.05 + 500 / 1.25e6;
   CHECK(r.edge_arrival[0] == Approx(2 * task).epsilon(1e-12));
+  CHECK(r.edge_rounds_run == std::vector<std::uint32_t>{2, 2});
+  CHECK(r.edge_busy_seconds[1] == Approx(2 * task).epsilon(1e-12));
   CHECK(r.time_end == Approx(2 * task).epsilon(1e-12));
   // Each client's share of the cloud's step: its edge's weight 1/2 times its mean share (1/2).
   CHECK(sim.host.reports[1].time_start == r.time_end);
@@ -225,6 +227,8 @@ TEST_CASE("keep_work: an edge that goes offline sends what it has once it is bac
   CHECK(r.edges_reported == std::vector<std::uint32_t>{0});
   CHECK(r.edge_updates[0] == 4);  // two rounds of two clients
   CHECK(r.edge_arrival[0] == 40.0);
+  CHECK(r.edge_rounds_run[0] == 2);  // it stopped before its third
+  CHECK(r.edge_busy_seconds[0] < 40.0);
   CHECK(r.time_end == 40.0);
   CHECK(keep.host.evaluated == std::vector<double>{3.0});
   // With a cloud deadline before the edge is back, the kept model is late.

@@ -132,6 +132,10 @@ struct RoundReport {
   std::vector<std::uint32_t> edges_sampled, edges_reported, edges_idle, edges_late, edges_lost;
   std::vector<std::uint32_t> edge_updates;
   std::vector<double> edge_weight, edge_arrival, edge_cohort_tv;
+  // Virtual time at the edge tier, per edge id: the edge rounds it ran, and the seconds from its
+  // model's arrival at the edge to the end of its last edge round (NaN unless sampled).
+  std::vector<std::uint32_t> edge_rounds_run;
+  std::vector<double> edge_busy_seconds;
   double edge_reported_tv = 0.0;  // the reporting edges' clients' labels against the population's (NaN: none)
   // The edges' cloud weights over the drift window, normalised, against their sample shares (TV;
   // NaN while no edge reported in the window): participation bias at the edge tier.
@@ -263,6 +267,8 @@ void visit_report_fields(Report& r, Visit&& visit) {
   visit(ReportField{"edge_weight", W::with_edges, false, "weight"}, r.edge_weight);
   visit(ReportField{"edge_arrival", W::with_edges, false, "arrival"}, r.edge_arrival);
   visit(ReportField{"edge_cohort_tv", W::with_edges, false, "cohort_tv"}, r.edge_cohort_tv);
+  visit(ReportField{"edge_rounds_run", W::with_edges, false, "rounds_run"}, r.edge_rounds_run);
+  visit(ReportField{"edge_busy_seconds", W::with_edges, false, "busy_seconds"}, r.edge_busy_seconds);
   visit(ReportField{"edge_reported_tv", W::with_edges, true, "reported_tv"}, r.edge_reported_tv);
   visit(ReportField{"edge_participation_bias", W::with_edges, true, "participation_bias"}, r.edge_participation_bias);
   visit(ReportField{"edge_bytes_up", W::with_edges, false, "bytes_up"}, r.edge_bytes_up);

@@ -86,7 +86,7 @@ void EdgeTier::begin(std::uint32_t round, double t, const NamedTensors& global, 
     edge.shares.clear();
     edge.model = clone(global);
     const auto link = edge_profile(h, e);
-    edge.clock = start_ + transfer_seconds(link.latency, model_bytes_, link.down_bandwidth);
+    edge.clock = edge.began = start_ + transfer_seconds(link.latency, model_bytes_, link.down_bandwidth);
   }
 }
 
@@ -170,6 +170,8 @@ double EdgeTier::close(NamedTensors& global, RoundReport& report, std::vector<st
   report.edge_weight.assign(n, 0.0);
   report.edge_arrival.assign(n, kNaN);
   report.edge_cohort_tv.assign(n, kNaN);
+  report.edge_rounds_run.assign(n, 0);
+  report.edge_busy_seconds.assign(n, kNaN);
   double end = start_;
   std::vector<std::uint32_t> reporting;
   for (auto e : order_) {
@@ -177,6 +179,8 @@ double EdgeTier::close(NamedTensors& global, RoundReport& report, std::vector<st
     report.edges_sampled.push_back(e);
     report.edge_bytes_down += model_bytes_;
     report.edge_updates[e] = static_cast<std::uint32_t>(edge.aggregated.size());
+    report.edge_rounds_run[e] = edge.rounds_run;
+    report.edge_busy_seconds[e] = edge.clock - edge.began;
     if (!edge.aggregated.empty() && !edge.labels.empty())
       report.edge_cohort_tv[e] = total_variation(normalised(label_counts(population_, edge.aggregated)), edge.labels);
     const auto link = edge_profile(h, e);

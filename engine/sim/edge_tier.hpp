@@ -71,6 +71,7 @@ class EdgeTier {
     std::vector<double> label_counts;  // its clients' labels (empty without histograms)
     std::vector<double> labels;        // ... normalised
     double clock = 0.0;                // when its next edge round starts, then when it ended
+    double began = 0.0;                // when the global model reached it this cloud round
     std::uint32_t rounds_run = 0;      // this cloud round
     bool sampled = false, lost = false, moved = false;
     bool stopped = false;                   // keep_work: it went offline between its rounds and keeps its model

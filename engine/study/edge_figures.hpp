@@ -19,4 +19,8 @@ Figure edge_fate_figure(const std::vector<RoundReport>& metrics, const std::file
 // edges); edge_drift.dat beside it. Empty for a flat run or one without label histograms.
 Figure edge_drift_figure(const std::vector<RoundReport>& metrics, const std::filesystem::path& dir);
 
+// Per cloud round: its length in virtual time, and the mean and longest time the sampled edges
+// spent in their edge rounds (the edge tier); edge_time.dat beside it. Empty for a flat run.
+Figure edge_time_figure(const std::vector<RoundReport>& metrics, const std::filesystem::path& dir);
+
 }  // namespace drift
