@@ -93,6 +93,24 @@ markov() { "$drift" run "$work/markov.toml" --no-progress --no-plots "$@"; }
 rm -rf "$work/one" "$work/two" "$work/resumed"
 same_on_slots_and_resume markov
 cut -d, -f10 "$work/one/edges.csv" | sort -u | tr '\n' ' ' | grep -q "^availability markov $"
+# All of it in a worker process: named edges keeping their work, one on a Markov model, the
+# clients mapped by a file.
+{ echo "client,edge"; for c in $(seq 0 11); do names=(farm hub port); echo "$c,${names[c % 3]}"; done; } \
+  > "$work/edge_map.csv"
+sed -e 's/^assign = "label"$/assign = "file"\nfile = "edge_map.csv"/' \
+  -e 's/^\[hierarchy.edge.hub\]$/[hierarchy.edge.hub]\navailability = "model"/' \
+  -e '/^availability = "always"$/d' "$work/named.toml" > "$work/combo.toml"
+printf '[hierarchy.availability_model]\nmodel = "markov"\nmean_online = 3.0\nmean_offline = 1.0\n' >> "$work/combo.toml"
+"$drift" run "$work/combo.toml" --no-progress --no-plots --slots 1 --out "$work/combo1" 2> /dev/null
+grep -q "^1,hub,4," "$work/combo1/edges.csv"
+launch_coordinator combo "$work/combo.log" run "$work/combo.toml" --out "$work/combo_worker" --workers 1 --no-local \
+  --no-plots
+coordinator=$coordinator_pid
+start_worker w2
+expect_exit "$coordinator" 0 "$work/combo.log"
+expect_exit "$worker_pid" 0 "$work/w2.log"
+same "$work/combo1" "$work/combo_worker"
+
 expect_code 2 "$drift" validate "$work/named.toml" --set hierarchy.edges=4
 says "hierarchy.edges = 4 but 3 edges are named"
 
