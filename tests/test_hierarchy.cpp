@@ -3,7 +3,10 @@
 #include <cmath>
 #include <cstring>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/core/error.hpp"
+#include "engine/metrics/summary.hpp"
 #include "engine/population/edge_presence.hpp"
 #include "engine/population/topology.hpp"
 #include "scenario_error.hpp"
@@ -192,6 +195,19 @@ TEST_CASE("an edge that goes offline before its model reaches the cloud loses th
   CHECK(second.time_end == 20.0);
   CHECK(sim.host.evaluated[1] == 1.5);  // nothing reached the cloud
   CHECK(std::isnan(second.edge_arrival[0]));
+  // summary.json counts the edges' fates over the run; a flat run has no edges object.
+  std::vector<RoundFacts> facts;
+  for (const auto& r : sim.host.reports) facts.push_back(facts_of(r));
+  const auto summary = summary_fields_json(summarize(facts, {}));
+  CHECK(summary["edges"]["sampled"] == 2);
+  CHECK(summary["edges"]["reported"] == 1);
+  CHECK(summary["edges"]["lost"] == 1);
+  CHECK(summary["edges"]["mean_participation_bias"] == 0.5);
+  Sim flat(test::kFourClients);
+  flat.run();
+  std::vector<RoundFacts> flat_facts;
+  for (const auto& r : flat.host.reports) flat_facts.push_back(facts_of(r));
+  CHECK_FALSE(summary_fields_json(summarize(flat_facts, {})).contains("edges"));
 }
 
 TEST_CASE("an upload that an edge's cycle interrupts starts over when the edge is back") {

@@ -138,6 +138,9 @@ nlohmann::json summary_fields_json(const RunSummary& s) {
     if (field.kept == Kept::with_secure_aggregation && s.secagg_rounds == 0) return;
     auto value = json_of(member);
     if (field.kept == Kept::when_finite && !(value.is_number() && std::isfinite(value.template get<double>()))) return;
+    // A count kept in a double (so that NaN can say "not measured") reads as the whole number it is.
+    if ((field.shown == Shown::count || field.shown == Shown::counts_in_group) && value.is_number_float())
+      value = static_cast<std::int64_t>(value.template get<double>());
     const auto dot = field.key.find('.');
     if (dot == std::string_view::npos)
       out[std::string(field.key)] = std::move(value);

@@ -106,6 +106,12 @@ struct RunSummary {
   std::uint32_t secagg_rounds = 0, secagg_aborted = 0;
   double secagg_seconds = 0.0, secagg_extra_seconds = 0.0;
   std::uint64_t secagg_bytes = 0, secagg_overflows = 0;
+  // [hierarchy]: totals over cloud rounds, and means (NaN in a flat run).
+  double edges_sampled = std::numeric_limits<double>::quiet_NaN();
+  double edges_reported = std::numeric_limits<double>::quiet_NaN();
+  double edges_lost = std::numeric_limits<double>::quiet_NaN();
+  double mean_edge_reported_tv = std::numeric_limits<double>::quiet_NaN();
+  double mean_edge_participation_bias = std::numeric_limits<double>::quiet_NaN();
   std::optional<std::uint32_t> diverged_round;  // the first aggregation that diverged
   std::string divergence;                       // and why
 };

@@ -334,6 +334,44 @@ void visit_summary_fields(Summary& s, Visit&& visit) {
                      K::always,
                      {"megabytes_up", 1, 1e-6, false, false}},
         s.bytes_up);
+  // [hierarchy]: the edges' fates over the run, and drift and participation bias at the edge
+  // tier (NaN in a flat run, which leaves them out).
+  visit(SummaryField{"edges.sampled", R::total,
+                     [](RR r) { return r.edge_updates.empty() ? std::nan("") : double(r.edges_sampled.size()); },
+                     "edges", S::counts_in_group, K::when_finite},
+        s.edges_sampled);
+  visit(SummaryField{"edges.reported",
+                     R::total,
+                     [](RR r) { return r.edge_updates.empty() ? std::nan("") : double(r.edges_reported.size()); },
+                     "edges",
+                     S::counts_in_group,
+                     K::when_finite,
+                     {"edges_reported", 0, 1, false, false, true}},
+        s.edges_reported);
+  visit(SummaryField{"edges.lost",
+                     R::total,
+                     [](RR r) { return r.edge_updates.empty() ? std::nan("") : double(r.edges_lost.size()); },
+                     "edges",
+                     S::counts_in_group,
+                     K::when_finite,
+                     {"edges_lost", 0, 1, false, true, true}},
+        s.edges_lost);
+  visit(SummaryField{"edges.mean_reported_tv",
+                     R::finite_mean,
+                     [](RR r) { return r.edge_updates.empty() ? std::nan("") : r.edge_reported_tv; },
+                     "mean drift of the reporting edges' clients (TV)",
+                     S::decimal,
+                     K::when_finite,
+                     {"mean_edge_reported_tv", 3, 1, false, true, true}},
+        s.mean_edge_reported_tv);
+  visit(SummaryField{"edges.mean_participation_bias",
+                     R::finite_mean,
+                     [](RR r) { return r.edge_updates.empty() ? std::nan("") : r.edge_participation_bias; },
+                     "mean participation bias of the edges",
+                     S::decimal,
+                     K::when_finite,
+                     {"mean_edge_participation_bias", 3, 1, false, true, true}},
+        s.mean_edge_participation_bias);
 }
 
 }  // namespace drift
