@@ -39,6 +39,18 @@ buffer_size = 2
 log_eligible = false
 )";
 
+// kFourClients in groups a (clients 0, 1) and b (2, 3): the edges of the hierarchy tests.
+inline const std::string kTwoGroups = std::string(kFourClients) + R"(
+[groups.a]
+rule = "id_range"
+from = 0
+to = 1
+[groups.b]
+rule = "id_range"
+from = 2
+to = 3
+)";
+
 // Trains instantly: the update is the received weight plus (client + 1).
 struct FakeHost : JobRunner, DriverListener {
   std::uint64_t task_size = 1000, upload_size = 500;

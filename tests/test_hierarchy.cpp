@@ -24,15 +24,7 @@ Population population_of(const std::string& text, const std::vector<std::vector<
 }
 
 // Two groups of two clients by id: edge 0 holds clients 0 and 1, edge 1 clients 2 and 3.
-const std::string kTwoEdges = std::string(test::kFourClients) + R"(
-[groups.a]
-rule = "id_range"
-from = 0
-to = 1
-[groups.b]
-rule = "id_range"
-from = 2
-to = 3
+const std::string kTwoEdges = test::kTwoGroups + R"(
 [hierarchy]
 edges = 2
 edge_rounds = 2

@@ -16,17 +16,7 @@ namespace {
 using test::error_of;
 using test::Sim;
 
-// Groups a (clients 0, 1) and b (2, 3), and the edges that hold them.
-const std::string kGroups = std::string(test::kFourClients) + R"(
-[groups.a]
-rule = "id_range"
-from = 0
-to = 1
-[groups.b]
-rule = "id_range"
-from = 2
-to = 3
-)";
+const std::string& kGroups = test::kTwoGroups;
 
 std::string population_error(const std::string& text) {
   try {

@@ -120,7 +120,7 @@ void read_edge_model(Scenario& s, const toml::table& root) {
 void read_named(Scenario& s, const toml::table& edges) {
   auto& h = s.hierarchy;
   for (auto&& [k, node] : edges) {
-    EdgeProfile e;
+    EdgeProfile e = h.shared_profile();
     e.name = std::string(k.str());
     // Names go into edges.csv and figures as they are.
     const bool plain = !e.name.empty() && std::all_of(e.name.begin(), e.name.end(), [](char ch) {
@@ -129,12 +129,6 @@ void read_named(Scenario& s, const toml::table& edges) {
     if (!plain)
       throw UserError(s.source + ": hierarchy.edge.\"" + e.name +
                       "\": an edge's name takes letters, digits, '_' and '-' only");
-    e.latency = h.latency;
-    e.up_bandwidth = h.up_bandwidth;
-    e.down_bandwidth = h.down_bandwidth;
-    e.availability = h.availability;
-    e.period = h.period;
-    e.online_fraction = h.online_fraction;
     store_keys(e, edge_profile_keys(), *node.as_table(), "hierarchy.edge." + e.name);
     h.named.push_back(std::move(e));
   }

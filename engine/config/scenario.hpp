@@ -208,6 +208,17 @@ struct HierarchyConfig {
   double period = 86400.0;
   double online_fraction = 0.5;
   std::vector<EdgeProfile> named;  // [hierarchy.edge.NAME] in name order: edge i is the i-th
+  // The values above as an edge's profile: a numbered edge's, and where a named one starts.
+  EdgeProfile shared_profile() const {
+    EdgeProfile p;
+    p.latency = latency;
+    p.up_bandwidth = up_bandwidth;
+    p.down_bandwidth = down_bandwidth;
+    p.availability = availability;
+    p.period = period;
+    p.online_fraction = online_fraction;
+    return p;
+  }
   // availability = "model": [hierarchy.availability_model], a client availability model with
   // the edges in the clients' place (edge e is its client e).
   AvailabilityConfig availability_model;

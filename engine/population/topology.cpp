@@ -170,17 +170,7 @@ std::vector<std::vector<std::uint32_t>> edge_members(const std::vector<std::uint
 }
 
 EdgeProfile edge_profile(const HierarchyConfig& h, std::uint32_t edge) {
-  EdgeProfile p;
-  if (edge < h.named.size()) {
-    p = h.named[edge];
-  } else {
-    p.latency = h.latency;
-    p.up_bandwidth = h.up_bandwidth;
-    p.down_bandwidth = h.down_bandwidth;
-    p.availability = h.availability;
-    p.period = h.period;
-    p.online_fraction = h.online_fraction;
-  }
+  EdgeProfile p = edge < h.named.size() ? h.named[edge] : h.shared_profile();
   if (p.phase < 0) p.phase = static_cast<double>(edge) / static_cast<double>(std::max<std::uint32_t>(h.edges, 1));
   return p;
 }
