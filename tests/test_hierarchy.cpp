@@ -109,6 +109,7 @@ TEST_CASE("two edges of two clients, two edge rounds per cloud round, match the 
   CHECK(r.cohort == std::vector<std::uint32_t>{0, 1, 2, 3, 0, 1, 2, 3});  // wave by wave, edge by edge
   CHECK(r.aggregated == std::vector<std::uint32_t>{0, 1, 2, 3});
   CHECK(r.num_updates == 8);
+  CHECK(r.staleness == std::vector<std::uint64_t>(8, 0));  // the edges' sync rounds: nothing stale
   CHECK(r.edges_sampled == std::vector<std::uint32_t>{0, 1});
   CHECK(r.edges_reported == std::vector<std::uint32_t>{0, 1});
   CHECK(r.edge_updates == std::vector<std::uint32_t>{4, 4});

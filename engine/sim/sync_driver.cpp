@@ -149,6 +149,7 @@ class SyncDriver final : public Driver {
     const auto serial = run.round.serial;
     run.planned_events_end = start;
     run.needed = std::min<std::uint32_t>(selection.cohort_size, static_cast<std::uint32_t>(selected.size()));
+    run.version = version_;
     auto task = make_task(parts_.scenario, serial, version_, *run.model, run.server->broadcast(serial));
     const std::uint64_t down = selected.empty() ? 0 : parts_.runner.task_bytes(task);
     const double deadline = parts_.timeline.deadline();
@@ -279,7 +280,9 @@ class SyncDriver final : public Driver {
     bool moved = false;
     if (enough) {
       for (const auto& u : accepted) aggregated.push_back(u.client_id);
-      const auto input = aggregation_input(serial, version_, accepted);
+      // Staleness against the version the run's task carried: an edge aggregating earlier in
+      // the wave does not make this edge's updates stale. (In a flat run it is version_.)
+      const auto input = aggregation_input(serial, run.version, accepted);
       report_.staleness.insert(report_.staleness.end(), input.staleness.begin(), input.staleness.end());
       std::sort(report_.staleness.begin(), report_.staleness.end());
       shadow_.report(report_, model, accepted, version_);

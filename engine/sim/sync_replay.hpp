@@ -23,6 +23,7 @@ struct EdgeRun {
   ServerAlgorithm* server = nullptr;      // and its server half
   std::map<std::uint64_t, Pending> jobs;  // by job id
   std::uint32_t needed = 0;               // the updates it aggregates at most
+  std::uint64_t version = 0;              // the model version its task carries: its updates' staleness is 0
   double planned_events_end = 0.0;        // the latest drop or late decided when it launched
   double protocol_start = 0.0;            // when its accepted clients had trained
 };
