@@ -111,6 +111,9 @@ expect_exit "$coordinator" 0 "$work/combo.log"
 expect_exit "$worker_pid" 0 "$work/w2.log"
 same "$work/combo1" "$work/combo_worker"
 
+"$drift" validate "$work/named.toml" > "$work/validate.txt"
+grep -q "^  edges: 3 holding 4 to 4 clients (label)" "$work/validate.txt"
+grep -q "^  hub: 4 clients, 0.1 s latency, 1e+06 B/s up, instant down; always online$" "$work/validate.txt"
 expect_code 2 "$drift" validate "$work/named.toml" --set hierarchy.edges=4
 says "hierarchy.edges = 4 but 3 edges are named"
 

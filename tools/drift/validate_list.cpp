@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "edge_description.hpp"
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/compose/client_models.hpp"
 #include "engine/compose/federation_data.hpp"
@@ -99,6 +100,7 @@ int validate_command(const ValidateArgs& args) {
     std::cout << "  " << name_of(sim.mode) << ": " << scenario.async.concurrency << " clients training at once ("
               << scenario.sampler.name << " sampler), " << scenario.rounds << " aggregations\n";
   }
+  for (const auto& line : edge_description(scenario, *data.population)) std::cout << "  " << line << "\n";
   std::cout << "  " << scenario.algorithm << " on " << scenario.model << ", " << scenario.data.dataset << "\n";
   if (const auto pack = effective_pack(scenario); pack > 1)
     std::cout << "  packs of " << pack << " clients train as one model (devices.pack)\n";
