@@ -1,7 +1,5 @@
 #include "engine/compose/simulation_checks.hpp"
 
-#include "engine/population/availability.hpp"
-
 #include <algorithm>
 
 #include "engine/algorithms/algorithm.hpp"

@@ -175,9 +175,6 @@ struct SecureAggregationConfig {
   bool simulate_masks = false;  // add and cancel pairwise and self masks: proves they cancel
 };
 
-// A hierarchical federation (docs/hierarchy.md): clients report to edge aggregators, which
-// run edge_rounds sync rounds of their own clients per cloud round; the cloud averages the
-// models of the edges that reported, weighted by the samples they hold. edges = 0: flat.
 // One edge's link to the cloud and its availability: the [hierarchy] values, or those of its
 // [hierarchy.edge.NAME] table, which starts from them (docs/hierarchy.md#named-edges).
 struct EdgeProfile {
@@ -192,6 +189,9 @@ struct EdgeProfile {
   std::string group;             // assign = group: the group it holds; "": the group of its name
 };
 
+// A hierarchical federation (docs/hierarchy.md): clients report to edge aggregators, which
+// run edge_rounds sync rounds of their own clients per cloud round; the cloud averages the
+// models of the edges that reported, weighted by the samples they hold. edges = 0: flat.
 struct HierarchyConfig {
   std::uint32_t edges = 0;
   std::int64_t edge_rounds = 1;  // kappa_2: edge rounds per cloud round

@@ -64,6 +64,9 @@ struct SummaryField {
   StudyColumn column = {};
 };
 
+// An edge-tier value of a cloud round, NaN in a flat run (whose report has no edges).
+inline double in_hierarchy(const RoundReport& r, double value) { return r.edge_updates.empty() ? std::nan("") : value; }
+
 // Each field once, in the order of the run page's rows and the study's columns:
 // `visit(SummaryField, member)`.
 template <class Summary, class Visit>  // Summary: RunSummary or const RunSummary
@@ -336,13 +339,12 @@ void visit_summary_fields(Summary& s, Visit&& visit) {
         s.bytes_up);
   // [hierarchy]: the edges' fates over the run, and drift and participation bias at the edge
   // tier (NaN in a flat run, which leaves them out).
-  visit(SummaryField{"edges.sampled", R::total,
-                     [](RR r) { return r.edge_updates.empty() ? std::nan("") : double(r.edges_sampled.size()); },
+  visit(SummaryField{"edges.sampled", R::total, [](RR r) { return in_hierarchy(r, double(r.edges_sampled.size())); },
                      "edges", S::counts_in_group, K::when_finite},
         s.edges_sampled);
   visit(SummaryField{"edges.reported",
                      R::total,
-                     [](RR r) { return r.edge_updates.empty() ? std::nan("") : double(r.edges_reported.size()); },
+                     [](RR r) { return in_hierarchy(r, double(r.edges_reported.size())); },
                      "edges",
                      S::counts_in_group,
                      K::when_finite,
@@ -350,7 +352,7 @@ void visit_summary_fields(Summary& s, Visit&& visit) {
         s.edges_reported);
   visit(SummaryField{"edges.lost",
                      R::total,
-                     [](RR r) { return r.edge_updates.empty() ? std::nan("") : double(r.edges_lost.size()); },
+                     [](RR r) { return in_hierarchy(r, double(r.edges_lost.size())); },
                      "edges",
                      S::counts_in_group,
                      K::when_finite,
@@ -358,7 +360,7 @@ void visit_summary_fields(Summary& s, Visit&& visit) {
         s.edges_lost);
   visit(SummaryField{"edges.mean_reported_tv",
                      R::finite_mean,
-                     [](RR r) { return r.edge_updates.empty() ? std::nan("") : r.edge_reported_tv; },
+                     [](RR r) { return in_hierarchy(r, r.edge_reported_tv); },
                      "mean drift of the reporting edges' clients (TV)",
                      S::decimal,
                      K::when_finite,
@@ -366,7 +368,7 @@ void visit_summary_fields(Summary& s, Visit&& visit) {
         s.mean_edge_reported_tv);
   visit(SummaryField{"edges.mean_participation_bias",
                      R::finite_mean,
-                     [](RR r) { return r.edge_updates.empty() ? std::nan("") : r.edge_participation_bias; },
+                     [](RR r) { return in_hierarchy(r, r.edge_participation_bias); },
                      "mean participation bias of the edges",
                      S::decimal,
                      K::when_finite,

@@ -4,6 +4,7 @@
 // "model" a client availability model of the catalogue, with the edges in the clients' place.
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "engine/config/scenario.hpp"
 
@@ -30,9 +31,8 @@ class EdgePresence {
   double upload_arrival(std::uint32_t edge, double ready, double seconds);
 
  private:
-  bool by_model(std::uint32_t edge) const;
-
   const HierarchyConfig& hierarchy_;
+  std::vector<bool> by_model_;                // per edge: availability = "model"
   std::unique_ptr<AvailabilityModel> model_;  // availability = "model" only
 };
 

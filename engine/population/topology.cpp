@@ -1,6 +1,7 @@
 #include "engine/population/topology.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <numeric>
 #include <string>
@@ -109,7 +110,9 @@ std::vector<std::uint32_t> from_file(const HierarchyConfig& h, const Population&
     std::uint32_t e = kUnset;
     for (std::uint32_t k = 0; k < h.named.size(); ++k)
       if (h.named[k].name == text) e = k;
-    if (e == kUnset && !text.empty() && std::all_of(text.begin(), text.end(), ::isdigit) && text.size() < 10)
+    if (e == kUnset && !text.empty() &&
+        std::all_of(text.begin(), text.end(), [](unsigned char ch) { return std::isdigit(ch) != 0; }) &&
+        text.size() < 10)
       e = static_cast<std::uint32_t>(std::stoul(text));
     if (e == kUnset || e >= h.edges) {
       std::vector<std::string> names;

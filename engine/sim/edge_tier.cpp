@@ -186,9 +186,10 @@ double EdgeTier::close(NamedTensors& global, RoundReport& report, std::vector<st
     const auto link = edge_profile(h, e);
     const double up = transfer_seconds(link.latency, model_bytes_, link.up_bandwidth);
     // Losing its work, any offline moment since the cloud round began loses the model; keeping
-    // it, the edge sends once it is back online, starting over if it goes offline mid-upload.
+    // it, the edge sends once it is back online, starting over if it goes offline mid-upload
+    // (kNever: the upload fits no online stretch, and the edge is lost when its rounds ended).
     const double arrival = h.keep_work ? presence_.upload_arrival(e, edge.clock, up) : edge.clock + up;
-    const double offline = h.keep_work ? (arrival < kNever ? kNever : edge.clock) : presence_.next_offline(e, start_);
+    const double lost_at = h.keep_work ? (arrival < kNever ? kNever : edge.clock) : presence_.next_offline(e, start_);
     if (edge.lost) {  // found offline before one of its rounds
       report.edges_lost.push_back(e);
       end = std::max(end, edge.clock);
@@ -199,9 +200,9 @@ double EdgeTier::close(NamedTensors& global, RoundReport& report, std::vector<st
       report.edges_late.push_back(e);
       report.edge_bytes_up += model_bytes_;
       end = std::max(end, deadline_at);
-    } else if (offline < arrival) {  // it went offline before its model reached the cloud
+    } else if (lost_at < arrival) {  // it went offline before its model reached the cloud
       report.edges_lost.push_back(e);
-      end = std::max(end, offline);
+      end = std::max(end, lost_at);
     } else {
       report.edges_reported.push_back(e);
       report.edge_bytes_up += model_bytes_;

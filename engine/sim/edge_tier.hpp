@@ -3,8 +3,8 @@
 // driver runs it. A cloud round at virtual time T: the cloud samples online edges and sends
 // each the global model; each edge runs hierarchy.edge_rounds sync rounds of its own clients
 // with a server half of its own (the driver runs every edge's k-th round side by side, each in
-// its own virtual clock: a wave); then the cloud averages the models of the edges that reported, weighted by
-// the samples their clients hold. A flat federation is one edge round per cloud round, on the
+// its own virtual clock: a wave); then the cloud averages the models of the edges that
+// reported, weighted by the samples their clients hold. A flat federation is one edge round per cloud round, on the
 // global model, with no cloud step: the same code path, so a flat run is what it always was.
 #include <cstdint>
 #include <functional>

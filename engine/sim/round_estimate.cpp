@@ -53,8 +53,9 @@ RoundEstimate estimate_rounds(const Scenario& s, const Population& p, std::uint6
       };
       double slowest = 0.0;  // the slowest edge's link, down and up
       for (std::uint32_t edge = 0; edge < h.edges; ++edge) {
-        const auto p = edge_profile(h, edge);
-        slowest = std::max(slowest, link(p.latency, p.down_bandwidth) + link(p.latency, p.up_bandwidth));
+        const auto profile = edge_profile(h, edge);
+        slowest = std::max(slowest,
+                           link(profile.latency, profile.down_bandwidth) + link(profile.latency, profile.up_bandwidth));
       }
       e.round = static_cast<double>(h.edge_rounds) * e.round + slowest;
       e.basis = std::to_string(h.edge_rounds) + " edge round(s) of " + e.basis + ", and the slowest edge-cloud link";

@@ -22,7 +22,8 @@ std::string availability_text(const HierarchyConfig& h, const EdgeProfile& p, bo
       return "always online";
     case EdgeAvailability::diurnal:
       return "online " + printed("%g", 100 * p.online_fraction) + " % of every " + printed("%g", p.period) + " s, " +
-             (named ? "from " + printed("%.3g", p.phase) + " of the cycle" : std::string("edge e from e/edges of the cycle"));
+             (named ? "from " + printed("%.3g", p.phase) + " of the cycle"
+                    : std::string("edge e from e/edges of the cycle"));
     case EdgeAvailability::model:
       return "online by " + h.availability_model.model;
   }
