@@ -23,15 +23,24 @@ double Roster::offline_between(std::uint32_t client, double from, double until) 
 
 double Roster::next_available(double t) {
   double best = kNever;
-  for (std::uint32_t c = 0; c < population_.size(); ++c) {
-    if (busy_[c]) continue;
-    const double from = std::max({t, busy_until_[c], presence_.join_time(c)});
-    const double leave = presence_.leave_time(c);
-    if (from >= leave || from >= best) continue;
-    const double on = availability_.next_online(c, from);
-    if (on < leave) best = std::min(best, on);
-  }
+  for (std::uint32_t c = 0; c < population_.size(); ++c) best = std::min(best, next_free(c, t, best));
   return best;
+}
+
+double Roster::next_available(double t, const std::vector<std::uint32_t>& clients) {
+  double best = kNever;
+  for (auto c : clients) best = std::min(best, next_free(c, t, best));
+  return best;
+}
+
+// When client c, without a task, is next registered and online from t; kNever when not before `best`.
+double Roster::next_free(std::uint32_t c, double t, double best) {
+  if (busy_[c]) return kNever;
+  const double from = std::max({t, busy_until_[c], presence_.join_time(c)});
+  const double leave = presence_.leave_time(c);
+  if (from >= leave || from >= best) return kNever;
+  const double on = availability_.next_online(c, from);
+  return on < leave ? on : kNever;
 }
 
 void Roster::set_busy(std::uint32_t client, bool busy) {

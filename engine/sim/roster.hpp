@@ -27,6 +27,8 @@ class Roster {
   // The first time >= t at which some client without a task is registered and online, or
   // kNever: when the world next offers anyone to train. O(population).
   double next_available(double t);
+  // The same among `clients` only (an edge's).
+  double next_available(double t, const std::vector<std::uint32_t>& clients);
 
   void set_busy(std::uint32_t client, bool busy);
   // Sync: a late client works on until its update arrives.
@@ -37,6 +39,7 @@ class Roster {
   void archive(StateArchive& ar);
 
  private:
+  double next_free(std::uint32_t client, double t, double best);
   const Population& population_;
   ClientAvailability availability_;
   Presence presence_;
