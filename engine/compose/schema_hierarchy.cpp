@@ -31,6 +31,10 @@ std::string not_from_file(const S& s) {
   if (const auto why = flat(s); !why.empty()) return why;
   return s.hierarchy.assign == EdgeAssignment::file ? "" : "unless hierarchy.assign = file";
 }
+std::string sync_cloud(const S& s) {
+  if (const auto why = flat(s); !why.empty()) return why;
+  return s.hierarchy.cloud == EdgeCloud::fedbuff ? "" : "unless hierarchy.cloud = fedbuff";
+}
 std::string never_offline(const S& s) {
   if (const auto why = flat(s); !why.empty()) return why;
   for (std::uint32_t e = 0; e < s.hierarchy.edges; ++e)
@@ -53,6 +57,12 @@ ScenarioSection hierarchy_section() {
                    &S::hierarchy, &Hc::assign).idle_when(flat),
        bind_key<S>("file", "assign = file: a CSV with columns client,edge (the edge's number, or a named edge's name), a row per client",
                    &S::hierarchy, &Hc::file).idle_when(not_from_file),
+       bind_key<S>("cloud", "sync: cloud rounds of every sampled edge | fedbuff: each edge pulls the global model when it is free, and the cloud steps every `buffer` edge models (asynchronous edges)",
+                   &S::hierarchy, &Hc::cloud).idle_when(flat),
+       bind_key<S>("buffer", "cloud = fedbuff: edge models per cloud step", &S::hierarchy, &Hc::buffer)
+           .range(1.0, 1e6).idle_when(sync_cloud),
+       bind_key<S>("server_lr", "cloud = fedbuff: the cloud's learning rate on the buffer's weighted mean delta", &S::hierarchy,
+                   &Hc::server_lr).range(0.0, {}, true).idle_when(sync_cloud),
        bind_key<S>("edges_per_round", "edges the cloud samples (seeded) among the online ones each cloud round; 0 = every online edge",
                    &S::hierarchy, &Hc::edges_per_round).range(0.0, 1e6).idle_when(flat),
        bind_key<S>("latency", "edge <-> cloud latency, seconds each way", &S::hierarchy, &Hc::latency)
@@ -61,7 +71,7 @@ ScenarioSection hierarchy_section() {
            .range(0.0, kMaxRate).idle_when(flat),
        bind_key<S>("down_bandwidth", "cloud -> edge bytes per second; 0 = transfers take no time", &S::hierarchy, &Hc::down_bandwidth)
            .range(0.0, kMaxRate).idle_when(flat),
-       bind_key<S>("deadline", "virtual seconds after a cloud round's start by which an edge's model must arrive; later ones are discarded; 0 = none",
+       bind_key<S>("deadline", "virtual seconds after a cloud round's start (cloud = fedbuff: after the edge's pull) by which an edge's model must arrive; later ones are discarded; 0 = none",
                    &S::hierarchy, &Hc::deadline).range(0.0, kMaxVirtualSeconds).idle_when(flat),
        bind_key<S>("keep_work", "an edge that goes offline between its edge rounds or before its model reaches the cloud keeps its model and sends it once back online (the cloud waits, up to its deadline); false: it loses the cloud round's work",
                    &S::hierarchy, &Hc::keep_work).idle_when(never_offline),

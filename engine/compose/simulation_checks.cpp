@@ -5,6 +5,7 @@
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/core/error.hpp"
 #include "engine/population/availability.hpp"
+#include "engine/population/topology.hpp"
 
 namespace drift {
 
@@ -39,8 +40,37 @@ void check_per_client_evaluation(const Scenario& s, bool private_models, bool na
                     "data.client_test_fraction (PFLlib: 0.25), or use natural clients");
 }
 
-// A hierarchy runs sync rounds at both tiers, one server half per edge, and the cloud averages
-// edge models: what cannot take part in that is refused here with the reason.
+// Under cloud = fedbuff every edge runs at its own pace: nothing may count the edges' rounds
+// together (a participation process steps with "the round"), and no cloud round samples edges.
+namespace {
+
+template <class Refuse>
+void check_fedbuff_cloud(const Scenario& s, const Refuse& refuse) {
+  const auto& h = s.hierarchy;
+  if (h.edges_per_round > 0)
+    refuse("edges_per_round = " + std::to_string(h.edges_per_round) +
+           " samples edges for sync cloud rounds; under cloud = fedbuff every online edge pulls the global model "
+           "when it is free");
+  const auto steps_with_rounds = [](const AvailabilityConfig& a) {
+    return static_cast<bool>(availability_model(a.model).probabilities);
+  };
+  if (steps_with_rounds(s.availability))
+    refuse("cloud = fedbuff: availability model '" + s.availability.model +
+           "' steps with rounds, and each edge runs its rounds at its own pace; use a model in time");
+  for (const auto& g : s.groups)
+    if (steps_with_rounds(g.availability))
+      refuse("cloud = fedbuff: group " + g.name + "'s availability model '" + g.availability.model +
+             "' steps with rounds, and each edge runs its rounds at its own pace");
+  for (std::uint32_t e = 0; e < h.edges; ++e)
+    if (edge_profile(h, e).availability == EdgeAvailability::model && steps_with_rounds(h.availability_model))
+      refuse("cloud = fedbuff: availability_model '" + h.availability_model.model +
+             "' steps with cloud rounds, which the buffered cloud does not have; use a model in time");
+}
+
+}  // namespace
+
+// A hierarchy runs sync rounds at the edges, one server half per edge, and the cloud averages
+// edge models (in rounds, or FedBuff's buffer): what cannot take part in that is refused here with the reason.
 void check_hierarchy(const Scenario& s, const AlgorithmInfo& algorithm, const std::string& source) {
   const auto& h = s.hierarchy;
   if (!h.enabled()) return;
@@ -68,6 +98,7 @@ void check_hierarchy(const Scenario& s, const AlgorithmInfo& algorithm, const st
   if (h.edges_per_round > static_cast<std::int64_t>(h.edges))
     refuse("edges_per_round = " + std::to_string(h.edges_per_round) + " is more than the " + std::to_string(h.edges) +
            " edges");
+  if (h.cloud == EdgeCloud::fedbuff) check_fedbuff_cloud(s, refuse);
   if (s.privacy.mode != PrivacyMode::none)
     refuse("with [privacy]: the accountant and its ledgers count one tier of aggregation, not two");
   if (s.secure_aggregation.protocol != SecAggProtocol::none)

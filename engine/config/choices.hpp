@@ -47,6 +47,8 @@ enum class Modulation { none, sine, interleaved_sine, staircase };
 // [hierarchy] (docs/hierarchy.md): how clients map to edges, and when an edge is online.
 enum class EdgeAssignment { uniform, label, group, file };
 enum class EdgeAvailability { always, diurnal, model };
+// How the cloud takes the edges' models: sync cloud rounds, or FedBuff's buffer of K.
+enum class EdgeCloud { sync, fedbuff };
 
 // [privacy]: no DP, noise on the clipped sum at the server, noise added by each client, or
 // each client's share of the noise hidden by secure aggregation (distributed).
@@ -116,6 +118,10 @@ struct ChoiceNames<EdgeAssignment> {
 template <>
 struct ChoiceNames<EdgeAvailability> {
   static constexpr std::array<std::string_view, 3> names{"always", "diurnal", "model"};
+};
+template <>
+struct ChoiceNames<EdgeCloud> {
+  static constexpr std::array<std::string_view, 2> names{"sync", "fedbuff"};
 };
 template <>
 struct ChoiceNames<Modulation> {

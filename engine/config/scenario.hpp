@@ -200,6 +200,11 @@ struct HierarchyConfig {
   std::int64_t edges_per_round = 0;  // edges the cloud samples among the online ones; 0 = all
   double deadline = 0.0;             // an edge's model arrives within this of the cloud round's start; 0 = none
   bool keep_work = false;            // an edge that goes offline keeps its model and sends it once back online
+  // cloud = fedbuff: each edge pulls the global model, runs edge_rounds, sends its model and pulls
+  // again; the cloud steps by server_lr x the buffer's weighted deltas every `buffer` models.
+  EdgeCloud cloud = EdgeCloud::sync;
+  std::int64_t buffer = 2;
+  double server_lr = 1.0;
   // Every edge's link and availability, unless it is named (its table starts from these).
   double latency = 0.0;
   double up_bandwidth = 0.0;
