@@ -123,6 +123,7 @@ struct RoundReport {
   edgeParticipationBias @92 :Float64;  # the edges' cloud weights over the window against their sample shares
   edgeRoundsRun @93 :List(UInt32);     # per edge id: edge rounds run this cloud round
   edgeBusySeconds @94 :List(Float64);  # ... and seconds from its model's arrival to its last round's end
+  edgeStaleness @95 :List(Float64);    # hierarchy.cloud = fedbuff: cloud steps since its model was pulled
 }
 
 struct NamedValue {

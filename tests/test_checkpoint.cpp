@@ -221,6 +221,19 @@ TEST_CASE("FedBuff and FedAsync drivers restored from a checkpoint go on exactly
   }
 }
 
+TEST_CASE("edge tiers restored from a checkpoint go on exactly as the uninterrupted run", "[checkpoint][sim]") {
+  const std::vector<Override> edges{{"simulation.late_updates", "\"discard\""},
+                                    {"hierarchy.edges", "3"},
+                                    {"hierarchy.edge_rounds", "2"},
+                                    {"hierarchy.latency", "1.5"}};
+  for (std::uint32_t at : {2u, 5u}) {
+    check_resume(kBusyWorld, edges, at);
+    auto buffered = edges;
+    buffered.insert(buffered.end(), {{"hierarchy.cloud", "\"fedbuff\""}, {"hierarchy.buffer", "2"}});
+    check_resume(kBusyWorld, buffered, at);
+  }
+}
+
 TEST_CASE("a checkpoint of another population is refused", "[checkpoint][sim]") {
   Sim a(kBusyWorld);
   a.host.checkpoint_at = 1;

@@ -30,6 +30,7 @@ EdgeTier::EdgeTier(const Scenario& scenario, const Population& population, const
       weights_(static_cast<std::size_t>(scenario.simulation.drift_window)),
       presence_(scenario) {
   if (!scenario.hierarchy.enabled()) return;
+  buffered_ = scenario.hierarchy.cloud == EdgeCloud::fedbuff;
   edges_.resize(population.edges());
   for (std::uint32_t e = 0; e < edges_.size(); ++e) {
     auto& edge = edges_[e];
@@ -69,6 +70,15 @@ void EdgeTier::begin(std::uint32_t round, double t, const NamedTensors& global, 
   }
   const auto& h = scenario_.hierarchy;
   model_bytes_ = model_bytes;
+  if (buffered_) {  // the edges loop on: at the first step every edge pulls at the start
+    if (!started_)
+      for (auto& edge : edges_) {
+        edge.phase = Edge::Phase::waiting;
+        edge.pull_at = t;
+      }
+    started_ = true;
+    return;
+  }
   presence_.set_round(round);
   order_ = sample_edges(round, t);
   if (order_.empty()) {  // every edge is offline: the cloud waits for the first to come back
@@ -97,17 +107,24 @@ std::vector<EdgeRound> EdgeTier::next_wave() {
     return {{kFlatEdge, round_, start_}};
   }
   const auto& h = scenario_.hierarchy;
-  const auto per_cloud = static_cast<std::uint32_t>(h.edge_rounds);
+  const auto per_loop = static_cast<std::uint32_t>(h.edge_rounds);
   std::vector<EdgeRound> wave;
-  for (auto e : order_) {
+  const auto next_round = [&](std::uint32_t e) {
     auto& edge = edges_[e];
-    if (edge.lost || edge.stopped || edge.rounds_run >= per_cloud) continue;
+    if (edge.lost || edge.stopped || edge.rounds_run >= per_loop) return;
     if (!presence_.online(e, edge.clock)) {  // it went offline between its rounds: its work is lost, or kept
       (h.keep_work && edge.rounds_run > 0 ? edge.stopped : edge.lost) = true;
-      continue;
+      return;
     }
-    wave.push_back({e, (round_ - 1) * per_cloud + edge.rounds_run + 1, edge.clock});
-  }
+    // An edge round's serial: sync, (cloud round - 1) x edge_rounds + k; fedbuff, the edge's own count.
+    const auto loop = buffered_ ? edge.loops : round_;
+    wave.push_back({e, (loop - 1) * per_loop + edge.rounds_run + 1, edge.clock});
+  };
+  if (!buffered_)
+    for (auto e : order_) next_round(e);
+  else
+    for (std::uint32_t e = 0; e < edges_.size(); ++e)
+      if (edges_[e].phase == Edge::Phase::running) next_round(e);
   return wave;
 }
 
@@ -163,6 +180,7 @@ double EdgeTier::close(NamedTensors& global, RoundReport& report, std::vector<st
     shares = std::move(flat_shares_);
     return flat_end_;
   }
+  if (buffered_) return close_buffered(global, report, aggregated, shares);
   const auto& h = scenario_.hierarchy;
   const double deadline_at = h.deadline > 0 ? start_ + h.deadline : kNever;
   const auto n = edges_.size();
@@ -213,10 +231,24 @@ double EdgeTier::close(NamedTensors& global, RoundReport& report, std::vector<st
   }
   average_into(global, reporting, report, aggregated, shares);
   weights_.push(report.edge_weight);
+  report.edge_participation_bias = participation_bias();
+  return end;
+}
+
+// The edges' cloud weights over the drift window against their sample shares (NaN: none in it).
+double EdgeTier::participation_bias() const {
   const auto window = weights_.sum();
   const bool any = std::any_of(window.begin(), window.end(), [](double w) { return w > 0; });
-  report.edge_participation_bias = any ? total_variation(normalised(window), sample_shares_) : kNaN;
-  return end;
+  return any ? total_variation(normalised(window), sample_shares_) : kNaN;
+}
+
+// The reporting edges' clients' labels against the population's (NaN: none, or no labels).
+double EdgeTier::reported_tv(const std::vector<std::uint32_t>& reporting) const {
+  if (reporting.empty() || population_.histograms.empty()) return kNaN;
+  std::vector<double> counts(population_.label_distribution.size(), 0.0);
+  for (auto e : reporting)
+    for (std::size_t k = 0; k < counts.size(); ++k) counts[k] += edges_[e].label_counts[k];
+  return total_variation(normalised(counts), population_.label_distribution);
 }
 
 // The cloud's FedAvg over the reporting edges, weighted by their samples (one edge: its model as
@@ -225,14 +257,8 @@ void EdgeTier::average_into(NamedTensors& global, const std::vector<std::uint32_
                             std::vector<std::uint32_t>& aggregated, ClientShares& shares) {
   aggregated.clear();
   shares.clear();
-  report.edge_reported_tv = kNaN;
+  report.edge_reported_tv = reported_tv(reporting);
   if (reporting.empty()) return;
-  if (!population_.histograms.empty()) {
-    std::vector<double> counts(population_.label_distribution.size(), 0.0);
-    for (auto e : reporting)
-      for (std::size_t k = 0; k < counts.size(); ++k) counts[k] += edges_[e].label_counts[k];
-    report.edge_reported_tv = total_variation(normalised(counts), population_.label_distribution);
-  }
   double total = 0.0;
   for (auto e : reporting) total += static_cast<double>(edges_[e].samples);
   std::vector<ClientUpdate> models;
@@ -264,6 +290,7 @@ void EdgeTier::archive(StateArchive& ar) {
     ar.section("edge server half");
     edge.server->archive(ar);
   }
+  if (buffered_) archive_buffered_state(ar);
 }
 
 }  // namespace drift

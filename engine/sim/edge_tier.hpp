@@ -17,6 +17,8 @@
 #include "engine/population/edge_presence.hpp"
 #include "engine/population/population.hpp"
 #include "engine/sim/drift_metrics.hpp"
+#include "engine/sim/edge_buffer.hpp"
+#include "engine/sim/roster.hpp"
 
 namespace drift {
 
@@ -38,8 +40,20 @@ class EdgeTier {
   EdgeTier(const Scenario& scenario, const Population& population, const ServerFactory& make);
 
   bool hierarchical() const { return !edges_.empty(); }
+  // hierarchy.cloud = "fedbuff" (docs/hierarchy.md#asynchronous-edges): each edge pulls the global
+  // model when it is free, runs its edge rounds and sends its model; the cloud steps every
+  // hierarchy.buffer models. A "cloud round" is then one such step.
+  bool buffered() const { return buffered_; }
   // Cloud round `round` begins at `t` with the global model (`model_bytes` of it travel to each edge).
   void begin(std::uint32_t round, double t, const NamedTensors& global, std::uint64_t model_bytes);
+  // fedbuff: applies the cloud's events in time order (models arriving, then edges pulling
+  // `global`; at one instant, pulls first), as far as no running edge could still send a model
+  // before them. True when the buffer is full: close() takes the step. `roster` says when an
+  // idle edge's clients are next free.
+  bool advance(const NamedTensors& global, Roster& roster);
+  // fedbuff: the time of the next event waiting (kNever: none; the run cannot go on unless an
+  // edge is running).
+  double next_event() const;
   // The next wave of this cloud round: the k-th edge round of every edge still running, in edge
   // order (a flat round's one round); empty when all have run. An edge found offline when its
   // next round would start stops there and is lost.
@@ -77,7 +91,26 @@ class EdgeTier {
     bool stopped = false;                   // keep_work: it went offline between its rounds and keeps its model
     std::vector<std::uint32_t> aggregated;  // this cloud round, with repeats
     ClientShares shares;                    // summed over this cloud round's edge rounds
+    // fedbuff: where the edge is in its loop (pull, edge rounds, send), when it next pulls
+    // (kNever: after the next cloud step), and what it pulled.
+    enum class Phase : std::uint8_t { waiting, running, sending } phase = Phase::waiting;
+    double pull_at = 0.0;
+    BufferedEdge sent;  // sending: its model, arriving at sent.arrival (discarded when late)
+    bool late = false;
+    NamedTensors pulled;
+    std::uint64_t pulled_version = 0;
+    std::uint32_t loops = 0;  // loops begun: its edge rounds' serials count on from them
   };
+  // fedbuff
+  void begin_loop(std::uint32_t e, double t, const NamedTensors& global);
+  void settle(Roster& roster);
+  void end_loop(std::uint32_t e, Roster& roster);
+  double horizon() const;
+  double close_buffered(NamedTensors& global, RoundReport& report, std::vector<std::uint32_t>& aggregated,
+                        ClientShares& shares);
+  void archive_buffered_state(StateArchive& ar);
+  double participation_bias() const;
+  double reported_tv(const std::vector<std::uint32_t>& reporting) const;
   std::vector<std::uint32_t> sample_edges(std::uint32_t round, double t);
   void add_shares(Edge& e, const ClientShares& shares) const;
   void average_into(NamedTensors& global, const std::vector<std::uint32_t>& reporting, RoundReport& report,
@@ -93,6 +126,14 @@ class EdgeTier {
   double start_ = 0.0;
   std::uint64_t model_bytes_ = 0;
   std::vector<std::uint32_t> order_;  // this cloud round's sampled edges, ascending
+  // fedbuff: the buffer, the cloud's steps so far, and what happened since the last one.
+  bool buffered_ = false;
+  bool started_ = false;
+  std::vector<BufferedEdge> buffer_;
+  std::uint64_t cloud_version_ = 0;
+  double cloud_now_ = 0.0;  // the latest event applied
+  std::vector<std::uint32_t> since_lost_, since_idle_, since_late_;
+  std::uint64_t since_bytes_up_ = 0, since_bytes_down_ = 0;
   // Flat: the one edge round of the cloud round.
   bool flat_pending_ = false;
   double flat_end_ = 0.0;

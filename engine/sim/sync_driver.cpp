@@ -65,6 +65,7 @@ class SyncDriver final : public Driver {
     ar.section("server half");
     algorithm_->archive(ar);
     tier_.archive(ar);
+    if (tier_.buffered()) archive_records(ar, later_records_);
   }
 
   void on_outcome(std::uint64_t job, JobOutcome outcome) override {
@@ -98,6 +99,8 @@ class SyncDriver final : public Driver {
     if (parts_.roster.next_available(now_) == kNever && !parts_.timeline.any_pending())
       return end_run({RunStatus::ended, nobody_can_take_part(round_, now_)});
     report_ = RoundReport{};
+    report_.clients = std::move(later_records_);
+    later_records_.clear();
     report_.round = round_;
     report_.total_rounds = parts_.scenario.rounds;
     report_.time_start = now_;
@@ -106,10 +109,11 @@ class SyncDriver final : public Driver {
     next_wave();
   }
 
-  // The cloud round's next wave of edge rounds (a flat round's only one), or its end.
+  // The cloud round's next wave of edge rounds (a flat round's only one), or its end. Under
+  // cloud = fedbuff the cloud's events come first, and a full buffer ends the "round".
   void next_wave() {
-    const auto rounds = tier_.next_wave();
-    if (rounds.empty()) return close_cloud_round();
+    auto rounds = tier_.buffered() ? next_buffered_wave() : tier_.next_wave();
+    if (rounds.empty()) return tier_.buffered() ? void() : close_cloud_round();
     wave_.clear();
     for (const auto& r : rounds) {
       EdgeRun run;
@@ -123,6 +127,32 @@ class SyncDriver final : public Driver {
     outstanding_ = 0;
     answered_ = launched_ = 0;
     request_selection();
+  }
+
+  // fedbuff: the running edges' next rounds, once the events before them are applied; empty when
+  // the buffer filled (the cloud round is closed) or the run ended.
+  std::vector<EdgeRound> next_buffered_wave() {
+    const double limit = parts_.scenario.simulation.max_virtual_time;
+    for (std::uint64_t tries = 0;; ++tries) {
+      if (tier_.advance(global_, parts_.roster)) {
+        close_cloud_round();
+        return {};
+      }
+      auto rounds = tier_.next_wave();
+      const auto past_limit = [&](const EdgeRound& r) { return r.start > limit; };
+      if (limit > 0 && !rounds.empty() && std::all_of(rounds.begin(), rounds.end(), past_limit)) {
+        end_run({});  // the edges ran past the time limit before the buffer filled
+        return {};
+      }
+      if (!rounds.empty()) return rounds;
+      // Every running edge went offline before its next round: they pull again when back.
+      if (tier_.next_event() == kNever || tries > 1000000) {
+        end_run({RunStatus::ended,
+                 "no edge can send a model again: each is offline for good, its clients "
+                 "cannot take part, or it goes offline before every loop's first round"});
+        return {};
+      }
+    }
   }
 
   void request_selection() {
@@ -224,6 +254,7 @@ class SyncDriver final : public Driver {
     std::vector<std::uint32_t> aggregated;
     ClientShares shares;
     const double end = tier_.close(global_, report_, aggregated, shares);
+    if (tier_.buffered()) hold_later_records(end);
     parts_.accounting.account(report_, aggregated, std::move(shares));
     report_.model_version = version_;
     report_.time_end = end;
@@ -314,6 +345,16 @@ class SyncDriver final : public Driver {
 
   void record(ClientRecord r) { report_.clients.push_back(std::move(r)); }
 
+  // fedbuff: an edge may run rounds past the cloud step that closes this report; what its clients
+  // did after the step goes into the next one.
+  void hold_later_records(double end) {
+    auto& records = report_.clients;
+    const auto later =
+        std::stable_partition(records.begin(), records.end(), [&](const ClientRecord& r) { return r.time <= end; });
+    later_records_.assign(std::make_move_iterator(later), std::make_move_iterator(records.end()));
+    records.erase(later, records.end());
+  }
+
   DriverParts parts_;
   std::unique_ptr<ServerAlgorithm> algorithm_;
   NamedTensors global_;
@@ -333,6 +374,7 @@ class SyncDriver final : public Driver {
   std::uint32_t launched_ = 0;   // ... and launched
   StaleUpdates stale_;
   EdgeTier tier_;
+  std::vector<ClientRecord> later_records_;  // fedbuff: for the next report
   bool finished_ = false;
 };
 

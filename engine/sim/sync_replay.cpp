@@ -84,4 +84,19 @@ double accept_arrivals(EdgeRun& run, std::vector<Arrival>& arrivals, double last
   return end;
 }
 
+void archive_records(StateArchive& ar, std::vector<ClientRecord>& records) {
+  ar.vector(records, [&](ClientRecord& r) {
+    ar.value(r.client_id);
+    ar.value(r.event);
+    ar.value(r.time);
+    ar.value(r.num_samples);
+    ar.value(r.train_loss);
+    ar.value(r.bytes_down);
+    ar.value(r.bytes_up);
+    ar.value(r.staleness);
+    ar.value(r.steps);
+    ar.text(r.detail);
+  });
+}
+
 }  // namespace drift

@@ -42,4 +42,7 @@ std::vector<Arrival> sort_out_jobs(EdgeRun& run, DriverParts& parts, PersonalEva
 double accept_arrivals(EdgeRun& run, std::vector<Arrival>& arrivals, double last_event, DriverParts& parts,
                        RoundReport& report, std::vector<ClientUpdate>& accepted, std::vector<StaleUpdate>& newly_late);
 
+// Client records kept across a checkpoint (fedbuff: those after the last cloud step).
+void archive_records(StateArchive& ar, std::vector<ClientRecord>& records);
+
 }  // namespace drift

@@ -1,0 +1,251 @@
+// The edge tier under hierarchy.cloud = "fedbuff" (docs/hierarchy.md#asynchronous-edges). Each
+// edge loops on its own clock: it pulls the global model, runs hierarchy.edge_rounds rounds of its
+// clients, and sends its model; the cloud steps every hierarchy.buffer models. The driver runs the
+// running edges' next rounds side by side (a wave) and, between waves, this file applies the
+// cloud's events in time order as far as it is safe: no running edge can send a model before
+// its clock plus its uplink, so an event before every running edge's bound cannot be overtaken.
+// What is applied when is then a function of virtual time only, and so are the bits.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "engine/population/topology.hpp"
+#include "engine/sim/edge_tier.hpp"
+#include "engine/tensors/tensor_archive.hpp"
+
+namespace drift {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+double transfer_seconds(double latency, std::uint64_t bytes, double bandwidth) {
+  return latency + (bandwidth > 0 ? static_cast<double>(bytes) / bandwidth : 0.0);
+}
+
+}  // namespace
+
+void EdgeTier::begin_loop(std::uint32_t e, double t, const NamedTensors& global) {
+  auto& edge = edges_[e];
+  edge.phase = Edge::Phase::running;
+  edge.pull_at = t;
+  ++edge.loops;
+  edge.rounds_run = 0;
+  edge.lost = edge.moved = edge.stopped = false;
+  edge.aggregated.clear();
+  edge.shares.clear();
+  edge.model = clone(global);
+  edge.pulled = clone(global);
+  edge.pulled_version = cloud_version_;
+  const auto link = edge_profile(scenario_.hierarchy, e);
+  edge.clock = edge.began = t + transfer_seconds(link.latency, model_bytes_, link.down_bandwidth);
+  since_bytes_down_ += model_bytes_;
+}
+
+// A loop is over: its model goes up (or is late), or the edge lost it, or it had nothing to send.
+// Then it waits to pull again: once back online, once a client of its is free (an idle loop),
+// or, when an idle loop took no time at all, after the next cloud step (kNever).
+void EdgeTier::end_loop(std::uint32_t e, Roster& roster) {
+  const auto& h = scenario_.hierarchy;
+  auto& edge = edges_[e];
+  const auto wait = [&](double pull) {
+    edge.phase = Edge::Phase::waiting;
+    edge.pull_at = pull;
+    edge.model.clear();
+    edge.pulled.clear();
+  };
+  if (edge.lost) {
+    since_lost_.push_back(e);
+    return wait(presence_.next_online(e, edge.clock));
+  }
+  if (!edge.moved) {
+    since_idle_.push_back(e);
+    const double free = roster.next_available(edge.clock, population_.edge_members[e]);
+    return wait(free > edge.began ? free : kNever);
+  }
+  const auto link = edge_profile(h, e);
+  const double up = transfer_seconds(link.latency, model_bytes_, link.up_bandwidth);
+  const double arrival = h.keep_work ? presence_.upload_arrival(e, edge.clock, up) : edge.clock + up;
+  const double lost_at = h.keep_work ? (arrival < kNever ? kNever : edge.clock) : presence_.next_offline(e, edge.pull_at);
+  if (lost_at < arrival) {
+    since_lost_.push_back(e);
+    return wait(presence_.next_online(e, lost_at));
+  }
+  edge.phase = Edge::Phase::sending;
+  edge.late = h.deadline > 0 && arrival > edge.pull_at + h.deadline;
+  BufferedEdge sent;
+  sent.edge = e;
+  sent.samples = edge.samples;
+  sent.model = std::move(edge.model);
+  sent.pulled = std::move(edge.pulled);
+  sent.arrival = arrival;
+  sent.rounds_run = edge.rounds_run;
+  sent.busy_seconds = edge.clock - edge.began;
+  sent.aggregated = edge.aggregated;
+  sent.shares = edge.shares;
+  edge.sent = std::move(sent);
+}
+
+void EdgeTier::settle(Roster& roster) {
+  const auto per_loop = static_cast<std::uint32_t>(scenario_.hierarchy.edge_rounds);
+  for (std::uint32_t e = 0; e < edges_.size(); ++e) {
+    const auto& edge = edges_[e];
+    if (edge.phase == Edge::Phase::running && (edge.lost || edge.stopped || edge.rounds_run >= per_loop))
+      end_loop(e, roster);
+  }
+}
+
+// No running edge's model can reach the cloud before this.
+double EdgeTier::horizon() const {
+  double bound = kNever;
+  for (std::uint32_t e = 0; e < edges_.size(); ++e) {
+    const auto& edge = edges_[e];
+    if (edge.phase != Edge::Phase::running) continue;
+    const auto link = edge_profile(scenario_.hierarchy, e);
+    bound = std::min(bound, edge.clock + transfer_seconds(link.latency, model_bytes_, link.up_bandwidth));
+  }
+  return bound;
+}
+
+double EdgeTier::next_event() const {
+  double next = kNever;
+  for (const auto& edge : edges_) {
+    if (edge.phase == Edge::Phase::waiting) next = std::min(next, edge.pull_at);
+    if (edge.phase == Edge::Phase::sending) next = std::min(next, edge.sent.arrival);
+  }
+  return next;
+}
+
+bool EdgeTier::advance(const NamedTensors& global, Roster& roster) {
+  settle(roster);
+  const auto& h = scenario_.hierarchy;
+  for (;;) {
+    // The next event: (time, pulls before arrivals, edge).
+    double at = kNever;
+    bool arrival = false;
+    std::uint32_t which = 0;
+    for (std::uint32_t e = 0; e < edges_.size(); ++e) {
+      const auto& edge = edges_[e];
+      if (edge.phase == Edge::Phase::waiting && edge.pull_at < at) at = edge.pull_at, arrival = false, which = e;
+      if (edge.phase == Edge::Phase::sending && (edge.sent.arrival < at || (edge.sent.arrival == at && arrival)))
+        at = edge.sent.arrival, arrival = true, which = e;
+    }
+    if (at == kNever) return false;
+    // A running edge's model may arrive at its bound itself: after pulls at that instant, but
+    // before arrivals from edges later in edge order, so arrivals wait for a strictly later bound.
+    const double bound = horizon();
+    if (arrival ? at >= bound : at > bound) return false;
+    cloud_now_ = std::max(cloud_now_, at);
+    auto& edge = edges_[which];
+    if (!arrival) {
+      if (!presence_.online(which, at)) {
+        edge.pull_at = presence_.next_online(which, at);
+        continue;
+      }
+      begin_loop(which, at, global);
+      continue;
+    }
+    since_bytes_up_ += model_bytes_;
+    edge.phase = Edge::Phase::waiting;
+    edge.pull_at = at;
+    if (edge.late) {
+      since_late_.push_back(which);
+      edge.sent = BufferedEdge{};
+      continue;
+    }
+    edge.sent.staleness = cloud_version_ - edge.pulled_version;
+    buffer_.push_back(std::exchange(edge.sent, BufferedEdge{}));
+    if (static_cast<std::int64_t>(buffer_.size()) >= h.buffer) return true;
+  }
+}
+
+// The cloud's step on the full buffer, and the report of everything since the last step:
+// loops that ended (the buffer's, lost, idle, late) and bytes either way.
+double EdgeTier::close_buffered(NamedTensors& global, RoundReport& report, std::vector<std::uint32_t>& aggregated,
+                                ClientShares& shares) {
+  const auto n = edges_.size();
+  report.edge_updates.assign(n, 0);
+  report.edge_weight.assign(n, 0.0);
+  report.edge_arrival.assign(n, kNaN);
+  report.edge_cohort_tv.assign(n, kNaN);
+  report.edge_rounds_run.assign(n, 0);
+  report.edge_busy_seconds.assign(n, kNaN);
+  report.edge_staleness.assign(n, kNaN);
+  std::stable_sort(buffer_.begin(), buffer_.end(),
+                   [](const BufferedEdge& a, const BufferedEdge& b) { return a.edge < b.edge; });
+  const auto weights = buffer_weights(buffer_);
+  global = buffered_step(global, buffer_, scenario_.hierarchy.server_lr);
+  std::map<std::uint32_t, double> share_of;
+  std::vector<std::uint32_t> reporting;
+  for (std::size_t k = 0; k < buffer_.size(); ++k) {
+    const auto& b = buffer_[k];
+    const auto e = b.edge;
+    reporting.push_back(e);
+    report.edge_updates[e] += static_cast<std::uint32_t>(b.aggregated.size());
+    report.edge_weight[e] += weights[k];
+    report.edge_arrival[e] = b.arrival;
+    report.edge_rounds_run[e] += b.rounds_run;
+    report.edge_busy_seconds[e] = b.busy_seconds;
+    report.edge_staleness[e] = static_cast<double>(b.staleness);
+    if (!b.aggregated.empty() && !edges_[e].labels.empty())
+      report.edge_cohort_tv[e] = total_variation(normalised(label_counts(population_, b.aggregated)), edges_[e].labels);
+    for (const auto& [c, s] : b.shares) share_of[c] += weights[k] * s / static_cast<double>(b.rounds_run);
+    aggregated.insert(aggregated.end(), b.aggregated.begin(), b.aggregated.end());
+  }
+  shares.assign(share_of.begin(), share_of.end());
+  std::sort(aggregated.begin(), aggregated.end());
+  aggregated.erase(std::unique(aggregated.begin(), aggregated.end()), aggregated.end());
+  report.edges_reported = reporting;
+  report.edges_lost = std::exchange(since_lost_, {});
+  report.edges_idle = std::exchange(since_idle_, {});
+  report.edges_late = std::exchange(since_late_, {});
+  for (const auto* list : {&report.edges_reported, &report.edges_lost, &report.edges_idle, &report.edges_late})
+    report.edges_sampled.insert(report.edges_sampled.end(), list->begin(), list->end());
+  std::sort(report.edges_sampled.begin(), report.edges_sampled.end());
+  report.edge_bytes_up = std::exchange(since_bytes_up_, 0);
+  report.edge_bytes_down = std::exchange(since_bytes_down_, 0);
+  report.edge_reported_tv = reported_tv(reporting);
+  weights_.push(report.edge_weight);
+  report.edge_participation_bias = participation_bias();
+  buffer_.clear();
+  ++cloud_version_;
+  for (auto& edge : edges_)  // idle loops that took no time try again with the new model
+    if (edge.phase == Edge::Phase::waiting && edge.pull_at == kNever) edge.pull_at = cloud_now_;
+  return cloud_now_;
+}
+
+void EdgeTier::archive_buffered_state(StateArchive& ar) {
+  ar.section("fedbuff cloud");
+  ar.value(started_);
+  ar.value(cloud_version_);
+  ar.value(cloud_now_);
+  archive_buffered(ar, buffer_);
+  ar.values(since_lost_);
+  ar.values(since_idle_);
+  ar.values(since_late_);
+  ar.value(since_bytes_up_);
+  ar.value(since_bytes_down_);
+  for (auto& edge : edges_) {
+    ar.value(edge.phase);
+    ar.value(edge.pull_at);
+    ar.value(edge.clock);
+    ar.value(edge.began);
+    ar.value(edge.rounds_run);
+    ar.value(edge.loops);
+    ar.value(edge.pulled_version);
+    ar.value(edge.lost);
+    ar.value(edge.moved);
+    ar.value(edge.stopped);
+    ar.value(edge.late);
+    ar.values(edge.aggregated);
+    archive_shares(ar, edge.shares);
+    archive_named(ar, edge.model);
+    archive_named(ar, edge.pulled);
+    std::vector<BufferedEdge> sent;
+    if (edge.phase == Edge::Phase::sending) sent.push_back(std::move(edge.sent));
+    archive_buffered(ar, sent);
+    if (!sent.empty()) edge.sent = std::move(sent.front());
+  }
+}
+
+}  // namespace drift

@@ -1,0 +1,124 @@
+// hierarchy.cloud = "fedbuff" (docs/hierarchy.md#asynchronous-edges): edges that loop on their own
+// clocks and a cloud that steps every `buffer` edge models, against hand-computed models and times.
+#include <cmath>
+
+#include "engine/core/error.hpp"
+#include "scenario_error.hpp"
+#include "sim_harness.hpp"
+
+namespace drift {
+namespace {
+
+using test::error_of;
+using test::Sim;
+
+// Edge a holds clients 0 and 1, edge b clients 2 and 3; b's link takes 5 s each way.
+const std::string kBuffered = test::kTwoGroups + R"(
+[hierarchy]
+edge_rounds = 1
+assign = "group"
+cloud = "fedbuff"
+buffer = 1
+[hierarchy.edge.a]
+[hierarchy.edge.b]
+latency = 5.0
+)";
+
+// One client task: 1000 bytes down at 1.25e7 B/s, 0.05 s each way, 10 s of compute, 500 bytes up
+// at 1.25e6 B/s (the harness's profile).
+const double kTask = 1000 / 1.25e7 + 0.05 + 10.0 + 0.05 + 500 / 1.25e6;
+
+}  // namespace
+
+TEST_CASE("fedbuff cloud: each edge's model steps the cloud when it arrives, weighted by its staleness") {
+  // The fake client returns its model plus (id + 1). Both edges pull 0 at time 0. Edge a's round
+  // (clients 0, 1) makes 1.5 and arrives at T; the buffer of one steps the cloud to 1.5 (cloud
+  // step 1). Edge a pulls 1.5 and trains it to 3 by 2T. Edge b's round (from 5 s) makes 3.5, which
+  // arrives at T + 10 < 2T one step stale: 1.5 + 3.5 / sqrt(2) (step 2). Edge a's 3 arrives at 2T,
+  // pulled one step ago: + (3 - 1.5) / sqrt(2) (step 3).
+  Sim sim(kBuffered, {{"evaluation.every", "1"}, {"federation.rounds", "3"}});
+  sim.run();
+  REQUIRE(sim.host.finished);
+  REQUIRE(sim.host.reports.size() == 3);
+  const double step2 = 1.5 + 3.5 / std::sqrt(2.0);
+  CHECK(sim.host.evaluated[0] == 1.5);
+  CHECK(sim.host.evaluated[1] == Approx(step2).epsilon(1e-15));
+  CHECK(sim.host.evaluated[2] == Approx(step2 + 1.5 / std::sqrt(2.0)).epsilon(1e-15));
+  const auto &r1 = sim.host.reports[0], &r2 = sim.host.reports[1], &r3 = sim.host.reports[2];
+  CHECK(r1.time_end == Approx(kTask).epsilon(1e-12));
+  CHECK(r2.time_end == Approx(kTask + 10.0).epsilon(1e-12));
+  CHECK(r3.time_end == Approx(2 * kTask).epsilon(1e-12));
+  CHECK(r1.edges_reported == std::vector<std::uint32_t>{0});
+  CHECK(r2.edges_reported == std::vector<std::uint32_t>{1});
+  CHECK(r3.edges_reported == std::vector<std::uint32_t>{0});
+  CHECK(r1.edge_staleness[0] == 0.0);
+  CHECK(std::isnan(r1.edge_staleness[1]));
+  CHECK(r2.edge_staleness[1] == 1.0);
+  CHECK(r3.edge_staleness[0] == 1.0);
+  CHECK(r2.edge_weight[1] == Approx(1.0 / std::sqrt(2.0)).epsilon(1e-15));
+  CHECK(r1.aggregated == std::vector<std::uint32_t>{0, 1});
+  CHECK(r2.aggregated == std::vector<std::uint32_t>{2, 3});
+  // Edge b's clients answered at 5 + T, after step 1: their records are in step 2's report.
+  for (const auto& c : r1.clients) CHECK(c.time <= r1.time_end);
+  bool b_in_r2 = false;
+  for (const auto& c : r2.clients) b_in_r2 = b_in_r2 || (c.client_id == 2 && name_of(c.event) == "finished");
+  CHECK(b_in_r2);
+  // Each edge pulled once per loop: a twice, b twice (after its arrival) by step 3.
+  CHECK(r1.edge_bytes_down + r2.edge_bytes_down + r3.edge_bytes_down > 0);
+}
+
+TEST_CASE("fedbuff cloud with a buffer of every edge and equal links takes the sync cloud's first step") {
+  const std::vector<Override> both{{"evaluation.every", "1"},        {"federation.rounds", "1"},
+                                   {"hierarchy.edge.b.latency", "0"}, {"hierarchy.buffer", "2"}};
+  Sim buffered(kBuffered, both);
+  buffered.run();
+  auto sync = both;
+  sync.push_back({"hierarchy.cloud", "\"sync\""});
+  Sim rounds(kBuffered, sync);
+  rounds.run();
+  CHECK(buffered.host.evaluated == std::vector<double>{2.5});
+  CHECK(rounds.host.evaluated == buffered.host.evaluated);
+  CHECK(buffered.host.reports[0].edges_reported == std::vector<std::uint32_t>{0, 1});
+  CHECK(buffered.host.reports[0].time_end == rounds.host.reports[0].time_end);
+}
+
+TEST_CASE("fedbuff cloud: edges answered in any order give the same run") {
+  const std::vector<Override> o{{"evaluation.every", "1"}, {"federation.rounds", "6"}, {"simulation.dropout", "0.3"}};
+  Sim forward(kBuffered, o), backward(kBuffered, o);
+  forward.run();
+  backward.run(true);
+  CHECK(forward.host.evaluated == backward.host.evaluated);
+  CHECK(forward.host.requests == backward.host.requests);
+  REQUIRE(forward.host.reports.size() == backward.host.reports.size());
+  for (std::size_t i = 0; i < forward.host.reports.size(); ++i)
+    CHECK(forward.host.reports[i].time_end == backward.host.reports[i].time_end);
+}
+
+TEST_CASE("fedbuff cloud: a loop cut by the edge's cycle is lost, and the edge pulls again when back") {
+  // Edge a is online [0, 20) of every 40 s, edge b [20, 40). a's first loop reports at T (step 1);
+  // its second, from T, would arrive at 2T > 20: lost. b pulls at 20, its model is ready at
+  // 25 + T but needs 5 s more to reach the cloud, past 40: lost too. a pulls again at 40 and
+  // reports at 40 + T, fresh (step 2).
+  Sim sim(kBuffered, {{"evaluation.every", "1"},
+                      {"federation.rounds", "2"},
+                      {"hierarchy.availability", "\"diurnal\""},
+                      {"hierarchy.period", "40"},
+                      {"hierarchy.online_fraction", "0.5"}});
+  sim.run();
+  REQUIRE(sim.host.reports.size() == 2);
+  const auto& r2 = sim.host.reports[1];
+  CHECK(r2.edges_lost == std::vector<std::uint32_t>{0, 1});
+  CHECK(r2.edges_reported == std::vector<std::uint32_t>{0});
+  CHECK(r2.edges_sampled == std::vector<std::uint32_t>{0, 0, 1});  // loops that ended, by fate
+  CHECK(r2.time_end == Approx(40.0 + kTask).epsilon(1e-12));
+  CHECK(r2.edge_staleness[0] == 0.0);
+  CHECK(sim.host.evaluated[1] == 3.0);  // 1.5 + (3 - 1.5)
+}
+
+TEST_CASE("fedbuff clouds that cannot run are refused with the reason") {
+  const std::string base = kBuffered;
+  CHECK_THAT(error_of(base, {{"hierarchy.edges_per_round", "1"}}), Catch::Contains("every online edge pulls the global model"));
+  CHECK_THAT(error_of(base + "[availability]\nmodel = \"bernoulli\"\n"), Catch::Contains("steps with rounds"));
+}
+
+}  // namespace drift
