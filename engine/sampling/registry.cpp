@@ -63,7 +63,10 @@ std::string cohort_description(const Scenario& s) {
   if (const auto& h = s.hierarchy; h.enabled() && !draws_poisson(s))
     return std::to_string(s.sampler.cohort_size(std::max(1u, s.clients / h.edges))) + " clients per edge round at " +
            std::to_string(h.edges) + (h.named.empty() ? "" : " named") + " edges (" + name_of(h.assign) + "), " +
-           std::to_string(h.edge_rounds) + " edge round(s) per cloud round" +
+           std::to_string(h.edge_rounds) + " edge round(s) per " +
+           (h.cloud == EdgeCloud::fedbuff
+                ? "loop, the cloud stepping every " + std::to_string(h.buffer) + " edge model(s) (fedbuff)"
+                : std::string("cloud round")) +
            (expected_online_edges(h) < h.edges ? ", diurnal edges" : "") + edges_by_model(h);
   if (!draws_poisson(s)) return std::to_string(s.sampler.cohort_size(s.clients)) + " clients per round";
   char text[96];

@@ -60,6 +60,12 @@ RoundEstimate estimate_rounds(const Scenario& s, const Population& p, std::uint6
       e.round = static_cast<double>(h.edge_rounds) * e.round + slowest;
       e.basis = std::to_string(h.edge_rounds) + " edge round(s) of " + e.basis + ", and the slowest edge-cloud link";
       if (h.deadline > 0 && h.deadline < e.round) e.round = h.deadline, e.basis = "the cloud's deadline";
+      if (h.cloud == EdgeCloud::fedbuff) {  // the online edges loop side by side; a step takes `buffer` models
+        const double at_work = std::max(1.0, expected_online_edges(h));
+        e.round *= static_cast<double>(h.buffer) / at_work;
+        e.basis = std::to_string(h.buffer) + " edge model(s) from " + std::to_string(std::lround(at_work)) +
+                  " edges at work, each loop " + e.basis;
+      }
     }
   } else {
     const double per = s.simulation.mode == SimulationMode::fedbuff ? static_cast<double>(s.async.buffer_size) : 1.0;

@@ -86,6 +86,8 @@ WallEstimate estimate_wall_time(const Scenario& s, const FederationData& data, M
     double edges = std::max(1.0, std::round(expected_online_edges(h)));
     if (h.edges_per_round > 0) edges = std::min(edges, static_cast<double>(h.edges_per_round));
     waves = static_cast<double>(h.edge_rounds) * std::ceil(edges * per_edge / e.slots);
+    // fedbuff: a cloud step takes `buffer` of the edges' loops, not every online edge's.
+    if (h.cloud == EdgeCloud::fedbuff) waves *= static_cast<double>(h.buffer) / edges;
   } else {
     const double jobs = std::max(1.0, std::min(expected_cohort(s), mean_online(s, data, round_seconds)));
     waves = std::ceil(jobs / e.slots);
