@@ -4,7 +4,7 @@
 # offline on a cycle, with MIFA's per-client memory at each edge, is the same on 1 and 2 slots,
 # interrupted and resumed, and with its clients trained in a worker process on loopback; it
 # writes edges.csv and the edge column of population.csv; named edges with their own links are
-# the same on 1 and 2 slots; bad topologies are refused.
+# the same on 1 and 2 slots; so is the buffered cloud; bad topologies are refused.
 source "$(dirname "$0")/cluster_lib.sh"
 source "$(dirname "$0")/cli_lib.sh"
 cat > "$work/h.toml" <<TOML
@@ -110,6 +110,25 @@ start_worker w2
 expect_exit "$coordinator" 0 "$work/combo.log"
 expect_exit "$worker_pid" 0 "$work/w2.log"
 same "$work/combo1" "$work/combo_worker"
+
+# The buffered cloud (hierarchy.cloud = fedbuff): edges loop on their own clocks; the same on 1
+# and 2 slots, resumed, and with the clients trained in a worker process.
+buffered() { "$drift" run "$work/h.toml" --no-progress --no-plots --set hierarchy.cloud=fedbuff "$@"; }
+rm -rf "$work/one" "$work/two" "$work/resumed"
+same_on_slots_and_resume buffered
+python3 - "$work/one/metrics.jsonl" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+assert all(len(l["edges"]["reported"]) == 2 for l in lines), "a step takes the buffer's 2 models"
+assert any(s and s > 0 for l in lines for s in l["edges"]["staleness"]), "some edge model should be stale"
+PY
+launch_coordinator buffered "$work/buffered.log" run "$work/h.toml" --set hierarchy.cloud=fedbuff --out \
+  "$work/buffered_worker" --workers 1 --no-local --no-plots
+coordinator=$coordinator_pid
+start_worker w3
+expect_exit "$coordinator" 0 "$work/buffered.log"
+expect_exit "$worker_pid" 0 "$work/w3.log"
+same "$work/one" "$work/buffered_worker"
 
 "$drift" validate "$work/named.toml" > "$work/validate.txt"
 grep -q "^  edges: 3 holding 4 to 4 clients (label)" "$work/validate.txt"
