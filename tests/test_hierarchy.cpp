@@ -126,6 +126,34 @@ TEST_CASE("two edges of two clients, two edge rounds per cloud round, match the 
   CHECK(sim.host.reports[1].time_start == r.time_end);
 }
 
+TEST_CASE("an edge's server takes hierarchy.aggregation_seconds per update after each edge round") {
+  // As above, each edge round aggregating two updates: 2 s more per edge round at every edge,
+  // 4 s at edge b, named with its own value.
+  Sim sim(test::kTwoGroups + R"(
+[hierarchy]
+edge_rounds = 2
+assign = "group"
+aggregation_seconds = 1.0
+[hierarchy.edge.a]
+[hierarchy.edge.b]
+aggregation_seconds = 2.0
+)",
+          {{"federation.rounds", "1"}});
+  sim.run();
+  const double task = 1000 / 1.25e7 + 0.05 + 10.0 + 0.05 + 500 / 1.25e6;
+  const auto& r = sim.host.reports[0];
+  CHECK(r.edge_arrival[0] == Approx(2 * task + 4.0).epsilon(1e-12));
+  CHECK(r.edge_arrival[1] == Approx(2 * task + 8.0).epsilon(1e-12));
+  CHECK(r.edge_busy_seconds[1] == Approx(2 * task + 8.0).epsilon(1e-12));
+  CHECK(r.time_end == Approx(2 * task + 8.0).epsilon(1e-12));
+  // Edge b's second round starts once its server is done with the first.
+  CHECK(sim.event(0, 2, "selected").time == 0.0);
+  bool second = false;
+  for (const auto& c : r.clients)
+    second = second || (c.client_id == 2 && name_of(c.event) == "selected" && c.time == Approx(task + 4.0));
+  CHECK(second);
+}
+
 TEST_CASE("the edges' k-th rounds run side by side: one wave of jobs, answered in any order") {
   Sim sim(kTwoEdges, {{"evaluation.every", "1"}});
   sim.driver->start();

@@ -74,7 +74,7 @@ std::string availability_columns(const AvailabilityConfig& a) {
 void write_edges(const std::filesystem::path& path, const HierarchyConfig& h, const Population& p) {
   auto out = open_for_append(path);
   out << "edge,name,clients,num_samples,label_tv,label_js,latency,up_bandwidth,down_bandwidth,availability,period,"
-         "online_fraction,phase\n";
+         "online_fraction,phase,aggregation_seconds\n";
   for (std::uint32_t e = 0; e < p.edges(); ++e) {
     std::uint64_t samples = 0;
     for (auto c : p.edge_members[e]) samples += p.num_samples[c];
@@ -94,7 +94,7 @@ void write_edges(const std::filesystem::path& path, const HierarchyConfig& h, co
                                                             : name_of(profile.availability))
         << ',' << (diurnal ? json(profile.period).dump() : "") << ','
         << (diurnal ? json(profile.online_fraction).dump() : "") << ',' << (diurnal ? json(profile.phase).dump() : "")
-        << '\n';
+        << ',' << json(profile.aggregation_seconds).dump() << '\n';
   }
   flush_checked(out, path);
 }

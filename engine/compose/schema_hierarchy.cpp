@@ -71,6 +71,8 @@ ScenarioSection hierarchy_section() {
            .range(0.0, kMaxRate).idle_when(flat),
        bind_key<S>("down_bandwidth", "cloud -> edge bytes per second; 0 = transfers take no time", &S::hierarchy, &Hc::down_bandwidth)
            .range(0.0, kMaxRate).idle_when(flat),
+       bind_key<S>("aggregation_seconds", "virtual seconds an edge's server takes per update it aggregates, after each edge round; 0 = none",
+                   &S::hierarchy, &Hc::aggregation_seconds).range(0.0, kMaxVirtualSeconds).idle_when(flat),
        bind_key<S>("deadline", "virtual seconds after a cloud round's start (cloud = fedbuff: after the edge's pull) by which an edge's model must arrive; later ones are discarded; 0 = none",
                    &S::hierarchy, &Hc::deadline).range(0.0, kMaxVirtualSeconds).idle_when(flat),
        bind_key<S>("keep_work", "an edge that goes offline between its edge rounds or before its model reaches the cloud keeps its model and sends it once back online (the cloud waits, up to its deadline); false: it loses the cloud round's work",
@@ -99,6 +101,8 @@ const std::vector<KeyBinding<EdgeProfile>>& edge_profile_keys() {
           .optional().range(0.0, 1.0, true),
       bind_key<E>("phase", "diurnal: where in the cycle the edge starts, a share of the period (default e / edges)",
                   &E::phase).optional().range(0.0, 1.0),
+      bind_key<E>("aggregation_seconds", "virtual seconds this edge's server takes per update it aggregates", &E::aggregation_seconds)
+          .optional().range(0.0, kMaxVirtualSeconds),
       bind_key<E>("group", "assign = group: the group this edge holds (default: the group of the edge's name)", &E::group)
           .optional(),
   };

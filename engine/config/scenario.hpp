@@ -183,10 +183,11 @@ struct EdgeProfile {
   double up_bandwidth = 0.0;    // edge -> cloud bytes per second; 0 = no transfer time
   double down_bandwidth = 0.0;  // cloud -> edge
   EdgeAvailability availability = EdgeAvailability::always;
-  double period = 86400.0;       // diurnal: seconds of one cycle
-  double online_fraction = 0.5;  // diurnal: share of each cycle the edge is online
-  double phase = -1.0;           // diurnal: its shift, a share of the period; < 0: e / edges
-  std::string group;             // assign = group: the group it holds; "": the group of its name
+  double period = 86400.0;           // diurnal: seconds of one cycle
+  double online_fraction = 0.5;      // diurnal: share of each cycle the edge is online
+  double phase = -1.0;               // diurnal: its shift, a share of the period; < 0: e / edges
+  std::string group;                 // assign = group: the group it holds; "": the group of its name
+  double aggregation_seconds = 0.0;  // its server's time per update it aggregates
 };
 
 // A hierarchical federation (docs/hierarchy.md): clients report to edge aggregators, which
@@ -212,6 +213,7 @@ struct HierarchyConfig {
   EdgeAvailability availability = EdgeAvailability::always;
   double period = 86400.0;
   double online_fraction = 0.5;
+  double aggregation_seconds = 0.0;
   std::vector<EdgeProfile> named;  // [hierarchy.edge.NAME] in name order: edge i is the i-th
   // The values above as an edge's profile: a numbered edge's, and where a named one starts.
   EdgeProfile shared_profile() const {
@@ -222,6 +224,7 @@ struct HierarchyConfig {
     p.availability = availability;
     p.period = period;
     p.online_fraction = online_fraction;
+    p.aggregation_seconds = aggregation_seconds;
     return p;
   }
   // availability = "model": [hierarchy.availability_model], a client availability model with

@@ -166,7 +166,9 @@ void EdgeTier::finish(const EdgeRound& round, double end, const std::vector<std:
     return;
   }
   auto& edge = edges_.at(round.edge);
-  edge.clock = end;
+  // The edge's server then aggregates what it accepted (hierarchy.aggregation_seconds each).
+  const auto aggregating = edge_profile(scenario_.hierarchy, round.edge).aggregation_seconds;
+  edge.clock = end + aggregating * static_cast<double>(aggregated.size());
   ++edge.rounds_run;
   edge.moved = edge.moved || moved;
   edge.aggregated.insert(edge.aggregated.end(), aggregated.begin(), aggregated.end());

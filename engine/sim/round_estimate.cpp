@@ -51,14 +51,17 @@ RoundEstimate estimate_rounds(const Scenario& s, const Population& p, std::uint6
       const auto link = [&](double latency, double bandwidth) {
         return latency + (bandwidth > 0 ? bytes / bandwidth : 0.0);
       };
-      double slowest = 0.0;  // the slowest edge's link, down and up
+      double slowest = 0.0;      // the slowest edge's link, down and up
+      double aggregating = 0.0;  // the slowest edge server's time per update
       for (std::uint32_t edge = 0; edge < h.edges; ++edge) {
         const auto profile = edge_profile(h, edge);
         slowest = std::max(slowest,
                            link(profile.latency, profile.down_bandwidth) + link(profile.latency, profile.up_bandwidth));
+        aggregating = std::max(aggregating, profile.aggregation_seconds);
       }
-      e.round = static_cast<double>(h.edge_rounds) * e.round + slowest;
-      e.basis = std::to_string(h.edge_rounds) + " edge round(s) of " + e.basis + ", and the slowest edge-cloud link";
+      e.round = static_cast<double>(h.edge_rounds) * (e.round + needed * aggregating) + slowest;
+      e.basis = std::to_string(h.edge_rounds) + " edge round(s) of " + e.basis +
+                (aggregating > 0 ? " and their aggregation" : "") + ", and the slowest edge-cloud link";
       if (h.deadline > 0 && h.deadline < e.round) e.round = h.deadline, e.basis = "the cloud's deadline";
       if (h.cloud == EdgeCloud::fedbuff) {  // the online edges loop side by side; a step takes `buffer` models
         const double at_work = std::max(1.0, expected_online_edges(h));

@@ -30,12 +30,14 @@ std::string availability_text(const HierarchyConfig& h, const EdgeProfile& p, bo
   return "";
 }
 
-// "0.2 s latency, 1e+07 B/s up, instant down"
+// "0.2 s latency, 1e+07 B/s up, instant down[, 0.5 s per update aggregated]"
 std::string link_text(const EdgeProfile& p) {
   const auto rate = [](double bandwidth, const char* way) {
     return bandwidth > 0 ? printed("%g", bandwidth) + " B/s " + way : std::string("instant ") + way;
   };
-  return printed("%g", p.latency) + " s latency, " + rate(p.up_bandwidth, "up") + ", " + rate(p.down_bandwidth, "down");
+  return printed("%g", p.latency) + " s latency, " + rate(p.up_bandwidth, "up") + ", " +
+         rate(p.down_bandwidth, "down") +
+         (p.aggregation_seconds > 0 ? ", " + printed("%g", p.aggregation_seconds) + " s per update aggregated" : "");
 }
 
 }  // namespace
