@@ -68,8 +68,10 @@ TEST_CASE("fedbuff cloud: each edge's model steps the cloud when it arrives, wei
 }
 
 TEST_CASE("fedbuff cloud with a buffer of every edge and equal links takes the sync cloud's first step") {
-  const std::vector<Override> both{{"evaluation.every", "1"},        {"federation.rounds", "1"},
-                                   {"hierarchy.edge.b.latency", "0"}, {"hierarchy.buffer", "2"}};
+  const std::vector<Override> both{{"evaluation.every", "1"},
+                                   {"federation.rounds", "1"},
+                                   {"hierarchy.edge.b.latency", "0"},
+                                   {"hierarchy.buffer", "2"}};
   Sim buffered(kBuffered, both);
   buffered.run();
   auto sync = both;
@@ -117,7 +119,8 @@ TEST_CASE("fedbuff cloud: a loop cut by the edge's cycle is lost, and the edge p
 
 TEST_CASE("fedbuff clouds that cannot run are refused with the reason") {
   const std::string base = kBuffered;
-  CHECK_THAT(error_of(base, {{"hierarchy.edges_per_round", "1"}}), Catch::Contains("every online edge pulls the global model"));
+  CHECK_THAT(error_of(base, {{"hierarchy.edges_per_round", "1"}}),
+             Catch::Contains("every online edge pulls the global model"));
   CHECK_THAT(error_of(base + "[availability]\nmodel = \"bernoulli\"\n"), Catch::Contains("steps with rounds"));
 }
 

@@ -66,7 +66,8 @@ void EdgeTier::end_loop(std::uint32_t e, Roster& roster) {
   const auto link = edge_profile(h, e);
   const double up = transfer_seconds(link.latency, model_bytes_, link.up_bandwidth);
   const double arrival = h.keep_work ? presence_.upload_arrival(e, edge.clock, up) : edge.clock + up;
-  const double lost_at = h.keep_work ? (arrival < kNever ? kNever : edge.clock) : presence_.next_offline(e, edge.pull_at);
+  const double lost_at =
+      h.keep_work ? (arrival < kNever ? kNever : edge.clock) : presence_.next_offline(e, edge.pull_at);
   if (lost_at < arrival) {
     since_lost_.push_back(e);
     return wait(presence_.next_online(e, lost_at));
