@@ -51,6 +51,10 @@ from = 2
 to = 3
 )";
 
+// One client task in the harness's world: 1000 bytes down at 1.25e7 B/s, 0.05 s each way, 10 s
+// of compute, 500 bytes up at 1.25e6 B/s.
+inline const double kTaskSeconds = 1000 / 1.25e7 + 0.05 + 10.0 + 0.05 + 500 / 1.25e6;
+
 // Trains instantly: the update is the received weight plus (client + 1).
 struct FakeHost : JobRunner, DriverListener {
   std::uint64_t task_size = 1000, upload_size = 500;

@@ -24,10 +24,6 @@ buffer = 1
 latency = 5.0
 )";
 
-// One client task: 1000 bytes down at 1.25e7 B/s, 0.05 s each way, 10 s of compute, 500 bytes up
-// at 1.25e6 B/s (the harness's profile).
-const double kTask = 1000 / 1.25e7 + 0.05 + 10.0 + 0.05 + 500 / 1.25e6;
-
 }  // namespace
 
 TEST_CASE("fedbuff cloud: each edge's model steps the cloud when it arrives, weighted by its staleness") {
@@ -45,9 +41,9 @@ TEST_CASE("fedbuff cloud: each edge's model steps the cloud when it arrives, wei
   CHECK(sim.host.evaluated[1] == Approx(step2).epsilon(1e-15));
   CHECK(sim.host.evaluated[2] == Approx(step2 + 1.5 / std::sqrt(2.0)).epsilon(1e-15));
   const auto &r1 = sim.host.reports[0], &r2 = sim.host.reports[1], &r3 = sim.host.reports[2];
-  CHECK(r1.time_end == Approx(kTask).epsilon(1e-12));
-  CHECK(r2.time_end == Approx(kTask + 10.0).epsilon(1e-12));
-  CHECK(r3.time_end == Approx(2 * kTask).epsilon(1e-12));
+  CHECK(r1.time_end == Approx(test::kTaskSeconds).epsilon(1e-12));
+  CHECK(r2.time_end == Approx(test::kTaskSeconds + 10.0).epsilon(1e-12));
+  CHECK(r3.time_end == Approx(2 * test::kTaskSeconds).epsilon(1e-12));
   CHECK(r1.edges_reported == std::vector<std::uint32_t>{0});
   CHECK(r2.edges_reported == std::vector<std::uint32_t>{1});
   CHECK(r3.edges_reported == std::vector<std::uint32_t>{0});
@@ -112,7 +108,7 @@ TEST_CASE("fedbuff cloud: a loop cut by the edge's cycle is lost, and the edge p
   CHECK(r2.edges_lost == std::vector<std::uint32_t>{0, 1});
   CHECK(r2.edges_reported == std::vector<std::uint32_t>{0});
   CHECK(r2.edges_sampled == std::vector<std::uint32_t>{0, 0, 1});  // loops that ended, by fate
-  CHECK(r2.time_end == Approx(40.0 + kTask).epsilon(1e-12));
+  CHECK(r2.time_end == Approx(40.0 + test::kTaskSeconds).epsilon(1e-12));
   CHECK(r2.edge_staleness[0] == 0.0);
   CHECK(sim.host.evaluated[1] == 3.0);  // 1.5 + (3 - 1.5)
 }

@@ -346,7 +346,7 @@ class Validator {
       const auto action = choice_from<Act>(entry["action"].value<std::string>().value());
       const bool needs_group = action == Act::offline || action == Act::online || action == Act::speed ||
                                action == Act::leave || action == Act::join;
-      if (needs_group) {
+      if (needs_group && !entry.contains("edge")) {
         require(entry, &node, prefix, "group", "for action " + name_of(action));
         const auto group = entry["group"].value<std::string>().value();
         if (std::find(group_names.begin(), group_names.end(), group) == group_names.end()) {

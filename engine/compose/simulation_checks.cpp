@@ -67,13 +67,37 @@ void check_fedbuff_cloud(const Scenario& s, const Refuse& refuse) {
              "' steps with cloud rounds, which the buffered cloud does not have; use a model in time");
 }
 
+// [[timeline]] entries with `edge`: an edge's outage, offline then online again, by time (its
+// availability is asked ahead: will its model arrive before it goes offline?).
+template <class Refuse>
+void check_edge_outages(const Scenario& s, const Refuse& refuse) {
+  for (const auto& e : s.timeline) {
+    if (e.edge.empty()) continue;
+    const auto where = "timeline[" + std::to_string(e.index) + "] edge = \"" + e.edge + "\": ";
+    if (e.action != TimelineAction::offline && e.action != TimelineAction::online)
+      refuse(where + "an edge can be taken offline or brought back online, not action " + name_of(e.action));
+    if (!e.group.empty()) refuse(where + "give an edge or a group, not both");
+    if (e.at_time < 0)
+      refuse(where +
+             "an edge's outage is set by at_time: the driver asks ahead whether an edge stays online "
+             "until its model arrives, which a round number does not say");
+    if (!edge_by_text(s.hierarchy, e.edge)) refuse(where + "not one of " + edge_choices(s.hierarchy));
+  }
+}
+
 }  // namespace
 
 // A hierarchy runs sync rounds at the edges, one server half per edge, and the cloud averages
 // edge models (in rounds, or FedBuff's buffer): what cannot take part in that is refused here with the reason.
 void check_hierarchy(const Scenario& s, const AlgorithmInfo& algorithm, const std::string& source) {
   const auto& h = s.hierarchy;
-  if (!h.enabled()) return;
+  if (!h.enabled()) {
+    for (const auto& e : s.timeline)
+      if (!e.edge.empty())
+        throw UserError(source + ": timeline[" + std::to_string(e.index) + "] takes edge \"" + e.edge +
+                        "\" offline or online, but the federation is flat (hierarchy.edges = 0)");
+    return;
+  }
   const auto refuse = [&](const std::string& why) { throw UserError(source + ": [hierarchy] " + why); };
   if (s.simulation.mode != SimulationMode::sync)
     refuse("runs sync rounds at the edges and at the cloud; simulation.mode = " + name_of(s.simulation.mode) +
@@ -99,6 +123,7 @@ void check_hierarchy(const Scenario& s, const AlgorithmInfo& algorithm, const st
     refuse("edges_per_round = " + std::to_string(h.edges_per_round) + " is more than the " + std::to_string(h.edges) +
            " edges");
   if (h.cloud == EdgeCloud::fedbuff) check_fedbuff_cloud(s, refuse);
+  check_edge_outages(s, refuse);
   if (s.privacy.mode != PrivacyMode::none)
     refuse("with [privacy]: the accountant and its ledgers count one tier of aggregation, not two");
   if (s.secure_aggregation.protocol != SecAggProtocol::none)

@@ -131,6 +131,7 @@ struct TimelineEntry {
   double at_time = -1.0;
   TimelineAction action = TimelineAction::offline;
   std::string group;      // group the action applies to (offline, online, speed, leave, join)
+  std::string edge;       // or, for offline and online at_time, the edge ([hierarchy]: a name or number)
   double value = 0.0;     // speed factor, fraction, deadline
   std::string sampler;    // for action = sampler
   std::size_t index = 0;  // position in the file, for messages

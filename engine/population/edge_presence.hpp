@@ -1,7 +1,8 @@
 #pragma once
 // When each edge of a hierarchy is online (docs/hierarchy.md#edge-availability): its own rule
 // (always, or diurnal with its period, online fraction and phase), or under availability =
-// "model" a client availability model of the catalogue, with the edges in the clients' place.
+// "model" a client availability model of the catalogue, with the edges in the clients' place;
+// and, over either, the outages the timeline scripts ([[timeline]] entries with `edge`).
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -31,9 +32,14 @@ class EdgePresence {
   double upload_arrival(std::uint32_t edge, double ready, double seconds);
 
  private:
+  bool rule_online(std::uint32_t edge, double t);
+  // The scripted outage holding t, as [from, until), or null.
+  const std::pair<double, double>* outage_at(std::uint32_t edge, double t) const;
+
   const HierarchyConfig& hierarchy_;
-  std::vector<bool> by_model_;                // per edge: availability = "model"
-  std::unique_ptr<AvailabilityModel> model_;  // availability = "model" only
+  std::vector<std::vector<std::pair<double, double>>> outages_;  // per edge, ascending, disjoint
+  std::vector<bool> by_model_;                                   // per edge: availability = "model"
+  std::unique_ptr<AvailabilityModel> model_;                     // availability = "model" only
 };
 
 }  // namespace drift

@@ -107,20 +107,9 @@ std::vector<std::uint32_t> from_file(const HierarchyConfig& h, const Population&
     const auto c = static_cast<std::uint32_t>(id);
     if (edge_of[c] != kUnset) throw UserError(where + "client " + std::to_string(c) + " has a second row");
     const auto& text = table.texts[i].front();  // the one text column
-    std::uint32_t e = kUnset;
-    for (std::uint32_t k = 0; k < h.named.size(); ++k)
-      if (h.named[k].name == text) e = k;
-    if (e == kUnset && !text.empty() &&
-        std::all_of(text.begin(), text.end(), [](unsigned char ch) { return std::isdigit(ch) != 0; }) &&
-        text.size() < 10)
-      e = static_cast<std::uint32_t>(std::stoul(text));
-    if (e == kUnset || e >= h.edges) {
-      std::vector<std::string> names;
-      for (const auto& n : h.named) names.push_back(n.name);
-      throw UserError(where + "edge '" + text + "' is not one of the " + std::to_string(h.edges) + " edges (" +
-                      (names.empty() ? "numbers 0 to " + std::to_string(h.edges - 1) : "names " + join(names)) + ")");
-    }
-    edge_of[c] = e;
+    const auto e = edge_by_text(h, text);
+    if (!e) throw UserError(where + "edge '" + text + "' is not one of " + edge_choices(h));
+    edge_of[c] = *e;
   }
   for (std::uint32_t c = 0; c < p.size(); ++c)
     if (edge_of[c] == kUnset)
@@ -176,6 +165,22 @@ EdgeProfile edge_profile(const HierarchyConfig& h, std::uint32_t edge) {
   EdgeProfile p = edge < h.named.size() ? h.named[edge] : h.shared_profile();
   if (p.phase < 0) p.phase = static_cast<double>(edge) / static_cast<double>(std::max<std::uint32_t>(h.edges, 1));
   return p;
+}
+
+std::optional<std::uint32_t> edge_by_text(const HierarchyConfig& h, const std::string& text) {
+  for (std::uint32_t k = 0; k < h.named.size(); ++k)
+    if (h.named[k].name == text) return k;
+  const bool number = !text.empty() && text.size() < 10 &&
+                      std::all_of(text.begin(), text.end(), [](unsigned char ch) { return std::isdigit(ch) != 0; });
+  if (!number || std::stoul(text) >= h.edges) return std::nullopt;
+  return static_cast<std::uint32_t>(std::stoul(text));
+}
+
+std::string edge_choices(const HierarchyConfig& h) {
+  std::vector<std::string> names;
+  for (const auto& n : h.named) names.push_back(n.name);
+  return "the " + std::to_string(h.edges) + " edges (" +
+         (names.empty() ? "numbers 0 to " + std::to_string(h.edges - 1) : "names " + join(names)) + ")";
 }
 
 std::string edge_label(const HierarchyConfig& h, std::uint32_t edge) {

@@ -3,6 +3,7 @@
 // each client reports to, and when an edge is online. Pure functions of the scenario and the
 // population, so the server, the sampler and every worker derive the same map.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,10 @@ std::vector<std::vector<std::uint32_t>> edge_members(const std::vector<std::uint
 EdgeProfile edge_profile(const HierarchyConfig& h, std::uint32_t edge);
 // "edge 'north'" for a named edge, "edge 3" otherwise: how messages name it.
 std::string edge_label(const HierarchyConfig& h, std::uint32_t edge);
+// The edge a text names: a named edge's name, or an edge's number; none when neither.
+std::optional<std::uint32_t> edge_by_text(const HierarchyConfig& h, const std::string& text);
+// "the 3 edges (names farm, hub, port)", for messages.
+std::string edge_choices(const HierarchyConfig& h);
 
 // How many edges are online at a random moment: the sum of their online shares.
 double expected_online_edges(const HierarchyConfig& h);

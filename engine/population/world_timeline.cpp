@@ -10,6 +10,10 @@ WorldTimeline::WorldTimeline(const Scenario& scenario, const Population& populat
   using A = TimelineAction;
   for (std::size_t i = 0; i < entries_.size(); ++i) {
     const auto& e = entries_[i];
+    if (!e.edge.empty()) {  // an edge's outage: EdgePresence's, known in advance
+      applied_[i] = 1;
+      continue;
+    }
     if (e.at_time < 0) continue;
     if (e.action == A::offline || e.action == A::online || e.action == A::leave) {
       apply_to_world(i, e.at_time, availability, presence);

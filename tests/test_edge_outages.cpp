@@ -1,0 +1,93 @@
+// [[timeline]] entries with `edge` (docs/hierarchy.md#scripted-outages): an edge taken offline at
+// a time and brought back, over its own availability rule, against hand-computed fates.
+#include <cmath>
+
+#include "engine/core/error.hpp"
+#include "engine/population/edge_presence.hpp"
+#include "scenario_error.hpp"
+#include "sim_harness.hpp"
+
+namespace drift {
+namespace {
+
+using test::error_of;
+using test::Sim;
+
+// Edge a holds clients 0 and 1, edge b clients 2 and 3; b is out from 5 s to 30 s.
+const std::string kOutageEdges = test::kTwoGroups + R"(
+[hierarchy]
+edge_rounds = 1
+assign = "group"
+[hierarchy.edge.a]
+[hierarchy.edge.b]
+)";
+const std::string kOutageEntries = R"(
+[[timeline]]
+at_time = 5.0
+action = "offline"
+edge = "b"
+[[timeline]]
+at_time = 30.0
+action = "online"
+edge = "b"
+)";
+
+}  // namespace
+
+TEST_CASE("a scripted outage takes an edge offline over its own rule, and brings it back") {
+  const auto s = parse_scenario(kOutageEdges + kOutageEntries + "[[timeline]]\nat_time = 50.0\naction = \"offline\"\nedge = \"0\"\n",
+                                "o.toml");
+  EdgePresence presence(s);
+  CHECK(presence.online(1, 4.9));
+  CHECK_FALSE(presence.online(1, 5.0));
+  CHECK(presence.next_offline(1, 0.0) == 5.0);
+  CHECK(presence.next_online(1, 10.0) == 30.0);
+  CHECK(presence.online(1, 30.0));
+  CHECK(presence.next_offline(1, 30.0) == kNever);
+  CHECK(presence.next_online(0, 60.0) == kNever);  // edge 0 (a, by number) is out for good from 50
+  CHECK(presence.upload_arrival(1, 4.0, 2.0) == 32.0);  // cut at 5, sent again from 30
+}
+
+TEST_CASE("an edge out mid-round loses it and is not sampled until it is back") {
+  // Round 1 at 0: both sampled; b's model would arrive at T > 5: lost. Rounds 2 and 3 (from T and
+  // 2T) see b out; round 4 at 3T > 30 has it back.
+  Sim sim(kOutageEdges + kOutageEntries, {{"evaluation.every", "1"}, {"federation.rounds", "4"}});
+  sim.run();
+  REQUIRE(sim.host.reports.size() == 4);
+  const auto& r = sim.host.reports;
+  CHECK(r[0].edges_reported == std::vector<std::uint32_t>{0});
+  CHECK(r[0].edges_lost == std::vector<std::uint32_t>{1});
+  CHECK(r[1].edges_sampled == std::vector<std::uint32_t>{0});
+  CHECK(r[2].edges_sampled == std::vector<std::uint32_t>{0});
+  CHECK(r[3].time_start == Approx(3 * test::kTaskSeconds).epsilon(1e-12));
+  CHECK(r[3].edges_sampled == std::vector<std::uint32_t>{0, 1});
+  CHECK(sim.host.evaluated[0] == 1.5);  // edge a's model alone
+  // The clients' own world is untouched: the timeline's edge entries take no group offline.
+  CHECK(r[1].cohort == std::vector<std::uint32_t>{0, 1});
+
+  // Under the buffered cloud b's first loop is lost too, and it pulls again at 30.
+  Sim buffered(kOutageEdges + kOutageEntries, {{"federation.rounds", "4"}, {"hierarchy.cloud", "\"fedbuff\""},
+                                  {"hierarchy.buffer", "1"}});
+  buffered.run();
+  bool b_reported = false;
+  for (const auto& report : buffered.host.reports)
+    if (!report.edges_reported.empty() && report.edges_reported.front() == 1) {
+      CHECK(report.edge_arrival[1] == Approx(30.0 + test::kTaskSeconds).epsilon(1e-12));
+      b_reported = true;
+    }
+  CHECK(b_reported);
+}
+
+TEST_CASE("edge outages that cannot be scripted are refused with the reason") {
+  const auto entry = [](const std::string& keys) { return "[[timeline]]\naction = \"offline\"\n" + keys; };
+  CHECK_THAT(error_of(kOutageEdges + entry("at_time = 1.0\nedge = \"c\"\n")), Catch::Contains("not one of the 2 edges"));
+  CHECK_THAT(error_of(kOutageEdges + entry("at_round = 2\nedge = \"a\"\n")), Catch::Contains("set by at_time"));
+  CHECK_THAT(error_of(kOutageEdges + entry("at_time = 1.0\nedge = \"a\"\ngroup = \"a\"\n")),
+             Catch::Contains("an edge or a group, not both"));
+  CHECK_THAT(error_of(kOutageEdges + "[[timeline]]\naction = \"speed\"\nvalue = 2.0\nat_time = 1.0\nedge = \"a\"\n"),
+             Catch::Contains("not action speed"));
+  CHECK_THAT(error_of(test::kTwoGroups + entry("at_time = 1.0\nedge = \"0\"\n")),
+             Catch::Contains("the federation is flat"));
+}
+
+}  // namespace drift
