@@ -201,6 +201,13 @@ TEST_CASE("a file maps each client to an edge by number or by name, and bad maps
   CHECK_THAT(refusal("0,0\n1,0\n2,0\n3,0\n"), Catch::Contains("edge 1 holds no client under assign = file"));
   CHECK_THAT(error_of(kGroups + "[hierarchy]\nedges = 2\nassign = \"file\"\n"),
              Catch::Contains("needs hierarchy.file"));
+
+  // The resolved scenario records the map's digest: a resume or a worker reading other bytes is refused.
+  const auto resolved = parse_scenario(with_map("0,1\n1,0\n2,1\n3,0\n", "edges = 2\n"), "h.toml");
+  REQUIRE(resolved.hierarchy.file_digest.size() == 16);
+  CHECK(parse_scenario(resolved.resolved_toml, "again.toml").hierarchy.file_digest == resolved.hierarchy.file_digest);
+  test::write_file(map, "client,edge\n0,0\n1,1\n2,0\n3,1\n");
+  CHECK_THAT(error_of(resolved.resolved_toml), Catch::Contains("the clients' edge map changed since the run started"));
   std::filesystem::remove_all(dir);
 }
 

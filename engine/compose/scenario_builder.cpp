@@ -367,6 +367,7 @@ Scenario build_scenario(toml::table& root, const std::string& source) {
   s.availability.params = read_member_keys("availability", s.availability.model, root);
   read_groups(s, root);
   read_hierarchy_tables(s, root);
+  record_edge_map_digest(s, root);
   read_timeline(s, root);
   s.sampler.params = read_member_keys("sampler", s.sampler.name, root);
   for (const auto& [section, chosen] :

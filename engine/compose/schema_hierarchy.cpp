@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 
 #include "engine/compose/value_reader.hpp"
 #include "engine/config/time_bounds.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/stream_hash.hpp"
 #include "engine/population/availability.hpp"
 #include "engine/population/topology.hpp"
 
@@ -63,6 +65,8 @@ ScenarioSection hierarchy_section() {
            .range(1.0, 1e6).idle_when(sync_cloud),
        bind_key<S>("server_lr", "cloud = fedbuff: the cloud's learning rate on the buffer's weighted mean delta", &S::hierarchy,
                    &Hc::server_lr).range(0.0, {}, true).idle_when(sync_cloud),
+       bind_key<S>("file_digest", "assign = file: the file's digest; written when the scenario is resolved, and a file whose bytes differ is refused",
+                   &S::hierarchy, &Hc::file_digest).idle_when(not_from_file),
        bind_key<S>("edges_per_round", "edges the cloud samples (seeded) among the online ones each cloud round; 0 = every online edge",
                    &S::hierarchy, &Hc::edges_per_round).range(0.0, 1e6).idle_when(flat),
        bind_key<S>("latency", "edge <-> cloud latency, seconds each way", &S::hierarchy, &Hc::latency)
@@ -176,6 +180,20 @@ void read_hierarchy_tables(Scenario& s, const toml::table& root) {
                            " [hierarchy.edge.NAME] tables are not used");
   }
   warn_edge_model(s, root);
+}
+
+void record_edge_map_digest(Scenario& s, toml::table& root) {
+  auto& h = s.hierarchy;
+  if (!h.enabled() || h.assign != EdgeAssignment::file || h.file.empty()) return;
+  std::error_code missing;
+  if (!std::filesystem::is_regular_file(h.file, missing)) return;  // the population's reader says so
+  const auto digest = hash_file(h.file).hex();
+  if (!h.file_digest.empty() && h.file_digest != digest)
+    throw UserError(s.source + ": hierarchy.file " + h.file + " has digest " + digest +
+                    ", but the scenario records hierarchy.file_digest = \"" + h.file_digest +
+                    "\": the clients' edge map changed since the run started (or this machine holds another one)");
+  h.file_digest = digest;
+  root["hierarchy"].as_table()->insert_or_assign("file_digest", digest);
 }
 
 }  // namespace drift

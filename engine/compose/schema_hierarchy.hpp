@@ -17,4 +17,9 @@ const std::vector<ParamSpec>& edge_profile_schema();
 // their count, or 0 for a flat run, which warns) into scenario.hierarchy, named edges in name order.
 void read_hierarchy_tables(Scenario& s, const toml::table& root);
 
+// assign = file: records the edge map's digest as hierarchy.file_digest in `root` (the resolved
+// scenario), or, when the scenario already records one, refuses a file whose bytes differ: a
+// resume, or a worker, must map the clients to the edges the run started with.
+void record_edge_map_digest(Scenario& s, toml::table& root);
+
 }  // namespace drift

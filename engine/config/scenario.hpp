@@ -199,6 +199,7 @@ struct HierarchyConfig {
   std::int64_t edge_rounds = 1;  // kappa_2: edge rounds per cloud round
   EdgeAssignment assign = EdgeAssignment::uniform;
   std::string file;                  // assign = file: a CSV of client,edge (the edge's number or name)
+  std::string file_digest;           // its bytes' hash, recorded when the scenario is resolved
   std::int64_t edges_per_round = 0;  // edges the cloud samples among the online ones; 0 = all
   double deadline = 0.0;             // an edge's model arrives within this of the cloud round's start; 0 = none
   bool keep_work = false;            // an edge that goes offline keeps its model and sends it once back online
