@@ -113,6 +113,15 @@ TEST_CASE("fedbuff cloud: a loop cut by the edge's cycle is lost, and the edge p
   CHECK(sim.host.evaluated[1] == 3.0);  // 1.5 + (3 - 1.5)
 }
 
+TEST_CASE("fedbuff cloud: models past the deadline are late, and a run that never steps says why") {
+  // Each loop takes T (a) or T + 10 (b) from its pull: a deadline of 5 s turns every model away.
+  Sim sim(kBuffered, {{"hierarchy.deadline", "5"}, {"simulation.max_virtual_time", "40"}, {"federation.rounds", "9"}});
+  sim.run();
+  REQUIRE(sim.host.finished);
+  CHECK(sim.host.reports.empty());
+  CHECK_THAT(sim.host.reason, Catch::Contains("before the cloud's first step") && Catch::Contains("late"));
+}
+
 TEST_CASE("fedbuff clouds that cannot run are refused with the reason") {
   const std::string base = kBuffered;
   CHECK_THAT(error_of(base, {{"hierarchy.edges_per_round", "1"}}),

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "engine/algorithms/algorithm.hpp"
@@ -54,6 +55,8 @@ class EdgeTier {
   // fedbuff: the time of the next event waiting (kNever: none; the run cannot go on unless an
   // edge is running).
   double next_event() const;
+  // fedbuff: "2 models in the buffer, 3 late, 1 loop lost, 0 idle" since the last cloud step.
+  std::string since_last_step() const;
   // The next wave of this cloud round: the k-th edge round of every edge still running, in edge
   // order (a flat round's one round); empty when all have run. An edge found offline when its
   // next round would start stops there and is lost.

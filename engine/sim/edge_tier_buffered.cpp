@@ -117,6 +117,12 @@ double EdgeTier::next_event() const {
   return next;
 }
 
+std::string EdgeTier::since_last_step() const {
+  return std::to_string(buffer_.size()) + " model(s) in the buffer of " + std::to_string(scenario_.hierarchy.buffer) +
+         ", " + std::to_string(since_late_.size()) + " late, " + std::to_string(since_lost_.size()) +
+         " loop(s) lost, " + std::to_string(since_idle_.size()) + " idle";
+}
+
 bool EdgeTier::advance(const NamedTensors& global, Roster& roster) {
   settle(roster);
   const auto& h = scenario_.hierarchy;

@@ -141,7 +141,13 @@ class SyncDriver final : public Driver {
       auto rounds = tier_.next_wave();
       const auto past_limit = [&](const EdgeRound& r) { return r.start > limit; };
       if (limit > 0 && !rounds.empty() && std::all_of(rounds.begin(), rounds.end(), past_limit)) {
-        end_run({});  // the edges ran past the time limit before the buffer filled
+        // The edges ran past the time limit before the buffer filled: the run is over, and
+        // says why when it never stepped.
+        if (round_ > 1)
+          end_run({});
+        else
+          end_run({RunStatus::ended, "the edges reached simulation.max_virtual_time before the cloud's first step (" +
+                                         tier_.since_last_step() + ")"});
         return {};
       }
       if (!rounds.empty()) return rounds;
