@@ -35,8 +35,8 @@ edge = "b"
 }  // namespace
 
 TEST_CASE("a scripted outage takes an edge offline over its own rule, and brings it back") {
-  const auto s = parse_scenario(kOutageEdges + kOutageEntries + "[[timeline]]\nat_time = 50.0\naction = \"offline\"\nedge = \"0\"\n",
-                                "o.toml");
+  const auto s = parse_scenario(
+      kOutageEdges + kOutageEntries + "[[timeline]]\nat_time = 50.0\naction = \"offline\"\nedge = \"0\"\n", "o.toml");
   EdgePresence presence(s);
   CHECK(presence.online(1, 4.9));
   CHECK_FALSE(presence.online(1, 5.0));
@@ -44,7 +44,7 @@ TEST_CASE("a scripted outage takes an edge offline over its own rule, and brings
   CHECK(presence.next_online(1, 10.0) == 30.0);
   CHECK(presence.online(1, 30.0));
   CHECK(presence.next_offline(1, 30.0) == kNever);
-  CHECK(presence.next_online(0, 60.0) == kNever);  // edge 0 (a, by number) is out for good from 50
+  CHECK(presence.next_online(0, 60.0) == kNever);       // edge 0 (a, by number) is out for good from 50
   CHECK(presence.upload_arrival(1, 4.0, 2.0) == 32.0);  // cut at 5, sent again from 30
 }
 
@@ -66,8 +66,8 @@ TEST_CASE("an edge out mid-round loses it and is not sampled until it is back") 
   CHECK(r[1].cohort == std::vector<std::uint32_t>{0, 1});
 
   // Under the buffered cloud b's first loop is lost too, and it pulls again at 30.
-  Sim buffered(kOutageEdges + kOutageEntries, {{"federation.rounds", "4"}, {"hierarchy.cloud", "\"fedbuff\""},
-                                  {"hierarchy.buffer", "1"}});
+  Sim buffered(kOutageEdges + kOutageEntries,
+               {{"federation.rounds", "4"}, {"hierarchy.cloud", "\"fedbuff\""}, {"hierarchy.buffer", "1"}});
   buffered.run();
   bool b_reported = false;
   for (const auto& report : buffered.host.reports)
@@ -80,7 +80,8 @@ TEST_CASE("an edge out mid-round loses it and is not sampled until it is back") 
 
 TEST_CASE("edge outages that cannot be scripted are refused with the reason") {
   const auto entry = [](const std::string& keys) { return "[[timeline]]\naction = \"offline\"\n" + keys; };
-  CHECK_THAT(error_of(kOutageEdges + entry("at_time = 1.0\nedge = \"c\"\n")), Catch::Contains("not one of the 2 edges"));
+  CHECK_THAT(error_of(kOutageEdges + entry("at_time = 1.0\nedge = \"c\"\n")),
+             Catch::Contains("not one of the 2 edges"));
   CHECK_THAT(error_of(kOutageEdges + entry("at_round = 2\nedge = \"a\"\n")), Catch::Contains("set by at_time"));
   CHECK_THAT(error_of(kOutageEdges + entry("at_time = 1.0\nedge = \"a\"\ngroup = \"a\"\n")),
              Catch::Contains("an edge or a group, not both"));
