@@ -124,6 +124,15 @@ TEST_CASE("stragglers: a share of the cohort sets out to do 1..E epochs, drawn p
   bool differs = false;
   for (std::uint32_t round = 2; round < 10; ++round) differs = differs || cuts(round) != first;
   CHECK(differs);
+  // Two edges' rounds of one number draw from streams of their own: not the same positions.
+  const auto edge_cuts = [&](std::uint32_t edge_tag) {
+    planner.draw_stragglers(1, cohort, edge_tag);
+    std::vector<std::uint32_t> steps;
+    for (auto c : cohort) steps.push_back(planner.plan(c, 0.0, 0, 0).max_steps);
+    return steps;
+  };
+  CHECK(edge_cuts(1) != edge_cuts(2));
+  CHECK(edge_cuts(1) == edge_cuts(1));
   // A cut plan computes only its epochs: 3 epochs (75 samples) at 10/s end at 7.5 s.
   planner.draw_stragglers(1, cohort);
   for (auto c : cohort) {

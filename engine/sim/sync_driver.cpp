@@ -190,7 +190,7 @@ class SyncDriver final : public Driver {
     const std::uint64_t down = selected.empty() ? 0 : parts_.runner.task_bytes(task);
     const double deadline = parts_.timeline.deadline();
     const double deadline_at = deadline > 0 ? start + deadline : kNever;
-    parts_.planner.draw_stragglers(serial, selected);
+    parts_.planner.draw_stragglers(serial, selected, run.round.edge == kFlatEdge ? 0 : run.round.edge + 1);
     for (auto c : selected) {
       Pending p;
       p.plan = parts_.planner.plan(c, start, down, version_, deadline_at);

@@ -70,12 +70,13 @@ void TaskPlanner::set_steps(TaskPlan& plan, std::uint64_t steps) const {
   plan.earliest_finish = plan.compute_end + plan.latency;
 }
 
-void TaskPlanner::draw_stragglers(std::uint32_t round, std::vector<std::uint32_t> cohort) {
+void TaskPlanner::draw_stragglers(std::uint32_t round, std::vector<std::uint32_t> cohort, std::uint32_t edge_tag) {
   straggler_steps_.clear();
   const double share = scenario_.simulation.stragglers;
   if (share <= 0.0 || cohort.empty()) return;
   const auto& h = scenario_.training;
-  Rng rng = make_stream(scenario_.seed, "stragglers", {round});
+  Rng rng = edge_tag == 0 ? make_stream(scenario_.seed, "stragglers", {round})
+                          : make_stream(scenario_.seed, "stragglers", {round, edge_tag});
   rng.shuffle(cohort);
   const auto count = static_cast<std::size_t>(std::llround(share * static_cast<double>(cohort.size())));
   for (std::size_t i = 0; i < count && i < cohort.size(); ++i) {

@@ -48,8 +48,9 @@ class TaskPlanner {
   bool cut_to_deadline(TaskPlan& plan, double deadline_at, std::uint64_t upload_bytes) const;
   // simulation.stragglers: FedProx's systems heterogeneity. That share of the round's cohort,
   // drawn from the ("stragglers", round) stream, sets out to do fewer epochs (steps under
-  // local_steps), uniform in 1..E; the plans of the round's tasks follow.
-  void draw_stragglers(std::uint32_t round, std::vector<std::uint32_t> cohort);
+  // local_steps), uniform in 1..E; the plans of the round's tasks follow. An edge round draws
+  // from ("stragglers", round, edge + 1): edges that share a round number draw apart.
+  void draw_stragglers(std::uint32_t round, std::vector<std::uint32_t> cohort, std::uint32_t edge_tag = 0);
   // A timeline `speed` entry: the group computes `factor` times as fast from now on.
   void set_speed_factor(std::uint32_t group, double factor) { speed_factor_[group] = factor; }
   // The job counter; speed factors come back with the timeline.
