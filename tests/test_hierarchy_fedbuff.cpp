@@ -1,5 +1,6 @@
-// hierarchy.cloud = "fedbuff" (docs/hierarchy.md#asynchronous-edges): edges that loop on their own
-// clocks and a cloud that steps every `buffer` edge models, against hand-computed models and times.
+// hierarchy.cloud = "fedbuff" (docs/hierarchy.md#asynchronous-edges-the-buffered-cloud): edges
+// that loop on their own clocks and a cloud that steps every `buffer` edge models, against
+// hand-computed models and times.
 #include <cmath>
 
 #include "engine/core/error.hpp"

@@ -26,6 +26,10 @@ std::vector<std::vector<std::uint32_t>> edge_members(const std::vector<std::uint
 EdgeProfile edge_profile(const HierarchyConfig& h, std::uint32_t edge);
 // "edge 'north'" for a named edge, "edge 3" otherwise: how messages name it.
 std::string edge_label(const HierarchyConfig& h, std::uint32_t edge);
+// Seconds for `bytes` over an edge-cloud link: its latency, plus the transfer where a bandwidth is set.
+inline double edge_transfer_seconds(double latency, double bytes, double bandwidth) {
+  return latency + (bandwidth > 0 ? bytes / bandwidth : 0.0);
+}
 // The edge a text names: a named edge's name, or an edge's number; none when neither.
 std::optional<std::uint32_t> edge_by_text(const HierarchyConfig& h, const std::string& text);
 // "the 3 edges (names farm, hub, port)", for messages.

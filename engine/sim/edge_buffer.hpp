@@ -1,8 +1,9 @@
 #pragma once
-// The cloud's step under hierarchy.cloud = "fedbuff" (docs/hierarchy.md#asynchronous-edges): K
-// edge models, each trained from the global model it pulled some cloud steps ago, move the
-// global model by server_lr times their deltas, each weighted by its edge's samples among the
-// buffer's and by FedBuff's 1 / sqrt(1 + staleness).
+// The cloud's step under hierarchy.cloud = "fedbuff"
+// (docs/hierarchy.md#asynchronous-edges-the-buffered-cloud): K edge models, each trained from the
+// global model it pulled some cloud steps ago, move the global model by server_lr times their
+// deltas, each weighted by its edge's samples among the buffer's and by FedBuff's
+// 1 / sqrt(1 + staleness).
 #include <cstdint>
 #include <vector>
 

@@ -17,11 +17,6 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// Seconds for `bytes` over a link: its latency, plus the transfer where a bandwidth is set.
-double transfer_seconds(double latency, std::uint64_t bytes, double bandwidth) {
-  return latency + (bandwidth > 0 ? static_cast<double>(bytes) / bandwidth : 0.0);
-}
-
 }  // namespace
 
 EdgeTier::EdgeTier(const Scenario& scenario, const Population& population, const ServerFactory& make)
@@ -68,7 +63,6 @@ void EdgeTier::begin(std::uint32_t round, double t, const NamedTensors& global, 
     flat_shares_.clear();
     return;
   }
-  const auto& h = scenario_.hierarchy;
   model_bytes_ = model_bytes;
   if (buffered_) {  // the edges loop on: at the first step every edge pulls at the start
     if (!started_)
@@ -95,9 +89,15 @@ void EdgeTier::begin(std::uint32_t round, double t, const NamedTensors& global, 
     edge.aggregated.clear();
     edge.shares.clear();
     edge.model = clone(global);
-    const auto link = edge_profile(h, e);
-    edge.clock = edge.began = start_ + transfer_seconds(link.latency, model_bytes_, link.down_bandwidth);
+    edge.clock = edge.began = start_ + link_seconds(e, false);
   }
+}
+
+// The model's trip over edge e's link, down or up.
+double EdgeTier::link_seconds(std::uint32_t e, bool up) const {
+  const auto link = edge_profile(scenario_.hierarchy, e);
+  return edge_transfer_seconds(link.latency, static_cast<double>(model_bytes_),
+                               up ? link.up_bandwidth : link.down_bandwidth);
 }
 
 std::vector<EdgeRound> EdgeTier::next_wave() {
@@ -185,13 +185,7 @@ double EdgeTier::close(NamedTensors& global, RoundReport& report, std::vector<st
   if (buffered_) return close_buffered(global, report, aggregated, shares);
   const auto& h = scenario_.hierarchy;
   const double deadline_at = h.deadline > 0 ? start_ + h.deadline : kNever;
-  const auto n = edges_.size();
-  report.edge_updates.assign(n, 0);
-  report.edge_weight.assign(n, 0.0);
-  report.edge_arrival.assign(n, kNaN);
-  report.edge_cohort_tv.assign(n, kNaN);
-  report.edge_rounds_run.assign(n, 0);
-  report.edge_busy_seconds.assign(n, kNaN);
+  size_edge_fields(report);
   double end = start_;
   std::vector<std::uint32_t> reporting;
   for (auto e : order_) {
@@ -203,8 +197,7 @@ double EdgeTier::close(NamedTensors& global, RoundReport& report, std::vector<st
     report.edge_busy_seconds[e] = edge.clock - edge.began;
     if (!edge.aggregated.empty() && !edge.labels.empty())
       report.edge_cohort_tv[e] = total_variation(normalised(label_counts(population_, edge.aggregated)), edge.labels);
-    const auto link = edge_profile(h, e);
-    const double up = transfer_seconds(link.latency, model_bytes_, link.up_bandwidth);
+    const double up = link_seconds(e, true);
     // Losing its work, any offline moment since the cloud round began loses the model; keeping
     // it, the edge sends once it is back online, starting over if it goes offline mid-upload
     // (kNever: the upload fits no online stretch, and the edge is lost when its rounds ended).
@@ -235,6 +228,18 @@ double EdgeTier::close(NamedTensors& global, RoundReport& report, std::vector<st
   weights_.push(report.edge_weight);
   report.edge_participation_bias = participation_bias();
   return end;
+}
+
+// The report's per-edge fields, one entry per edge: nothing yet.
+void EdgeTier::size_edge_fields(RoundReport& report) const {
+  const auto n = edges_.size();
+  report.edge_updates.assign(n, 0);
+  report.edge_weight.assign(n, 0.0);
+  report.edge_arrival.assign(n, kNaN);
+  report.edge_cohort_tv.assign(n, kNaN);
+  report.edge_rounds_run.assign(n, 0);
+  report.edge_busy_seconds.assign(n, kNaN);
+  if (buffered_) report.edge_staleness.assign(n, kNaN);
 }
 
 // The edges' cloud weights over the drift window against their sample shares (NaN: none in it).

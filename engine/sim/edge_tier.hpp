@@ -41,9 +41,9 @@ class EdgeTier {
   EdgeTier(const Scenario& scenario, const Population& population, const ServerFactory& make);
 
   bool hierarchical() const { return !edges_.empty(); }
-  // hierarchy.cloud = "fedbuff" (docs/hierarchy.md#asynchronous-edges): each edge pulls the global
-  // model when it is free, runs its edge rounds and sends its model; the cloud steps every
-  // hierarchy.buffer models. A "cloud round" is then one such step.
+  // hierarchy.cloud = "fedbuff" (docs/hierarchy.md#asynchronous-edges-the-buffered-cloud): each
+  // edge pulls the global model when it is free, runs its edge rounds and sends its model; the
+  // cloud steps every hierarchy.buffer models. A "cloud round" is then one such step.
   bool buffered() const { return buffered_; }
   // Cloud round `round` begins at `t` with the global model (`model_bytes` of it travel to each edge).
   void begin(std::uint32_t round, double t, const NamedTensors& global, std::uint64_t model_bytes);
@@ -113,6 +113,8 @@ class EdgeTier {
                         ClientShares& shares);
   void archive_buffered_state(StateArchive& ar);
   double participation_bias() const;
+  double link_seconds(std::uint32_t edge, bool up) const;
+  void size_edge_fields(RoundReport& report) const;
   double reported_tv(const std::vector<std::uint32_t>& reporting) const;
   std::vector<std::uint32_t> sample_edges(std::uint32_t round, double t);
   void add_shares(Edge& e, const ClientShares& shares) const;

@@ -1,13 +1,13 @@
-// The edge tier under hierarchy.cloud = "fedbuff" (docs/hierarchy.md#asynchronous-edges). Each
-// edge loops on its own clock: it pulls the global model, runs hierarchy.edge_rounds rounds of its
-// clients, and sends its model; the cloud steps every hierarchy.buffer models. The driver runs the
+// The edge tier under hierarchy.cloud = "fedbuff"
+// (docs/hierarchy.md#asynchronous-edges-the-buffered-cloud). Each edge loops on its own clock: it
+// pulls the global model, runs hierarchy.edge_rounds rounds of its clients, and sends its model;
+// the cloud steps every hierarchy.buffer models. The driver runs the
 // running edges' next rounds side by side (a wave) and, between waves, this file applies the
 // cloud's events in time order as far as it is safe: no running edge can send a model before
 // its clock plus its uplink, so an event before every running edge's bound cannot be overtaken.
 // What is applied when is then a function of virtual time only, and so are the bits.
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <map>
 
 #include "engine/population/topology.hpp"
@@ -15,15 +15,6 @@
 #include "engine/tensors/tensor_archive.hpp"
 
 namespace drift {
-namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-double transfer_seconds(double latency, std::uint64_t bytes, double bandwidth) {
-  return latency + (bandwidth > 0 ? static_cast<double>(bytes) / bandwidth : 0.0);
-}
-
-}  // namespace
 
 void EdgeTier::begin_loop(std::uint32_t e, double t, const NamedTensors& global) {
   auto& edge = edges_[e];
@@ -37,8 +28,7 @@ void EdgeTier::begin_loop(std::uint32_t e, double t, const NamedTensors& global)
   edge.model = clone(global);
   edge.pulled = clone(global);
   edge.pulled_version = cloud_version_;
-  const auto link = edge_profile(scenario_.hierarchy, e);
-  edge.clock = edge.began = t + transfer_seconds(link.latency, model_bytes_, link.down_bandwidth);
+  edge.clock = edge.began = t + link_seconds(e, false);
   since_bytes_down_ += model_bytes_;
 }
 
@@ -63,8 +53,7 @@ void EdgeTier::end_loop(std::uint32_t e, Roster& roster) {
     const double free = roster.next_available(edge.clock, population_.edge_members[e]);
     return wait(free > edge.began ? free : kNever);
   }
-  const auto link = edge_profile(h, e);
-  const double up = transfer_seconds(link.latency, model_bytes_, link.up_bandwidth);
+  const double up = link_seconds(e, true);
   const double arrival = h.keep_work ? presence_.upload_arrival(e, edge.clock, up) : edge.clock + up;
   const double lost_at =
       h.keep_work ? (arrival < kNever ? kNever : edge.clock) : presence_.next_offline(e, edge.pull_at);
@@ -102,8 +91,7 @@ double EdgeTier::horizon() const {
   for (std::uint32_t e = 0; e < edges_.size(); ++e) {
     const auto& edge = edges_[e];
     if (edge.phase != Edge::Phase::running) continue;
-    const auto link = edge_profile(scenario_.hierarchy, e);
-    bound = std::min(bound, edge.clock + transfer_seconds(link.latency, model_bytes_, link.up_bandwidth));
+    bound = std::min(bound, edge.clock + link_seconds(e, true));
   }
   return bound;
 }
@@ -170,14 +158,7 @@ bool EdgeTier::advance(const NamedTensors& global, Roster& roster) {
 // loops that ended (the buffer's, lost, idle, late) and bytes either way.
 double EdgeTier::close_buffered(NamedTensors& global, RoundReport& report, std::vector<std::uint32_t>& aggregated,
                                 ClientShares& shares) {
-  const auto n = edges_.size();
-  report.edge_updates.assign(n, 0);
-  report.edge_weight.assign(n, 0.0);
-  report.edge_arrival.assign(n, kNaN);
-  report.edge_cohort_tv.assign(n, kNaN);
-  report.edge_rounds_run.assign(n, 0);
-  report.edge_busy_seconds.assign(n, kNaN);
-  report.edge_staleness.assign(n, kNaN);
+  size_edge_fields(report);
   std::stable_sort(buffer_.begin(), buffer_.end(),
                    [](const BufferedEdge& a, const BufferedEdge& b) { return a.edge < b.edge; });
   const auto weights = buffer_weights(buffer_);

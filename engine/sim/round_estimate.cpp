@@ -48,15 +48,12 @@ RoundEstimate estimate_rounds(const Scenario& s, const Population& p, std::uint6
       e.basis = "the deadline";
     }
     if (h.enabled()) {
-      const auto link = [&](double latency, double bandwidth) {
-        return latency + (bandwidth > 0 ? bytes / bandwidth : 0.0);
-      };
       double slowest = 0.0;      // the slowest edge's link, down and up
       double aggregating = 0.0;  // the slowest edge server's time per update
       for (std::uint32_t edge = 0; edge < h.edges; ++edge) {
         const auto profile = edge_profile(h, edge);
-        slowest = std::max(slowest,
-                           link(profile.latency, profile.down_bandwidth) + link(profile.latency, profile.up_bandwidth));
+        slowest = std::max(slowest, edge_transfer_seconds(profile.latency, bytes, profile.down_bandwidth) +
+                                        edge_transfer_seconds(profile.latency, bytes, profile.up_bandwidth));
         aggregating = std::max(aggregating, profile.aggregation_seconds);
       }
       e.round = static_cast<double>(h.edge_rounds) * (e.round + needed * aggregating) + slowest;
