@@ -81,6 +81,19 @@ TEST_CASE("fedbuff cloud with a buffer of every edge and equal links takes the s
   CHECK(buffered.host.reports[0].time_end == rounds.host.reports[0].time_end);
 }
 
+TEST_CASE("fedbuff cloud: at one instant, pulls come first, then arrivals in edge order") {
+  // Equal links: both models arrive at T. Edge a's (1.5) steps the cloud first; a pulls 1.5 at T
+  // before b's 3.5 arrives, one step stale: 1.5 + 3.5 / sqrt(2).
+  Sim sim(kBuffered, {{"evaluation.every", "1"}, {"federation.rounds", "2"}, {"hierarchy.edge.b.latency", "0"}});
+  sim.run();
+  REQUIRE(sim.host.reports.size() == 2);
+  CHECK(sim.host.evaluated[0] == 1.5);
+  CHECK(sim.host.evaluated[1] == Approx(1.5 + 3.5 / std::sqrt(2.0)).epsilon(1e-15));
+  CHECK(sim.host.reports[1].edges_reported == std::vector<std::uint32_t>{1});
+  CHECK(sim.host.reports[1].time_end == sim.host.reports[0].time_end);
+  CHECK(sim.host.reports[1].edge_bytes_down > 0);  // a's pull at T counts in step 2
+}
+
 TEST_CASE("fedbuff cloud: edges answered in any order give the same run") {
   const std::vector<Override> o{{"evaluation.every", "1"}, {"federation.rounds", "6"}, {"simulation.dropout", "0.3"}};
   Sim forward(kBuffered, o), backward(kBuffered, o);

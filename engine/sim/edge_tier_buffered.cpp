@@ -115,15 +115,20 @@ bool EdgeTier::advance(const NamedTensors& global, Roster& roster) {
   settle(roster);
   const auto& h = scenario_.hierarchy;
   for (;;) {
-    // The next event: (time, pulls before arrivals, edge).
+    // The next event, the least (time, pulls before arrivals, edge).
     double at = kNever;
-    bool arrival = false;
+    bool arrival = true;
     std::uint32_t which = 0;
     for (std::uint32_t e = 0; e < edges_.size(); ++e) {
       const auto& edge = edges_[e];
-      if (edge.phase == Edge::Phase::waiting && edge.pull_at < at) at = edge.pull_at, arrival = false, which = e;
-      if (edge.phase == Edge::Phase::sending && (edge.sent.arrival < at || (edge.sent.arrival == at && arrival)))
-        at = edge.sent.arrival, arrival = true, which = e;
+      const bool sending = edge.phase == Edge::Phase::sending;
+      if (edge.phase == Edge::Phase::running) continue;
+      const double t = sending ? edge.sent.arrival : edge.pull_at;
+      if (t < at || (t == at && arrival && !sending)) {
+        at = t;
+        arrival = sending;
+        which = e;
+      }
     }
     if (at == kNever) return false;
     // A running edge's model may arrive at its bound itself: after pulls at that instant, but
