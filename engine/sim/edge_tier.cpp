@@ -64,15 +64,7 @@ void EdgeTier::begin(std::uint32_t round, double t, const NamedTensors& global, 
     return;
   }
   model_bytes_ = model_bytes;
-  if (buffered_) {  // the edges loop on: at the first step every edge pulls at the start
-    if (!started_)
-      for (auto& edge : edges_) {
-        edge.phase = Edge::Phase::waiting;
-        edge.pull_at = t;
-      }
-    started_ = true;
-    return;
-  }
+  if (buffered_) return;  // the edges loop on their own (each waits to pull at 0 to begin with)
   presence_.set_round(round);
   order_ = sample_edges(round, t);
   if (order_.empty()) {  // every edge is offline: the cloud waits for the first to come back
@@ -195,8 +187,7 @@ double EdgeTier::close(NamedTensors& global, RoundReport& report, std::vector<st
     report.edge_updates[e] = static_cast<std::uint32_t>(edge.aggregated.size());
     report.edge_rounds_run[e] = edge.rounds_run;
     report.edge_busy_seconds[e] = edge.clock - edge.began;
-    if (!edge.aggregated.empty() && !edge.labels.empty())
-      report.edge_cohort_tv[e] = total_variation(normalised(label_counts(population_, edge.aggregated)), edge.labels);
+    report.edge_cohort_tv[e] = cohort_tv(e, edge.aggregated);
     const double up = link_seconds(e, true);
     // Losing its work, any offline moment since the cloud round began loses the model; keeping
     // it, the edge sends once it is back online, starting over if it goes offline mid-upload
@@ -240,6 +231,13 @@ void EdgeTier::size_edge_fields(RoundReport& report) const {
   report.edge_rounds_run.assign(n, 0);
   report.edge_busy_seconds.assign(n, kNaN);
   if (buffered_) report.edge_staleness.assign(n, kNaN);
+}
+
+// The labels of the clients edge e aggregated against its own clients' (NaN: none, or no labels).
+double EdgeTier::cohort_tv(std::uint32_t e, const std::vector<std::uint32_t>& aggregated) const {
+  const auto& labels = edges_[e].labels;
+  if (aggregated.empty() || labels.empty()) return kNaN;
+  return total_variation(normalised(label_counts(population_, aggregated)), labels);
 }
 
 // The edges' cloud weights over the drift window against their sample shares (NaN: none in it).

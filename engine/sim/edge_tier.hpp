@@ -19,9 +19,10 @@
 #include "engine/population/population.hpp"
 #include "engine/sim/drift_metrics.hpp"
 #include "engine/sim/edge_buffer.hpp"
-#include "engine/sim/roster.hpp"
 
 namespace drift {
+
+class Roster;
 
 inline constexpr std::uint32_t kFlatEdge = 0xffffffffu;
 
@@ -94,12 +95,12 @@ class EdgeTier {
     bool stopped = false;                   // keep_work: it went offline between its rounds and keeps its model
     std::vector<std::uint32_t> aggregated;  // this cloud round, with repeats
     ClientShares shares;                    // summed over this cloud round's edge rounds
-    // fedbuff: where the edge is in its loop (pull, edge rounds, send), when it next pulls
-    // (kNever: after the next cloud step), and what it pulled.
+    // fedbuff: where the edge is in its loop (pull, edge rounds, send), when it pulls next or
+    // last pulled (kNever: after the next cloud step; every edge first pulls at 0), and what it
+    // pulled, with the cloud steps taken by then.
     enum class Phase : std::uint8_t { waiting, running, sending } phase = Phase::waiting;
     double pull_at = 0.0;
-    BufferedEdge sent;  // sending: its model, arriving at sent.arrival (discarded when late)
-    bool late = false;
+    BufferedEdge sent;  // sending: its model, arriving at sent.arrival
     NamedTensors pulled;
     std::uint64_t pulled_version = 0;
     std::uint32_t loops = 0;  // loops begun: its edge rounds' serials count on from them
@@ -116,6 +117,7 @@ class EdgeTier {
   double link_seconds(std::uint32_t edge, bool up) const;
   void size_edge_fields(RoundReport& report) const;
   double reported_tv(const std::vector<std::uint32_t>& reporting) const;
+  double cohort_tv(std::uint32_t edge, const std::vector<std::uint32_t>& aggregated) const;
   std::vector<std::uint32_t> sample_edges(std::uint32_t round, double t);
   void add_shares(Edge& e, const ClientShares& shares) const;
   void average_into(NamedTensors& global, const std::vector<std::uint32_t>& reporting, RoundReport& report,
@@ -131,11 +133,9 @@ class EdgeTier {
   double start_ = 0.0;
   std::uint64_t model_bytes_ = 0;
   std::vector<std::uint32_t> order_;  // this cloud round's sampled edges, ascending
-  // fedbuff: the buffer, the cloud's steps so far, and what happened since the last one.
+  // fedbuff: the buffer and what happened since the last cloud step (round_ - 1 steps so far).
   bool buffered_ = false;
-  bool started_ = false;
   std::vector<BufferedEdge> buffer_;
-  std::uint64_t cloud_version_ = 0;
   double cloud_now_ = 0.0;  // the latest event applied
   std::vector<std::uint32_t> since_lost_, since_idle_, since_late_;
   std::uint64_t since_bytes_up_ = 0, since_bytes_down_ = 0;

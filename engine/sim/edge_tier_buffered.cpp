@@ -12,6 +12,7 @@
 
 #include "engine/population/topology.hpp"
 #include "engine/sim/edge_tier.hpp"
+#include "engine/sim/roster.hpp"
 #include "engine/tensors/tensor_archive.hpp"
 
 namespace drift {
@@ -27,7 +28,7 @@ void EdgeTier::begin_loop(std::uint32_t e, double t, const NamedTensors& global)
   edge.shares.clear();
   edge.model = clone(global);
   edge.pulled = clone(global);
-  edge.pulled_version = cloud_version_;
+  edge.pulled_version = round_ - 1;  // the cloud steps taken so far
   edge.clock = edge.began = t + link_seconds(e, false);
   since_bytes_down_ += model_bytes_;
 }
@@ -62,7 +63,6 @@ void EdgeTier::end_loop(std::uint32_t e, Roster& roster) {
     return wait(presence_.next_online(e, lost_at));
   }
   edge.phase = Edge::Phase::sending;
-  edge.late = h.deadline > 0 && arrival > edge.pull_at + h.deadline;
   BufferedEdge sent;
   sent.edge = e;
   sent.samples = edge.samples;
@@ -71,8 +71,8 @@ void EdgeTier::end_loop(std::uint32_t e, Roster& roster) {
   sent.arrival = arrival;
   sent.rounds_run = edge.rounds_run;
   sent.busy_seconds = edge.clock - edge.began;
-  sent.aggregated = edge.aggregated;
-  sent.shares = edge.shares;
+  sent.aggregated = std::move(edge.aggregated);
+  sent.shares = std::move(edge.shares);
   edge.sent = std::move(sent);
 }
 
@@ -146,15 +146,16 @@ bool EdgeTier::advance(const NamedTensors& global, Roster& roster) {
       continue;
     }
     since_bytes_up_ += model_bytes_;
+    const bool late = h.deadline > 0 && at > edge.pull_at + h.deadline;  // counted from its pull
     edge.phase = Edge::Phase::waiting;
     edge.pull_at = at;
-    if (edge.late) {
+    auto sent = std::exchange(edge.sent, BufferedEdge{});
+    if (late) {
       since_late_.push_back(which);
-      edge.sent = BufferedEdge{};
       continue;
     }
-    edge.sent.staleness = cloud_version_ - edge.pulled_version;
-    buffer_.push_back(std::exchange(edge.sent, BufferedEdge{}));
+    sent.staleness = round_ - 1 - edge.pulled_version;
+    buffer_.push_back(std::move(sent));
     if (static_cast<std::int64_t>(buffer_.size()) >= h.buffer) return true;
   }
 }
@@ -180,8 +181,7 @@ double EdgeTier::close_buffered(NamedTensors& global, RoundReport& report, std::
     report.edge_rounds_run[e] += b.rounds_run;
     report.edge_busy_seconds[e] = b.busy_seconds;
     report.edge_staleness[e] = static_cast<double>(b.staleness);
-    if (!b.aggregated.empty() && !edges_[e].labels.empty())
-      report.edge_cohort_tv[e] = total_variation(normalised(label_counts(population_, b.aggregated)), edges_[e].labels);
+    report.edge_cohort_tv[e] = cohort_tv(e, b.aggregated);
     for (const auto& [c, s] : b.shares) share_of[c] += weights[k] * s / static_cast<double>(b.rounds_run);
     aggregated.insert(aggregated.end(), b.aggregated.begin(), b.aggregated.end());
   }
@@ -201,7 +201,6 @@ double EdgeTier::close_buffered(NamedTensors& global, RoundReport& report, std::
   weights_.push(report.edge_weight);
   report.edge_participation_bias = participation_bias();
   buffer_.clear();
-  ++cloud_version_;
   for (auto& edge : edges_)  // idle loops that took no time try again with the new model
     if (edge.phase == Edge::Phase::waiting && edge.pull_at == kNever) edge.pull_at = cloud_now_;
   return cloud_now_;
@@ -209,8 +208,6 @@ double EdgeTier::close_buffered(NamedTensors& global, RoundReport& report, std::
 
 void EdgeTier::archive_buffered_state(StateArchive& ar) {
   ar.section("fedbuff cloud");
-  ar.value(started_);
-  ar.value(cloud_version_);
   ar.value(cloud_now_);
   archive_buffered(ar, buffer_);
   ar.values(since_lost_);
@@ -229,7 +226,6 @@ void EdgeTier::archive_buffered_state(StateArchive& ar) {
     ar.value(edge.lost);
     ar.value(edge.moved);
     ar.value(edge.stopped);
-    ar.value(edge.late);
     ar.values(edge.aggregated);
     archive_shares(ar, edge.shares);
     archive_named(ar, edge.model);

@@ -112,8 +112,11 @@ class SyncDriver final : public Driver {
   // The cloud round's next wave of edge rounds (a flat round's only one), or its end. Under
   // cloud = fedbuff the cloud's events come first, and a full buffer ends the "round".
   void next_wave() {
-    auto rounds = tier_.buffered() ? next_buffered_wave() : tier_.next_wave();
-    if (rounds.empty()) return tier_.buffered() ? void() : close_cloud_round();
+    const auto rounds = tier_.buffered() ? next_buffered_wave() : tier_.next_wave();
+    if (rounds.empty()) {
+      if (!tier_.buffered()) close_cloud_round();  // (the buffered one closed its step, or ended the run)
+      return;
+    }
     wave_.clear();
     for (const auto& r : rounds) {
       EdgeRun run;

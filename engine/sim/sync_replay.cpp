@@ -1,6 +1,8 @@
 #include "engine/sim/sync_replay.hpp"
 
 #include <algorithm>
+#include <string>
+#include <type_traits>
 
 #include "engine/sim/round_rules.hpp"
 
@@ -86,16 +88,12 @@ double accept_arrivals(EdgeRun& run, std::vector<Arrival>& arrivals, double last
 
 void archive_records(StateArchive& ar, std::vector<ClientRecord>& records) {
   ar.vector(records, [&](ClientRecord& r) {
-    ar.value(r.client_id);
-    ar.value(r.event);
-    ar.value(r.time);
-    ar.value(r.num_samples);
-    ar.value(r.train_loss);
-    ar.value(r.bytes_down);
-    ar.value(r.bytes_up);
-    ar.value(r.staleness);
-    ar.value(r.steps);
-    ar.text(r.detail);
+    visit_client_fields(r, [&](const ReportField&, auto& field) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(field)>, std::string>)
+        ar.text(field);
+      else
+        ar.value(field);
+    });
   });
 }
 
