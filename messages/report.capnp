@@ -124,6 +124,7 @@ struct RoundReport {
   edgeRoundsRun @93 :List(UInt32);     # per edge id: edge rounds run this cloud round
   edgeBusySeconds @94 :List(Float64);  # ... and seconds from its model's arrival to its last round's end
   edgeStaleness @95 :List(Float64);    # hierarchy.cloud = fedbuff: cloud steps since its model was pulled
+  edgeClients @96 :List(UInt32);       # with timeline moves: per edge id, its clients this cloud round
 }
 
 struct NamedValue {

@@ -231,6 +231,13 @@ TEST_CASE("edge tiers restored from a checkpoint go on exactly as the uninterrup
     auto buffered = edges;
     buffered.insert(buffered.end(), {{"hierarchy.cloud", "\"fedbuff\""}, {"hierarchy.buffer", "2"}});
     check_resume(kBusyWorld, buffered, at);
+    // Clients moved between edges and home again: the roster's and the sampler's edges come back
+    // with the timeline's steps.
+    const auto moving = std::string(kBusyWorld) +
+                        "[[timeline]]\nat_round = 2\naction = \"move\"\ngroup = \"slow\"\nedge = \"2\"\n"
+                        "[[timeline]]\nat_time = 45.0\naction = \"move\"\ngroup = \"slow\"\nedge = \"home\"\n";
+    check_resume(moving, edges, at);
+    check_resume(moving, buffered, at);
   }
 }
 

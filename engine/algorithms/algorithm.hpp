@@ -203,6 +203,9 @@ struct AlgorithmInfo {
   // edges); server optimisers, control variates and private or exchanged knowledge describe one
   // federation's model, and are refused.
   bool edge_tier = false;
+  // At the edge tier, clients may move between edges on the timeline (docs/hierarchy.md): its
+  // edge server half keeps nothing per client and never reads the edge's size.
+  bool edge_moves = false;
   // Set when the client half packs: its local objective as the packed trainer computes it.
   // Unset: clients train one at a time whatever devices.pack says.
   std::function<PackedObjective(const ParamSet&)> packed;

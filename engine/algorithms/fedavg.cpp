@@ -36,6 +36,7 @@ AlgorithmInfo fedavg_info() {
   info.packed = plain_local_sgd;
   info.privatisable = true;
   info.edge_tier = true;
+  info.edge_moves = true;
   return info;
 }
 

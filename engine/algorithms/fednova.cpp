@@ -125,6 +125,7 @@ AlgorithmInfo fednova_info() {
       [](const O& o, const FederationShape& shape) { return std::make_unique<FedNovaServer>(o, shape); });
   info.packed = plain_local_sgd;
   info.edge_tier = true;
+  info.edge_moves = true;
   info.sync_only =
       "FedNova normalises a sync round's updates by their local steps; FedAsync and FedBuff mix updates by "
       "staleness instead";

@@ -58,6 +58,7 @@ AlgorithmInfo fedprox_info() {
   info.packed = params.reading([](const O& o) { return PackedObjective{o.mu}; });
   info.privatisable = true;
   info.edge_tier = true;
+  info.edge_moves = true;
   return info;
 }
 

@@ -123,6 +123,7 @@ AlgorithmInfo fedavg_participants_info() {
   info.packed = plain_local_sgd;
   info.privatisable = true;
   info.edge_tier = true;
+  info.edge_moves = true;
   return info;
 }
 
@@ -163,6 +164,7 @@ AlgorithmInfo amplified_fedavg_info() {
   info.packed = plain_local_sgd;
   info.privatisable = true;
   info.edge_tier = true;
+  info.edge_moves = true;
   return info;
 }
 

@@ -345,8 +345,9 @@ class Validator {
       using Act = TimelineAction;
       const auto action = choice_from<Act>(entry["action"].value<std::string>().value());
       const bool needs_group = action == Act::offline || action == Act::online || action == Act::speed ||
-                               action == Act::leave || action == Act::join;
-      if (needs_group && !entry.contains("edge")) {
+                               action == Act::leave || action == Act::join || action == Act::move;
+      if (action == Act::move) require(entry, &node, prefix, "edge", "for action move (where the group goes)");
+      if (needs_group && (action == Act::move || !entry.contains("edge"))) {
         require(entry, &node, prefix, "group", "for action " + name_of(action));
         const auto group = entry["group"].value<std::string>().value();
         if (std::find(group_names.begin(), group_names.end(), group) == group_names.end()) {

@@ -5,6 +5,7 @@
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/core/error.hpp"
 #include "engine/population/availability.hpp"
+#include "engine/population/edge_membership.hpp"
 #include "engine/population/topology.hpp"
 
 namespace drift {
@@ -72,7 +73,7 @@ void check_fedbuff_cloud(const Scenario& s, const Refuse& refuse) {
 template <class Refuse>
 void check_edge_outages(const Scenario& s, const Refuse& refuse) {
   for (const auto& e : s.timeline) {
-    if (e.edge.empty()) continue;
+    if (e.edge.empty() || e.action == TimelineAction::move) continue;
     const auto where = "timeline[" + std::to_string(e.index) + "] edge = \"" + e.edge + "\": ";
     if (e.action != TimelineAction::offline && e.action != TimelineAction::online)
       refuse(where + "an edge can be taken offline or brought back online, not action " + name_of(e.action));
@@ -85,6 +86,29 @@ void check_edge_outages(const Scenario& s, const Refuse& refuse) {
   }
 }
 
+// [[timeline]] moves: a group's clients report to another edge from a cloud round on. Only
+// where the edges' server halves keep nothing per client (a table indexed by the edge's
+// clients would lose its rows), and to an edge that exists.
+template <class Refuse>
+void check_client_moves(const Scenario& s, const AlgorithmInfo& algorithm, const Refuse& refuse) {
+  for (const auto& e : s.timeline) {
+    if (e.action != TimelineAction::move) continue;
+    const auto where =
+        "timeline[" + std::to_string(e.index) + "] moves group '" + e.group + "' to edge \"" + e.edge + "\": ";
+    if (!move_destination(s.hierarchy, e.edge))
+      refuse(where + "not one of " + edge_choices(s.hierarchy) + ", nor \"" + kHomeEdgeText +
+             "\" (each client's assigned edge)");
+    if (algorithm.edge_moves) continue;
+    std::string names;
+    for (const auto& row : algorithm_catalog())
+      if (row.edge_moves) names += (names.empty() ? "" : ", ") + row.name;
+    refuse(where + "'" + s.algorithm +
+           "' keeps a table per client of each edge (or divides by an edge's clients) in its edge server "
+           "halves, which a client changing edges would leave behind. The algorithms whose clients can move: " +
+           names);
+  }
+}
+
 }  // namespace
 
 // A hierarchy runs sync rounds at the edges, one server half per edge, and the cloud averages
@@ -94,8 +118,10 @@ void check_hierarchy(const Scenario& s, const AlgorithmInfo& algorithm, const st
   if (!h.enabled()) {
     for (const auto& e : s.timeline)
       if (!e.edge.empty())
-        throw UserError(source + ": timeline[" + std::to_string(e.index) + "] takes edge \"" + e.edge +
-                        "\" offline or online, but the federation is flat (hierarchy.edges = 0)");
+        throw UserError(source + ": timeline[" + std::to_string(e.index) + "] " +
+                        (e.action == TimelineAction::move ? "moves group '" + e.group + "' to edge \"" + e.edge + "\""
+                                                          : "takes edge \"" + e.edge + "\" offline or online") +
+                        ", but the federation is flat (hierarchy.edges = 0)");
     return;
   }
   const auto refuse = [&](const std::string& why) { throw UserError(source + ": [hierarchy] " + why); };
@@ -124,6 +150,7 @@ void check_hierarchy(const Scenario& s, const AlgorithmInfo& algorithm, const st
            " edges");
   if (h.cloud == EdgeCloud::fedbuff) check_fedbuff_cloud(s, refuse);
   check_edge_outages(s, refuse);
+  check_client_moves(s, algorithm, refuse);
   if (s.privacy.mode != PrivacyMode::none)
     refuse("with [privacy]: the accountant and its ledgers count one tier of aggregation, not two");
   if (s.secure_aggregation.protocol != SecAggProtocol::none)

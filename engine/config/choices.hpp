@@ -16,7 +16,7 @@ enum class SimulationMode { sync, fedasync, fedbuff };
 enum class LateUpdates { discard, stale };  // sync: what becomes of an update after the deadline
 enum class StalenessKind { constant, polynomial, hinge };
 enum class ClientStateStore { memory, disk };  // where idle clients' private state waits
-enum class TimelineAction { offline, online, speed, sampler, fraction, deadline, leave, join };
+enum class TimelineAction { offline, online, speed, sampler, fraction, deadline, leave, join, move };
 enum class DivergencePolicy { stop, keep_going };  // what a diverged run does next
 // How a group's clients are chosen: by their most frequent label, by holding only the given
 // labels, by an id range, or by a seeded share of the clients.
@@ -145,8 +145,8 @@ struct ChoiceNames<ClientStateStore> {
 };
 template <>
 struct ChoiceNames<TimelineAction> {
-  static constexpr std::array<std::string_view, 8> names{"offline",  "online",   "speed", "sampler",
-                                                         "fraction", "deadline", "leave", "join"};
+  static constexpr std::array<std::string_view, 9> names{"offline",  "online", "speed", "sampler", "fraction",
+                                                         "deadline", "leave",  "join",  "move"};
 };
 
 template <>

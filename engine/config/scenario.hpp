@@ -130,12 +130,16 @@ struct TimelineEntry {
   std::int64_t at_round = 0;  // one of at_round (>= 1) or at_time (>= 0) is set
   double at_time = -1.0;
   TimelineAction action = TimelineAction::offline;
-  std::string group;      // group the action applies to (offline, online, speed, leave, join)
-  std::string edge;       // or, for offline and online at_time, the edge ([hierarchy]: a name or number)
+  std::string group;      // group the action applies to (offline, online, speed, leave, join, move)
+  std::string edge;       // or, for offline and online at_time, the edge ([hierarchy]: a name or number);
+                          // move: where the group's clients go (a name, a number, or "home")
   double value = 0.0;     // speed factor, fraction, deadline
   std::string sampler;    // for action = sampler
   std::size_t index = 0;  // position in the file, for messages
 };
+// An edge's scripted outage (offline / online naming an edge), as opposed to a group's entry
+// or a move, whose `edge` is the group's destination.
+inline bool is_edge_outage(const TimelineEntry& e) { return !e.edge.empty() && e.action != TimelineAction::move; }
 
 // User-level differential privacy of the shared model (docs/privacy.md).
 struct PrivacyConfig {

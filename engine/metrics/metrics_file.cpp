@@ -51,6 +51,8 @@ bool is_written(const ReportField& f, const T& value, const RoundReport& r, bool
       return !r.edge_updates.empty();
     case Written::with_buffered_edges:
       return !r.edge_staleness.empty();
+    case Written::with_moving_clients:
+      return !r.edge_clients.empty();
     case Written::not_in_metrics:
       return false;
   }
@@ -80,7 +82,8 @@ struct LineWriter {
       line["secure_aggregation"][std::string(f.json_key())] = value;
     } else if (f.written == Written::with_client_summary) {
       line["client_accuracy_summary"][std::string(f.json_key())] = value;
-    } else if (f.written == Written::with_edges || f.written == Written::with_buffered_edges) {
+    } else if (f.written == Written::with_edges || f.written == Written::with_buffered_edges ||
+               f.written == Written::with_moving_clients) {
       line["edges"][std::string(f.json_key())] = value;
     } else {
       line[std::string(f.json_key())] = value;  // NaN is written as null
@@ -128,7 +131,7 @@ struct LineReader {
            {std::pair{Written::with_shadow_clients, "update_drift"}, std::pair{Written::with_privacy, "privacy"},
             std::pair{Written::with_secure_aggregation, "secure_aggregation"},
             std::pair{Written::with_client_summary, "client_accuracy_summary"}, std::pair{Written::with_edges, "edges"},
-            std::pair{Written::with_buffered_edges, "edges"}})
+            std::pair{Written::with_buffered_edges, "edges"}, std::pair{Written::with_moving_clients, "edges"}})
         if (f.written == written) object = line.contains(key) ? &line[key] : nullptr;
       const auto key = std::string(f.json_key());
       if (object && object->is_object() && object->contains(key)) {

@@ -139,6 +139,9 @@ struct RoundReport {
   // hierarchy.cloud = fedbuff: per edge id, the cloud steps since the model it sent was pulled
   // (NaN unless it reported; empty under sync clouds).
   std::vector<double> edge_staleness;
+  // With timeline moves (docs/hierarchy.md#clients-moving-between-edges): per edge id, how many
+  // clients it holds this cloud round (empty without moves).
+  std::vector<std::uint32_t> edge_clients;
   double edge_reported_tv = 0.0;  // the reporting edges' clients' labels against the population's (NaN: none)
   // The edges' cloud weights over the drift window, normalised, against their sample shares (TV;
   // NaN while no edge reported in the window): participation bias at the edge tier.
@@ -164,6 +167,7 @@ enum class Written : std::uint8_t {
   with_client_summary,       // in the "client_accuracy_summary" object, when measured (client_summary)
   with_edges,                // in the "edges" object, in hierarchical runs (edge_updates not empty)
   with_buffered_edges,       // ... and only under hierarchy.cloud = fedbuff (edge_staleness not empty)
+  with_moving_clients,       // ... and only when the timeline moves clients (edge_clients not empty)
   not_in_metrics,            // on the wire only: clients.csv, timings.jsonl, or implied by another key
 };
 
@@ -274,6 +278,7 @@ void visit_report_fields(Report& r, Visit&& visit) {
   visit(ReportField{"edge_rounds_run", W::with_edges, false, "rounds_run"}, r.edge_rounds_run);
   visit(ReportField{"edge_busy_seconds", W::with_edges, false, "busy_seconds"}, r.edge_busy_seconds);
   visit(ReportField{"edge_staleness", W::with_buffered_edges, false, "staleness"}, r.edge_staleness);
+  visit(ReportField{"edge_clients", W::with_moving_clients, false, "clients"}, r.edge_clients);
   visit(ReportField{"edge_reported_tv", W::with_edges, true, "reported_tv"}, r.edge_reported_tv);
   visit(ReportField{"edge_participation_bias", W::with_edges, true, "participation_bias"}, r.edge_participation_bias);
   visit(ReportField{"edge_bytes_up", W::with_edges, false, "bytes_up"}, r.edge_bytes_up);

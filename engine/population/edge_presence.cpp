@@ -15,7 +15,7 @@ std::vector<std::vector<std::pair<double, double>>> scripted_outages(const Scena
   std::vector<std::vector<std::pair<double, double>>> outages(s.hierarchy.edges);
   std::vector<const TimelineEntry*> entries;
   for (const auto& e : s.timeline)
-    if (!e.edge.empty()) entries.push_back(&e);
+    if (is_edge_outage(e)) entries.push_back(&e);
   std::stable_sort(entries.begin(), entries.end(),
                    [](const TimelineEntry* a, const TimelineEntry* b) { return a->at_time < b->at_time; });
   std::vector<double> since(s.hierarchy.edges, -1.0);  // the open outage's start, or -1

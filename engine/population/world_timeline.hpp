@@ -1,6 +1,7 @@
 #pragma once
 // The scenario's timeline as the world sees it: which entries are due, and what an entry does
-// to availability (offline, online, leave) and registration (join, leave). The round drivers
+// to availability (offline, online, leave), registration (join, leave) and the clients' edges
+// (move). The round drivers
 // and the sampler each hold a replica; the driver decides when an entry applies and tells the
 // sampler (SelectionRequest::timeline), so both replicas change at the same virtual times.
 // What an entry does to the driver alone (speed, deadline) or to the sampler alone (sampler,
@@ -11,6 +12,7 @@
 
 #include "engine/config/scenario.hpp"
 #include "engine/population/availability.hpp"
+#include "engine/population/edge_membership.hpp"
 #include "engine/population/presence.hpp"
 
 namespace drift {
@@ -36,13 +38,17 @@ class WorldTimeline {
   std::size_t size() const { return entries_.size(); }
   // The group entry `index` names, or kNoGroup.
   std::uint32_t group_of(std::size_t index) const;
-  // Applies entry `index`'s effect on availability and registration, from time t.
-  void apply_to_world(std::size_t index, double t, ClientAvailability& availability, Presence& presence) const;
+  // Applies entry `index`'s effect on availability, registration and edges, from time t.
+  void apply_to_world(std::size_t index, double t, ClientAvailability& availability, Presence& presence,
+                      EdgeMembership& edges) const;
 
  private:
+  void apply_to_clients(std::size_t index, double t, ClientAvailability& availability, Presence& presence) const;
+
   const Population& population_;
   std::vector<TimelineEntry> entries_;
   std::vector<char> applied_;
+  std::vector<std::uint32_t> move_to_;  // by entry: a move's destination (kHomeEdge: each client's own)
 };
 
 }  // namespace drift

@@ -12,13 +12,14 @@ CohortSampler::CohortSampler(const Scenario& scenario, std::shared_ptr<const Pop
       population_(std::move(population)),
       availability_(scenario_, *population_),
       presence_(*population_),
+      edges_(*population_),
       timeline_(scenario_, *population_, availability_, presence_),
       sampler_(make_sampler(scenario_.sampler.name, scenario_, *population_)),
       last_loss_(population_->size(), std::nan("")) {}
 
 void CohortSampler::apply(const TimelineStep& step) {
   applied_.push_back(step);
-  timeline_.apply_to_world(step.index, step.time, availability_, presence_);
+  timeline_.apply_to_world(step.index, step.time, availability_, presence_, edges_);
   const auto& e = timeline_.entry(step.index);
   if (e.action == TimelineAction::sampler) sampler_ = make_sampler(e.sampler, scenario_, *population_);
   if (e.action == TimelineAction::fraction) fraction_override_ = e.value;
@@ -27,7 +28,7 @@ void CohortSampler::apply(const TimelineStep& step) {
 std::uint32_t CohortSampler::present_count(const SelectionRequest& request) const {
   if (request.edge == 0) return presence_.present_count(request.time);
   std::uint32_t n = 0;
-  for (auto c : population_->edge_members[request.edge - 1]) n += presence_.present(c, request.time) ? 1 : 0;
+  for (auto c : edges_.members(request.edge - 1)) n += presence_.present(c, request.time) ? 1 : 0;
   return n;
 }
 
@@ -37,9 +38,8 @@ std::uint32_t CohortSampler::cohort_size(const SelectionRequest& request) const 
     const auto n = static_cast<std::int64_t>(std::llround(fraction_override_ * present));
     return static_cast<std::uint32_t>(std::clamp<std::int64_t>(n, present > 0 ? 1 : 0, present));
   }
-  const auto members = request.edge == 0
-                           ? population_->size()
-                           : static_cast<std::uint32_t>(population_->edge_members[request.edge - 1].size());
+  const auto members =
+      request.edge == 0 ? population_->size() : static_cast<std::uint32_t>(edges_.members(request.edge - 1).size());
   return std::min(scenario_.sampler.cohort_size(members), present);
 }
 

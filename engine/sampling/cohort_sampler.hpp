@@ -64,7 +64,7 @@ class CohortSampler {
   std::uint32_t present_count(const SelectionRequest& request) const;
   std::uint32_t cohort_size(const SelectionRequest& request) const;
   bool in_scope(const SelectionRequest& request, std::uint32_t client) const {
-    return request.edge == 0 || population_->edge[client] + 1 == request.edge;
+    return request.edge == 0 || edges_.edge_of(client) + 1 == request.edge;
   }
   // `cohort`: the sync cohort size (unused for async slots).
   std::vector<std::uint32_t> draw(const SelectionRequest& request, std::uint32_t cohort,
@@ -74,6 +74,7 @@ class CohortSampler {
   std::shared_ptr<const Population> population_;
   ClientAvailability availability_;
   Presence presence_;
+  EdgeMembership edges_;  // the clients' edges, as the timeline's moves leave them
   WorldTimeline timeline_;
   std::unique_ptr<Sampler> sampler_;
   double fraction_override_ = 0.0;     // > 0 once the timeline sets it

@@ -18,7 +18,7 @@ void DriverTimeline::apply_due(std::uint32_t round, double t) {
 }
 
 void DriverTimeline::apply(std::size_t i, double t) {
-  world_.apply_to_world(i, t, roster_.availability(), roster_.presence());
+  world_.apply_to_world(i, t, roster_.availability(), roster_.presence(), roster_.edges());
   const auto& e = world_.entry(i);
   if (e.action == TimelineAction::speed) planner_.set_speed_factor(world_.group_of(i), e.value);
   if (e.action == TimelineAction::deadline) deadline_ = e.value;

@@ -12,8 +12,10 @@ std::vector<double> buffer_weights(const std::vector<BufferedEdge>& buffer) {
   double total = 0.0;
   for (const auto& b : buffer) total += static_cast<double>(b.samples);
   std::vector<double> weights;
+  // (No samples at all: every sender's clients moved to other edges before its model left; no step.)
   for (const auto& b : buffer)
-    weights.push_back(static_cast<double>(b.samples) / total / std::sqrt(1.0 + static_cast<double>(b.staleness)));
+    weights.push_back(
+        total > 0 ? static_cast<double>(b.samples) / total / std::sqrt(1.0 + static_cast<double>(b.staleness)) : 0.0);
   return weights;
 }
 

@@ -19,19 +19,33 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 }  // namespace
 
-EdgeTier::EdgeTier(const Scenario& scenario, const Population& population, const ServerFactory& make)
+EdgeTier::EdgeTier(const Scenario& scenario, const Population& population, const EdgeMembership& membership,
+                   const ServerFactory& make)
     : scenario_(scenario),
       population_(population),
+      membership_(membership),
       weights_(static_cast<std::size_t>(scenario.simulation.drift_window)),
       presence_(scenario) {
   if (!scenario.hierarchy.enabled()) return;
   buffered_ = scenario.hierarchy.cloud == EdgeCloud::fedbuff;
+  moves_ = std::any_of(scenario.timeline.begin(), scenario.timeline.end(),
+                       [](const TimelineEntry& e) { return e.action == TimelineAction::move; });
   edges_.resize(population.edges());
+  for (std::uint32_t e = 0; e < edges_.size(); ++e) edges_[e].server = make(e);
+  regroup();
+}
+
+// Each edge's samples (its weight at the cloud), labels and share of the population's samples,
+// from its clients now: at the start, and after the timeline moved clients between edges.
+void EdgeTier::regroup() {
+  membership_seen_ = membership_.changes();
+  sample_shares_.clear();
   for (std::uint32_t e = 0; e < edges_.size(); ++e) {
     auto& edge = edges_[e];
-    edge.server = make(e);
-    for (auto c : population.edge_members[e]) edge.samples += population.num_samples[c];
-    edge.label_counts = label_counts(population, population.edge_members[e]);
+    const auto& members = membership_.members(e);
+    edge.samples = 0;
+    for (auto c : members) edge.samples += population_.num_samples[c];
+    edge.label_counts = label_counts(population_, members);
     edge.labels = normalised(edge.label_counts);
     sample_shares_.push_back(static_cast<double>(edge.samples));
   }
@@ -64,6 +78,7 @@ void EdgeTier::begin(std::uint32_t round, double t, const NamedTensors& global, 
     return;
   }
   model_bytes_ = model_bytes;
+  if (membership_seen_ != membership_.changes()) regroup();  // the timeline moved clients
   if (buffered_) return;  // the edges loop on their own (each waits to pull at 0 to begin with)
   presence_.set_round(round);
   order_ = sample_edges(round, t);
@@ -130,7 +145,7 @@ ServerAlgorithm& EdgeTier::server(const EdgeRound& round, ServerAlgorithm& flat)
 
 void EdgeTier::localise(const EdgeRound& round, std::vector<ClientUpdate>& updates) const {
   if (round.edge == kFlatEdge) return;
-  const auto& members = population_.edge_members.at(round.edge);
+  const auto& members = membership_.members(round.edge);
   for (auto& u : updates)
     u.client_id =
         static_cast<std::uint32_t>(std::lower_bound(members.begin(), members.end(), u.client_id) - members.begin());
@@ -138,7 +153,7 @@ void EdgeTier::localise(const EdgeRound& round, std::vector<ClientUpdate>& updat
 
 void EdgeTier::globalise(const EdgeRound& round, std::vector<ClientUpdate>& updates, ClientShares& shares) const {
   if (round.edge == kFlatEdge) return;
-  const auto& members = population_.edge_members.at(round.edge);
+  const auto& members = membership_.members(round.edge);
   for (auto& u : updates) u.client_id = members.at(u.client_id);
   for (auto& s : shares) s.first = members.at(s.first);
 }
@@ -231,6 +246,9 @@ void EdgeTier::size_edge_fields(RoundReport& report) const {
   report.edge_rounds_run.assign(n, 0);
   report.edge_busy_seconds.assign(n, kNaN);
   if (buffered_) report.edge_staleness.assign(n, kNaN);
+  if (moves_)
+    for (std::uint32_t e = 0; e < n; ++e)
+      report.edge_clients.push_back(static_cast<std::uint32_t>(membership_.members(e).size()));
 }
 
 // The labels of the clients edge e aggregated against its own clients' (NaN: none, or no labels).

@@ -15,6 +15,7 @@
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/core/state_archive.hpp"
 #include "engine/metrics/round_report.hpp"
+#include "engine/population/edge_membership.hpp"
 #include "engine/population/edge_presence.hpp"
 #include "engine/population/population.hpp"
 #include "engine/sim/drift_metrics.hpp"
@@ -38,8 +39,10 @@ struct EdgeRound {
 class EdgeTier {
  public:
   using ServerFactory = std::function<std::unique_ptr<ServerAlgorithm>(std::uint32_t edge)>;
-  // `make` builds edge e's server half; unused in a flat federation.
-  EdgeTier(const Scenario& scenario, const Population& population, const ServerFactory& make);
+  // `make` builds edge e's server half; unused in a flat federation. `membership`: the clients'
+  // edges as the timeline's moves leave them (the roster's), read at every cloud round's start.
+  EdgeTier(const Scenario& scenario, const Population& population, const EdgeMembership& membership,
+           const ServerFactory& make);
 
   bool hierarchical() const { return !edges_.empty(); }
   // hierarchy.cloud = "fedbuff" (docs/hierarchy.md#asynchronous-edges-the-buffered-cloud): each
@@ -113,6 +116,7 @@ class EdgeTier {
   double close_buffered(NamedTensors& global, RoundReport& report, std::vector<std::uint32_t>& aggregated,
                         ClientShares& shares);
   void archive_buffered_state(StateArchive& ar);
+  void regroup();
   double participation_bias() const;
   double link_seconds(std::uint32_t edge, bool up) const;
   void size_edge_fields(RoundReport& report) const;
@@ -125,6 +129,9 @@ class EdgeTier {
 
   const Scenario& scenario_;
   const Population& population_;
+  const EdgeMembership& membership_;
+  std::uint64_t membership_seen_ = 0;  // membership_.changes() when the edges' sizes were taken
+  bool moves_ = false;                 // the timeline moves clients: reports say the edges' sizes
   std::vector<Edge> edges_;
   std::vector<double> sample_shares_;  // each edge's clients' samples over the population's
   DriftWindow weights_;                // the cloud weights of the last drift_window cloud rounds

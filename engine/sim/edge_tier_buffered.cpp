@@ -51,7 +51,7 @@ void EdgeTier::end_loop(std::uint32_t e, Roster& roster) {
   }
   if (!edge.moved) {
     since_idle_.push_back(e);
-    const double free = roster.next_available(edge.clock, population_.edge_members[e]);
+    const double free = roster.next_available(edge.clock, membership_.members(e));
     return wait(free > edge.began ? free : kNever);
   }
   const double up = link_seconds(e, true);

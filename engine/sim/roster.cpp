@@ -8,6 +8,7 @@ Roster::Roster(const Scenario& scenario, const Population& population)
     : population_(population),
       availability_(scenario, population),
       presence_(population),
+      edges_(population),
       busy_(population.size(), 0),
       busy_until_(population.size(), 0.0) {}
 

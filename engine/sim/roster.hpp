@@ -1,6 +1,6 @@
 #pragma once
 // Who can take part, as a round driver tracks it: registration and availability (the
-// driver's replica of the world, to time drop-outs) and who is working on a task.
+// driver's replica of the world, to time drop-outs), the clients' edges, and who is working on a task.
 #include <cstdint>
 #include <map>
 #include <set>
@@ -8,6 +8,7 @@
 
 #include "engine/core/state_archive.hpp"
 #include "engine/population/availability.hpp"
+#include "engine/population/edge_membership.hpp"
 #include "engine/population/presence.hpp"
 
 namespace drift {
@@ -19,6 +20,9 @@ class Roster {
   const Population& population() const { return population_; }
   ClientAvailability& availability() { return availability_; }
   Presence& presence() { return presence_; }
+  // The clients' edges (hierarchy), as the timeline's moves leave them.
+  EdgeMembership& edges() { return edges_; }
+  const EdgeMembership& edges() const { return edges_; }
 
   // Registered, with no task in flight, and not still working on a late update.
   bool eligible(std::uint32_t client, double t) const;
@@ -43,6 +47,7 @@ class Roster {
   const Population& population_;
   ClientAvailability availability_;
   Presence presence_;
+  EdgeMembership edges_;
   std::vector<char> busy_;                         // has a task whose outcome is not applied yet
   std::set<std::uint32_t> busy_set_;               // the same clients, so listing them costs O(busy)
   std::vector<double> busy_until_;                 // by client

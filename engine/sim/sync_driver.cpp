@@ -43,7 +43,7 @@ class SyncDriver final : public Driver {
         personal_(private_models_ ? parts_.population->size() : 0),
         shadow_(parts_.scenario, parts_.population->size()),
         stages_(parts_.scenario, *parts_.population, parts_.privacy.get()),
-        tier_(parts_.scenario, *parts_.population, setup.make_edge_algorithm) {}
+        tier_(parts_.scenario, *parts_.population, parts_.roster.edges(), setup.make_edge_algorithm) {}
 
   void start() override { begin_round(); }
   bool finished() const override { return finished_; }

@@ -1,0 +1,126 @@
+// [[timeline]] moves (docs/hierarchy.md#clients-moving-between-edges): a group's clients report
+// to another edge from a cloud round on, and back home, against hand-computed cohorts, weights
+// and models; refusals.
+#include "engine/core/error.hpp"
+#include "engine/population/edge_membership.hpp"
+#include "scenario_error.hpp"
+#include "sim_harness.hpp"
+
+namespace drift {
+namespace {
+
+using test::error_of;
+using test::Sim;
+
+// Labels alternate (client c holds label c % 2), so assign = "label" gives edge 0 clients 0 and
+// 2, edge 1 clients 1 and 3. Group solo is client 0; every edge samples all its clients.
+const std::string kMovingWorld = std::string(test::kFourClients) + R"(
+[groups.solo]
+rule = "id_range"
+from = 0
+to = 0
+[groups.rest]
+rule = "id_range"
+from = 1
+to = 3
+[hierarchy]
+edges = 2
+edge_rounds = 2
+assign = "label"
+[[timeline]]
+at_round = 2
+action = "move"
+group = "solo"
+edge = "1"
+[[timeline]]
+at_round = 3
+action = "move"
+group = "solo"
+edge = "home"
+)";
+const std::vector<Override> kAllSampled{
+    {"sampler.clients_per_round", "4"}, {"federation.rounds", "3"}, {"evaluation.every", "1"}};
+
+}  // namespace
+
+TEST_CASE("a move changes a client's edge, home brings it back, and members stay ascending") {
+  const auto s = parse_scenario(kMovingWorld, "m.toml");
+  const auto population = build_population(s, test::equal_histograms(4, 100));
+  EdgeMembership edges(population);
+  REQUIRE(edges.members(0) == std::vector<std::uint32_t>{0, 2});
+  edges.move({0, 1}, 1);
+  CHECK(edges.members(0) == std::vector<std::uint32_t>{2});
+  CHECK(edges.members(1) == std::vector<std::uint32_t>{0, 1, 3});
+  CHECK(edges.edge_of(0) == 1);
+  CHECK(edges.changes() == 1);
+  edges.move({0, 1}, 1);  // already there: nothing changes
+  CHECK(edges.changes() == 1);
+  edges.move({0, 1, 2, 3}, kHomeEdge);
+  CHECK(edges.members(0) == std::vector<std::uint32_t>{0, 2});
+  CHECK(edges.members(1) == std::vector<std::uint32_t>{1, 3});
+  CHECK(edges.changes() == 2);
+  CHECK(move_destination(s.hierarchy, "home") == kHomeEdge);
+  CHECK_FALSE(move_destination(s.hierarchy, "2"));
+}
+
+TEST_CASE("a moved client trains at its new edge, which weighs its samples at the cloud") {
+  // The fake client returns its model plus (id + 1), 100 samples each. Round 1 from 0: edge 0
+  // ({0, 2}) 2 then 4, edge 1 ({1, 3}) 3 then 6, the cloud (4 + 6) / 2 = 5. Round 2, client 0 at
+  // edge 1: edge 0 ({2}) 8 then 11, edge 1 ({0, 1, 3}) 5 + 7/3 then 5 + 14/3; the cloud weighs
+  // them 1/4 and 3/4: 11/4 + 29/4 = 10. Round 3, home again: 15.
+  Sim sim(kMovingWorld, kAllSampled);
+  sim.run();
+  REQUIRE(sim.host.reports.size() == 3);
+  const auto& r = sim.host.reports;
+  CHECK(r[0].cohort == std::vector<std::uint32_t>{0, 2, 1, 3, 0, 2, 1, 3});
+  CHECK(r[1].cohort == std::vector<std::uint32_t>{2, 0, 1, 3, 2, 0, 1, 3});
+  CHECK(r[2].cohort == r[0].cohort);
+  CHECK(r[0].edge_clients == std::vector<std::uint32_t>{2, 2});
+  CHECK(r[1].edge_clients == std::vector<std::uint32_t>{1, 3});
+  CHECK(r[1].edge_weight == std::vector<double>{0.25, 0.75});
+  CHECK(r[1].edge_updates == std::vector<std::uint32_t>{2, 6});
+  CHECK(r[2].edge_weight == std::vector<double>{0.5, 0.5});
+  REQUIRE(sim.host.evaluated.size() == 3);
+  CHECK(sim.host.evaluated[0] == 5.0);
+  CHECK(sim.host.evaluated[1] == Approx(10.0).epsilon(1e-12));
+  CHECK(sim.host.evaluated[2] == Approx(15.0).epsilon(1e-12));
+  // The edge's cohort is measured against its clients of the round: edge 1 aggregated all three.
+  CHECK(r[1].edge_cohort_tv[1] == Approx(0.0).margin(1e-12));
+}
+
+TEST_CASE("an edge that every client left idles, and the buffered cloud follows moves too") {
+  // Both edges' clients at edge 1 from round 2: edge 0 holds none, samples none, sends nothing.
+  auto emptied = kMovingWorld + "[[timeline]]\nat_round = 2\naction = \"move\"\ngroup = \"rest\"\nedge = \"1\"\n";
+  Sim sim(emptied, kAllSampled);
+  sim.run();
+  REQUIRE(sim.host.reports.size() == 3);
+  CHECK(sim.host.reports[1].edge_clients == std::vector<std::uint32_t>{0, 4});
+  CHECK(sim.host.reports[1].edges_idle == std::vector<std::uint32_t>{0});
+  CHECK(sim.host.reports[1].edges_reported == std::vector<std::uint32_t>{1});
+  CHECK(sim.host.reports[1].edge_weight == std::vector<double>{0.0, 1.0});
+  CHECK(sim.host.reports[2].edge_clients == std::vector<std::uint32_t>{1, 3});  // only solo went home
+
+  auto buffered = kAllSampled;
+  buffered.insert(buffered.end(), {{"hierarchy.cloud", "\"fedbuff\""}, {"hierarchy.buffer", "1"}});
+  Sim a(kMovingWorld, buffered), b(kMovingWorld, buffered);
+  a.run();
+  b.run(true);  // jobs answered in reverse order: the same run
+  REQUIRE(a.host.reports.size() == 3);
+  CHECK(a.host.evaluated == b.host.evaluated);
+  CHECK(a.host.reports[1].edge_clients == std::vector<std::uint32_t>{1, 3});
+  CHECK(a.host.reports[2].edge_clients == std::vector<std::uint32_t>{2, 2});
+}
+
+TEST_CASE("moves that cannot run are refused with the reason") {
+  CHECK_THAT(error_of(kMovingWorld, {{"algorithm.name", "\"mifa\""}}),
+             Catch::Contains("'mifa' keeps a table per client") && Catch::Contains("fedavg, fedprox"));
+  CHECK_THAT(error_of(kMovingWorld, {{"algorithm.name", "\"fedau\""}}), Catch::Contains("whose clients can move"));
+  CHECK_THAT(error_of(kMovingWorld, {{"hierarchy.edges", "0"}}), Catch::Contains("the federation is flat"));
+  const auto entry = [](const std::string& keys) { return "[[timeline]]\nat_round = 2\naction = \"move\"\n" + keys; };
+  CHECK_THAT(error_of(kMovingWorld + entry("group = \"solo\"\nedge = \"5\"\n")),
+             Catch::Contains("not one of the 2 edges") && Catch::Contains("nor \"home\""));
+  CHECK_THAT(error_of(kMovingWorld + entry("group = \"solo\"\n")), Catch::Contains("edge is required for action move"));
+  CHECK_THAT(error_of(kMovingWorld + entry("edge = \"0\"\n")), Catch::Contains("group is required"));
+}
+
+}  // namespace drift
