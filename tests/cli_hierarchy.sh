@@ -4,7 +4,8 @@
 # offline on a cycle, with MIFA's per-client memory at each edge, is the same on 1 and 2 slots,
 # interrupted and resumed, and with its clients trained in a worker process on loopback; it
 # writes edges.csv and the edge column of population.csv; named edges with their own links are
-# the same on 1 and 2 slots; so is the buffered cloud; bad topologies are refused.
+# the same on 1 and 2 slots; so are the buffered cloud and clients moving between edges; bad
+# topologies are refused.
 source "$(dirname "$0")/cluster_lib.sh"
 source "$(dirname "$0")/cli_lib.sh"
 cat > "$work/h.toml" <<TOML
@@ -130,6 +131,37 @@ expect_exit "$coordinator" 0 "$work/buffered.log"
 expect_exit "$worker_pid" 0 "$work/w3.log"
 same "$work/one" "$work/buffered_worker"
 
+# Clients moving between edges on the timeline and home again (FedAvg: nothing per client at the
+# edges): the same on 1 and 2 slots and resumed; metrics.jsonl says each edge's clients.
+cp "$work/h.toml" "$work/moves.toml"
+cat >> "$work/moves.toml" <<TOML
+[groups.movers]
+rule = "id_range"
+from = 0
+to = 3
+[[timeline]]
+at_round = 2
+action = "move"
+group = "movers"
+edge = "1"
+[[timeline]]
+at_time = 3.0
+action = "move"
+group = "movers"
+edge = "home"
+TOML
+moves() { "$drift" run "$work/moves.toml" --no-progress --no-plots --set algorithm.name=fedavg "$@"; }
+rm -rf "$work/one" "$work/two" "$work/resumed"
+same_on_slots_and_resume moves
+python3 - "$work/one/metrics.jsonl" <<'PY'
+import json, sys
+sizes = [l["edges"]["clients"] for l in map(json.loads, open(sys.argv[1]))]
+assert sizes[0] != sizes[1] and sizes[-1] == sizes[0] and sum(sizes[1]) == 12, sizes
+PY
+"$drift" validate "$work/moves.toml" --set algorithm.name=fedavg | grep -q "moves: group 'movers' (4 clients) to edge 1"
+expect_code 2 "$drift" validate "$work/moves.toml"
+says "'mifa' keeps a table per client"
+
 "$drift" validate "$work/named.toml" > "$work/validate.txt"
 grep -q "^  edges: 3 holding 4 to 4 clients (label)" "$work/validate.txt"
 grep -q "^  hub: 4 clients, 0.1 s latency, 1e+06 B/s up, instant down; always online$" "$work/validate.txt"
@@ -149,4 +181,6 @@ says "sync rounds at the edges"
 "$drift" list > "$work/list.txt"
 grep -q "^  mifa .*\[edges\]" "$work/list.txt"
 if grep -q "^  fedavgm .*\[edges\]" "$work/list.txt"; then echo "fedavgm is marked [edges]"; exit 1; fi
+grep -q "^  fedavg .*\[edges\] \[moves\]" "$work/list.txt"
+if grep -q "^  mifa .*\[moves\]" "$work/list.txt"; then echo "mifa is marked [moves]"; exit 1; fi
 echo "cli hierarchy: passed"

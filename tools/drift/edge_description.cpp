@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "engine/population/edge_membership.hpp"
 #include "engine/population/topology.hpp"
 #include "engine/sim/drift_metrics.hpp"
 
@@ -40,6 +41,22 @@ std::string link_text(const EdgeProfile& p) {
          (p.aggregation_seconds > 0 ? ", " + printed("%g", p.aggregation_seconds) + " s per update aggregated" : "");
 }
 
+// "moves: group 'commuters' (4 clients) to edge 2 at round 3; ... home at 600 s", or nothing.
+std::string moves_text(const Scenario& scenario, const Population& population) {
+  std::string text;
+  for (const auto& e : scenario.timeline) {
+    if (e.action != TimelineAction::move) continue;
+    const auto to = move_destination(scenario.hierarchy, e.edge);
+    const auto g = population.group_index(e.group);
+    const auto clients = g == kNoGroup ? 0 : population.group_members[g].size();
+    text += std::string(text.empty() ? "moves: " : "; ") + "group '" + e.group + "' (" + std::to_string(clients) +
+            " clients) " +
+            (to == kHomeEdge ? std::string("home") : "to " + edge_label(scenario.hierarchy, to.value_or(0))) +
+            (e.at_round > 0 ? " at round " + std::to_string(e.at_round) : " at " + printed("%g", e.at_time) + " s");
+  }
+  return text;
+}
+
 }  // namespace
 
 std::vector<std::string> edge_description(const Scenario& scenario, const Population& population) {
@@ -62,6 +79,7 @@ std::vector<std::string> edge_description(const Scenario& scenario, const Popula
                   (labels ? ", their labels " + printed("%.2f", nearest) + " to " + printed("%.2f", farthest) +
                                 " from the population's (TV)"
                           : ""));
+  if (auto moves = moves_text(scenario, population); !moves.empty()) lines.push_back(std::move(moves));
   // Numbered edges share one profile: one line; named ones each their own (a long list is cut).
   constexpr std::size_t kShown = 12;
   if (h.named.empty()) {

@@ -161,7 +161,7 @@ int list_command() {
   section("algorithms");
   for (const auto& a : algorithm_catalog()) {
     row(a.name, a.description + (a.packed ? " [packs]" : "") + (a.privatisable ? " [dp]" : "") +
-                    (a.edge_tier ? " [edges]" : ""));
+                    (a.edge_tier ? " [edges]" : "") + (a.edge_moves ? " [moves]" : ""));
     for (const auto& p : a.presets) row("", "  preset " + p.name + ": " + p.description);
     member_keys(a.params);
   }
