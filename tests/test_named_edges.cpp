@@ -2,6 +2,8 @@
 // availability, the groups they hold, and their refusals.
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <iterator>
 
 #include "data_files.hpp"
 #include "engine/core/error.hpp"
@@ -160,6 +162,18 @@ TEST_CASE("the edges figure names the rows of named edges") {
   CHECK_THAT(edge_fate_figure({r}, run / "figures").body, Catch::Contains("set ytics ('city' 0, 'village' 1)"));
   test::write_file(run / "edges.csv", header + "0,,20,2000\n1,,10,900\n");
   CHECK_THAT(edge_fate_figure({r}, run / "figures").body, !Catch::Contains("ytics"));
+  // Without moves there is no clients figure; with them, a line per edge, named where edges are.
+  CHECK(edge_clients_figure({r}, run / "figures").name.empty());
+  auto moved = r;
+  moved.round = 2;
+  r.edge_clients = {20, 10};
+  moved.edge_clients = {25, 5};
+  test::write_file(run / "edges.csv", header + "0,city,20,2000\n1,village,10,900\n");
+  const auto figure = edge_clients_figure({r, moved}, run / "figures");
+  CHECK_THAT(figure.body, Catch::Contains("using 1:3 with steps lw 2 title 'village'"));
+  std::ifstream dat(run / "figures" / "edge_clients.dat");
+  const std::string rows((std::istreambuf_iterator<char>(dat)), std::istreambuf_iterator<char>());
+  CHECK(rows == "# round clients_of_edge_0 clients_of_edge_1 ...\n1 20 10\n2 25 5\n");
   std::filesystem::remove_all(run);
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <string>
 
 namespace drift {
 namespace {
@@ -12,19 +13,29 @@ bool hierarchical(const std::vector<RoundReport>& metrics) {
   return std::any_of(metrics.begin(), metrics.end(), [](const RoundReport& m) { return !m.edge_updates.empty(); });
 }
 
-// "set ytics ('city' 0, 'village' 1)" from the run's edges.csv (beside the figures' folder)
-// where the edges are named.
-std::string named_edge_tics(const std::filesystem::path& figures) {
+// The edges' names in edge order from the run's edges.csv (beside the figures' folder); empty
+// names for numbered edges.
+std::vector<std::string> edge_names(const std::filesystem::path& figures) {
   std::ifstream in(figures.parent_path() / "edges.csv");
-  std::string line, tics;
+  std::string line;
+  std::vector<std::string> names;
   std::getline(in, line);  // header
   while (std::getline(in, line)) {
     const auto first = line.find(',');
     if (first == std::string::npos) break;
     const auto second = line.find(',', first + 1);
-    const auto name = line.substr(first + 1, second - first - 1);
-    if (name.empty()) return "";
-    tics += (tics.empty() ? "" : ", ") + ("'" + name + "' " + line.substr(0, first));
+    names.push_back(line.substr(first + 1, second - first - 1));
+  }
+  return names;
+}
+
+// "set ytics ('city' 0, 'village' 1)" where the edges are named.
+std::string named_edge_tics(const std::filesystem::path& figures) {
+  std::string tics;
+  const auto names = edge_names(figures);
+  for (std::size_t e = 0; e < names.size(); ++e) {
+    if (names[e].empty()) return "";
+    tics += (tics.empty() ? "" : ", ") + ("'" + names[e] + "' " + std::to_string(e));
   }
   return tics.empty() ? "" : "set ytics (" + tics + ")\n";
 }
@@ -117,6 +128,36 @@ Figure edge_time_figure(const std::vector<RoundReport>& metrics, const std::file
           "plot 'edge_time.dat' using 1:2 with lines lw 2 lc rgb '#1565c0' title 'cloud round', "
           "'' using 1:4 with lines lw 2 lc rgb '#ef6c00' title 'edge rounds: the slowest edge', "
           "'' using 1:3 with lines lw 2 lc rgb '#2e7d32' title 'edge rounds: mean over sampled edges'",
+          1000, 500};
+}
+
+// Lines per edge, in the edges' own order, with names from edges.csv where they are named.
+Figure edge_clients_figure(const std::vector<RoundReport>& metrics, const std::filesystem::path& dir) {
+  const bool moved =
+      std::any_of(metrics.begin(), metrics.end(), [](const RoundReport& m) { return !m.edge_clients.empty(); });
+  if (!moved) return {};
+  std::ostringstream data;
+  data << "# round clients_of_edge_0 clients_of_edge_1 ...\n";
+  std::size_t edges = 0;
+  for (const auto& m : metrics) {
+    if (m.edge_clients.empty()) continue;
+    edges = std::max(edges, m.edge_clients.size());
+    data << m.round;
+    for (auto n : m.edge_clients) data << ' ' << n;
+    data << '\n';
+  }
+  write_text_file(dir / "edge_clients.dat", data.str());
+  const auto names = edge_names(dir);
+  std::string plot = "plot ";
+  for (std::size_t e = 0; e < edges; ++e)
+    plot += std::string(e ? ", " : "") + "'edge_clients.dat' using 1:" + std::to_string(e + 2) +
+            " with steps lw 2 title '" + (e < names.size() && !names[e].empty() ? names[e] : std::to_string(e)) + "'";
+  return {"edge_clients",
+          "Clients per edge: how the timeline's moves ([[timeline]] action = move) shift the clients between edges, "
+          "cloud round by cloud round; an edge's weight at the cloud follows its clients' samples",
+          "set title 'Clients per edge'\nset xlabel 'cloud round'\nset ylabel 'clients'\nset yrange [0:*]\n"
+          "set key outside right top title 'edge'\n" +
+              plot,
           1000, 500};
 }
 

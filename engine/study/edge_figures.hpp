@@ -23,4 +23,8 @@ Figure edge_drift_figure(const std::vector<RoundReport>& metrics, const std::fil
 // spent in their edge rounds (the edge tier); edge_time.dat beside it. Empty for a flat run.
 Figure edge_time_figure(const std::vector<RoundReport>& metrics, const std::filesystem::path& dir);
 
+// Per cloud round, each edge's clients, where the timeline moves clients between edges;
+// edge_clients.dat beside it. Empty otherwise.
+Figure edge_clients_figure(const std::vector<RoundReport>& metrics, const std::filesystem::path& dir);
+
 }  // namespace drift

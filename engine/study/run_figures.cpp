@@ -276,7 +276,7 @@ std::vector<Figure> run_figures(const fs::path& run_dir, const fs::path& dir,
   }
   for (auto f : {partition_figure(run_dir, dir), staleness_figure(metrics, dir), privacy_figure(metrics, dir),
                  secure_aggregation_figure(metrics, dir), edge_fate_figure(metrics, dir),
-                 edge_drift_figure(metrics, dir), edge_time_figure(metrics, dir)})
+                 edge_drift_figure(metrics, dir), edge_time_figure(metrics, dir), edge_clients_figure(metrics, dir)})
     if (!f.name.empty()) figures.push_back(std::move(f));
   return figures;
 }
