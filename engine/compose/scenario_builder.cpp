@@ -9,6 +9,7 @@
 
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/compose/data_keys.hpp"
+#include "engine/compose/input_files.hpp"
 #include "engine/compose/member_keys.hpp"
 #include "engine/compose/run_directory.hpp"
 #include "engine/compose/scenario_table.hpp"
@@ -30,34 +31,6 @@
 
 namespace drift {
 namespace {
-
-// Relative trace paths are relative to the scenario file; stored absolute, so a resolved
-// scenario.toml written elsewhere still finds them.
-std::string resolve_path(const std::string& path, const std::filesystem::path& base_dir) {
-  if (path.empty() || std::filesystem::path(path).is_absolute()) return path;
-  return std::filesystem::absolute(base_dir / path).lexically_normal().string();
-}
-
-// Rewrites trace, partition and model file paths in the table to the absolute paths the run will use.
-void absolutise_traces(toml::table& root, const std::filesystem::path& base_dir) {
-  auto fix = [&](toml::node_view<toml::node> section) {
-    if (auto* t = section.as_table())
-      if (auto v = (*t)["trace"].value<std::string>(); v && !v->empty())
-        t->insert_or_assign("trace", resolve_path(*v, base_dir));
-  };
-  fix(root["profile"]);
-  fix(root["availability"]);
-  fix(root["hierarchy"]["availability_model"]);
-  for (const char* section : {"partition", "model", "hierarchy"})
-    if (auto* table = root[section].as_table())
-      if (auto v = (*table)["file"].value<std::string>(); v && !v->empty())
-        table->insert_or_assign("file", resolve_path(*v, base_dir));
-  if (auto* groups = root["groups"].as_table())
-    for (auto&& [k, node] : *groups) {
-      fix(node.as_table()->operator[]("profile"));
-      fix(node.as_table()->operator[]("availability"));
-    }
-}
 
 // The value of a validated key (validation inserted every default).
 ParamValue value_at(const toml::table& table, const ParamSpec& spec, const std::string& path) {
@@ -347,7 +320,8 @@ void check_run_name(const std::string& name, const std::string& source) {
 }  // namespace
 
 Scenario build_scenario(toml::table& root, const std::string& source) {
-  absolutise_traces(root, std::filesystem::path(source).parent_path());
+  absolutise_input_paths(root, std::filesystem::path(source).parent_path());
+  record_input_digests(root, source);
   Scenario s;
   s.source = source;
   try {

@@ -276,6 +276,8 @@ const std::vector<KeyBinding<ProfileConfig>>& profile_keys() {
       bind_key<P>("trace", "CSV client,speed,up_bandwidth,down_bandwidth,latency", &P::trace),
       bind_key<P>("trace_clients", "ids: trace client k is client k | seeded: a seeded draw of the trace's clients, one per client",
               &P::trace_clients),
+      bind_key<P>("trace_digest", "the trace's digest; written when the scenario is resolved, and a trace whose bytes differ is refused",
+              &P::trace_digest),
   };
   // clang-format on
   return keys;

@@ -78,6 +78,7 @@ struct ProfileConfig {
   double latency = 0.05;                           // seconds, each way
   std::string trace;                               // CSV client,speed,up_bandwidth,down_bandwidth,latency
   TraceMapping trace_clients = TraceMapping::ids;  // ids: trace client k is client k | seeded (docs/traces.md)
+  std::string trace_digest;                        // the trace's bytes' hash, recorded when resolved
 };
 
 struct AvailabilityConfig {

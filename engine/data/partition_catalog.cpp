@@ -41,7 +41,8 @@ struct ShardsOptions {
 };
 
 struct FileOptions {
-  std::string file;  // absolute once the scenario is resolved
+  std::string file;         // absolute once the scenario is resolved
+  std::string file_digest;  // its bytes' hash, recorded when resolved
 };
 
 struct DomainOptions {
@@ -103,7 +104,10 @@ PartitionSchemeInfo shards_row() {
 PartitionSchemeInfo file_row() {
   using O = FileOptions;
   const ParamTable<O> params(
-      {bind_key<O>("file", "JSON per-client lists of training-sample indices, relative to the scenario", &O::file)});
+      {bind_key<O>("file", "JSON per-client lists of training-sample indices, relative to the scenario", &O::file),
+       bind_key<O>("file_digest",
+                   "the file's digest; written when the scenario is resolved, and a file whose bytes differ is refused",
+                   &O::file_digest)});
   auto row = partition_scheme_info(
       "file", "per-client index lists read from partition.file (JSON), to replicate another framework's split", params,
       [](const O& o, const PartitionInput& in, Rng&) {

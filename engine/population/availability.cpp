@@ -168,6 +168,7 @@ struct DiurnalOptions {
 struct TraceOptions {
   std::string trace;                               // CSV client,start,end online intervals
   TraceMapping trace_clients = TraceMapping::ids;  // ids: trace client k is client k | seeded (docs/traces.md)
+  std::string trace_digest;                        // the trace's bytes' hash, recorded when resolved
 };
 
 struct NoOptions {};
@@ -216,7 +217,11 @@ AvailabilityModelInfo trace_row() {
       {bind_key<O>("trace", "CSV client,start,end online intervals", &O::trace),
        bind_key<O>("trace_clients",
                    "ids: trace client k is client k | seeded: a seeded draw of the trace's clients, one per client",
-                   &O::trace_clients)});
+                   &O::trace_clients),
+       bind_key<O>(
+           "trace_digest",
+           "the trace's digest; written when the scenario is resolved, and a trace whose bytes differ is refused",
+           &O::trace_digest)});
   return availability_info("trace", "online intervals per client from a CSV trace (docs/traces.md)", params,
                            [](const O& o, std::uint32_t clients, std::uint64_t seed, std::uint32_t, const Population*) {
                              if (o.trace.empty())

@@ -1,0 +1,53 @@
+// The files a scenario reads besides its dataset (docs/traces.md#digests): the resolved scenario
+// records each one's digest beside its path, and refuses a file whose bytes changed since.
+#include <filesystem>
+
+#include "data_files.hpp"
+#include "engine/core/error.hpp"
+#include "scenario_error.hpp"
+#include "sim_harness.hpp"
+
+namespace drift {
+
+TEST_CASE("traces and partition files are recorded by digest, and other bytes are refused") {
+  const auto dir = test::fresh_folder("input-digests");
+  const auto file = [&](const std::string& name, const std::string& bytes) {
+    test::write_file(dir / name, bytes);
+    return (dir / name).string();
+  };
+  const auto profile = file("profile.csv", "client,speed,up_bandwidth,down_bandwidth,latency\n0,10,1e6,1e6,0\n");
+  const auto night = file("night.csv", "client,start,end\n0,0,50\n");
+  file("split.json", "[[0, 1], [2, 3], [4], [5]]");
+  std::string text = test::kFourClients;
+  text.replace(text.find("[profile]\n"), 10, "[profile]\ntrace = \"profile.csv\"\n");
+  // (The markov model reads no trace: its idle trace key gets no digest.)
+  text += "[partition]\nscheme = \"file\"\nfile = \"split.json\"\n"
+          "[groups.night]\nrule = \"id_range\"\nfrom = 0\nto = 1\n"
+          "[groups.night.availability]\nmodel = \"trace\"\ntrace = \"night.csv\"\n"
+          "[availability]\nmodel = \"markov\"\ntrace = \"night.csv\"\n";
+  const auto source = (dir / "s.toml").string();
+  const auto resolved = parse_scenario(text, source);
+  REQUIRE(resolved.profile.trace_digest.size() == 16);
+  CHECK(resolved.partition.params.string("file_digest").size() == 16);
+  CHECK_THAT(resolved.resolved_toml, Catch::Contains("trace = '" + night + "'\ntrace_clients = 'ids'\ntrace_digest = '"));
+  const auto& toml = resolved.resolved_toml;
+  std::size_t recorded = 0;  // the profile's and the night group's; not the markov model's
+  for (auto at = toml.find("trace_digest = '"); at != std::string::npos; at = toml.find("trace_digest = '", at + 1))
+    recorded += toml.compare(at + 16, 1, "'") != 0 ? 1 : 0;
+  CHECK(recorded == 2);
+  // Resolved again, the same digests; a trace with other bytes is refused by name.
+  CHECK(parse_scenario(resolved.resolved_toml, source).resolved_toml == resolved.resolved_toml);
+  file("night.csv", "client,start,end\n0,0,60\n");
+  CHECK_THAT(test::error_of(resolved.resolved_toml),
+             Catch::Contains("groups.night.availability.trace " + night + " has digest") &&
+                 Catch::Contains("the file changed since the run started"));
+  file("night.csv", "client,start,end\n0,0,50\n");
+  file("split.json", "[[0], [1, 2, 3], [4], [5]]");
+  CHECK_THAT(test::error_of(resolved.resolved_toml), Catch::Contains("partition.file " + (dir / "split.json").string()));
+  // A missing file is its reader's to report, when the run reads it.
+  std::filesystem::remove(profile);
+  CHECK(parse_scenario(text, source).profile.trace_digest.empty());
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace drift
