@@ -161,6 +161,10 @@ PY
 "$drift" validate "$work/moves.toml" --set algorithm.name=fedavg | grep -q "moves: group 'movers' (4 clients) to edge 1"
 expect_code 2 "$drift" validate "$work/moves.toml"
 says "'mifa' keeps a table per client"
+# validate lists an edge's scripted outages too.
+cp "$work/moves.toml" "$work/outage.toml"
+printf '[[timeline]]\nat_time = 5.0\naction = "offline"\nedge = "2"\n' >> "$work/outage.toml"
+"$drift" validate "$work/outage.toml" --set algorithm.name=fedavg | grep -q "scripted outages: edge 2 offline at 5 s$"
 
 "$drift" validate "$work/named.toml" > "$work/validate.txt"
 grep -q "^  edges: 3 holding 4 to 4 clients (label)" "$work/validate.txt"

@@ -41,6 +41,18 @@ std::string link_text(const EdgeProfile& p) {
          (p.aggregation_seconds > 0 ? ", " + printed("%g", p.aggregation_seconds) + " s per update aggregated" : "");
 }
 
+// "scripted outages: edge 'city' offline at 5 s, online at 9 s", or nothing.
+std::string outages_text(const Scenario& scenario) {
+  std::string text;
+  for (const auto& e : scenario.timeline) {
+    if (!is_edge_outage(e)) continue;
+    const auto edge = edge_by_text(scenario.hierarchy, e.edge);
+    text += std::string(text.empty() ? "scripted outages: " : ", ") + edge_label(scenario.hierarchy, edge.value_or(0)) +
+            " " + name_of(e.action) + " at " + printed("%g", e.at_time) + " s";
+  }
+  return text;
+}
+
 // "moves: group 'commuters' (4 clients) to edge 2 at round 3; ... home at 600 s", or nothing.
 std::string moves_text(const Scenario& scenario, const Population& population) {
   std::string text;
@@ -80,6 +92,7 @@ std::vector<std::string> edge_description(const Scenario& scenario, const Popula
                                 " from the population's (TV)"
                           : ""));
   if (auto moves = moves_text(scenario, population); !moves.empty()) lines.push_back(std::move(moves));
+  if (auto outages = outages_text(scenario); !outages.empty()) lines.push_back(std::move(outages));
   // Numbered edges share one profile: one line; named ones each their own (a long list is cut).
   constexpr std::size_t kShown = 12;
   if (h.named.empty()) {
