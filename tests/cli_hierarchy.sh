@@ -123,6 +123,11 @@ lines = [json.loads(l) for l in open(sys.argv[1])]
 assert all(len(l["edges"]["reported"]) == 2 for l in lines), "a step takes the buffer's 2 models"
 assert any(s and s > 0 for l in lines for s in l["edges"]["staleness"]), "some edge model should be stale"
 PY
+# Two of the three edges at work at once: the same on 1 and 2 slots.
+buffered --slots 1 --set hierarchy.concurrency=2 --out "$work/capped1" 2> /dev/null
+buffered --slots 2 --set hierarchy.concurrency=2 --out "$work/capped2" 2> /dev/null
+same "$work/capped1" "$work/capped2"
+if cmp -s "$work/one/metrics.jsonl" "$work/capped1/metrics.jsonl"; then echo "the cap changed nothing"; exit 1; fi
 launch_coordinator buffered "$work/buffered.log" run "$work/h.toml" --set hierarchy.cloud=fedbuff --out \
   "$work/buffered_worker" --workers 1 --no-local --no-plots
 coordinator=$coordinator_pid

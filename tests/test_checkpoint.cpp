@@ -238,6 +238,10 @@ TEST_CASE("edge tiers restored from a checkpoint go on exactly as the uninterrup
                         "[[timeline]]\nat_time = 45.0\naction = \"move\"\ngroup = \"slow\"\nedge = \"home\"\n";
     check_resume(moving, edges, at);
     check_resume(moving, buffered, at);
+    // Two of the three edges at work at once: the waiting pulls and the slots held come back.
+    auto capped = buffered;
+    capped.push_back({"hierarchy.concurrency", "2"});
+    check_resume(kBusyWorld, capped, at);
   }
 }
 

@@ -136,10 +136,36 @@ TEST_CASE("fedbuff cloud: models past the deadline are late, and a run that neve
   CHECK_THAT(sim.host.reason, Catch::Contains("before the cloud's first step") && Catch::Contains("late"));
 }
 
+TEST_CASE("fedbuff cloud with concurrency 1: one edge at work at a time, first due first") {
+  // Edge a pulls 0 at 0 and its 1.5 arrives at T (step 1). Edge b, due at 0, waited for the slot:
+  // it pulls 1.5 at T, after the step, and its 1.5 + 3.5 = 5 arrives at 2T + 10 (5 s each way),
+  // not stale (step 2). Edge a, due again at T, waited behind it: it pulls 5 then, and its 6.5
+  // arrives at 3T + 10 (step 3).
+  Sim sim(kBuffered, {{"evaluation.every", "1"}, {"federation.rounds", "3"}, {"hierarchy.concurrency", "1"}});
+  sim.run();
+  REQUIRE(sim.host.reports.size() == 3);
+  CHECK(sim.host.evaluated == std::vector<double>{1.5, 5.0, 6.5});
+  const double task = test::kTaskSeconds;
+  const auto& r = sim.host.reports;
+  CHECK(r[0].time_end == Approx(task).epsilon(1e-12));
+  CHECK(r[1].time_end == Approx(2 * task + 10.0).epsilon(1e-12));
+  CHECK(r[2].time_end == Approx(3 * task + 10.0).epsilon(1e-12));
+  CHECK(r[1].edges_reported == std::vector<std::uint32_t>{1});
+  CHECK(r[2].edges_reported == std::vector<std::uint32_t>{0});
+  for (const auto& report : r)
+    for (double staleness : report.edge_staleness) CHECK((std::isnan(staleness) || staleness == 0.0));
+  // Edges answered in any order: the same run.
+  Sim reversed(kBuffered, {{"evaluation.every", "1"}, {"federation.rounds", "3"}, {"hierarchy.concurrency", "1"}});
+  reversed.run(true);
+  CHECK(reversed.host.evaluated == sim.host.evaluated);
+}
+
 TEST_CASE("fedbuff clouds that cannot run are refused with the reason") {
   const std::string base = kBuffered;
   CHECK_THAT(error_of(base, {{"hierarchy.edges_per_round", "1"}}),
              Catch::Contains("every online edge pulls the global model"));
+  CHECK_THAT(error_of(base, {{"hierarchy.concurrency", "3"}}),
+             Catch::Contains("concurrency = 3 is more than the 2 edges"));
   CHECK_THAT(error_of(base + "[availability]\nmodel = \"bernoulli\"\n"), Catch::Contains("steps with rounds"));
 }
 

@@ -21,15 +21,17 @@ TEST_CASE("traces and partition files are recorded by digest, and other bytes ar
   std::string text = test::kFourClients;
   text.replace(text.find("[profile]\n"), 10, "[profile]\ntrace = \"profile.csv\"\n");
   // (The markov model reads no trace: its idle trace key gets no digest.)
-  text += "[partition]\nscheme = \"file\"\nfile = \"split.json\"\n"
-          "[groups.night]\nrule = \"id_range\"\nfrom = 0\nto = 1\n"
-          "[groups.night.availability]\nmodel = \"trace\"\ntrace = \"night.csv\"\n"
-          "[availability]\nmodel = \"markov\"\ntrace = \"night.csv\"\n";
+  text +=
+      "[partition]\nscheme = \"file\"\nfile = \"split.json\"\n"
+      "[groups.night]\nrule = \"id_range\"\nfrom = 0\nto = 1\n"
+      "[groups.night.availability]\nmodel = \"trace\"\ntrace = \"night.csv\"\n"
+      "[availability]\nmodel = \"markov\"\ntrace = \"night.csv\"\n";
   const auto source = (dir / "s.toml").string();
   const auto resolved = parse_scenario(text, source);
   REQUIRE(resolved.profile.trace_digest.size() == 16);
   CHECK(resolved.partition.params.string("file_digest").size() == 16);
-  CHECK_THAT(resolved.resolved_toml, Catch::Contains("trace = '" + night + "'\ntrace_clients = 'ids'\ntrace_digest = '"));
+  CHECK_THAT(resolved.resolved_toml,
+             Catch::Contains("trace = '" + night + "'\ntrace_clients = 'ids'\ntrace_digest = '"));
   const auto& toml = resolved.resolved_toml;
   std::size_t recorded = 0;  // the profile's and the night group's; not the markov model's
   for (auto at = toml.find("trace_digest = '"); at != std::string::npos; at = toml.find("trace_digest = '", at + 1))
@@ -43,7 +45,8 @@ TEST_CASE("traces and partition files are recorded by digest, and other bytes ar
                  Catch::Contains("the file changed since the run started"));
   file("night.csv", "client,start,end\n0,0,50\n");
   file("split.json", "[[0], [1, 2, 3], [4], [5]]");
-  CHECK_THAT(test::error_of(resolved.resolved_toml), Catch::Contains("partition.file " + (dir / "split.json").string()));
+  CHECK_THAT(test::error_of(resolved.resolved_toml),
+             Catch::Contains("partition.file " + (dir / "split.json").string()));
   // A missing file is its reader's to report, when the run reads it.
   std::filesystem::remove(profile);
   CHECK(parse_scenario(text, source).profile.trace_digest.empty());

@@ -35,9 +35,7 @@ void for_each_trace_table(toml::table& root, const TraceVisit& visit) {
       }
 }
 
-std::string text_at(const toml::table& table, const char* key) {
-  return table[key].value<std::string>().value_or("");
-}
+std::string text_at(const toml::table& table, const char* key) { return table[key].value<std::string>().value_or(""); }
 
 // `table`'s file under `key`: its digest written under `digest_key`, or refused when the digest
 // recorded there is another.
@@ -64,7 +62,8 @@ void absolutise_input_paths(toml::table& root, const std::filesystem::path& base
   });
   for (const char* section : {"partition", "model", "hierarchy"})
     if (auto* table = root[section].as_table())
-      if (const auto v = text_at(*table, "file"); !v.empty()) table->insert_or_assign("file", resolve_path(v, base_dir));
+      if (const auto v = text_at(*table, "file"); !v.empty())
+        table->insert_or_assign("file", resolve_path(v, base_dir));
 }
 
 // Only where the file is read: a profile's trace always, an availability table's under the

@@ -52,6 +52,9 @@ void check_fedbuff_cloud(const Scenario& s, const Refuse& refuse) {
     refuse("edges_per_round = " + std::to_string(h.edges_per_round) +
            " samples edges for sync cloud rounds; under cloud = fedbuff every online edge pulls the global model "
            "when it is free");
+  if (h.concurrency > static_cast<std::int64_t>(h.edges))
+    refuse("concurrency = " + std::to_string(h.concurrency) + " is more than the " + std::to_string(h.edges) +
+           " edges");
   const auto steps_with_rounds = [](const AvailabilityConfig& a) {
     return static_cast<bool>(availability_model(a.model).probabilities);
   };

@@ -213,6 +213,7 @@ struct HierarchyConfig {
   EdgeCloud cloud = EdgeCloud::sync;
   std::int64_t buffer = 2;
   double server_lr = 1.0;
+  std::int64_t concurrency = 0;  // edges at work at once (FedBuff's C); 0 = every edge
   // Every edge's link and availability, unless it is named (its table starts from these).
   double latency = 0.0;
   double up_bandwidth = 0.0;

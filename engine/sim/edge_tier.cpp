@@ -28,6 +28,7 @@ EdgeTier::EdgeTier(const Scenario& scenario, const Population& population, const
       presence_(scenario) {
   if (!scenario.hierarchy.enabled()) return;
   buffered_ = scenario.hierarchy.cloud == EdgeCloud::fedbuff;
+  if (buffered_) concurrency_ = static_cast<std::uint32_t>(scenario.hierarchy.concurrency);
   moves_ = std::any_of(scenario.timeline.begin(), scenario.timeline.end(),
                        [](const TimelineEntry& e) { return e.action == TimelineAction::move; });
   edges_.resize(population.edges());

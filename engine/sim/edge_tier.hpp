@@ -15,6 +15,7 @@
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/core/state_archive.hpp"
 #include "engine/metrics/round_report.hpp"
+#include "engine/population/availability.hpp"
 #include "engine/population/edge_membership.hpp"
 #include "engine/population/edge_presence.hpp"
 #include "engine/population/population.hpp"
@@ -107,12 +108,19 @@ class EdgeTier {
     NamedTensors pulled;
     std::uint64_t pulled_version = 0;
     std::uint32_t loops = 0;  // loops begun: its edge rounds' serials count on from them
+    // hierarchy.concurrency: a pull waiting for a free slot since `queued_since` (kNever: none),
+    // and a loop that ended lost or idle, holding its slot until `slot_until` (slot_pending).
+    double queued_since = kNever;
+    double slot_until = 0.0;
+    bool slot_pending = false;
   };
   // fedbuff
   void begin_loop(std::uint32_t e, double t, const NamedTensors& global);
   void settle(Roster& roster);
   void end_loop(std::uint32_t e, Roster& roster);
   double horizon() const;
+  std::uint32_t holding(double t) const;
+  void wake_queued(double t, const NamedTensors& global);
   double close_buffered(NamedTensors& global, RoundReport& report, std::vector<std::uint32_t>& aggregated,
                         ClientShares& shares);
   void archive_buffered_state(StateArchive& ar);
@@ -142,6 +150,7 @@ class EdgeTier {
   std::vector<std::uint32_t> order_;  // this cloud round's sampled edges, ascending
   // fedbuff: the buffer and what happened since the last cloud step (round_ - 1 steps so far).
   bool buffered_ = false;
+  std::uint32_t concurrency_ = 0;  // edges at work at once; 0 = every edge
   std::vector<BufferedEdge> buffer_;
   double cloud_now_ = 0.0;  // the latest event applied
   std::vector<std::uint32_t> since_lost_, since_idle_, since_late_;

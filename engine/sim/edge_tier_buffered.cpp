@@ -44,6 +44,8 @@ void EdgeTier::end_loop(std::uint32_t e, Roster& roster) {
     edge.pull_at = pull;
     edge.model.clear();
     edge.pulled.clear();
+    edge.slot_until = edge.clock;  // (a capped cloud frees the loop's slot when it ends)
+    edge.slot_pending = concurrency_ > 0;
   };
   if (edge.lost) {
     since_lost_.push_back(e);
@@ -85,21 +87,53 @@ void EdgeTier::settle(Roster& roster) {
   }
 }
 
-// No running edge's model can reach the cloud before this.
+// No running edge's model can reach the cloud before this. Under a concurrency cap, no running
+// edge can free its slot before its clock (a loop lost or idle ends there), and every event may
+// hand a free slot to a waiting edge: the bound is then the clocks themselves.
 double EdgeTier::horizon() const {
   double bound = kNever;
   for (std::uint32_t e = 0; e < edges_.size(); ++e) {
     const auto& edge = edges_[e];
     if (edge.phase != Edge::Phase::running) continue;
-    bound = std::min(bound, edge.clock + link_seconds(e, true));
+    bound = std::min(bound, edge.clock + (concurrency_ > 0 ? 0.0 : link_seconds(e, true)));
   }
   return bound;
+}
+
+// hierarchy.concurrency: the edges holding a slot at t (running, sending, or a lost or idle loop
+// that ends after t).
+std::uint32_t EdgeTier::holding(double t) const {
+  std::uint32_t n = 0;
+  for (const auto& edge : edges_)
+    n += edge.phase != Edge::Phase::waiting || (edge.slot_pending && edge.slot_until > t) ? 1 : 0;
+  return n;
+}
+
+// Slots free at t go to the waiting pulls, first due first (ties by edge), each at t or its due
+// time, whichever is later; one that finds its edge offline pulls again when it is back.
+void EdgeTier::wake_queued(double t, const NamedTensors& global) {
+  while (holding(t) < concurrency_) {
+    std::uint32_t first = 0;
+    double due = kNever;
+    for (std::uint32_t e = 0; e < edges_.size(); ++e)
+      if (edges_[e].queued_since < due) due = edges_[e].queued_since, first = e;
+    if (due == kNever) return;
+    auto& edge = edges_[first];
+    edge.queued_since = kNever;
+    const double at = std::max(t, due);
+    if (!presence_.online(first, at)) {
+      edge.pull_at = presence_.next_online(first, at);
+      continue;
+    }
+    begin_loop(first, at, global);
+  }
 }
 
 double EdgeTier::next_event() const {
   double next = kNever;
   for (const auto& edge : edges_) {
-    if (edge.phase == Edge::Phase::waiting) next = std::min(next, edge.pull_at);
+    if (edge.phase == Edge::Phase::waiting && edge.queued_since == kNever) next = std::min(next, edge.pull_at);
+    if (edge.phase == Edge::Phase::waiting && edge.slot_pending) next = std::min(next, edge.slot_until);
     if (edge.phase == Edge::Phase::sending) next = std::min(next, edge.sent.arrival);
   }
   return next;
@@ -114,35 +148,44 @@ std::string EdgeTier::since_last_step() const {
 bool EdgeTier::advance(const NamedTensors& global, Roster& roster) {
   settle(roster);
   const auto& h = scenario_.hierarchy;
+  // At one instant: slots freed (under a concurrency cap), then pulls, then arrivals; then by edge.
+  enum class Kind : std::uint8_t { free, pull, arrival };
   for (;;) {
-    // The next event, the least (time, pulls before arrivals, edge).
     double at = kNever;
-    bool arrival = true;
+    Kind kind = Kind::arrival;
     std::uint32_t which = 0;
+    const auto consider = [&](double t, Kind k, std::uint32_t e) {
+      if (t < at || (t == at && k < kind)) at = t, kind = k, which = e;
+    };
     for (std::uint32_t e = 0; e < edges_.size(); ++e) {
       const auto& edge = edges_[e];
-      const bool sending = edge.phase == Edge::Phase::sending;
       if (edge.phase == Edge::Phase::running) continue;
-      const double t = sending ? edge.sent.arrival : edge.pull_at;
-      if (t < at || (t == at && arrival && !sending)) {
-        at = t;
-        arrival = sending;
-        which = e;
+      if (edge.phase == Edge::Phase::sending) {
+        consider(edge.sent.arrival, Kind::arrival, e);
+        continue;
       }
+      if (edge.slot_pending) consider(edge.slot_until, Kind::free, e);
+      if (edge.queued_since == kNever) consider(edge.pull_at, Kind::pull, e);
     }
     if (at == kNever) return false;
     // A running edge's model may arrive at its bound itself: after pulls at that instant, but
     // before arrivals from edges later in edge order, so arrivals wait for a strictly later bound.
     const double bound = horizon();
-    if (arrival ? at >= bound : at > bound) return false;
+    if (kind == Kind::arrival ? at >= bound : at > bound) return false;
     cloud_now_ = std::max(cloud_now_, at);
     auto& edge = edges_[which];
-    if (!arrival) {
-      if (!presence_.online(which, at)) {
+    if (kind == Kind::free) {
+      edge.slot_pending = false;
+      wake_queued(at, global);
+      continue;
+    }
+    if (kind == Kind::pull) {
+      if (!presence_.online(which, at))
         edge.pull_at = presence_.next_online(which, at);
-        continue;
-      }
-      begin_loop(which, at, global);
+      else if (concurrency_ > 0 && holding(at) >= concurrency_)
+        edge.queued_since = at;  // every slot is taken: it waits for one
+      else
+        begin_loop(which, at, global);
       continue;
     }
     since_bytes_up_ += model_bytes_;
@@ -150,6 +193,10 @@ bool EdgeTier::advance(const NamedTensors& global, Roster& roster) {
     edge.phase = Edge::Phase::waiting;
     edge.pull_at = at;
     auto sent = std::exchange(edge.sent, BufferedEdge{});
+    // Its slot frees now, an event of its own: the first waiting pull takes it after a step the
+    // arrival completes, with the new model (as the edge's own next pull does).
+    edge.slot_until = at;
+    edge.slot_pending = concurrency_ > 0;
     if (late) {
       since_late_.push_back(which);
       continue;
@@ -234,6 +281,10 @@ void EdgeTier::archive_buffered_state(StateArchive& ar) {
     if (edge.phase == Edge::Phase::sending) sent.push_back(std::move(edge.sent));
     archive_buffered(ar, sent);
     if (!sent.empty()) edge.sent = std::move(sent.front());
+    if (concurrency_ == 0) continue;  // (checkpoints without a cap are as they were)
+    ar.value(edge.queued_since);
+    ar.value(edge.slot_until);
+    ar.value(edge.slot_pending);
   }
 }
 

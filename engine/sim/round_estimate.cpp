@@ -61,7 +61,8 @@ RoundEstimate estimate_rounds(const Scenario& s, const Population& p, std::uint6
                 (aggregating > 0 ? " and their aggregation" : "") + ", and the slowest edge-cloud link";
       if (h.deadline > 0 && h.deadline < e.round) e.round = h.deadline, e.basis = "the cloud's deadline";
       if (h.cloud == EdgeCloud::fedbuff) {  // the online edges loop side by side; a step takes `buffer` models
-        const double at_work = std::max(1.0, expected_online_edges(h));
+        double at_work = std::max(1.0, expected_online_edges(h));
+        if (h.concurrency > 0) at_work = std::min(at_work, static_cast<double>(h.concurrency));
         e.round *= static_cast<double>(h.buffer) / at_work;
         e.basis = std::to_string(h.buffer) + " edge model(s) from " + std::to_string(std::lround(at_work)) +
                   " edges at work, each loop " + e.basis;

@@ -85,6 +85,7 @@ WallEstimate estimate_wall_time(const Scenario& s, const FederationData& data, M
     const double per_edge = s.sampler.cohort_size(std::max(1u, s.clients / h.edges));
     double edges = std::max(1.0, std::round(expected_online_edges(h)));
     if (h.edges_per_round > 0) edges = std::min(edges, static_cast<double>(h.edges_per_round));
+    if (h.cloud == EdgeCloud::fedbuff && h.concurrency > 0) edges = std::min(edges, static_cast<double>(h.concurrency));
     waves = static_cast<double>(h.edge_rounds) * std::ceil(edges * per_edge / e.slots);
     // fedbuff: a cloud step takes `buffer` of the edges' loops, not every online edge's.
     if (h.cloud == EdgeCloud::fedbuff) waves *= static_cast<double>(h.buffer) / edges;
