@@ -65,7 +65,8 @@ std::string cohort_description(const Scenario& s) {
            std::to_string(h.edges) + (h.named.empty() ? "" : " named") + " edges (" + name_of(h.assign) + "), " +
            std::to_string(h.edge_rounds) + " edge round(s) per " +
            (h.cloud == EdgeCloud::fedbuff
-                ? "loop, the cloud stepping every " + std::to_string(h.buffer) + " edge model(s) (fedbuff)"
+                ? "loop, the cloud stepping every " + std::to_string(h.buffer) + " edge model(s) (fedbuff" +
+                      (h.concurrency > 0 ? ", " + std::to_string(h.concurrency) + " edges at work at most)" : ")")
                 : std::string("cloud round")) +
            (expected_online_edges(h) < h.edges ? ", diurnal edges" : "") + edges_by_model(h);
   if (!draws_poisson(s)) return std::to_string(s.sampler.cohort_size(s.clients)) + " clients per round";
