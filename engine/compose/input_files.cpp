@@ -16,22 +16,23 @@ std::string resolve_path(const std::string& path, const std::filesystem::path& b
   return std::filesystem::absolute(base_dir / path).lexically_normal().string();
 }
 
-// A table that may name a trace: `where` says which, for messages ("groups.night.availability").
-using TraceVisit = std::function<void(toml::table& table, const std::string& where)>;
+// A table that may name a trace: `where` says which, for messages ("groups.night.availability");
+// `availability`: one of an availability model's tables, which reads its trace under the trace model only.
+using TraceVisit = std::function<void(toml::table& table, const std::string& where, bool availability)>;
 
 void for_each_trace_table(toml::table& root, const TraceVisit& visit) {
-  const auto at = [&](toml::node_view<toml::node> node, const std::string& where) {
-    if (auto* t = node.as_table()) visit(*t, where);
+  const auto at = [&](toml::node_view<toml::node> node, const std::string& where, bool availability) {
+    if (auto* t = node.as_table()) visit(*t, where, availability);
   };
-  at(root["profile"], "profile");
-  at(root["availability"], "availability");
-  at(root["hierarchy"]["availability_model"], "hierarchy.availability_model");
+  at(root["profile"], "profile", false);
+  at(root["availability"], "availability", true);
+  at(root["hierarchy"]["availability_model"], "hierarchy.availability_model", true);
   if (auto* groups = root["groups"].as_table())
     for (auto&& [name, node] : *groups)
       if (auto* group = node.as_table()) {
         const auto prefix = "groups." + std::string(name.str()) + ".";
-        at((*group)["profile"], prefix + "profile");
-        at((*group)["availability"], prefix + "availability");
+        at((*group)["profile"], prefix + "profile", false);
+        at((*group)["availability"], prefix + "availability", true);
       }
 }
 
@@ -57,7 +58,7 @@ void record_digest(toml::table& table, const char* key, const char* digest_key, 
 }  // namespace
 
 void absolutise_input_paths(toml::table& root, const std::filesystem::path& base_dir) {
-  for_each_trace_table(root, [&](toml::table& t, const std::string&) {
+  for_each_trace_table(root, [&](toml::table& t, const std::string&, bool) {
     if (const auto v = text_at(t, "trace"); !v.empty()) t.insert_or_assign("trace", resolve_path(v, base_dir));
   });
   for (const char* section : {"partition", "model", "hierarchy"})
@@ -69,10 +70,8 @@ void absolutise_input_paths(toml::table& root, const std::filesystem::path& base
 // Only where the file is read: a profile's trace always, an availability table's under the
 // trace model, partition.file under the file scheme (elsewhere the key is idle, and says so).
 void record_input_digests(toml::table& root, const std::string& source) {
-  for_each_trace_table(root, [&](toml::table& t, const std::string& where) {
-    const bool availability = where.size() >= 12 && where.compare(where.size() - 12, 12, "availability") == 0;
-    const bool availability_model = where == "hierarchy.availability_model";
-    if ((availability || availability_model) && text_at(t, "model") != "trace") return;
+  for_each_trace_table(root, [&](toml::table& t, const std::string& where, bool availability) {
+    if (availability && text_at(t, "model") != "trace") return;
     record_digest(t, "trace", "trace_digest", where, source);
   });
   if (auto* partition = root["partition"].as_table(); partition && text_at(*partition, "scheme") == "file")

@@ -59,6 +59,26 @@ bool is_written(const ReportField& f, const T& value, const RoundReport& r, bool
   return false;
 }
 
+// The object of the line a field is written in (its key), or nullptr for the line itself.
+const char* object_of(Written written) {
+  switch (written) {
+    case Written::with_shadow_clients:
+      return "update_drift";
+    case Written::with_privacy:
+      return "privacy";
+    case Written::with_secure_aggregation:
+      return "secure_aggregation";
+    case Written::with_client_summary:
+      return "client_accuracy_summary";
+    case Written::with_edges:
+    case Written::with_buffered_edges:
+    case Written::with_moving_clients:
+      return "edges";
+    default:
+      return nullptr;
+  }
+}
+
 struct LineWriter {
   const RoundReport& report;
   bool shadow_clients;
@@ -74,17 +94,8 @@ struct LineWriter {
       for (const auto& [name, v] : value.per_client) a[name] = v;
     } else if constexpr (std::is_same_v<T, std::vector<ClientRecord>>) {
       return;  // not_in_metrics: clients.csv holds them
-    } else if (f.written == Written::with_shadow_clients) {
-      line["update_drift"][std::string(f.json_key())] = value;
-    } else if (f.written == Written::with_privacy) {
-      line["privacy"][std::string(f.json_key())] = value;
-    } else if (f.written == Written::with_secure_aggregation) {
-      line["secure_aggregation"][std::string(f.json_key())] = value;
-    } else if (f.written == Written::with_client_summary) {
-      line["client_accuracy_summary"][std::string(f.json_key())] = value;
-    } else if (f.written == Written::with_edges || f.written == Written::with_buffered_edges ||
-               f.written == Written::with_moving_clients) {
-      line["edges"][std::string(f.json_key())] = value;
+    } else if (const char* object = object_of(f.written)) {
+      line[object][std::string(f.json_key())] = value;
     } else {
       line[std::string(f.json_key())] = value;  // NaN is written as null
     }
@@ -127,12 +138,7 @@ struct LineReader {
     if constexpr (!std::is_same_v<T, std::vector<ClientRecord>>) {
       if (f.written == Written::not_in_metrics) return;
       const json* object = &line;
-      for (const auto& [written, key] :
-           {std::pair{Written::with_shadow_clients, "update_drift"}, std::pair{Written::with_privacy, "privacy"},
-            std::pair{Written::with_secure_aggregation, "secure_aggregation"},
-            std::pair{Written::with_client_summary, "client_accuracy_summary"}, std::pair{Written::with_edges, "edges"},
-            std::pair{Written::with_buffered_edges, "edges"}, std::pair{Written::with_moving_clients, "edges"}})
-        if (f.written == written) object = line.contains(key) ? &line[key] : nullptr;
+      if (const char* nested = object_of(f.written)) object = line.contains(nested) ? &line[nested] : nullptr;
       const auto key = std::string(f.json_key());
       if (object && object->is_object() && object->contains(key)) {
         read_value((*object)[key], value);

@@ -15,7 +15,6 @@
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/core/state_archive.hpp"
 #include "engine/metrics/round_report.hpp"
-#include "engine/population/availability.hpp"
 #include "engine/population/edge_membership.hpp"
 #include "engine/population/edge_presence.hpp"
 #include "engine/population/population.hpp"
@@ -108,9 +107,9 @@ class EdgeTier {
     NamedTensors pulled;
     std::uint64_t pulled_version = 0;
     std::uint32_t loops = 0;  // loops begun: its edge rounds' serials count on from them
-    // hierarchy.concurrency: a pull waiting for a free slot since `queued_since` (kNever: none),
-    // and a loop that ended lost or idle, holding its slot until `slot_until` (slot_pending).
-    double queued_since = kNever;
+    // hierarchy.concurrency: a pull waiting for a free slot (due at pull_at), and a loop that
+    // ended, holding its slot until `slot_until` (slot_pending).
+    bool queued = false;
     double slot_until = 0.0;
     bool slot_pending = false;
   };

@@ -116,10 +116,10 @@ void EdgeTier::wake_queued(double t, const NamedTensors& global) {
     std::uint32_t first = 0;
     double due = kNever;
     for (std::uint32_t e = 0; e < edges_.size(); ++e)
-      if (edges_[e].queued_since < due) due = edges_[e].queued_since, first = e;
+      if (edges_[e].queued && edges_[e].pull_at < due) due = edges_[e].pull_at, first = e;
     if (due == kNever) return;
     auto& edge = edges_[first];
-    edge.queued_since = kNever;
+    edge.queued = false;
     const double at = std::max(t, due);
     if (!presence_.online(first, at)) {
       edge.pull_at = presence_.next_online(first, at);
@@ -132,7 +132,7 @@ void EdgeTier::wake_queued(double t, const NamedTensors& global) {
 double EdgeTier::next_event() const {
   double next = kNever;
   for (const auto& edge : edges_) {
-    if (edge.phase == Edge::Phase::waiting && edge.queued_since == kNever) next = std::min(next, edge.pull_at);
+    if (edge.phase == Edge::Phase::waiting && !edge.queued) next = std::min(next, edge.pull_at);
     if (edge.phase == Edge::Phase::waiting && edge.slot_pending) next = std::min(next, edge.slot_until);
     if (edge.phase == Edge::Phase::sending) next = std::min(next, edge.sent.arrival);
   }
@@ -165,7 +165,7 @@ bool EdgeTier::advance(const NamedTensors& global, Roster& roster) {
         continue;
       }
       if (edge.slot_pending) consider(edge.slot_until, Kind::free, e);
-      if (edge.queued_since == kNever) consider(edge.pull_at, Kind::pull, e);
+      if (!edge.queued) consider(edge.pull_at, Kind::pull, e);
     }
     if (at == kNever) return false;
     // A running edge's model may arrive at its bound itself: after pulls at that instant, but
@@ -183,7 +183,7 @@ bool EdgeTier::advance(const NamedTensors& global, Roster& roster) {
       if (!presence_.online(which, at))
         edge.pull_at = presence_.next_online(which, at);
       else if (concurrency_ > 0 && holding(at) >= concurrency_)
-        edge.queued_since = at;  // every slot is taken: it waits for one
+        edge.queued = true;  // every slot is taken: it waits for one, due since pull_at
       else
         begin_loop(which, at, global);
       continue;
@@ -282,7 +282,7 @@ void EdgeTier::archive_buffered_state(StateArchive& ar) {
     archive_buffered(ar, sent);
     if (!sent.empty()) edge.sent = std::move(sent.front());
     if (concurrency_ == 0) continue;  // (checkpoints without a cap are as they were)
-    ar.value(edge.queued_since);
+    ar.value(edge.queued);
     ar.value(edge.slot_until);
     ar.value(edge.slot_pending);
   }
