@@ -33,6 +33,14 @@ same "$work/builtin" "$work/plugin"
 expect_code 0 run --out "$work/plugin2" --slots 2 --set algorithm.name=fedprox-plugin --plugin "$plugin"
 same "$work/builtin" "$work/plugin2"
 grep -q "^files = '$plugin'" "$work/plugin/scenario.toml"
+# Its row says it runs at the edges of a hierarchy, not that its edge server halves follow clients
+# that move between edges: a move is refused, naming the algorithms that take one.
+cp "$work/tiny.toml" "$work/edges.toml"
+printf '[hierarchy]\nedges = 2\n[groups.two]\nrule = "id_range"\nfrom = 0\nto = 1\n' >> "$work/edges.toml"
+expect_code 0 "$drift" validate "$work/edges.toml" --plugin "$plugin" --set algorithm.name=fedprox-plugin
+printf '[[timeline]]\nat_round = 2\naction = "move"\ngroup = "two"\nedge = "1"\n' >> "$work/edges.toml"
+expect_code 2 "$drift" validate "$work/edges.toml" --plugin "$plugin" --set algorithm.name=fedprox-plugin
+says "'fedprox-plugin' does not say how its edge server halves follow clients between edges"
 grep -q "^digests = '[0-9a-f]\{16\}'" "$work/plugin/scenario.toml"
 
 # The plugin's model: trained alike on 1 and 2 slots, and with drift's head for MOON.

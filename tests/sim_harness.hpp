@@ -10,6 +10,7 @@
 
 #include "catch_torch.hpp"
 #include "engine/algorithms/algorithm.hpp"
+#include "engine/compose/federation_data.hpp"
 #include "engine/compose/loader.hpp"
 #include "engine/sim/driver.hpp"
 
@@ -136,7 +137,12 @@ struct Sim {
   FakeHost host;
   std::unique_ptr<Driver> driver;
 
-  explicit Sim(const std::string& text, const std::vector<Override>& overrides = {}, std::uint32_t clients = 0)
+  // Whose server halves aggregate: FedAvg's whatever the scenario says (the driver tests' fixed
+  // arithmetic), or the scenario's algorithm, at the edges with their own shapes.
+  enum class Server { fedavg, scenario };
+
+  explicit Sim(const std::string& text, const std::vector<Override>& overrides = {}, std::uint32_t clients = 0,
+               Server server = Server::fedavg)
       : scenario(parse_scenario(text, "sim.toml", overrides)) {
     DriverSetup setup;
     setup.scenario = &scenario;
@@ -148,6 +154,16 @@ struct Sim {
     setup.make_edge_algorithm = [](std::uint32_t) {
       return find_algorithm("fedavg")->make_server(ParamSet{}, FederationShape{});
     };
+    if (server == Server::scenario) {
+      const AlgorithmInfo* info = find_algorithm(scenario.algorithm);
+      FederationShape shape;
+      shape.num_clients = setup.population->size();
+      shape.model_bytes = 8;  // the one float64 weight
+      setup.algorithm = info->make_server(scenario.algorithm_params, shape);
+      setup.make_edge_algorithm = [this, info, shape, population = setup.population](std::uint32_t e) {
+        return info->make_server(scenario.algorithm_params, edge_shape(shape, scenario, *population, e));
+      };
+    }
     setup.log_eligible = scenario.log_eligible;
     driver = make_driver(std::move(setup), host, host);
     host.driver = driver.get();

@@ -118,13 +118,14 @@ std::vector<std::string> describe_all(const FakeHost& host, std::size_t from = 0
 
 // Runs the scenario three ways: straight through; held for a checkpoint after aggregation
 // `at` and continued; and restored from that checkpoint into a fresh driver and sampler.
-void check_resume(const std::string& text, const std::vector<Override>& overrides, std::uint32_t at) {
-  Sim straight(text, overrides);
+void check_resume(const std::string& text, const std::vector<Override>& overrides, std::uint32_t at,
+                  Sim::Server server = Sim::Server::fedavg) {
+  Sim straight(text, overrides, 0, server);
   straight.run();
   REQUIRE(straight.host.finished);
   REQUIRE(straight.host.reports.size() > at);
 
-  Sim held(text, overrides);
+  Sim held(text, overrides, 0, server);
   held.host.checkpoint_at = at;
   held.driver->start();
   held.host.pump();
@@ -137,7 +138,7 @@ void check_resume(const std::string& text, const std::vector<Override>& override
   held.host.pump();
   CHECK(describe_all(held.host) == describe_all(straight.host));
 
-  Sim restored(text, overrides);
+  Sim restored(text, overrides, 0, server);
   auto r = StateArchive::reader(saved.take(), "driver");
   restored.driver->archive(r);
   r.expect_end();
@@ -230,6 +231,13 @@ TEST_CASE("edge tiers restored from a checkpoint go on exactly as the uninterrup
                         "[[timeline]]\nat_time = 45.0\naction = \"move\"\ngroup = \"slow\"\nedge = \"home\"\n";
     check_resume(moving, edges, at);
     check_resume(moving, buffered, at);
+    // ... with edge server halves that keep a row per client (MIFA's table, FedAU's intervals):
+    // a resume regroups them to the edges' clients of the checkpoint before they read their rows.
+    for (const char* name : {"\"mifa\"", "\"fedau\""}) {
+      auto remedy = edges;
+      remedy.push_back({"algorithm.name", name});
+      check_resume(moving, remedy, at, Sim::Server::scenario);
+    }
     // Two of the three edges at work at once: the waiting pulls and the slots held come back.
     auto capped = buffered;
     capped.push_back({"hierarchy.concurrency", "2"});

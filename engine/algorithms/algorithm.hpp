@@ -79,6 +79,14 @@ struct AggregationInput {
   std::vector<std::uint64_t> pulled_version{};  // the model version each update trained from
 };
 
+// An edge's clients after a move (ServerAlgorithm::regroup): their population ids, ascending,
+// and index for index each one's place among the edge's clients before (none: it joined).
+struct ClientRegroup {
+  std::vector<std::uint32_t> clients;
+  std::vector<std::optional<std::uint32_t>> previous;
+  std::uint32_t size() const { return static_cast<std::uint32_t>(clients.size()); }
+};
+
 // The server half answers *what* an aggregation makes of its updates; the round driver
 // decides *when* (a sync round, every update, every K) and *how* weights are combined before
 // the server step (docs/algorithms.md#aggregation).
@@ -113,6 +121,12 @@ class ServerAlgorithm {
   // after aggregate() with the same updates, and after an aggregate_nothing() that moved the model
   // with none. The default is FedAvg's: the aggregated updates' sample weights.
   virtual ClientShares shares(const std::vector<ClientUpdate>& updates) const;
+  // At the edge tier, clients moved between edges (the timeline's moves): the edge's server half
+  // now serves `regroup.clients`. What it keeps per client follows those who stayed to their new
+  // places, is forgotten for those who left, and starts as for a client never seen for those who
+  // joined; a divisor by the edge's clients takes the new count (docs/hierarchy.md#moving-clients).
+  // Asked only of algorithms whose catalogue row says edge_moves; the default keeps nothing.
+  virtual void regroup(const ClientRegroup& regroup) {}
   // Saves or restores everything a later aggregation or broadcast depends on (momentum,
   // control variates, prototypes, a generator's stream): docs/checkpoints.md. Every server half
   // says what it keeps, even when that is nothing.
@@ -122,6 +136,13 @@ class ServerAlgorithm {
 // What a server half may need to know about the federation it serves.
 struct FederationShape {
   std::uint32_t num_clients = 0;  // registered population (SCAFFOLD divides by it)
+  // An edge's server half knows its clients by their place among them: these are their
+  // population ids (empty: the whole population, in order). Participation probabilities and
+  // other per-client lookups of this shape take population ids.
+  std::vector<std::uint32_t> client_ids;
+  // With [hierarchy] and clients moving between edges on the timeline: the most clients a server
+  // half may come to serve, the population (a table's budget is checked against it); 0 otherwise.
+  std::uint32_t most_clients = 0;
   std::int64_t num_classes = 0;
   std::uint32_t cohort = 0;                       // clients aggregated per round (sync) or buffer size (async)
   std::vector<std::int64_t> input_shape;          // {C, H, W} of the clients' data
@@ -199,12 +220,13 @@ struct AlgorithmInfo {
   bool privatisable = false;
   // It runs at the edge tier of a hierarchical federation ([hierarchy], docs/hierarchy.md): one
   // server half per edge aggregates that edge's clients into a model the cloud averages. True
-  // where the server half keeps no state or only per-client state (clients never change
-  // edges); server optimisers, control variates and private or exchanged knowledge describe one
+  // where the server half keeps no state or only per-client state (by the edge's own ids);
+  // server optimisers, control variates and private or exchanged knowledge describe one
   // federation's model, and are refused.
   bool edge_tier = false;
   // At the edge tier, clients may move between edges on the timeline (docs/hierarchy.md): its
-  // edge server half keeps nothing per client and never reads the edge's size.
+  // edge server half keeps nothing per client and never reads the edge's size, or follows the
+  // edge's clients in regroup().
   bool edge_moves = false;
   // Set when the client half packs: its local objective as the packed trainer computes it.
   // Unset: clients train one at a time whatever devices.pack says.

@@ -1,5 +1,6 @@
 #include "engine/algorithms/client_change_table.hpp"
 
+#include <algorithm>
 #include <iomanip>
 #include <sstream>
 #include <stdexcept>
@@ -47,6 +48,28 @@ void ClientChangeTable::store(std::uint32_t client, const torch::Tensor& change,
     disk_->write(client, stored.data_ptr(), entry_bytes);
   else
     entries_.at(client) = std::move(stored);
+}
+
+void ClientChangeTable::regroup(const std::vector<std::optional<std::uint32_t>>& previous) {
+  if (disk_) throw std::logic_error("a client change table on disk cannot follow clients between edges");
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> entries(previous.size());
+  for (std::size_t i = 0; i < previous.size(); ++i)
+    if (previous[i]) entries[i] = std::move(entries_.at(*previous[i]));
+  const bool forgot = std::any_of(entries_.begin(), entries_.end(), [](const torch::Tensor& e) { return e.defined(); });
+  entries_ = std::move(entries);
+  clients_ = static_cast<std::uint32_t>(previous.size());
+  filled_ = 0;
+  bytes_ = 0;
+  for (const auto& e : entries_) {
+    if (!e.defined()) continue;
+    ++filled_;
+    bytes_ += static_cast<std::uint64_t>(e.numel() * e.element_size());
+  }
+  if (!forgot) return;  // only newcomers: their zero entries leave the sum as it is
+  sum_ = filled_ == 0 ? torch::Tensor() : torch::zeros({values_}, torch::kFloat64);
+  for (const auto& e : entries_)
+    if (e.defined()) sum_ += e.to(torch::kFloat64);
 }
 
 ClientShares ClientChangeTable::filled_shares(double coefficient) const {
@@ -123,9 +146,24 @@ std::string table_budget_refusal(const std::string& algorithm, const std::string
   return out.str();
 }
 
+std::string moving_table_refusal(const std::string& algorithm, const std::string& what, const FederationShape& shape,
+                                 double budget_mb) {
+  if (shape.most_clients == 0) return {};
+  const auto refusal = table_budget_refusal(algorithm, what, shape.most_clients, shape.model_bytes, budget_mb);
+  if (refusal.empty()) return {};
+  return refusal +
+         ". The timeline moves clients between edges, so one edge's table may come to hold every client, and a "
+         "table kept on disk cannot follow the moves";
+}
+
 ClientChangeTable make_change_table(const std::string& algorithm, const std::string& what, const FederationShape& shape,
                                     double budget_mb) {
   const auto clients = std::max<std::uint32_t>(shape.num_clients, 1);
+  if (shape.most_clients > 0) {
+    if (const auto refusal = moving_table_refusal(algorithm, what, shape, budget_mb); !refusal.empty())
+      throw UserError(refusal);
+    return ClientChangeTable(clients);
+  }
   const auto refusal = table_budget_refusal(algorithm, what, clients, shape.model_bytes, budget_mb);
   if (refusal.empty()) return ClientChangeTable(clients);
   if (shape.state_dir.empty()) throw UserError(refusal + ", or run it with a run directory to keep it on disk");

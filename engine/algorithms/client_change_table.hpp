@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,11 @@ class ClientChangeTable {
   // Every client with an entry, each with `coefficient`: the shares of a step along the table's mean.
   ClientShares filled_shares(double coefficient) const;
   std::uint64_t bytes() const { return bytes_; }
+  // Clients moved between edges (ServerAlgorithm::regroup): entry i of the table is now that of
+  // `previous[i]`, none for a client who joined; the entries of clients who left are dropped and
+  // the sum is taken again over those kept, in order. Only a table in memory follows moves
+  // (make_change_table refuses a table on disk when clients move).
+  void regroup(const std::vector<std::optional<std::uint32_t>>& previous);
   // Throws std::logic_error naming `algorithm` for a client beyond the table.
   void require_client(const std::string& algorithm, std::uint32_t client) const;
   // What metrics.jsonl reports of the table: `table_clients` (entries filled), `table_mb` and,
@@ -68,9 +74,16 @@ torch::ScalarType storage_dtype(const NamedTensors& model);
 
 // The table `algorithm` keeps of `what`, one entry of shape.model_bytes per client: in memory
 // within `budget_mb`, else in `<shape.state_dir>/<algorithm>_table.bin`. A UserError saying the
-// size when it is above the budget and there is no state directory, or its disk lacks the room.
+// size when it is above the budget and there is no state directory, or its disk lacks the room,
+// or when clients move between edges (moving_table_refusal).
 ClientChangeTable make_change_table(const std::string& algorithm, const std::string& what, const FederationShape& shape,
                                     double budget_mb);
+
+// With clients moving between edges (shape.most_clients > 0) a table must stay in memory: the
+// refusal of one of shape.most_clients entries above `budget_mb`, empty when it fits (or the
+// model is not built yet, or clients do not move). Checked before the run and when the table is made.
+std::string moving_table_refusal(const std::string& algorithm, const std::string& what, const FederationShape& shape,
+                                 double budget_mb);
 
 // The refusal of a table of `clients` entries of `entry_bytes` each above `budget_mb`, naming
 // the algorithm and the size it would need; empty when it fits, or when `entry_bytes` is 0

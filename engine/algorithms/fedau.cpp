@@ -50,6 +50,21 @@ class ParticipationIntervals {
     }
   }
 
+  // Clients moved between edges: those who stayed keep their counts at their new places; one
+  // who joined starts with none recorded, as at the run's start.
+  void regroup(const std::vector<std::optional<std::uint32_t>>& previous) {
+    std::vector<std::uint64_t> count(previous.size(), 0), recorded(previous.size(), 0), total(previous.size(), 0);
+    for (std::size_t i = 0; i < previous.size(); ++i) {
+      if (!previous[i]) continue;
+      count[i] = count_.at(*previous[i]);
+      recorded[i] = recorded_.at(*previous[i]);
+      total[i] = total_.at(*previous[i]);
+    }
+    count_ = std::move(count);
+    recorded_ = std::move(recorded);
+    total_ = std::move(total);
+  }
+
   void archive(StateArchive& ar) {
     ar.values(count_);
     ar.values(recorded_);
@@ -97,6 +112,12 @@ class FedAuServer final : public ServerAlgorithm {
     return false;
   }
 
+  // At an edge, N is its clients now; what was booked of a client that left goes with it.
+  void regroup(const ClientRegroup& regroup) override {
+    clients_ = std::max<std::uint32_t>(regroup.size(), 1);
+    intervals_.regroup(regroup.previous);
+  }
+
   ClientShares shares(const std::vector<ClientUpdate>& updates) const override {
     auto shares = shares_of(updates, weights_);
     for (auto& s : shares) s.second /= static_cast<double>(clients_);
@@ -139,6 +160,7 @@ AlgorithmInfo fedau_info() {
   info.packed = plain_local_sgd;
   info.privatisable = true;
   info.edge_tier = true;
+  info.edge_moves = true;
   info.sync_only = "FedAU books every client every round, and asynchronous aggregations have no rounds";
   return info;
 }

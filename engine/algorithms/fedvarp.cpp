@@ -70,6 +70,10 @@ class FedVarpServer final : public ServerAlgorithm {
 
   AlgorithmMetrics metrics() const override { return table_.metrics(); }
 
+  // At an edge: the changes of the clients who stayed, none yet for those who joined, N the
+  // edge's clients now.
+  void regroup(const ClientRegroup& regroup) override { table_.regroup(regroup.previous); }
+
   void archive(StateArchive& ar) override { table_.archive(ar); }
 
  private:
@@ -103,9 +107,13 @@ AlgorithmInfo fedvarp_info() {
         return std::make_unique<FedVarpServer>(
             o, make_change_table("fedvarp", "the latest change", shape, o.memory_budget_mb));
       });
+  info.check = params.reading([](const O& o, const FederationShape& shape) {
+    return moving_table_refusal("fedvarp", "the latest change", shape, o.memory_budget_mb);
+  });
   info.packed = plain_local_sgd;
   info.privatisable = true;
   info.edge_tier = true;
+  info.edge_moves = true;
   info.sync_only =
       "fedvarp's correction compares a round's participants with the table the round started "
       "from, and asynchronous aggregations have no rounds";

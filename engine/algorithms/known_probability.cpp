@@ -23,6 +23,8 @@ class KnownProbabilityServer final : public ServerAlgorithm {
   KnownProbabilityServer(double eta, const FederationShape& shape)
       : eta_(eta),
         clients_(std::max<std::uint32_t>(shape.num_clients, 1)),
+        edge_(!shape.client_ids.empty()),
+        ids_(shape.client_ids),
         probability_(shape.participation_probability) {}
 
   void aggregate(NamedTensors& global, const std::vector<ClientUpdate>& updates,
@@ -30,10 +32,11 @@ class KnownProbabilityServer final : public ServerAlgorithm {
     probabilities_.clear();
     std::vector<double> weights;
     for (const auto& u : updates) {
-      const auto p = probability_ ? probability_(u.client_id, input.round) : std::nullopt;
+      const auto id = edge_ ? ids_.at(u.client_id) : u.client_id;
+      const auto p = probability_ ? probability_(id, input.round) : std::nullopt;
       // A client that took part had a positive probability; anything else is a wiring error.
       if (!p || *p <= 0.0)
-        throw std::logic_error("known-probability: client " + std::to_string(u.client_id) +
+        throw std::logic_error("known-probability: client " + std::to_string(id) +
                                " took part without a positive participation probability");
       probabilities_.push_back(*p);
       weights.push_back(1.0 / *p);
@@ -55,11 +58,20 @@ class KnownProbabilityServer final : public ServerAlgorithm {
     return m;
   }
 
+  // An edge's N and its clients' ids follow the moves; p_i is the client's wherever it is.
+  void regroup(const ClientRegroup& regroup) override {
+    edge_ = true;
+    ids_ = regroup.clients;
+    clients_ = std::max<std::uint32_t>(regroup.size(), 1);
+  }
+
   void archive(StateArchive& ar) override { ar.values(probabilities_); }
 
  private:
   double eta_;
   std::uint32_t clients_;
+  bool edge_;                       // it serves an edge: local ids are places in ids_
+  std::vector<std::uint32_t> ids_;  // the edge's clients' population ids
   std::function<std::optional<double>(std::uint32_t, std::uint32_t)> probability_;
   std::vector<double> probabilities_;  // p_i^t of the last aggregation's clients
 };
@@ -94,6 +106,7 @@ AlgorithmInfo known_probability_info() {
   info.packed = plain_local_sgd;
   info.privatisable = true;
   info.edge_tier = true;
+  info.edge_moves = true;
   info.sync_only = "the participation probabilities are those of a round, and asynchronous aggregations have none";
   return info;
 }

@@ -73,6 +73,10 @@ class MifaServer final : public ServerAlgorithm {
     return m;
   }
 
+  // At an edge: the changes of the clients who stayed, none yet for those who joined, N the
+  // edge's clients now.
+  void regroup(const ClientRegroup& regroup) override { table_.regroup(regroup.previous); }
+
   void archive(StateArchive& ar) override { table_.archive(ar); }
 
  private:
@@ -120,11 +124,12 @@ AlgorithmInfo mifa_info() {
     if (o.variant != mifa::Variant::fedau && o.server_lr != 1.0)
       return "mifa's official variant steps by the local learning rate and has no server learning rate: leave "
              "algorithm.server_lr at 1 (or use variant = \"fedau\")";
-    return std::string();
+    return moving_table_refusal("mifa", "the latest change", shape, o.memory_budget_mb);
   });
   info.packed = plain_local_sgd;
   info.privatisable = true;
   info.edge_tier = true;
+  info.edge_moves = true;
   info.sync_only =
       "mifa steps along its table once per round, including rounds nobody took part in, and "
       "asynchronous aggregations have no rounds";

@@ -39,6 +39,10 @@ class UniformFedAvgServer final : public ServerAlgorithm {
   ClientShares shares(const std::vector<ClientUpdate>& updates) const override {
     return equal_shares(updates, 1.0 / divisor(updates));
   }
+  // fedavg-all at an edge divides by the edge's clients, whoever they are now.
+  void regroup(const ClientRegroup& regroup) override {
+    if (all_clients_ > 0) all_clients_ = std::max<std::uint32_t>(regroup.size(), 1);
+  }
   void archive(StateArchive&) override {}  // keeps nothing between rounds
 
  private:
@@ -142,6 +146,7 @@ AlgorithmInfo fedavg_all_info() {
   info.packed = plain_local_sgd;
   info.privatisable = true;
   info.edge_tier = true;
+  info.edge_moves = true;
   info.sync_only =
       "fedavg-all divides a round's changes by every registered client, and an asynchronous "
       "aggregation of one or a few updates is no round";

@@ -198,6 +198,7 @@ FederationShape federation_shape(const Scenario& scenario, const FederationData&
   const auto& train = *data.data.train;
   FederationShape shape;
   shape.num_clients = data.population->size();
+  if (scenario.hierarchy.enabled() && moves_clients(scenario.timeline)) shape.most_clients = shape.num_clients;
   shape.num_classes = train.num_classes;
   shape.cohort = aggregated_per_round(scenario);
   shape.input_shape = train.input_shape();
@@ -244,11 +245,8 @@ FederationShape edge_shape(const FederationShape& shape, const Scenario& scenari
   out.num_clients = members;
   out.cohort = scenario.sampler.cohort_size(members);
   // Its server half knows the edge's clients by their place among them (engine/sim/edge_tier.hpp).
-  if (shape.participation_probability)
-    out.participation_probability = [probability = shape.participation_probability,
-                                     ids = population.edge_members.at(edge)](std::uint32_t local, std::uint32_t round) {
-      return probability(ids.at(local), round);
-    };
+  out.client_ids = population.edge_members.at(edge);
+  if (moves_clients(scenario.timeline)) out.most_clients = population.size();
   if (!out.state_dir.empty())
     out.state_dir = (std::filesystem::path(out.state_dir) / ("edge-" + std::to_string(edge))).string();
   return out;

@@ -90,8 +90,8 @@ void check_edge_outages(const Scenario& s, const Refuse& refuse) {
 }
 
 // [[timeline]] moves: a group's clients report to another edge from a cloud round on. Only
-// where the edges' server halves keep nothing per client (a table indexed by the edge's
-// clients would lose its rows), and to an edge that exists.
+// where the edges' server halves keep nothing per client or follow the moves (edge_moves; a
+// plugin's row may not), and to an edge that exists.
 template <class Refuse>
 void check_client_moves(const Scenario& s, const AlgorithmInfo& algorithm, const Refuse& refuse) {
   for (const auto& e : s.timeline) {
@@ -106,8 +106,9 @@ void check_client_moves(const Scenario& s, const AlgorithmInfo& algorithm, const
     for (const auto& row : algorithm_catalog())
       if (row.edge_moves) names += (names.empty() ? "" : ", ") + row.name;
     refuse(where + "'" + s.algorithm +
-           "' keeps a table per client of each edge (or divides by an edge's clients) in its edge server "
-           "halves, which a client changing edges would leave behind. The algorithms whose clients can move: " +
+           "' does not say how its edge server halves follow clients between edges (its catalogue row's "
+           "edge_moves: it keeps nothing per client, or regroups what it keeps). The algorithms whose clients "
+           "can move: " +
            names);
   }
 }

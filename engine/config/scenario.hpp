@@ -141,6 +141,12 @@ struct TimelineEntry {
 // An edge's scripted outage (offline / online naming an edge), as opposed to a group's entry
 // or a move, whose `edge` is the group's destination.
 inline bool is_edge_outage(const TimelineEntry& e) { return !e.edge.empty() && e.action != TimelineAction::move; }
+// Whether a timeline moves clients between edges (docs/hierarchy.md#moving-clients).
+inline bool moves_clients(const std::vector<TimelineEntry>& timeline) {
+  for (const auto& e : timeline)
+    if (e.action == TimelineAction::move) return true;
+  return false;
+}
 
 // User-level differential privacy of the shared model (docs/privacy.md).
 struct PrivacyConfig {

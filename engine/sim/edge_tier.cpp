@@ -17,6 +17,18 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
+// An edge's clients `now`, each with its place among `before` (both ascending population ids).
+ClientRegroup client_regroup(const std::vector<std::uint32_t>& before, const std::vector<std::uint32_t>& now) {
+  ClientRegroup r;
+  r.clients = now;
+  for (auto c : now) {
+    const auto at = std::lower_bound(before.begin(), before.end(), c);
+    r.previous.push_back(at != before.end() && *at == c ? std::optional<std::uint32_t>(at - before.begin())
+                                                        : std::nullopt);
+  }
+  return r;
+}
+
 }  // namespace
 
 EdgeTier::EdgeTier(const Scenario& scenario, const Population& population, const EdgeMembership& membership,
@@ -29,8 +41,7 @@ EdgeTier::EdgeTier(const Scenario& scenario, const Population& population, const
   if (!scenario.hierarchy.enabled()) return;
   buffered_ = scenario.hierarchy.cloud == EdgeCloud::fedbuff;
   if (buffered_) concurrency_ = static_cast<std::uint32_t>(scenario.hierarchy.concurrency);
-  moves_ = std::any_of(scenario.timeline.begin(), scenario.timeline.end(),
-                       [](const TimelineEntry& e) { return e.action == TimelineAction::move; });
+  moves_ = moves_clients(scenario.timeline);
   edges_.resize(population.edges());
   for (std::uint32_t e = 0; e < edges_.size(); ++e) edges_[e].server = make(e);
   regroup();
@@ -41,9 +52,14 @@ EdgeTier::EdgeTier(const Scenario& scenario, const Population& population, const
 void EdgeTier::regroup() {
   membership_seen_ = membership_.changes();
   sample_shares_.clear();
+  members_seen_.resize(edges_.size());
   for (std::uint32_t e = 0; e < edges_.size(); ++e) {
     auto& edge = edges_[e];
     const auto& members = membership_.members(e);
+    if (members != members_seen_[e]) {
+      if (membership_seen_ > 0) edge.server->regroup(client_regroup(members_seen_[e], members));
+      members_seen_[e] = members;
+    }
     edge.samples = 0;
     for (auto c : members) edge.samples += population_.num_samples[c];
     edge.label_counts = label_counts(population_, members);
@@ -309,6 +325,9 @@ void EdgeTier::average_into(NamedTensors& global, const std::vector<std::uint32_
 
 void EdgeTier::archive(StateArchive& ar) {
   if (!hierarchical()) return;  // a flat run's checkpoint is what it always was
+  // A resume has replayed the timeline's moves by now: the server halves take the edges' clients
+  // as they were at the checkpoint before they read what they kept of them.
+  if (ar.loading() && membership_seen_ != membership_.changes()) regroup();
   weights_.archive(ar);
   for (auto& edge : edges_) {
     ar.section("edge server half");

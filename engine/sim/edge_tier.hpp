@@ -137,8 +137,9 @@ class EdgeTier {
   const Scenario& scenario_;
   const Population& population_;
   const EdgeMembership& membership_;
-  std::uint64_t membership_seen_ = 0;  // membership_.changes() when the edges' sizes were taken
-  bool moves_ = false;                 // the timeline moves clients: reports say the edges' sizes
+  std::uint64_t membership_seen_ = 0;                     // membership_.changes() when the edges' sizes were taken
+  std::vector<std::vector<std::uint32_t>> members_seen_;  // each edge's clients then
+  bool moves_ = false;                                    // the timeline moves clients: reports say the edges' sizes
   std::vector<Edge> edges_;
   std::vector<double> sample_shares_;  // each edge's clients' samples over the population's
   DriftWindow weights_;                // the cloud weights of the last drift_window cloud rounds

@@ -57,10 +57,14 @@ drift::AlgorithmInfo fedprox_plugin() {
   const drift::ParamTable<Options> params{
       {drift::bind_key<Options>("mu", "weight of the proximal term (mu/2)||w - w_global||^2", &Options::mu)
            .range(0.0, std::nullopt)}};
-  return drift::algorithm_info(
+  auto info = drift::algorithm_info(
       "fedprox-plugin", "FedProx from a plugin: FedAvg plus a proximal term (docs/examples/plugin)", params,
       [](const Options& o) { return std::make_unique<ProximalClient>(o.mu); },
       [](const Options&, const drift::FederationShape&) { return drift::make_fedavg_server(); });
+  // FedAvg's server half keeps nothing between rounds, so it can run at every edge of a
+  // [hierarchy]. Clients moving between edges stay refused until the row says edge_moves.
+  info.edge_tier = true;
+  return info;
 }
 
 // The backbone: flatten, Linear(inputs, 200), ReLU. build_head adds the classifier (or MOON's
