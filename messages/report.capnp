@@ -125,6 +125,7 @@ struct RoundReport {
   edgeBusySeconds @94 :List(Float64);  # ... and seconds from its model's arrival to its last round's end
   edgeStaleness @95 :List(Float64);    # hierarchy.cloud = fedbuff: cloud steps since its model was pulled
   edgeClients @96 :List(UInt32);       # with timeline moves: per edge id, its clients this cloud round
+  edgeAlgorithm @97 :List(NamedSeries);  # the edges' server halves' named values, per edge id
 }
 
 struct NamedValue {

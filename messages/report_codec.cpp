@@ -70,6 +70,14 @@ struct WireWriter {
         visit_client_fields(value[i], WireWriter{list[i].template as<capnp::DynamicStruct>()});
     } else if constexpr (std::is_same_v<T, AlgorithmMetrics>) {
       write_algorithm_metrics(out.as<wire::RoundReport>(), value);
+    } else if constexpr (std::is_same_v<T, NamedSeries>) {
+      auto list = out.init(name, static_cast<unsigned>(value.size())).template as<capnp::DynamicList>();
+      unsigned i = 0;
+      for (const auto& [series, values] : value) {
+        auto element = list[i++].template as<wire::NamedSeries>();
+        element.setName(series);
+        write_list(element.initValues(static_cast<unsigned>(values.size())), values);
+      }
     } else {
       auto list = out.init(name, static_cast<unsigned>(value.size())).template as<capnp::DynamicList>();
       for (unsigned i = 0; i < value.size(); ++i) list.set(i, value[i]);
@@ -99,6 +107,12 @@ struct WireReader {
         visit_client_fields(value.emplace_back(), WireReader{element.template as<capnp::DynamicStruct>()});
     } else if constexpr (std::is_same_v<T, AlgorithmMetrics>) {
       value = read_algorithm_metrics(in.as<wire::RoundReport>());
+    } else if constexpr (std::is_same_v<T, NamedSeries>) {
+      for (auto element : in.get(name).template as<capnp::DynamicList>()) {
+        const auto series = element.template as<wire::NamedSeries>();
+        auto& values = value[series.getName()];
+        for (auto v : series.getValues()) values.push_back(v);
+      }
     } else {
       for (auto element : in.get(name).template as<capnp::DynamicList>())
         value.push_back(element.template as<typename T::value_type>());

@@ -104,6 +104,16 @@ std::string describe(const RoundReport& r) {
   for (auto c : r.aggregated) out << ' ' << c;
   out << " | stale";
   for (auto s : r.staleness) out << ' ' << s;
+  out << " | edges";
+  for (auto e : r.edges_reported) out << ' ' << e;
+  for (auto w : r.edge_weight) out << ' ' << w;
+  out << " | algorithm";  // the server halves' values, flat or per edge
+  for (const auto& [name, v] : r.algorithm.scalars) out << ' ' << name << '=' << v;
+  for (const auto* series : {&r.algorithm.per_client, &r.edge_algorithm})
+    for (const auto& [name, values] : *series) {
+      out << ' ' << name << ':';
+      for (double v : values) out << ' ' << v;
+    }
   for (const auto& c : r.clients)
     out << "\n  " << c.client_id << ' ' << name_of(c.event) << ' ' << c.time << ' ' << c.detail;
   return out.str();
@@ -238,6 +248,12 @@ TEST_CASE("edge tiers restored from a checkpoint go on exactly as the uninterrup
       remedy.push_back({"algorithm.name", name});
       check_resume(moving, remedy, at, Sim::Server::scenario);
     }
+    // A loop's reported values wait with it; two clients an edge round, so its rounds differ.
+    for (const char* name : {"\"mifa\"", "\"fedau\""}) {
+      auto remedy = buffered;
+      remedy.insert(remedy.end(), {{"algorithm.name", name}, {"sampler.clients_per_round", "2"}});
+      check_resume(moving, remedy, at, Sim::Server::scenario);
+    }
     // Two of the three edges at work at once: the waiting pulls and the slots held come back.
     auto capped = buffered;
     capped.push_back({"hierarchy.concurrency", "2"});
@@ -285,4 +301,31 @@ TEST_CASE("remove_tree removes a checkpoint folder and not what a link in it poi
   remove_tree(root, error);
   CHECK_FALSE(error);
   CHECK_FALSE(fs::exists(root));
+}
+
+TEST_CASE("a buffered cloud resumes loops with what their edges' server halves reported so far", "[checkpoint][sim]") {
+  // Two clients an edge round: a loop's first round reports FedAU weights of clients its second
+  // does not train, and the step's report lists them; at several of these checkpoints a loop is midway.
+  const char* world = R"(
+seed = 3
+[federation]
+clients = 12
+rounds = 9
+[sampler]
+clients_per_round = 2
+[profile]
+speed = 10.0
+speed_sigma = 0.5
+[algorithm]
+name = "fedau"
+[hierarchy]
+edges = 3
+edge_rounds = 2
+latency = 1.5
+cloud = "fedbuff"
+buffer = 2
+[output]
+log_eligible = false
+)";
+  for (std::uint32_t at = 1; at < 8; ++at) check_resume(world, {}, at, Sim::Server::scenario);
 }

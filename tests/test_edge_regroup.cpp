@@ -2,6 +2,8 @@
 // docs/hierarchy.md#moving-clients): what is kept per client goes with those who stay to their
 // new places, is forgotten for those who leave, and starts afresh for those who join; divisors
 // by N take the edge's new count. Hand-computed on a one-weight model.
+#include <cmath>
+
 #include "catch_torch.hpp"
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/algorithms/client_change_table.hpp"
@@ -16,7 +18,8 @@ NamedTensors weight(double w) { return {{"w", torch::full({1}, w, torch::kFloat6
 double value_of(const NamedTensors& x) { return x[0].value.item<double>(); }
 
 // Each (local id, change) as an update from the model `x`.
-std::vector<ClientUpdate> updates_of(const NamedTensors& x, const std::vector<std::pair<std::uint32_t, double>>& changes) {
+std::vector<ClientUpdate> updates_of(const NamedTensors& x,
+                                     const std::vector<std::pair<std::uint32_t, double>>& changes) {
   std::vector<ClientUpdate> out;
   for (const auto& [client, change] : changes) {
     ClientUpdate u;
@@ -180,8 +183,8 @@ action = "move"
 group = "solo"
 edge = "home"
 )";
-  const std::vector<Override> all{{"sampler.clients_per_round", "4"}, {"federation.rounds", "3"},
-                                  {"evaluation.every", "1"}};
+  const std::vector<Override> all{
+      {"sampler.clients_per_round", "4"}, {"federation.rounds", "3"}, {"evaluation.every", "1"}};
   test::Sim sim(world, all, 0, test::Sim::Server::scenario);
   sim.host.failing = {2};
   sim.run();
@@ -191,6 +194,11 @@ edge = "home"
   CHECK(r[1].edges_idle == std::vector<std::uint32_t>{0});
   CHECK(r[1].edges_reported == std::vector<std::uint32_t>{1});
   CHECK(r[2].edges_reported == std::vector<std::uint32_t>{0, 1});
+  // The tables' filled rows per reporting edge: client 0's row went with neither move.
+  CHECK(r[0].edge_algorithm.at("table_clients") == std::vector<double>{1.0, 2.0});
+  CHECK(std::isnan(r[1].edge_algorithm.at("table_clients")[0]));
+  CHECK(r[1].edge_algorithm.at("table_clients")[1] == 3.0);
+  CHECK(r[2].edge_algorithm.at("table_clients") == std::vector<double>{1.0, 2.0});
   REQUIRE(sim.host.evaluated.size() == 3);
   CHECK(sim.host.evaluated[0] == 3.5);
   CHECK(sim.host.evaluated[1] == Approx(3.5 + 14.0 / 3.0).epsilon(1e-14));

@@ -44,6 +44,8 @@ struct Fill {
     } else if constexpr (std::is_same_v<T, AlgorithmMetrics>) {
       value.scalars["rho"] = k + 0.25;
       value.per_client["weight"] = {k + 0.5, k + 1.5};
+    } else if constexpr (std::is_same_v<T, NamedSeries>) {
+      value["table"] = {k + 0.75, k + 1.75};
     } else {
       using V = typename T::value_type;
       value = {static_cast<V>(k), static_cast<V>(k + 1)};
@@ -69,6 +71,9 @@ struct Describe {
     } else if constexpr (std::is_same_v<T, AlgorithmMetrics>) {
       for (const auto& [name, v] : value.scalars) text << name << '=' << v << ';';
       for (const auto& [name, v] : value.per_client)
+        for (double x : v) text << name << '=' << x << ';';
+    } else if constexpr (std::is_same_v<T, NamedSeries>) {
+      for (const auto& [name, v] : value)
         for (double x : v) text << name << '=' << x << ';';
     } else if constexpr (std::is_same_v<T, ClientEvent>) {
       text << name_of(value);

@@ -14,4 +14,7 @@ struct AlgorithmMetrics {
   bool empty() const { return scalars.empty() && per_client.empty(); }
 };
 
+// Named lists of values: in a hierarchy, each scalar of the edges' server halves, per edge id.
+using NamedSeries = std::map<std::string, std::vector<double>>;
+
 }  // namespace drift

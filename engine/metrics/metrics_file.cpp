@@ -53,6 +53,8 @@ bool is_written(const ReportField& f, const T& value, const RoundReport& r, bool
       return !r.edge_staleness.empty();
     case Written::with_moving_clients:
       return !r.edge_clients.empty();
+    case Written::with_edge_algorithm:
+      return !r.edge_algorithm.empty();
     case Written::not_in_metrics:
       return false;
   }
@@ -73,6 +75,7 @@ const char* object_of(Written written) {
     case Written::with_edges:
     case Written::with_buffered_edges:
     case Written::with_moving_clients:
+    case Written::with_edge_algorithm:
       return "edges";
     default:
       return nullptr;
@@ -116,6 +119,9 @@ void read_value(const json& j, T& value) {
     if (j.is_number_integer()) value = j.get<T>();
   } else if constexpr (std::is_same_v<T, std::string>) {
     if (j.is_string()) value = j.get<std::string>();
+  } else if constexpr (std::is_same_v<T, NamedSeries>) {
+    if (!j.is_object()) return;
+    for (const auto& [name, v] : j.items()) read_value(v, value[name]);
   } else if constexpr (std::is_same_v<T, AlgorithmMetrics>) {
     if (!j.is_object()) return;
     for (const auto& [name, v] : j.items()) {

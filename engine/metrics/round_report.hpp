@@ -96,7 +96,10 @@ struct RoundReport {
   std::vector<double> domain_accuracy;
   std::uint32_t clients_evaluated = 0;
   AlgorithmMetrics algorithm;  // the server half's named values of this aggregation
-  std::string divergence;      // why this aggregation counts as diverged; empty if it does not
+  // [hierarchy]: each scalar the edges' server halves reported, per edge id (NaN: an edge whose
+  // model is not in this step); `algorithm` then holds only per-client values.
+  NamedSeries edge_algorithm;
+  std::string divergence;  // why this aggregation counts as diverged; empty if it does not
   // simulation.shadow_clients: the cohort's aggregate update against the population's
   // estimate (NaN when not measured), and what the shadow training cost.
   double update_drift = 0.0, update_cosine = 0.0;
@@ -168,6 +171,7 @@ enum class Written : std::uint8_t {
   with_edges,                // in the "edges" object, in hierarchical runs (edge_updates not empty)
   with_buffered_edges,       // ... and only under hierarchy.cloud = fedbuff (edge_staleness not empty)
   with_moving_clients,       // ... and only when the timeline moves clients (edge_clients not empty)
+  with_edge_algorithm,       // ... and only when the edges' server halves report values (edge_algorithm not empty)
   not_in_metrics,            // on the wire only: clients.csv, timings.jsonl, or implied by another key
 };
 
@@ -279,6 +283,7 @@ void visit_report_fields(Report& r, Visit&& visit) {
   visit(ReportField{"edge_busy_seconds", W::with_edges, false, "busy_seconds"}, r.edge_busy_seconds);
   visit(ReportField{"edge_staleness", W::with_buffered_edges, false, "staleness"}, r.edge_staleness);
   visit(ReportField{"edge_clients", W::with_moving_clients, false, "clients"}, r.edge_clients);
+  visit(ReportField{"edge_algorithm", W::with_edge_algorithm, false, "algorithm"}, r.edge_algorithm);
   visit(ReportField{"edge_reported_tv", W::with_edges, true, "reported_tv"}, r.edge_reported_tv);
   visit(ReportField{"edge_participation_bias", W::with_edges, true, "participation_bias"}, r.edge_participation_bias);
   visit(ReportField{"edge_bytes_up", W::with_edges, false, "bytes_up"}, r.edge_bytes_up);

@@ -50,6 +50,7 @@ void archive_buffered(StateArchive& ar, std::vector<BufferedEdge>& buffer) {
     ar.value(b.busy_seconds);
     ar.values(b.aggregated);
     archive_shares(ar, b.shares);
+    b.metrics.archive(ar);
   });
 }
 

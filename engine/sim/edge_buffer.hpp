@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/core/state_archive.hpp"
+#include "engine/sim/edge_metrics.hpp"
 #include "engine/tensors/federated_types.hpp"
 
 namespace drift {
@@ -24,6 +25,7 @@ struct BufferedEdge {
   double busy_seconds = 0.0;
   std::vector<std::uint32_t> aggregated;
   ClientShares shares;
+  EdgeMetrics metrics;  // what its server half reported in the loop
 };
 
 // Each entry's weight in the step, in order: n_k / sum(n) / sqrt(1 + staleness_k).

@@ -112,6 +112,7 @@ void EdgeTier::begin(std::uint32_t round, double t, const NamedTensors& global, 
     edge.rounds_run = 0;
     edge.aggregated.clear();
     edge.shares.clear();
+    edge.metrics.clear();
     edge.model = clone(global);
     edge.clock = edge.began = start_ + link_seconds(e, false);
   }
@@ -181,6 +182,14 @@ void EdgeTier::add_shares(Edge& edge, const ClientShares& shares) const {
   edge.shares.assign(sum.begin(), sum.end());
 }
 
+void EdgeTier::record_metrics(const EdgeRound& round, AlgorithmMetrics metrics,
+                              const std::vector<std::uint32_t>& aggregated, RoundReport& report) {
+  if (round.edge == kFlatEdge)
+    report.algorithm = std::move(metrics);
+  else
+    edges_.at(round.edge).metrics.record(metrics, aggregated);
+}
+
 void EdgeTier::finish(const EdgeRound& round, double end, const std::vector<std::uint32_t>& aggregated,
                       ClientShares shares, bool moved) {
   if (round.edge == kFlatEdge) {
@@ -248,6 +257,9 @@ double EdgeTier::close(NamedTensors& global, RoundReport& report, std::vector<st
     }
   }
   average_into(global, reporting, report, aggregated, shares);
+  std::vector<std::pair<std::uint32_t, const EdgeMetrics*>> reported;
+  for (auto e : reporting) reported.emplace_back(e, &edges_[e].metrics);
+  report_edge_metrics(report, edges_.size(), reported, aggregated);
   weights_.push(report.edge_weight);
   report.edge_participation_bias = participation_bias();
   return end;

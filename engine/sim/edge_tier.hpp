@@ -73,6 +73,11 @@ class EdgeTier {
   // ids and come back, with the shares, with the population's. No-ops in a flat federation.
   void localise(const EdgeRound& round, std::vector<ClientUpdate>& updates) const;
   void globalise(const EdgeRound& round, std::vector<ClientUpdate>& updates, ClientShares& shares) const;
+  // What edge round `round`'s server half reported (`metrics`), having aggregated `aggregated`
+  // (client ids, in the order of its per-client lists): a flat round's goes into `report` as it
+  // is; an edge's is kept for the step its model goes into (engine/sim/edge_metrics.hpp).
+  void record_metrics(const EdgeRound& round, AlgorithmMetrics metrics, const std::vector<std::uint32_t>& aggregated,
+                      RoundReport& report);
   // Edge round `round` ended at `end`, having aggregated `aggregated` (client ids) with `shares`
   // (or moved its model without updates, `moved`).
   void finish(const EdgeRound& round, double end, const std::vector<std::uint32_t>& aggregated, ClientShares shares,
@@ -98,6 +103,7 @@ class EdgeTier {
     bool stopped = false;                   // keep_work: it went offline between its rounds and keeps its model
     std::vector<std::uint32_t> aggregated;  // this cloud round, with repeats
     ClientShares shares;                    // summed over this cloud round's edge rounds
+    EdgeMetrics metrics;                    // what its server half reported this cloud round (loop)
     // fedbuff: where the edge is in its loop (pull, edge rounds, send), when it pulls next or
     // last pulled (kNever: after the next cloud step; every edge first pulls at 0), and what it
     // pulled, with the cloud steps taken by then.

@@ -26,6 +26,7 @@ void EdgeTier::begin_loop(std::uint32_t e, double t, const NamedTensors& global)
   edge.lost = edge.moved = edge.stopped = false;
   edge.aggregated.clear();
   edge.shares.clear();
+  edge.metrics.clear();
   edge.model = clone(global);
   edge.pulled = clone(global);
   edge.pulled_version = round_ - 1;  // the cloud steps taken so far
@@ -75,6 +76,7 @@ void EdgeTier::end_loop(std::uint32_t e, Roster& roster) {
   sent.busy_seconds = edge.clock - edge.began;
   sent.aggregated = std::move(edge.aggregated);
   sent.shares = std::move(edge.shares);
+  sent.metrics = std::exchange(edge.metrics, {});
   edge.sent = std::move(sent);
 }
 
@@ -235,6 +237,9 @@ double EdgeTier::close_buffered(NamedTensors& global, RoundReport& report, std::
   shares.assign(share_of.begin(), share_of.end());
   std::sort(aggregated.begin(), aggregated.end());
   aggregated.erase(std::unique(aggregated.begin(), aggregated.end()), aggregated.end());
+  std::vector<std::pair<std::uint32_t, const EdgeMetrics*>> reported;
+  for (const auto& b : buffer_) reported.emplace_back(b.edge, &b.metrics);
+  report_edge_metrics(report, edges_.size(), reported, aggregated);
   report.edges_reported = reporting;
   report.edges_lost = std::exchange(since_lost_, {});
   report.edges_idle = std::exchange(since_idle_, {});
@@ -275,6 +280,7 @@ void EdgeTier::archive_buffered_state(StateArchive& ar) {
     ar.value(edge.stopped);
     ar.values(edge.aggregated);
     archive_shares(ar, edge.shares);
+    edge.metrics.archive(ar);
     archive_named(ar, edge.model);
     archive_named(ar, edge.pulled);
     std::vector<BufferedEdge> sent;

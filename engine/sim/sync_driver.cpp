@@ -330,7 +330,7 @@ class SyncDriver final : public Driver {
       stages_.privatise(model, accepted, round_);  // the server half sees only the private model
       tier_.localise(run.round, accepted);
       run.server->aggregate(model, accepted, input);
-      report_.algorithm = run.server->metrics();
+      tier_.record_metrics(run.round, run.server->metrics(), aggregated, report_);
       shares = run.server->shares(accepted);
       tier_.globalise(run.round, accepted, shares);
       ++version_;
@@ -338,7 +338,7 @@ class SyncDriver final : public Driver {
     } else {
       for (const auto& u : accepted) report_.discarded_samples += u.num_samples;
       if (run.server->aggregate_nothing(model, AggregationInput{serial})) {
-        report_.algorithm = run.server->metrics();
+        tier_.record_metrics(run.round, run.server->metrics(), {}, report_);
         shares = run.server->shares({});
         std::vector<ClientUpdate> none;
         tier_.globalise(run.round, none, shares);

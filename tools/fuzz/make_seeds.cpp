@@ -87,6 +87,7 @@ int main(int argc, char** argv) {
   report.clients = {selected_record(1, 0.5, 100), failed_record(4, 2.0, "boom")};
   report.algorithm.scalars["gpr_rho"] = 0.5;
   report.algorithm.per_client["gda_weight"] = {1.0};
+  report.edge_algorithm["table_clients"] = {2.0, 1.0};  // a hierarchy's edges' values
   write(dir, "fuzz_report", "report", msg::encode_report(report));
 
   SelectionRequest request;
