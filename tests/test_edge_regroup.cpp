@@ -2,13 +2,10 @@
 // docs/hierarchy.md#moving-clients): what is kept per client goes with those who stay to their
 // new places, is forgotten for those who leave, and starts afresh for those who join; divisors
 // by N take the edge's new count. Hand-computed on a one-weight model.
-#include <cmath>
-
 #include "catch_torch.hpp"
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/algorithms/client_change_table.hpp"
 #include "engine/core/error.hpp"
-#include "sim_harness.hpp"
 
 namespace drift {
 namespace {
@@ -152,57 +149,6 @@ TEST_CASE("the oracle and fedavg-all at an edge divide by its clients now, with 
   all->regroup(regroup_of({0, 1, 2, 3}, {0, 1, std::nullopt, std::nullopt}));
   all->aggregate(y, updates_of(y, {{0, 4.0}}), AggregationInput{2});
   CHECK(value_of(y) == 3.0);
-}
-
-TEST_CASE("MIFA with moving clients: the edge a client left forgets its change, and the run resumes") {
-  // kMovingWorld's edges by label ({0, 2} and {1, 3}, 100 samples each); client 2 never
-  // answers. Round 1 from 0: edge 0 holds client 0's +1 over N = 2: 1/2 then 1; edge 1 (+2, +4
-  // over 2): 3 then 6; the cloud 7/2. Round 2, client 0 at edge 1: edge 0 ({2}) forgot client
-  // 0's change and has nothing to step along (idle); edge 1 ({0, 1, 3}): 7/2 + 7/3 then
-  // 7/2 + 14/3, the cloud's model alone. Round 3, client 0 home: edge 1 forgot it (+3 then +6),
-  // edge 0 met it afresh (+1/2 then +1): the cloud g + 7/2.
-  const std::string world = std::string(test::kFourClients) + R"(
-[algorithm]
-name = "mifa"
-[groups.solo]
-rule = "id_range"
-from = 0
-to = 0
-[hierarchy]
-edges = 2
-edge_rounds = 2
-assign = "label"
-[[timeline]]
-at_round = 2
-action = "move"
-group = "solo"
-edge = "1"
-[[timeline]]
-at_round = 3
-action = "move"
-group = "solo"
-edge = "home"
-)";
-  const std::vector<Override> all{
-      {"sampler.clients_per_round", "4"}, {"federation.rounds", "3"}, {"evaluation.every", "1"}};
-  test::Sim sim(world, all, 0, test::Sim::Server::scenario);
-  sim.host.failing = {2};
-  sim.run();
-  REQUIRE(sim.host.reports.size() == 3);
-  const auto& r = sim.host.reports;
-  CHECK(r[0].edges_reported == std::vector<std::uint32_t>{0, 1});
-  CHECK(r[1].edges_idle == std::vector<std::uint32_t>{0});
-  CHECK(r[1].edges_reported == std::vector<std::uint32_t>{1});
-  CHECK(r[2].edges_reported == std::vector<std::uint32_t>{0, 1});
-  // The tables' filled rows per reporting edge: client 0's row went with neither move.
-  CHECK(r[0].edge_algorithm.at("table_clients") == std::vector<double>{1.0, 2.0});
-  CHECK(std::isnan(r[1].edge_algorithm.at("table_clients")[0]));
-  CHECK(r[1].edge_algorithm.at("table_clients")[1] == 3.0);
-  CHECK(r[2].edge_algorithm.at("table_clients") == std::vector<double>{1.0, 2.0});
-  REQUIRE(sim.host.evaluated.size() == 3);
-  CHECK(sim.host.evaluated[0] == 3.5);
-  CHECK(sim.host.evaluated[1] == Approx(3.5 + 14.0 / 3.0).epsilon(1e-14));
-  CHECK(sim.host.evaluated[2] == Approx(7.0 + 14.0 / 3.0).epsilon(1e-14));
 }
 
 }  // namespace drift
