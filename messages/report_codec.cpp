@@ -24,6 +24,21 @@ using framing::write_list;
 static_assert(static_cast<int>(wire::ClientEvent::FAILED) == static_cast<int>(ClientEvent::failed) &&
               static_cast<int>(wire::ClientEvent::ELIGIBLE) == static_cast<int>(ClientEvent::eligible));
 
+void write_series(capnp::List<wire::NamedSeries>::Builder list, const NamedSeries& series) {
+  unsigned i = 0;
+  for (const auto& [name, values] : series) {
+    list[i].setName(name);
+    write_list(list[i++].initValues(static_cast<unsigned>(values.size())), values);
+  }
+}
+
+void read_series(capnp::List<wire::NamedSeries>::Reader list, NamedSeries& series) {
+  for (auto s : list) {
+    auto& values = series[s.getName()];
+    for (auto v : s.getValues()) values.push_back(v);
+  }
+}
+
 void write_algorithm_metrics(wire::RoundReport::Builder root, const AlgorithmMetrics& m) {
   auto scalars = root.initAlgorithmScalars(static_cast<unsigned>(m.scalars.size()));
   unsigned i = 0;
@@ -31,21 +46,13 @@ void write_algorithm_metrics(wire::RoundReport::Builder root, const AlgorithmMet
     scalars[i].setName(name);
     scalars[i++].setValue(value);
   }
-  auto series = root.initAlgorithmPerClient(static_cast<unsigned>(m.per_client.size()));
-  i = 0;
-  for (const auto& [name, values] : m.per_client) {
-    series[i].setName(name);
-    write_list(series[i++].initValues(static_cast<unsigned>(values.size())), values);
-  }
+  write_series(root.initAlgorithmPerClient(static_cast<unsigned>(m.per_client.size())), m.per_client);
 }
 
 AlgorithmMetrics read_algorithm_metrics(wire::RoundReport::Reader root) {
   AlgorithmMetrics m;
   for (auto s : root.getAlgorithmScalars()) m.scalars[s.getName()] = s.getValue();
-  for (auto s : root.getAlgorithmPerClient()) {
-    auto& values = m.per_client[s.getName()];
-    for (auto v : s.getValues()) values.push_back(v);
-  }
+  read_series(root.getAlgorithmPerClient(), m.per_client);
   return m;
 }
 
@@ -71,13 +78,8 @@ struct WireWriter {
     } else if constexpr (std::is_same_v<T, AlgorithmMetrics>) {
       write_algorithm_metrics(out.as<wire::RoundReport>(), value);
     } else if constexpr (std::is_same_v<T, NamedSeries>) {
-      auto list = out.init(name, static_cast<unsigned>(value.size())).template as<capnp::DynamicList>();
-      unsigned i = 0;
-      for (const auto& [series, values] : value) {
-        auto element = list[i++].template as<wire::NamedSeries>();
-        element.setName(series);
-        write_list(element.initValues(static_cast<unsigned>(values.size())), values);
-      }
+      write_series(out.init(name, static_cast<unsigned>(value.size())).template as<capnp::List<wire::NamedSeries>>(),
+                   value);
     } else {
       auto list = out.init(name, static_cast<unsigned>(value.size())).template as<capnp::DynamicList>();
       for (unsigned i = 0; i < value.size(); ++i) list.set(i, value[i]);
@@ -108,11 +110,7 @@ struct WireReader {
     } else if constexpr (std::is_same_v<T, AlgorithmMetrics>) {
       value = read_algorithm_metrics(in.as<wire::RoundReport>());
     } else if constexpr (std::is_same_v<T, NamedSeries>) {
-      for (auto element : in.get(name).template as<capnp::DynamicList>()) {
-        const auto series = element.template as<wire::NamedSeries>();
-        auto& values = value[series.getName()];
-        for (auto v : series.getValues()) values.push_back(v);
-      }
+      read_series(in.get(name).template as<capnp::List<wire::NamedSeries>>(), value);
     } else {
       for (auto element : in.get(name).template as<capnp::DynamicList>())
         value.push_back(element.template as<typename T::value_type>());

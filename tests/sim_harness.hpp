@@ -158,7 +158,8 @@ struct Sim {
       const AlgorithmInfo* info = find_algorithm(scenario.algorithm);
       FederationShape shape;
       shape.num_clients = setup.population->size();
-      shape.model_bytes = 8;  // the one float64 weight
+      shape.model_bytes = 8;                                                         // the one float64 weight
+      if (moves_clients(scenario.timeline)) shape.most_clients = shape.num_clients;  // as federation_shape
       setup.algorithm = info->make_server(scenario.algorithm_params, shape);
       setup.make_edge_algorithm = [this, info, shape, population = setup.population](std::uint32_t e) {
         return info->make_server(scenario.algorithm_params, edge_shape(shape, scenario, *population, e));

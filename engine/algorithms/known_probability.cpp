@@ -23,7 +23,6 @@ class KnownProbabilityServer final : public ServerAlgorithm {
   KnownProbabilityServer(double eta, const FederationShape& shape)
       : eta_(eta),
         clients_(std::max<std::uint32_t>(shape.num_clients, 1)),
-        edge_(!shape.client_ids.empty()),
         ids_(shape.client_ids),
         probability_(shape.participation_probability) {}
 
@@ -32,7 +31,7 @@ class KnownProbabilityServer final : public ServerAlgorithm {
     probabilities_.clear();
     std::vector<double> weights;
     for (const auto& u : updates) {
-      const auto id = edge_ ? ids_.at(u.client_id) : u.client_id;
+      const auto id = ids_.empty() ? u.client_id : ids_.at(u.client_id);
       const auto p = probability_ ? probability_(id, input.round) : std::nullopt;
       // A client that took part had a positive probability; anything else is a wiring error.
       if (!p || *p <= 0.0)
@@ -60,7 +59,6 @@ class KnownProbabilityServer final : public ServerAlgorithm {
 
   // An edge's N and its clients' ids follow the moves; p_i is the client's wherever it is.
   void regroup(const ClientRegroup& regroup) override {
-    edge_ = true;
     ids_ = regroup.clients;
     clients_ = std::max<std::uint32_t>(regroup.size(), 1);
   }
@@ -70,8 +68,9 @@ class KnownProbabilityServer final : public ServerAlgorithm {
  private:
   double eta_;
   std::uint32_t clients_;
-  bool edge_;                       // it serves an edge: local ids are places in ids_
-  std::vector<std::uint32_t> ids_;  // the edge's clients' population ids
+  // At an edge, its clients' population ids; empty: the population (an edge left empty by moves
+  // aggregates nobody, so it never looks one up).
+  std::vector<std::uint32_t> ids_;
   std::function<std::optional<double>(std::uint32_t, std::uint32_t)> probability_;
   std::vector<double> probabilities_;  // p_i^t of the last aggregation's clients
 };

@@ -246,7 +246,6 @@ FederationShape edge_shape(const FederationShape& shape, const Scenario& scenari
   out.cohort = scenario.sampler.cohort_size(members);
   // Its server half knows the edge's clients by their place among them (engine/sim/edge_tier.hpp).
   out.client_ids = population.edge_members.at(edge);
-  if (moves_clients(scenario.timeline)) out.most_clients = population.size();
   if (!out.state_dir.empty())
     out.state_dir = (std::filesystem::path(out.state_dir) / ("edge-" + std::to_string(edge))).string();
   return out;

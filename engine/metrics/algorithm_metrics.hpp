@@ -8,13 +8,14 @@
 
 namespace drift {
 
+// Named lists of values: an aggregation's per-client values, or in a hierarchy each scalar of
+// the edges' server halves, per edge id.
+using NamedSeries = std::map<std::string, std::vector<double>>;
+
 struct AlgorithmMetrics {
   std::map<std::string, double> scalars;
-  std::map<std::string, std::vector<double>> per_client;
+  NamedSeries per_client;
   bool empty() const { return scalars.empty() && per_client.empty(); }
 };
-
-// Named lists of values: in a hierarchy, each scalar of the edges' server halves, per edge id.
-using NamedSeries = std::map<std::string, std::vector<double>>;
 
 }  // namespace drift
