@@ -8,6 +8,7 @@
 #include "data_files.hpp"
 #include "engine/core/error.hpp"
 #include "engine/data/dataset.hpp"
+#include "engine/data/idx_reader.hpp"
 
 #include <unistd.h>  // getpid
 #include <zlib.h>
@@ -162,6 +163,32 @@ TEST_CASE("EMNIST's gzip IDX files read upright, with each split's classes", "[d
                     Catch::Contains("label 10 out of range: expected 0 to 9"));
   CHECK_THROWS_WITH(load_dataset(data_config("emnist-byclass", dir)),
                     Catch::Contains("emnist-byclass-train-images-idx3-ubyte.gz") && Catch::Contains("nist.gov"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("an IDX file is read only as far as the entries asked for", "[data][idx]") {
+  const auto dir = fs::temp_directory_path() / ("drift-idx-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const auto path = (dir / "a.gz").string();
+  write_idx_gz(path, {3, 2}, {1, 2, 3, 4, 5, 6});
+  const auto whole = read_idx_gz(path);
+  CHECK(whole.dims == std::vector<std::int64_t>{3, 2});
+  CHECK(whole.data == std::vector<std::uint8_t>{1, 2, 3, 4, 5, 6});
+  const auto two = read_idx_gz(path, 2);
+  CHECK(two.dims == std::vector<std::int64_t>{3, 2});  // as announced
+  CHECK(two.data == std::vector<std::uint8_t>{1, 2, 3, 4});
+  CHECK(read_idx_gz(path, 0).data.empty());
+  CHECK(read_idx_gz(path, 7).data == whole.data);
+  // A file cut short: refused when read whole or past its end, fine up to where it ends.
+  write_idx_gz(path, {3, 2}, {1, 2, 3, 4, 5});
+  CHECK_THROWS_WITH(read_idx_gz(path), Catch::Contains("announces 6 bytes of data, file has 5"));
+  CHECK(read_idx_gz(path, 2).data == std::vector<std::uint8_t>{1, 2, 3, 4});
+  CHECK_THROWS_WITH(read_idx_gz(path, 3), Catch::Contains("file has 5"));
+  // Longer than announced: refused when read whole.
+  write_idx_gz(path, {3, 2}, {1, 2, 3, 4, 5, 6, 7});
+  CHECK_THROWS_WITH(read_idx_gz(path), Catch::Contains("announces 6 bytes of data, file has more"));
+  write_idx_gz(path, {}, {});
+  CHECK_THROWS_WITH(read_idx_gz(path), Catch::Contains("truncated IDX header"));
   fs::remove_all(dir);
 }
 

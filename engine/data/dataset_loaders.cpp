@@ -17,8 +17,8 @@ constexpr std::uint64_t kDigitsSeed = 20240405;
 
 std::shared_ptr<Dataset> load_idx_split(const std::string& dir, const std::string& images_file,
                                         const std::string& labels_file, std::int64_t limit, const IdxFormat& format) {
-  const auto images = read_idx_gz(dir + "/" + images_file);
-  const auto labels = read_idx_gz(dir + "/" + labels_file);
+  const auto images = read_idx_gz(dir + "/" + images_file, limit > 0 ? limit : -1);
+  const auto labels = read_idx_gz(dir + "/" + labels_file, limit > 0 ? limit : -1);
   if (images.dims.size() != 3 || labels.dims.size() != 1 || images.dims[0] != labels.dims[0]) {
     throw UserError(dir + ": " + images_file + " and " + labels_file + " do not describe the same samples");
   }
