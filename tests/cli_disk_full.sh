@@ -17,8 +17,8 @@ if ! mount -t tmpfs -o size=800k tmpfs "$disk" 2> /dev/null; then
 fi
 cat > "$work/tiny.toml" <<TOML
 [data]
-max_train_samples = 1200
-max_test_samples = 400
+max_train_samples = 400
+max_test_samples = 100
 [federation]
 clients = 4
 rounds = 200

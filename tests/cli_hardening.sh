@@ -70,7 +70,7 @@ passed=$((passed + 1))
 
 # 3. A SIGKILLed study: its runs stop within a second (no orphan under pid 1), and running it
 # again completes with files identical to the study that was never stopped.
-"$drift" "${study_args[@]}" --out "$work/killed" --set federation.rounds=30 > /dev/null 2>&1 &
+"$drift" "${study_args[@]}" --out "$work/killed" --set federation.rounds=12 > /dev/null 2>&1 &
 killed=$!
 wait_for lines_at_least "$work/killed/training.lr=0.05/seed-1/metrics.jsonl" 3
 kill -9 "$killed"
@@ -78,8 +78,8 @@ wait "$killed" 2> /dev/null || true
 orphans() { pgrep -f -- "$work/killed/" > /dev/null; }
 sleep 1
 if orphans; then echo "runs of a killed study still run:"; pgrep -af -- "$work/killed/"; exit 1; fi
-expect_code 0 study --out "$work/killed" --set federation.rounds=30
-study --out "$work/whole" --set federation.rounds=30 > /dev/null 2>&1
+expect_code 0 study --out "$work/killed" --set federation.rounds=12
+study --out "$work/whole" --set federation.rounds=12 > /dev/null 2>&1
 # study.csv but its last column, wall_seconds, which is measured
 results() { awk -F, -v OFS=, '{ NF--; print }' "$1/study.csv"; }
 [[ "$(results "$work/killed")" == "$(results "$work/whole")" ]] || { echo "study.csv differs"; exit 1; }

@@ -83,7 +83,7 @@ if wait "$pid"; then echo "an interrupted run exited 0"; exit 1; fi
 grep -q "Interrupted; drift resume $work/stopped continues the run" "$work/stopped/index.html"
 
 # A study of four runs, one at a time: its page is live in the middle of the study.
-"$drift" study "$work/tiny.toml" --algorithms fedavg,fedprox --seeds 2 --jobs 1 --set federation.rounds=20 \
+"$drift" study "$work/tiny.toml" --algorithms fedavg,fedprox --seeds 2 --jobs 1 --set federation.rounds=10 \
   --out "$work/study" --no-progress > /dev/null 2> "$work/study.log" &
 pid=$!
 for _ in $(seq 600); do  # until a first run has finished and the page shows it
@@ -104,7 +104,7 @@ for r in "$work"/study/*/seed-*/; do check_final "$r"; done
 # uninterrupted study's bits.
 # A page every 5 minutes: the drawing thread is there, and the runs do not wait for its drawings.
 study_args=(study "$work/tiny.toml" --grid training.lr=0.05,0.1 --seeds 1 --jobs 1 --slots 1 --no-progress
-  --set federation.rounds=40 --set output.plot_minutes=5)
+  --set federation.rounds=16 --set output.plot_minutes=5)
 "$drift" "${study_args[@]}" --out "$work/whole" --no-plots > /dev/null 2> "$work/whole.log"
 for sig in INT TERM; do
   out="$work/cut-$sig"
