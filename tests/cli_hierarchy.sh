@@ -164,6 +164,20 @@ sizes = [l["edges"]["clients"] for l in map(json.loads, open(sys.argv[1]))]
 assert sizes[0] != sizes[1] and sizes[-1] == sizes[0] and sum(sizes[1]) == 12, sizes
 PY
 "$drift" validate "$work/moves.toml" | grep -q "moves: group 'movers' (4 clients) to edge 1"
+# The same with each edge's table on disk (above the budget, a row for every client), stopped
+# and resumed: the run of the tables in memory, but for the tables saying where they are.
+expect_code 130 moves --slots 2 --out "$work/disk" --set algorithm.memory_budget_mb=0.001 --stop-after 2
+"$drift" resume "$work/disk" --no-progress --no-plots --slots 1 2> /dev/null
+[[ -s "$work/disk/edge-0/mifa_table.bin" && -s "$work/disk/edge-2/mifa_table.bin" ]]
+cmp "$work/one/clients.csv" "$work/disk/clients.csv"
+python3 - "$work/one/metrics.jsonl" "$work/disk/metrics.jsonl" <<'PY'
+import json, sys
+memory = [json.loads(l) for l in open(sys.argv[1])]
+disk = [json.loads(l) for l in open(sys.argv[2])]
+for line in disk:
+    assert all(v == 1 for v in line["edges"]["algorithm"].pop("table_on_disk") if v is not None), line
+assert memory == disk, "the tables on disk changed the run"
+PY
 # validate lists an edge's scripted outages too.
 cp "$work/moves.toml" "$work/outage.toml"
 printf '[[timeline]]\nat_time = 5.0\naction = "offline"\nedge = "2"\n' >> "$work/outage.toml"

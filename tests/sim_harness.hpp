@@ -141,8 +141,9 @@ struct Sim {
   // arithmetic), or the scenario's algorithm, at the edges with their own shapes.
   enum class Server { fedavg, scenario };
 
+  // `state_dir`: where the scenario's server halves may keep files (a run directory's role).
   explicit Sim(const std::string& text, const std::vector<Override>& overrides = {}, std::uint32_t clients = 0,
-               Server server = Server::fedavg)
+               Server server = Server::fedavg, const std::string& state_dir = {})
       : scenario(parse_scenario(text, "sim.toml", overrides)) {
     DriverSetup setup;
     setup.scenario = &scenario;
@@ -158,7 +159,8 @@ struct Sim {
       const AlgorithmInfo* info = find_algorithm(scenario.algorithm);
       FederationShape shape;
       shape.num_clients = setup.population->size();
-      shape.model_bytes = 8;                                                         // the one float64 weight
+      shape.model_bytes = 8;  // the one float64 weight
+      shape.state_dir = state_dir;
       if (moves_clients(scenario.timeline)) shape.most_clients = shape.num_clients;  // as federation_shape
       setup.algorithm = info->make_server(scenario.algorithm_params, shape);
       setup.make_edge_algorithm = [this, info, shape, population = setup.population](std::uint32_t e) {

@@ -1,7 +1,10 @@
 // [[timeline]] moves (docs/hierarchy.md#clients-moving-between-edges): a group's clients report
 // to another edge from a cloud round on, and back home, against hand-computed cohorts, weights
 // and models (FedAvg, and MIFA, whose edges forget a client that left); refusals.
+#include <unistd.h>  // getpid
+
 #include <cmath>
+#include <filesystem>
 
 #include "engine/core/error.hpp"
 #include "engine/population/edge_membership.hpp"
@@ -113,20 +116,10 @@ TEST_CASE("an edge that every client left idles, and the buffered cloud follows 
   CHECK(a.host.reports[2].edge_clients == std::vector<std::uint32_t>{2, 2});
 }
 
-TEST_CASE("MIFA with moving clients: the edge a client left forgets its change, the one it joins meets it afresh") {
-  // kMovingWorld's edges by label ({0, 2} and {1, 3}, 100 samples each); client 2 never
-  // answers. Round 1 from 0: edge 0 holds client 0's +1 over N = 2: 1/2 then 1; edge 1 (+2, +4
-  // over 2): 3 then 6; the cloud 7/2. Round 2, client 0 at edge 1: edge 0 ({2}) forgot client
-  // 0's change and has nothing to step along (idle); edge 1 ({0, 1, 3}): 7/2 + 7/3 then
-  // 7/2 + 14/3, the cloud's model alone. Round 3, client 0 home: edge 1 forgot it (+3 then +6),
-  // edge 0 met it afresh (+1/2 then +1): the cloud g + 7/2.
-  auto mifa = kAllSampled;
-  mifa.push_back({"algorithm.name", "\"mifa\""});
-  Sim sim(kMovingWorld, mifa, 0, Sim::Server::scenario);
-  sim.host.failing = {2};
-  sim.run();
-  REQUIRE(sim.host.reports.size() == 3);
-  const auto& r = sim.host.reports;
+namespace {
+
+void check_mifa_moves(const std::vector<RoundReport>& r, const std::vector<double>& evaluated) {
+  REQUIRE(r.size() == 3);
   CHECK(r[0].edges_reported == std::vector<std::uint32_t>{0, 1});
   CHECK(r[1].edges_idle == std::vector<std::uint32_t>{0});
   CHECK(r[1].edges_reported == std::vector<std::uint32_t>{1});
@@ -136,10 +129,35 @@ TEST_CASE("MIFA with moving clients: the edge a client left forgets its change, 
   CHECK(std::isnan(r[1].edge_algorithm.at("table_clients")[0]));
   CHECK(r[1].edge_algorithm.at("table_clients")[1] == 3.0);
   CHECK(r[2].edge_algorithm.at("table_clients") == std::vector<double>{1.0, 2.0});
-  REQUIRE(sim.host.evaluated.size() == 3);
-  CHECK(sim.host.evaluated[0] == 3.5);
-  CHECK(sim.host.evaluated[1] == Approx(3.5 + 14.0 / 3.0).epsilon(1e-14));
-  CHECK(sim.host.evaluated[2] == Approx(7.0 + 14.0 / 3.0).epsilon(1e-14));
+  REQUIRE(evaluated.size() == 3);
+  CHECK(evaluated[0] == 3.5);
+  CHECK(evaluated[1] == Approx(3.5 + 14.0 / 3.0).epsilon(1e-14));
+  CHECK(evaluated[2] == Approx(7.0 + 14.0 / 3.0).epsilon(1e-14));
+}
+
+}  // namespace
+
+TEST_CASE("MIFA with moving clients: the edge a client left forgets its change, the one it joins meets it afresh") {
+  // kMovingWorld's edges by label ({0, 2} and {1, 3}, 100 samples each); client 2 never
+  // answers. Round 1 from 0: edge 0 holds client 0's +1 over N = 2: 1/2 then 1; edge 1 (+2, +4
+  // over 2): 3 then 6; the cloud 7/2. Round 2, client 0 at edge 1: edge 0 ({2}) forgot client
+  // 0's change and has nothing to step along (idle); edge 1 ({0, 1, 3}): 7/2 + 7/3 then
+  // 7/2 + 14/3, the cloud's model alone. Round 3, client 0 home: edge 1 forgot it (+3 then +6),
+  // edge 0 met it afresh (+1/2 then +1): the cloud g + 7/2. The same with the tables on disk
+  // (above algorithm.memory_budget_mb), which then say so.
+  const auto dir = std::filesystem::temp_directory_path() / ("drift-mifa-moves-" + std::to_string(::getpid()));
+  for (const bool on_disk : {false, true}) {
+    INFO((on_disk ? "tables on disk" : "tables in memory"));
+    auto mifa = kAllSampled;
+    mifa.push_back({"algorithm.name", "\"mifa\""});
+    if (on_disk) mifa.push_back({"algorithm.memory_budget_mb", "1e-9"});
+    Sim sim(kMovingWorld, mifa, 0, Sim::Server::scenario, dir.string());
+    sim.host.failing = {2};
+    sim.run();
+    check_mifa_moves(sim.host.reports, sim.host.evaluated);
+    CHECK(sim.host.reports[2].edge_algorithm.count("table_on_disk") == (on_disk ? 1 : 0));
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("moves that cannot run are refused with the reason") {

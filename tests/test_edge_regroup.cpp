@@ -7,6 +7,10 @@
 #include "engine/algorithms/client_change_table.hpp"
 #include "engine/core/error.hpp"
 
+#include <unistd.h>  // getpid
+
+#include <filesystem>
+
 namespace drift {
 namespace {
 
@@ -70,17 +74,82 @@ TEST_CASE("a change table keeps the rows of clients who stay, forgets those who 
   CHECK(t.sum(1).item<double>() == 0.0);
 }
 
-TEST_CASE("with clients moving, a table that the whole population would take above the budget is refused") {
+namespace {
+
+void store(ClientChangeTable& t, std::uint32_t client, double value) {
+  t.store(client, torch::full({1}, value, torch::kFloat64), torch::kFloat32);
+}
+
+// Every entry, the sum, the filled count and the bytes of two tables alike.
+void check_alike(const ClientChangeTable& disk, const ClientChangeTable& memory) {
+  REQUIRE(disk.clients() == memory.clients());
+  for (std::uint32_t c = 0; c < memory.clients(); ++c) {
+    INFO("client " << c);
+    CHECK(disk.has_entry(c) == memory.has_entry(c));
+    CHECK(entry_of(disk, c) == entry_of(memory, c));
+  }
+  CHECK(disk.sum(1).item<double>() == memory.sum(1).item<double>());
+  CHECK(disk.filled() == memory.filled());
+  CHECK(disk.bytes() == memory.bytes());
+}
+
+}  // namespace
+
+TEST_CASE("a change table on disk follows moves as one in memory, and a checkpoint keeps its rows") {
+  const auto dir = std::filesystem::temp_directory_path() / ("drift-moving-table-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  ClientChangeTable memory(3), disk(3, dir / "table.bin", 5);
+  REQUIRE(disk.on_disk());
+  for (auto* t : {&memory, &disk}) {
+    store(*t, 0, 1.0);
+    store(*t, 2, 3.5);
+    t->regroup({2, std::nullopt});  // client 2 stays at place 0; client 0 left; a newcomer
+    store(*t, 1, 2.0);              // the newcomer writes into the row client 0 left
+  }
+  check_alike(disk, memory);
+  CHECK(memory.sum(1).item<double>() == 5.5);
+  // A checkpoint now; then more moves and writes, some into the rows it recorded.
+  auto saved = StateArchive::writer();
+  disk.archive(saved);
+  for (auto* t : {&memory, &disk}) {
+    t->regroup({std::nullopt, 1, 0, std::nullopt, std::nullopt});  // two stay (swapped), three join
+    store(*t, 0, 7.0);
+    store(*t, 4, -1.0);
+    store(*t, 1, 0.5);
+  }
+  check_alike(disk, memory);
+  CHECK(memory.sum(1).item<double>() == 10.0);  // 7 + 0.5 + 3.5 - 1
+  CHECK_THROWS_AS(disk.regroup({std::nullopt, std::nullopt, std::nullopt, std::nullopt, std::nullopt, std::nullopt}),
+                  std::logic_error);  // more clients than rows
+  // A resume: a table of the edge as it was at the checkpoint reads the entries then recorded.
+  ClientChangeTable restored(3, dir / "table.bin", 5);
+  restored.regroup({std::nullopt, std::nullopt});
+  auto in = StateArchive::reader(saved.take(), "checkpoint");
+  restored.archive(in);
+  ClientChangeTable then(2);
+  store(then, 0, 3.5);
+  store(then, 1, 2.0);
+  check_alike(restored, then);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("with clients moving, the budget is checked against the population, and a table above it goes to disk") {
   FederationShape shape;
   shape.num_clients = 10;
   shape.model_bytes = 1024 * 1024;
-  CHECK(moving_table_refusal("mifa", "the latest change", shape, 50.0).empty());  // clients do not move
+  CHECK_FALSE(make_change_table("mifa", "the latest change", shape, 50.0).on_disk());  // clients do not move
   shape.most_clients = 100;
-  CHECK_THAT(moving_table_refusal("mifa", "the latest change", shape, 50.0),
-             Catch::Contains("100 x 1.0 MB = 100.0 MB") && Catch::Contains("cannot follow the moves"));
-  CHECK_THROWS_AS(make_change_table("mifa", "the latest change", shape, 50.0), UserError);
-  CHECK(moving_table_refusal("mifa", "the latest change", shape, 100.0).empty());
+  CHECK_THROWS_WITH(make_change_table("mifa", "the latest change", shape, 50.0),
+                    Catch::Contains("100 x 1.0 MB = 100.0 MB") && Catch::Contains("run directory"));
   CHECK_FALSE(make_change_table("mifa", "the latest change", shape, 100.0).on_disk());
+  const auto dir = std::filesystem::temp_directory_path() / ("drift-moving-budget-" + std::to_string(::getpid()));
+  shape.state_dir = dir.string();
+  auto table = make_change_table("mifa", "the latest change", shape, 50.0);
+  CHECK(table.on_disk());
+  CHECK(table.clients() == 10);
+  table.regroup(std::vector<std::optional<std::uint32_t>>(100));  // room for the whole population
+  CHECK(table.clients() == 100);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("FedAU at an edge: a client who stays keeps its count, a newcomer starts with none recorded") {

@@ -11,13 +11,13 @@
 namespace drift {
 
 bool ClientChangeTable::has_entry(std::uint32_t client) const {
-  return disk_ ? disk_->has(client) : entries_.at(client).defined();
+  return disk_ ? disk_->has(rows_.at(client)) : entries_.at(client).defined();
 }
 
 torch::Tensor ClientChangeTable::read(std::uint32_t client) const {
   if (!disk_) return entries_.at(client);
   auto e = torch::empty({values_}, torch::TensorOptions().dtype(storage_));
-  disk_->read(client, e.data_ptr());
+  disk_->read(rows_.at(client), e.data_ptr());
   return e;
 }
 
@@ -45,31 +45,60 @@ void ClientChangeTable::store(std::uint32_t client, const torch::Tensor& change,
   storage_ = storage;
   values_ = stored.numel();
   if (disk_)
-    disk_->write(client, stored.data_ptr(), entry_bytes);
+    disk_->write(rows_.at(client), stored.data_ptr(), entry_bytes);
   else
     entries_.at(client) = std::move(stored);
 }
 
 void ClientChangeTable::regroup(const std::vector<std::optional<std::uint32_t>>& previous) {
-  if (disk_) throw std::logic_error("a client change table on disk cannot follow clients between edges");
-  torch::NoGradGuard no_grad;
-  std::vector<torch::Tensor> entries(previous.size());
-  for (std::size_t i = 0; i < previous.size(); ++i)
-    if (previous[i]) entries[i] = std::move(entries_.at(*previous[i]));
-  const bool forgot = std::any_of(entries_.begin(), entries_.end(), [](const torch::Tensor& e) { return e.defined(); });
-  entries_ = std::move(entries);
+  std::vector<bool> kept(clients_, false);
+  for (const auto& p : previous)
+    if (p) kept.at(*p) = true;
+  bool forgot = false;  // a client who left had an entry
+  for (std::uint32_t c = 0; c < clients_; ++c) forgot = forgot || (!kept[c] && has_entry(c));
+  if (disk_) {
+    regroup_rows(previous);
+  } else {
+    std::vector<torch::Tensor> entries(previous.size());
+    for (std::size_t i = 0; i < previous.size(); ++i)
+      if (previous[i]) entries[i] = std::move(entries_.at(*previous[i]));
+    entries_ = std::move(entries);
+  }
   clients_ = static_cast<std::uint32_t>(previous.size());
   filled_ = 0;
-  bytes_ = 0;
-  for (const auto& e : entries_) {
-    if (!e.defined()) continue;
-    ++filled_;
-    bytes_ += static_cast<std::uint64_t>(e.numel() * e.element_size());
+  for (std::uint32_t c = 0; c < clients_; ++c) filled_ += has_entry(c) ? 1 : 0;
+  bytes_ = static_cast<std::uint64_t>(filled_) * static_cast<std::uint64_t>(values_) *
+           static_cast<std::uint64_t>(torch::elementSize(storage_));
+  if (forgot) sum_again();  // only newcomers: their zero entries leave the sum as it is
+}
+
+// Those who stay keep their rows; the rows of those who left are forgotten; newcomers take the
+// lowest rows free.
+void ClientChangeTable::regroup_rows(const std::vector<std::optional<std::uint32_t>>& previous) {
+  if (previous.size() > disk_->rows())
+    throw std::logic_error("a client change table on disk of " + std::to_string(disk_->rows()) + " rows for " +
+                           std::to_string(previous.size()) + " clients");
+  std::vector<bool> taken(disk_->rows(), false);
+  std::vector<std::uint32_t> rows(previous.size(), 0);
+  for (std::size_t i = 0; i < previous.size(); ++i)
+    if (previous[i]) taken.at(rows[i] = rows_.at(*previous[i])) = true;
+  for (const auto row : rows_)
+    if (!taken[row]) disk_->forget(row);
+  std::uint32_t free = 0;
+  for (std::size_t i = 0; i < previous.size(); ++i) {
+    if (previous[i]) continue;
+    while (taken[free]) ++free;
+    taken[free] = true;
+    rows[i] = free;
   }
-  if (!forgot) return;  // only newcomers: their zero entries leave the sum as it is
+  rows_ = std::move(rows);
+}
+
+void ClientChangeTable::sum_again() {
+  torch::NoGradGuard no_grad;
   sum_ = filled_ == 0 ? torch::Tensor() : torch::zeros({values_}, torch::kFloat64);
-  for (const auto& e : entries_)
-    if (e.defined()) sum_ += e.to(torch::kFloat64);
+  for (std::uint32_t c = 0; c < clients_; ++c)
+    if (has_entry(c)) sum_ += read(c).to(torch::kFloat64);
 }
 
 ClientShares ClientChangeTable::filled_shares(double coefficient) const {
@@ -80,8 +109,11 @@ ClientShares ClientChangeTable::filled_shares(double coefficient) const {
   return shares;
 }
 
-ClientChangeTable::ClientChangeTable(std::uint32_t clients, const std::filesystem::path& file)
-    : clients_(clients), disk_(std::make_unique<DiskSlots>(file, clients)) {}
+ClientChangeTable::ClientChangeTable(std::uint32_t clients, const std::filesystem::path& file, std::uint32_t rows)
+    : clients_(clients), disk_(std::make_unique<DiskSlots>(file, std::max(rows, clients))), follows_moves_(rows > 0) {
+  rows_.resize(clients);
+  for (std::uint32_t c = 0; c < clients; ++c) rows_[c] = c;
+}
 
 void ClientChangeTable::require_client(const std::string& algorithm, std::uint32_t client) const {
   if (client >= clients_)
@@ -113,14 +145,21 @@ void ClientChangeTable::archive(StateArchive& ar) {
   ar.value(dtype);
   storage_ = static_cast<torch::ScalarType>(dtype);
   ar.value(values_);
-  if (disk_)
+  if (disk_) {
     disk_->archive(ar);
-  else {
+    if (follows_moves_) {
+      ar.values(rows_);
+      for (const auto row : rows_)
+        if (row >= disk_->rows()) throw DecodeError("a checkpoint's table on disk maps a client beyond its rows");
+    }
+  } else {
     ar.reserve(bytes_ + std::size_t{64} * entries_.size());  // each entry's data and its few header bytes
     for (auto& e : entries_) archive_tensor(ar, e);
   }
   archive_tensor(ar, sum_);  // kept, not summed again: its float64 rounding is the run's
   if (!ar.loading()) return;
+  if (disk_ && rows_.size() != clients_)
+    throw DecodeError("a checkpoint's table on disk maps another number of clients");
   filled_ = 0;
   for (std::uint32_t c = 0; c < clients_; ++c) filled_ += has_entry(c) ? 1 : 0;
   bytes_ = static_cast<std::uint64_t>(filled_) * static_cast<std::uint64_t>(values_) *
@@ -146,38 +185,24 @@ std::string table_budget_refusal(const std::string& algorithm, const std::string
   return out.str();
 }
 
-std::string moving_table_refusal(const std::string& algorithm, const std::string& what, const FederationShape& shape,
-                                 double budget_mb) {
-  if (shape.most_clients == 0) return {};
-  const auto refusal = table_budget_refusal(algorithm, what, shape.most_clients, shape.model_bytes, budget_mb);
-  if (refusal.empty()) return {};
-  return refusal +
-         ". The timeline moves clients between edges, so one edge's table may come to hold every client, and a "
-         "table kept on disk cannot follow the moves";
-}
-
 ClientChangeTable make_change_table(const std::string& algorithm, const std::string& what, const FederationShape& shape,
                                     double budget_mb) {
   const auto clients = std::max<std::uint32_t>(shape.num_clients, 1);
-  if (shape.most_clients > 0) {
-    if (const auto refusal = moving_table_refusal(algorithm, what, shape, budget_mb); !refusal.empty())
-      throw UserError(refusal);
-    return ClientChangeTable(clients);
-  }
-  const auto refusal = table_budget_refusal(algorithm, what, clients, shape.model_bytes, budget_mb);
+  const auto most = std::max(clients, shape.most_clients);  // one edge may come to hold them all
+  const auto refusal = table_budget_refusal(algorithm, what, most, shape.model_bytes, budget_mb);
   if (refusal.empty()) return ClientChangeTable(clients);
   if (shape.state_dir.empty()) throw UserError(refusal + ", or run it with a run directory to keep it on disk");
   const auto file = std::filesystem::path(shape.state_dir) / (algorithm + "_table.bin");
   std::filesystem::create_directories(shape.state_dir);  // an edge's own directory ([hierarchy]) is made on first use
-  // Two slots per client (DiskSlots): the most the file can grow to.
-  const auto need = 2 * static_cast<std::uint64_t>(clients) * shape.model_bytes;
+  // Two slots per row (DiskSlots): the most the file can grow to.
+  const auto need = 2 * static_cast<std::uint64_t>(most) * shape.model_bytes;
   std::error_code ec;
   const auto space = std::filesystem::space(shape.state_dir, ec);
   if (!ec && space.available < need && !std::filesystem::exists(file))
     throw UserError(algorithm + "'s table is above algorithm.memory_budget_mb and would be kept in " + file.string() +
                     ", which may grow to " + std::to_string(need / (1024 * 1024)) + " MB, but the disk has " +
                     std::to_string(space.available / (1024 * 1024)) + " MB free");
-  return ClientChangeTable(clients, file);
+  return ClientChangeTable(clients, file, shape.most_clients);
 }
 
 }  // namespace drift

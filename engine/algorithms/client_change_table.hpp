@@ -26,8 +26,9 @@ namespace drift {
 class ClientChangeTable {
  public:
   explicit ClientChangeTable(std::uint32_t clients) : clients_(clients), entries_(clients) {}
-  // The entries in `file` instead of memory.
-  ClientChangeTable(std::uint32_t clients, const std::filesystem::path& file);
+  // The entries in `file` instead of memory. `rows` > 0: the table follows clients between
+  // edges (regroup) and may come to hold up to `rows` of them.
+  ClientChangeTable(std::uint32_t clients, const std::filesystem::path& file, std::uint32_t rows = 0);
 
   std::uint32_t clients() const { return clients_; }
   // Client i's entry in float64, zeros of `values` when it has none yet.
@@ -46,8 +47,8 @@ class ClientChangeTable {
   std::uint64_t bytes() const { return bytes_; }
   // Clients moved between edges (ServerAlgorithm::regroup): entry i of the table is now that of
   // `previous[i]`, none for a client who joined; the entries of clients who left are dropped and
-  // the sum is taken again over those kept, in order. Only a table in memory follows moves
-  // (make_change_table refuses a table on disk when clients move).
+  // the sum is taken again over those kept, in order. On disk the entries stay in their rows of
+  // the file and the table maps its clients to them (a newcomer takes the lowest free row).
   void regroup(const std::vector<std::optional<std::uint32_t>>& previous);
   // Throws std::logic_error naming `algorithm` for a client beyond the table.
   void require_client(const std::string& algorithm, std::uint32_t client) const;
@@ -58,10 +59,14 @@ class ClientChangeTable {
 
  private:
   torch::Tensor read(std::uint32_t client) const;  // a stored entry, in its storage dtype
+  void regroup_rows(const std::vector<std::optional<std::uint32_t>>& previous);
+  void sum_again();
 
   std::uint32_t clients_ = 0;
   std::vector<torch::Tensor> entries_;  // in memory; undefined: zero (never stored)
-  std::unique_ptr<DiskSlots> disk_;     // or on disk
+  std::unique_ptr<DiskSlots> disk_;     // or on disk,
+  std::vector<std::uint32_t> rows_;     // ... client i's entry in row rows_[i] of the file
+  bool follows_moves_ = false;          // on disk: rows_ changes with regroups, so checkpoints keep it
   torch::ScalarType storage_ = torch::kFloat32;
   std::int64_t values_ = 0;  // of each entry, once one is stored
   torch::Tensor sum_;        // float64; undefined while empty
@@ -73,17 +78,12 @@ class ClientChangeTable {
 torch::ScalarType storage_dtype(const NamedTensors& model);
 
 // The table `algorithm` keeps of `what`, one entry of shape.model_bytes per client: in memory
-// within `budget_mb`, else in `<shape.state_dir>/<algorithm>_table.bin`. A UserError saying the
-// size when it is above the budget and there is no state directory, or its disk lacks the room,
-// or when clients move between edges (moving_table_refusal).
+// within `budget_mb`, else in `<shape.state_dir>/<algorithm>_table.bin`. With clients moving
+// between edges (shape.most_clients > 0) the budget is checked against the most clients the
+// table may come to hold, and a file has that many rows. A UserError saying the size when it is
+// above the budget and there is no state directory, or its disk lacks the room.
 ClientChangeTable make_change_table(const std::string& algorithm, const std::string& what, const FederationShape& shape,
                                     double budget_mb);
-
-// With clients moving between edges (shape.most_clients > 0) a table must stay in memory: the
-// refusal of one of shape.most_clients entries above `budget_mb`, empty when it fits (or the
-// model is not built yet, or clients do not move). Checked before the run and when the table is made.
-std::string moving_table_refusal(const std::string& algorithm, const std::string& what, const FederationShape& shape,
-                                 double budget_mb);
 
 // The refusal of a table of `clients` entries of `entry_bytes` each above `budget_mb`, naming
 // the algorithm and the size it would need; empty when it fits, or when `entry_bytes` is 0

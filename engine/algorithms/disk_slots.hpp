@@ -22,7 +22,11 @@ class DiskSlots {
   DiskSlots& operator=(const DiskSlots&) = delete;
 
   const std::filesystem::path& file() const { return file_; }
+  std::uint32_t rows() const { return static_cast<std::uint32_t>(current_.size()); }
   bool has(std::uint32_t client) const { return current_.at(client) >= 0; }
+  // Entry `client` is gone (its client left the table's edge); the slot a checkpoint recorded
+  // stays untouched, so a resume from it finds it, and a next write goes beside it.
+  void forget(std::uint32_t client) { current_.at(client) = -1; }
   // Client i's entry into `out` (entry_bytes()); a DecodeError naming the file when its hash
   // is not the one written.
   void read(std::uint32_t client, void* out) const;

@@ -107,9 +107,6 @@ AlgorithmInfo fedvarp_info() {
         return std::make_unique<FedVarpServer>(
             o, make_change_table("fedvarp", "the latest change", shape, o.memory_budget_mb));
       });
-  info.check = params.reading([](const O& o, const FederationShape& shape) {
-    return moving_table_refusal("fedvarp", "the latest change", shape, o.memory_budget_mb);
-  });
   info.packed = plain_local_sgd;
   info.privatisable = true;
   info.edge_tier = true;

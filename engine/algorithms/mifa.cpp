@@ -120,11 +120,11 @@ AlgorithmInfo mifa_info() {
       "mifa", "MIFA: the server steps along the mean of every client's latest change, also in empty rounds", params,
       [](const O&) { return make_local_sgd_client(); },
       [](const O& o, const FederationShape& shape) { return std::make_unique<MifaServer>(o, shape); });
-  info.check = params.reading([](const O& o, const FederationShape& shape) -> std::string {
+  info.check = params.reading([](const O& o, const FederationShape&) -> std::string {
     if (o.variant != mifa::Variant::fedau && o.server_lr != 1.0)
       return "mifa's official variant steps by the local learning rate and has no server learning rate: leave "
              "algorithm.server_lr at 1 (or use variant = \"fedau\")";
-    return moving_table_refusal("mifa", "the latest change", shape, o.memory_budget_mb);
+    return std::string();
   });
   info.packed = plain_local_sgd;
   info.privatisable = true;
