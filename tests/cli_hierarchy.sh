@@ -166,6 +166,8 @@ PY
 "$drift" validate "$work/moves.toml" | grep -q "moves: group 'movers' (4 clients) to edge 1"
 # The same with each edge's table on disk (above the budget, a row for every client), stopped
 # and resumed: the run of the tables in memory, but for the tables saying where they are.
+"$drift" validate "$work/moves.toml" --set algorithm.memory_budget_mb=0.001 |
+  grep -q "memory: at the largest edge, mifa keeps the latest change of each of up to 12 clients: .* MB, on disk"
 expect_code 130 moves --slots 2 --out "$work/disk" --set algorithm.memory_budget_mb=0.001 --stop-after 2
 "$drift" resume "$work/disk" --no-progress --no-plots --slots 1 2> /dev/null
 [[ -s "$work/disk/edge-0/mifa_table.bin" && -s "$work/disk/edge-2/mifa_table.bin" ]]

@@ -138,7 +138,13 @@ TEST_CASE("with clients moving, the budget is checked against the population, an
   shape.num_clients = 10;
   shape.model_bytes = 1024 * 1024;
   CHECK_FALSE(make_change_table("mifa", "the latest change", shape, 50.0).on_disk());  // clients do not move
+  CHECK(change_table_placement("mifa", "the latest change", shape, 50.0) ==
+        "mifa keeps the latest change of each of 10 clients: 10.0 MB, in memory (within algorithm.memory_budget_mb = "
+        "50)");
   shape.most_clients = 100;
+  CHECK(change_table_placement("mifa", "the latest change", shape, 50.0) ==
+        "mifa keeps the latest change of each of up to 100 clients: 100.0 MB, on disk in the run directory (above "
+        "algorithm.memory_budget_mb = 50)");
   CHECK_THROWS_WITH(make_change_table("mifa", "the latest change", shape, 50.0),
                     Catch::Contains("100 x 1.0 MB = 100.0 MB") && Catch::Contains("run directory"));
   CHECK_FALSE(make_change_table("mifa", "the latest change", shape, 100.0).on_disk());

@@ -199,6 +199,9 @@ struct AlgorithmInfo {
   // Checks that involve the federation (a neighbour count below the cohort, say); returns
   // an error message, empty when the parameters fit.
   std::function<std::string(const ParamSet&, const FederationShape&)> check;
+  // What the server half keeps per client and where (memory or disk), for `drift validate`;
+  // unset or empty: nothing worth saying.
+  std::function<std::string(const ParamSet&, const FederationShape&)> memory;
   // The head and outputs the algorithm needs from the model (a projection, a cosine
   // classifier, per-stage features); empty: the plain model.
   std::function<ModelOptions(const ParamSet&)> model_options;

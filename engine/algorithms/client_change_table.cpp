@@ -185,6 +185,23 @@ std::string table_budget_refusal(const std::string& algorithm, const std::string
   return out.str();
 }
 
+std::string change_table_placement(const std::string& algorithm, const std::string& what, const FederationShape& shape,
+                                   double budget_mb) {
+  if (shape.model_bytes == 0) return {};
+  const auto clients = std::max<std::uint32_t>(shape.num_clients, 1);
+  const auto most = std::max(clients, shape.most_clients);
+  const double mb = static_cast<double>(most) * static_cast<double>(shape.model_bytes) / (1024.0 * 1024.0);
+  std::ostringstream out;
+  out << algorithm << " keeps " << what << " of each of " << (most > clients ? "up to " : "") << most
+      << " clients: " << std::fixed << std::setprecision(1) << mb << " MB, ";
+  out << std::defaultfloat << std::setprecision(6);
+  if (table_budget_refusal(algorithm, what, most, shape.model_bytes, budget_mb).empty())
+    out << "in memory (within algorithm.memory_budget_mb = " << budget_mb << ")";
+  else
+    out << "on disk in the run directory (above algorithm.memory_budget_mb = " << budget_mb << ")";
+  return out.str();
+}
+
 ClientChangeTable make_change_table(const std::string& algorithm, const std::string& what, const FederationShape& shape,
                                     double budget_mb) {
   const auto clients = std::max<std::uint32_t>(shape.num_clients, 1);

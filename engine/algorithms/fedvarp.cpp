@@ -107,6 +107,9 @@ AlgorithmInfo fedvarp_info() {
         return std::make_unique<FedVarpServer>(
             o, make_change_table("fedvarp", "the latest change", shape, o.memory_budget_mb));
       });
+  info.memory = params.reading([](const O& o, const FederationShape& shape) {
+    return change_table_placement("fedvarp", "the latest change", shape, o.memory_budget_mb);
+  });
   info.packed = plain_local_sgd;
   info.privatisable = true;
   info.edge_tier = true;

@@ -126,6 +126,9 @@ AlgorithmInfo mifa_info() {
              "algorithm.server_lr at 1 (or use variant = \"fedau\")";
     return std::string();
   });
+  info.memory = params.reading([](const O& o, const FederationShape& shape) {
+    return change_table_placement("mifa", "the latest change", shape, o.memory_budget_mb);
+  });
   info.packed = plain_local_sgd;
   info.privatisable = true;
   info.edge_tier = true;

@@ -64,6 +64,25 @@ std::string key_line(const ParamSpec& spec, bool with_help = true) {
   return with_help ? line + "; " + spec.help : line;
 }
 
+// What the algorithm's server half keeps per client and where: with [hierarchy], the edge with
+// the most clients (each edge has a server half of its own).
+void print_server_memory(const Scenario& scenario, const FederationData& data, const NamedTensors& shared) {
+  const auto* info = find_algorithm(scenario.algorithm);
+  if (!info || !info->memory) return;
+  auto shape = federation_shape(scenario, data, &shared);
+  std::string where;
+  if (scenario.hierarchy.enabled()) {
+    auto largest = edge_shape(shape, scenario, *data.population, 0);
+    for (std::uint32_t e = 1; e < scenario.hierarchy.edges; ++e)
+      if (auto s = edge_shape(shape, scenario, *data.population, e); s.num_clients > largest.num_clients)
+        largest = std::move(s);
+    shape = std::move(largest);
+    where = "at the largest edge, ";
+  }
+  if (const auto text = info->memory(scenario.algorithm_params, shape); !text.empty())
+    std::cout << "  memory: " << where << text << "\n";
+}
+
 }  // namespace
 
 int validate_command(const ValidateArgs& args) {
@@ -115,6 +134,7 @@ int validate_command(const ValidateArgs& args) {
   ClientModels model(scenario, data, torch::kCPU);
   std::uint64_t bytes = 0;
   for (const auto& t : state_of(model.shared_model())) bytes += t.value.numel() * t.value.element_size();
+  print_server_memory(scenario, data, state_of(model.shared_model()));
   const auto estimate = estimate_rounds(scenario, *data.population, bytes);
   std::cout << "  virtual time: a client's task takes " << human_duration(estimate.task_median) << " (median) to "
             << human_duration(estimate.task_max) << "; "
