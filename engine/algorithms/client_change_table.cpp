@@ -65,10 +65,7 @@ void ClientChangeTable::regroup(const std::vector<std::optional<std::uint32_t>>&
     entries_ = std::move(entries);
   }
   clients_ = static_cast<std::uint32_t>(previous.size());
-  filled_ = 0;
-  for (std::uint32_t c = 0; c < clients_; ++c) filled_ += has_entry(c) ? 1 : 0;
-  bytes_ = static_cast<std::uint64_t>(filled_) * static_cast<std::uint64_t>(values_) *
-           static_cast<std::uint64_t>(torch::elementSize(storage_));
+  count_filled();
   if (forgot) sum_again();  // only newcomers: their zero entries leave the sum as it is
 }
 
@@ -160,6 +157,10 @@ void ClientChangeTable::archive(StateArchive& ar) {
   if (!ar.loading()) return;
   if (disk_ && rows_.size() != clients_)
     throw DecodeError("a checkpoint's table on disk maps another number of clients");
+  count_filled();
+}
+
+void ClientChangeTable::count_filled() {
   filled_ = 0;
   for (std::uint32_t c = 0; c < clients_; ++c) filled_ += has_entry(c) ? 1 : 0;
   bytes_ = static_cast<std::uint64_t>(filled_) * static_cast<std::uint64_t>(values_) *

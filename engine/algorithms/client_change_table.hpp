@@ -61,6 +61,7 @@ class ClientChangeTable {
   torch::Tensor read(std::uint32_t client) const;  // a stored entry, in its storage dtype
   void regroup_rows(const std::vector<std::optional<std::uint32_t>>& previous);
   void sum_again();
+  void count_filled();  // filled_ and bytes_ from the entries held
 
   std::uint32_t clients_ = 0;
   std::vector<torch::Tensor> entries_;  // in memory; undefined: zero (never stored)

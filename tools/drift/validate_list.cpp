@@ -132,9 +132,10 @@ int validate_command(const ValidateArgs& args) {
   if (const auto secagg = secure_aggregation_description(scenario); !secagg.empty())
     std::cout << "  " << secagg << "\n";
   ClientModels model(scenario, data, torch::kCPU);
+  const auto shared = state_of(model.shared_model());
   std::uint64_t bytes = 0;
-  for (const auto& t : state_of(model.shared_model())) bytes += t.value.numel() * t.value.element_size();
-  print_server_memory(scenario, data, state_of(model.shared_model()));
+  for (const auto& t : shared) bytes += t.value.numel() * t.value.element_size();
+  print_server_memory(scenario, data, shared);
   const auto estimate = estimate_rounds(scenario, *data.population, bytes);
   std::cout << "  virtual time: a client's task takes " << human_duration(estimate.task_median) << " (median) to "
             << human_duration(estimate.task_max) << "; "
