@@ -2,6 +2,7 @@
 // A round driver without actors: a host that trains instantly (the update is the received
 // weight plus client + 1) and answers selection requests with a CohortSampler in the same
 // thread. Shared by the driver tests.
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -109,9 +110,19 @@ struct FakeHost : JobRunner, DriverListener {
     driver->on_selection(std::move(answer));
   }
 
-  // Completes every launched job, newest first if `reverse`, until nothing is pending.
+  // Answers an edge host keeps back (DeferredEdgeHost), given once the jobs launched before them answered.
+  std::vector<std::function<void()>> later;
+
+  // Completes every launched job, newest first if `reverse`, then the answers kept back, until
+  // nothing is pending.
   void pump(bool reverse = false) {
-    while (!launched.empty()) {
+    while (!launched.empty() || !later.empty()) {
+      if (launched.empty()) {
+        auto answers = std::move(later);
+        later.clear();
+        for (auto& answer : answers) answer();
+        continue;
+      }
       auto batch = std::move(launched);
       launched.clear();
       if (reverse) std::reverse(batch.begin(), batch.end());
@@ -132,18 +143,54 @@ struct FakeHost : JobRunner, DriverListener {
   }
 };
 
+// An edge host that answers every question the driver may have to wait for (a task, an
+// aggregation, the cloud's models) only after the jobs launched before it answered, as edges in
+// another process would: the driver must give the same run.
+class DeferredEdgeHost final : public EdgeHost {
+ public:
+  DeferredEdgeHost(std::unique_ptr<EdgeHost> inner, std::vector<std::function<void()>>& later)
+      : inner_(std::move(inner)), later_(later) {}
+  std::uint32_t deferred = 0;  // answers kept back so far
+
+  void pull(std::uint32_t e, const NamedTensors& global) override { inner_->pull(e, global); }
+  void regroup(std::uint32_t e, const ClientRegroup& r) override { inner_->regroup(e, r); }
+  void task(std::uint32_t e, std::uint32_t serial, std::uint64_t version, TaskReady ready) override {
+    keep([this, e, serial, version, ready] { inner_->task(e, serial, version, ready); });
+  }
+  const NamedTensors* start_model(std::uint32_t e, std::uint32_t c) const override { return inner_->start_model(e, c); }
+  void aggregate(std::uint32_t e, std::vector<ClientUpdate> updates, AggregationInput input, Aggregated done) override {
+    keep([this, e, updates, input, done] { inner_->aggregate(e, updates, input, done); });
+  }
+  void models(const std::vector<std::uint32_t>& edges, ModelsReady ready) override {
+    keep([this, edges, ready] { inner_->models(edges, ready); });
+  }
+  NamedTensors take_model(std::uint32_t e) override { return inner_->take_model(e); }
+  void archive_server(std::uint32_t e, StateArchive& ar) override { inner_->archive_server(e, ar); }
+  void archive_model(std::uint32_t e, StateArchive& ar) override { inner_->archive_model(e, ar); }
+
+ private:
+  void keep(std::function<void()> answer) {
+    ++deferred;
+    later_.push_back(std::move(answer));
+  }
+  std::unique_ptr<EdgeHost> inner_;
+  std::vector<std::function<void()>>& later_;
+};
+
 struct Sim {
   Scenario scenario;
   FakeHost host;
   std::unique_ptr<Driver> driver;
+  DeferredEdgeHost* deferred = nullptr;  // the edge host, when its answers are kept back
 
   // Whose server halves aggregate: FedAvg's whatever the scenario says (the driver tests' fixed
   // arithmetic), or the scenario's algorithm, at the edges with their own shapes.
   enum class Server { fedavg, scenario };
 
   // `state_dir`: where the scenario's server halves may keep files (a run directory's role).
+  // `defer_edges`: the edges' answers come late (DeferredEdgeHost).
   explicit Sim(const std::string& text, const std::vector<Override>& overrides = {}, std::uint32_t clients = 0,
-               Server server = Server::fedavg, const std::string& state_dir = {})
+               Server server = Server::fedavg, const std::string& state_dir = {}, bool defer_edges = false)
       : scenario(parse_scenario(text, "sim.toml", overrides)) {
     DriverSetup setup;
     setup.scenario = &scenario;
@@ -168,6 +215,12 @@ struct Sim {
       };
     }
     setup.log_eligible = scenario.log_eligible;
+    if (defer_edges && scenario.hierarchy.enabled()) {
+      auto inner = make_local_edge_host(scenario, setup.population->edges(), setup.make_edge_algorithm);
+      auto host_of_edges = std::make_unique<DeferredEdgeHost>(std::move(inner), host.later);
+      deferred = host_of_edges.get();
+      setup.edge_host = std::move(host_of_edges);
+    }
     driver = make_driver(std::move(setup), host, host);
     host.driver = driver.get();
   }

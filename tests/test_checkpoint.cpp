@@ -127,7 +127,8 @@ std::vector<std::string> describe_all(const FakeHost& host, std::size_t from = 0
 }
 
 // Runs the scenario three ways: straight through; held for a checkpoint after aggregation
-// `at` and continued; and restored from that checkpoint into a fresh driver and sampler.
+// `at` and continued (with edges that answer late, under [hierarchy]); and restored from that
+// checkpoint into a fresh driver and sampler.
 void check_resume(const std::string& text, const std::vector<Override>& overrides, std::uint32_t at,
                   Sim::Server server = Sim::Server::fedavg) {
   Sim straight(text, overrides, 0, server);
@@ -135,7 +136,7 @@ void check_resume(const std::string& text, const std::vector<Override>& override
   REQUIRE(straight.host.finished);
   REQUIRE(straight.host.reports.size() > at);
 
-  Sim held(text, overrides, 0, server);
+  Sim held(text, overrides, 0, server, {}, true);
   held.host.checkpoint_at = at;
   held.driver->start();
   held.host.pump();

@@ -16,6 +16,7 @@
 #include "engine/metrics/summary.hpp"
 #include "engine/population/population.hpp"
 #include "engine/sampling/cohort_sampler.hpp"
+#include "engine/sim/edge_host.hpp"
 #include "engine/tensors/federated_types.hpp"
 
 namespace drift {
@@ -99,6 +100,9 @@ struct DriverSetup {
   std::unique_ptr<ServerAlgorithm> algorithm;  // what every aggregation makes of its updates
   // [hierarchy]: edge e's own server half (needed only there; engine/sim/edge_tier.hpp).
   std::function<std::unique_ptr<ServerAlgorithm>(std::uint32_t edge)> make_edge_algorithm;
+  // ... and where the edges' server halves and models live; null: in this process, built by
+  // make_edge_algorithm (engine/sim/edge_host.hpp).
+  std::unique_ptr<EdgeHost> edge_host;
   bool log_eligible = true;     // record "eligible" events (O(population) per round)
   bool private_models = false;  // accuracy from the clients' own evaluations
 };

@@ -32,10 +32,11 @@ ClientRegroup client_regroup(const std::vector<std::uint32_t>& before, const std
 }  // namespace
 
 EdgeTier::EdgeTier(const Scenario& scenario, const Population& population, const EdgeMembership& membership,
-                   const ServerFactory& make)
+                   EdgeHost* host)
     : scenario_(scenario),
       population_(population),
       membership_(membership),
+      host_(host),
       weights_(static_cast<std::size_t>(scenario.simulation.drift_window)),
       presence_(scenario) {
   if (!scenario.hierarchy.enabled()) return;
@@ -43,7 +44,6 @@ EdgeTier::EdgeTier(const Scenario& scenario, const Population& population, const
   if (buffered_) concurrency_ = static_cast<std::uint32_t>(scenario.hierarchy.concurrency);
   moves_ = moves_clients(scenario.timeline);
   edges_.resize(population.edges());
-  for (std::uint32_t e = 0; e < edges_.size(); ++e) edges_[e].server = make(e);
   regroup();
 }
 
@@ -57,7 +57,7 @@ void EdgeTier::regroup() {
     auto& edge = edges_[e];
     const auto& members = membership_.members(e);
     if (members != members_seen_[e]) {
-      if (membership_seen_ > 0) edge.server->regroup(client_regroup(members_seen_[e], members));
+      if (membership_seen_ > 0) host_->regroup(e, client_regroup(members_seen_[e], members));
       members_seen_[e] = members;
     }
     edge.samples = 0;
@@ -113,7 +113,7 @@ void EdgeTier::begin(std::uint32_t round, double t, const NamedTensors& global, 
     edge.aggregated.clear();
     edge.shares.clear();
     edge.metrics.clear();
-    edge.model = clone(global);
+    host_->pull(e, global);
     edge.clock = edge.began = start_ + link_seconds(e, false);
   }
 }
@@ -151,14 +151,6 @@ std::vector<EdgeRound> EdgeTier::next_wave() {
     for (std::uint32_t e = 0; e < edges_.size(); ++e)
       if (edges_[e].phase == Edge::Phase::running) next_round(e);
   return wave;
-}
-
-NamedTensors& EdgeTier::model(const EdgeRound& round, NamedTensors& global) {
-  return round.edge == kFlatEdge ? global : edges_.at(round.edge).model;
-}
-
-ServerAlgorithm& EdgeTier::server(const EdgeRound& round, ServerAlgorithm& flat) {
-  return round.edge == kFlatEdge ? flat : *edges_.at(round.edge).server;
 }
 
 void EdgeTier::localise(const EdgeRound& round, std::vector<ClientUpdate>& updates) const {
@@ -208,19 +200,31 @@ void EdgeTier::finish(const EdgeRound& round, double end, const std::vector<std:
   add_shares(edge, shares);
 }
 
-double EdgeTier::close(NamedTensors& global, RoundReport& report, std::vector<std::uint32_t>& aggregated,
-                       ClientShares& shares) {
-  if (!hierarchical()) {
-    aggregated = std::move(flat_aggregated_);
-    shares = std::move(flat_shares_);
-    return flat_end_;
-  }
-  if (buffered_) return close_buffered(global, report, aggregated, shares);
+void EdgeTier::close(NamedTensors& global, RoundReport& report, std::function<void(CloudStep)> done) {
+  if (!hierarchical()) return done({flat_end_, std::move(flat_aggregated_), std::move(flat_shares_)});
+  if (buffered_) return done(close_buffered(global, report));
+  std::vector<std::uint32_t> reporting;
+  const double end = close_edges(report, reporting);
+  host_->models(reporting, [this, &global, &report, reporting, end, done](std::vector<NamedTensors> models) {
+    CloudStep step;
+    step.end = end;
+    average_into(global, reporting, std::move(models), report, step);
+    std::vector<std::pair<std::uint32_t, const EdgeMetrics*>> reported;
+    for (auto e : reporting) reported.emplace_back(e, &edges_[e].metrics);
+    report_edge_metrics(report, edges_.size(), reported, step.aggregated);
+    weights_.push(report.edge_weight);
+    report.edge_participation_bias = participation_bias();
+    done(std::move(step));
+  });
+}
+
+// The sampled edges' measures, in `report`, and which of them reported (`reporting`: their
+// models reached the cloud in time). Returns when the cloud round ends.
+double EdgeTier::close_edges(RoundReport& report, std::vector<std::uint32_t>& reporting) {
   const auto& h = scenario_.hierarchy;
   const double deadline_at = h.deadline > 0 ? start_ + h.deadline : kNever;
   size_edge_fields(report);
   double end = start_;
-  std::vector<std::uint32_t> reporting;
   for (auto e : order_) {
     auto& edge = edges_[e];
     report.edges_sampled.push_back(e);
@@ -256,12 +260,6 @@ double EdgeTier::close(NamedTensors& global, RoundReport& report, std::vector<st
       reporting.push_back(e);
     }
   }
-  average_into(global, reporting, report, aggregated, shares);
-  std::vector<std::pair<std::uint32_t, const EdgeMetrics*>> reported;
-  for (auto e : reporting) reported.emplace_back(e, &edges_[e].metrics);
-  report_edge_metrics(report, edges_.size(), reported, aggregated);
-  weights_.push(report.edge_weight);
-  report.edge_participation_bias = participation_bias();
   return end;
 }
 
@@ -305,17 +303,18 @@ double EdgeTier::reported_tv(const std::vector<std::uint32_t>& reporting) const 
 
 // The cloud's FedAvg over the reporting edges, weighted by their samples (one edge: its model as
 // it is), and each client's share of the step: its edge's weight times its mean share there.
-void EdgeTier::average_into(NamedTensors& global, const std::vector<std::uint32_t>& reporting, RoundReport& report,
-                            std::vector<std::uint32_t>& aggregated, ClientShares& shares) {
-  aggregated.clear();
-  shares.clear();
+void EdgeTier::average_into(NamedTensors& global, const std::vector<std::uint32_t>& reporting,
+                            std::vector<NamedTensors> models, RoundReport& report, CloudStep& step) {
+  auto& aggregated = step.aggregated;
+  auto& shares = step.shares;
   report.edge_reported_tv = reported_tv(reporting);
   if (reporting.empty()) return;
   double total = 0.0;
   for (auto e : reporting) total += static_cast<double>(edges_[e].samples);
-  std::vector<ClientUpdate> models;
+  std::vector<ClientUpdate> updates;
   std::vector<double> weights;
-  for (auto e : reporting) {
+  for (std::size_t k = 0; k < reporting.size(); ++k) {
+    const auto e = reporting[k];
     auto& edge = edges_[e];
     const double weight = static_cast<double>(edge.samples) / total;
     report.edge_weight[e] = weight;
@@ -325,11 +324,11 @@ void EdgeTier::average_into(NamedTensors& global, const std::vector<std::uint32_
     ClientUpdate u;
     u.client_id = e;
     u.num_samples = edge.samples;
-    u.weights = std::move(edge.model);
-    models.push_back(std::move(u));
+    u.weights = std::move(models[k]);
+    updates.push_back(std::move(u));
     weights.push_back(weight);
   }
-  global = models.size() == 1 ? std::move(models.front().weights) : weighted_average(global, models, weights);
+  global = updates.size() == 1 ? std::move(updates.front().weights) : weighted_average(global, updates, weights);
   std::sort(shares.begin(), shares.end());
   std::sort(aggregated.begin(), aggregated.end());
   aggregated.erase(std::unique(aggregated.begin(), aggregated.end()), aggregated.end());
@@ -341,9 +340,9 @@ void EdgeTier::archive(StateArchive& ar) {
   // as they were at the checkpoint before they read what they kept of them.
   if (ar.loading() && membership_seen_ != membership_.changes()) regroup();
   weights_.archive(ar);
-  for (auto& edge : edges_) {
+  for (std::uint32_t e = 0; e < edges_.size(); ++e) {
     ar.section("edge server half");
-    edge.server->archive(ar);
+    host_->archive_server(e, ar);
   }
   if (buffered_) archive_buffered_state(ar);
 }

@@ -20,6 +20,7 @@
 #include "engine/population/population.hpp"
 #include "engine/sim/drift_metrics.hpp"
 #include "engine/sim/edge_buffer.hpp"
+#include "engine/sim/edge_host.hpp"
 
 namespace drift {
 
@@ -36,13 +37,20 @@ struct EdgeRound {
   double start = 0.0;
 };
 
+// What a cloud round's close hands the driver: when the round ended, and whose updates the
+// cloud's step carried, with their shares of it.
+struct CloudStep {
+  double end = 0.0;
+  std::vector<std::uint32_t> aggregated;
+  ClientShares shares;
+};
+
 class EdgeTier {
  public:
-  using ServerFactory = std::function<std::unique_ptr<ServerAlgorithm>(std::uint32_t edge)>;
-  // `make` builds edge e's server half; unused in a flat federation. `membership`: the clients'
-  // edges as the timeline's moves leave them (the roster's), read at every cloud round's start.
-  EdgeTier(const Scenario& scenario, const Population& population, const EdgeMembership& membership,
-           const ServerFactory& make);
+  // `host` keeps the edges' server halves and models (null in a flat federation). `membership`:
+  // the clients' edges as the timeline's moves leave them (the roster's), read at every cloud
+  // round's start.
+  EdgeTier(const Scenario& scenario, const Population& population, const EdgeMembership& membership, EdgeHost* host);
 
   bool hierarchical() const { return !edges_.empty(); }
   // hierarchy.cloud = "fedbuff" (docs/hierarchy.md#asynchronous-edges-the-buffered-cloud): each
@@ -51,23 +59,19 @@ class EdgeTier {
   bool buffered() const { return buffered_; }
   // Cloud round `round` begins at `t` with the global model (`model_bytes` of it travel to each edge).
   void begin(std::uint32_t round, double t, const NamedTensors& global, std::uint64_t model_bytes);
-  // fedbuff: applies the cloud's events in time order (models arriving, then edges pulling
-  // `global`; at one instant, pulls first), as far as no running edge could still send a model
-  // before them. True when the buffer is full: close() takes the step. `roster` says when an
-  // idle edge's clients are next free.
-  bool advance(const NamedTensors& global, Roster& roster);
-  // fedbuff: the time of the next event waiting (kNever: none; the run cannot go on unless an
-  // edge is running).
-  double next_event() const;
-  // fedbuff: "2 models in the buffer, 3 late, 1 loop lost, 0 idle" since the last cloud step.
-  std::string since_last_step() const;
+  // fedbuff: what comes next once the cloud's events before it are applied: the running edges'
+  // next rounds (a wave), the cloud's step (the buffer is full), or the end of the run (`why`
+  // empty: it completed; `time_limit` > 0: simulation.max_virtual_time).
+  struct LoopWave {
+    std::vector<EdgeRound> rounds;
+    bool step = false, ended = false;
+    std::string why;
+  };
+  LoopWave next_loop_wave(const NamedTensors& global, Roster& roster, double time_limit);
   // The next wave of this cloud round: the k-th edge round of every edge still running, in edge
   // order (a flat round's one round); empty when all have run. An edge found offline when its
   // next round would start stops there and is lost.
   std::vector<EdgeRound> next_wave();
-  // The model edge round `round` trains and aggregates into, and its server half.
-  NamedTensors& model(const EdgeRound& round, NamedTensors& global);
-  ServerAlgorithm& server(const EdgeRound& round, ServerAlgorithm& flat);
   // An edge's server half knows its clients by their place among the edge's clients (0 to its
   // size - 1), so per-client tables and divisors by N are the edge's own: updates go in with local
   // ids and come back, with the shares, with the population's. No-ops in a flat federation.
@@ -82,17 +86,27 @@ class EdgeTier {
   // (or moved its model without updates, `moved`).
   void finish(const EdgeRound& round, double end, const std::vector<std::uint32_t>& aggregated, ClientShares shares,
               bool moved);
-  // The cloud's step: the reporting edges' models averaged into `global`, the edges' measures
-  // written into `report`, and the clients aggregated this cloud round with their shares of the
-  // global step. Returns when the cloud round ends. Flat: the one round's clients and end.
-  double close(NamedTensors& global, RoundReport& report, std::vector<std::uint32_t>& aggregated, ClientShares& shares);
+  // The cloud's step: the reporting edges' models (asked of the host) averaged into `global`,
+  // the edges' measures written into `report`, then `done` with when the cloud round ended and
+  // the clients aggregated this cloud round with their shares of the global step. Flat: the one
+  // round's clients and end, at once.
+  void close(NamedTensors& global, RoundReport& report, std::function<void(CloudStep)> done);
   // The edges' server halves (their models start from the global one every cloud round).
   void archive(StateArchive& ar);
 
  private:
+  // fedbuff: applies the cloud's events in time order (models arriving, then edges pulling
+  // `global`; at one instant, pulls first), as far as no running edge could still send a model
+  // before them. True when the buffer is full: close() takes the step. `roster` says when an
+  // idle edge's clients are next free.
+  bool advance(const NamedTensors& global, Roster& roster);
+  // fedbuff: the time of the next event waiting (kNever: none; the run cannot go on unless an
+  // edge is running).
+  double next_event() const;
+  // fedbuff: "2 models in the buffer, 3 late, 1 loop lost, 0 idle" since the last cloud step.
+  std::string since_last_step() const;
+  // The cloud's view of an edge (its server half and model are the host's).
   struct Edge {
-    std::unique_ptr<ServerAlgorithm> server;
-    NamedTensors model;
     std::uint64_t samples = 0;         // its clients' samples: its weight at the cloud
     std::vector<double> label_counts;  // its clients' labels (empty without histograms)
     std::vector<double> labels;        // ... normalised
@@ -126,8 +140,7 @@ class EdgeTier {
   double horizon() const;
   std::uint32_t holding(double t) const;
   void wake_queued(double t, const NamedTensors& global);
-  double close_buffered(NamedTensors& global, RoundReport& report, std::vector<std::uint32_t>& aggregated,
-                        ClientShares& shares);
+  CloudStep close_buffered(NamedTensors& global, RoundReport& report);
   void archive_buffered_state(StateArchive& ar);
   void regroup();
   double participation_bias() const;
@@ -137,12 +150,14 @@ class EdgeTier {
   double cohort_tv(std::uint32_t edge, const std::vector<std::uint32_t>& aggregated) const;
   std::vector<std::uint32_t> sample_edges(std::uint32_t round, double t);
   void add_shares(Edge& e, const ClientShares& shares) const;
-  void average_into(NamedTensors& global, const std::vector<std::uint32_t>& reporting, RoundReport& report,
-                    std::vector<std::uint32_t>& aggregated, ClientShares& shares);
+  double close_edges(RoundReport& report, std::vector<std::uint32_t>& reporting);
+  void average_into(NamedTensors& global, const std::vector<std::uint32_t>& reporting, std::vector<NamedTensors> models,
+                    RoundReport& report, CloudStep& step);
 
   const Scenario& scenario_;
   const Population& population_;
   const EdgeMembership& membership_;
+  EdgeHost* host_ = nullptr;
   std::uint64_t membership_seen_ = 0;                     // membership_.changes() when the edges' sizes were taken
   std::vector<std::vector<std::uint32_t>> members_seen_;  // each edge's clients then
   bool moves_ = false;                                    // the timeline moves clients: reports say the edges' sizes

@@ -27,7 +27,7 @@ void EdgeTier::begin_loop(std::uint32_t e, double t, const NamedTensors& global)
   edge.aggregated.clear();
   edge.shares.clear();
   edge.metrics.clear();
-  edge.model = clone(global);
+  host_->pull(e, global);
   edge.pulled = clone(global);
   edge.pulled_version = round_ - 1;  // the cloud steps taken so far
   edge.clock = edge.began = t + link_seconds(e, false);
@@ -43,7 +43,7 @@ void EdgeTier::end_loop(std::uint32_t e, Roster& roster) {
   const auto wait = [&](double pull) {
     edge.phase = Edge::Phase::waiting;
     edge.pull_at = pull;
-    edge.model.clear();
+    host_->take_model(e);  // (dropped)
     edge.pulled.clear();
     edge.slot_until = edge.clock;  // (a capped cloud frees the loop's slot when it ends)
     edge.slot_pending = concurrency_ > 0;
@@ -69,7 +69,7 @@ void EdgeTier::end_loop(std::uint32_t e, Roster& roster) {
   BufferedEdge sent;
   sent.edge = e;
   sent.samples = edge.samples;
-  sent.model = std::move(edge.model);
+  sent.model = host_->take_model(e);
   sent.pulled = std::move(edge.pulled);
   sent.arrival = arrival;
   sent.rounds_run = edge.rounds_run;
@@ -209,10 +209,43 @@ bool EdgeTier::advance(const NamedTensors& global, Roster& roster) {
   }
 }
 
+EdgeTier::LoopWave EdgeTier::next_loop_wave(const NamedTensors& global, Roster& roster, double time_limit) {
+  LoopWave next;
+  for (std::uint64_t tries = 0;; ++tries) {
+    if (advance(global, roster)) {
+      next.step = true;
+      return next;
+    }
+    next.rounds = next_wave();
+    const auto past_limit = [&](const EdgeRound& r) { return r.start > time_limit; };
+    if (time_limit > 0 && !next.rounds.empty() && std::all_of(next.rounds.begin(), next.rounds.end(), past_limit)) {
+      // The edges ran past the time limit before the buffer filled: the run is over, and says
+      // why when it never stepped.
+      next.rounds.clear();
+      next.ended = true;
+      if (round_ == 1)
+        next.why =
+            "the edges reached simulation.max_virtual_time before the cloud's first step (" + since_last_step() + ")";
+      return next;
+    }
+    if (!next.rounds.empty()) return next;
+    // Every running edge went offline before its next round: they pull again when back.
+    if (next_event() == kNever || tries > 1000000) {
+      next.ended = true;
+      next.why =
+          "no edge can send a model again: each is offline for good, its clients cannot take part, or it goes "
+          "offline before every loop's first round";
+      return next;
+    }
+  }
+}
+
 // The cloud's step on the full buffer, and the report of everything since the last step:
 // loops that ended (the buffer's, lost, idle, late) and bytes either way.
-double EdgeTier::close_buffered(NamedTensors& global, RoundReport& report, std::vector<std::uint32_t>& aggregated,
-                                ClientShares& shares) {
+CloudStep EdgeTier::close_buffered(NamedTensors& global, RoundReport& report) {
+  CloudStep step;
+  auto& aggregated = step.aggregated;
+  auto& shares = step.shares;
   size_edge_fields(report);
   std::stable_sort(buffer_.begin(), buffer_.end(),
                    [](const BufferedEdge& a, const BufferedEdge& b) { return a.edge < b.edge; });
@@ -255,7 +288,8 @@ double EdgeTier::close_buffered(NamedTensors& global, RoundReport& report, std::
   buffer_.clear();
   for (auto& edge : edges_)  // idle loops that took no time try again with the new model
     if (edge.phase == Edge::Phase::waiting && edge.pull_at == kNever) edge.pull_at = cloud_now_;
-  return cloud_now_;
+  step.end = cloud_now_;
+  return step;
 }
 
 void EdgeTier::archive_buffered_state(StateArchive& ar) {
@@ -267,7 +301,8 @@ void EdgeTier::archive_buffered_state(StateArchive& ar) {
   ar.values(since_late_);
   ar.value(since_bytes_up_);
   ar.value(since_bytes_down_);
-  for (auto& edge : edges_) {
+  for (std::uint32_t e = 0; e < edges_.size(); ++e) {
+    auto& edge = edges_[e];
     ar.value(edge.phase);
     ar.value(edge.pull_at);
     ar.value(edge.clock);
@@ -281,7 +316,7 @@ void EdgeTier::archive_buffered_state(StateArchive& ar) {
     ar.values(edge.aggregated);
     archive_shares(ar, edge.shares);
     edge.metrics.archive(ar);
-    archive_named(ar, edge.model);
+    host_->archive_model(e, ar);
     archive_named(ar, edge.pulled);
     std::vector<BufferedEdge> sent;
     if (edge.phase == Edge::Phase::sending) sent.push_back(std::move(edge.sent));

@@ -20,6 +20,7 @@
 #include "engine/sim/aggregation_stages.hpp"
 #include "engine/sim/divergence.hpp"
 #include "engine/sim/driver_parts.hpp"
+#include "engine/sim/edge_host.hpp"
 #include "engine/sim/edge_tier.hpp"
 #include "engine/sim/personal_evaluations.hpp"
 #include "engine/sim/round_rules.hpp"
@@ -33,6 +34,12 @@
 namespace drift {
 namespace {
 
+// The host the setup brings, or under [hierarchy] one in this process.
+std::unique_ptr<EdgeHost> make_edge_host(DriverSetup& setup) {
+  if (setup.edge_host || !setup.scenario->hierarchy.enabled()) return std::move(setup.edge_host);
+  return make_local_edge_host(*setup.scenario, setup.population->edges(), setup.make_edge_algorithm);
+}
+
 class SyncDriver final : public Driver {
  public:
   SyncDriver(DriverSetup setup, JobRunner& runner, DriverListener& listener)
@@ -43,7 +50,8 @@ class SyncDriver final : public Driver {
         personal_(private_models_ ? parts_.population->size() : 0),
         shadow_(parts_.scenario, parts_.population->size()),
         stages_(parts_.scenario, *parts_.population, parts_.privacy.get()),
-        tier_(parts_.scenario, *parts_.population, parts_.roster.edges(), setup.make_edge_algorithm) {}
+        edge_host_(make_edge_host(setup)),
+        tier_(parts_.scenario, *parts_.population, parts_.roster.edges(), edge_host_.get()) {}
 
   void start() override { begin_round(); }
   bool finished() const override { return finished_; }
@@ -82,13 +90,20 @@ class SyncDriver final : public Driver {
     parts_.listener.on_progress(round_, answered_, launched_);
   }
 
-  // Selections come edge by edge, each launched as it comes; the wave closes when every job answered.
+  // Selections come edge by edge, each launched as its task is ready; the wave closes when every
+  // job answered.
   void on_selection(Selection selection) override {
     if (!awaiting_selection_ || all_launched() || selection.round != wave_[selecting_].round.serial) return;
     awaiting_selection_ = false;
-    launch_round(wave_[selecting_], std::move(selection));
-    if (++selecting_ < wave_.size()) return request_selection();
-    if (outstanding_ == 0) close_wave();
+    auto& run = wave_[selecting_];
+    auto launch = [this, &run, selection = std::move(selection)](std::shared_ptr<TrainingTask> task) mutable {
+      launch_round(run, std::move(selection), task);
+      if (++selecting_ < wave_.size()) return request_selection();
+      if (outstanding_ == 0) close_wave();
+    };
+    const auto serial = run.round.serial;
+    if (run.round.edge != kFlatEdge) return edge_host_->task(run.round.edge, serial, version_, launch);
+    launch(make_task(parts_.scenario, serial, version_, global_, algorithm_->broadcast(serial)));
   }
 
  private:
@@ -121,8 +136,6 @@ class SyncDriver final : public Driver {
     for (const auto& r : rounds) {
       EdgeRun run;
       run.round = r;
-      run.model = &tier_.model(r, global_);
-      run.server = &tier_.server(r, *algorithm_);
       wave_.push_back(std::move(run));
     }
     parts_.roster.availability().set_round(rounds.front().serial);  // a wave's rounds share their serial
@@ -135,33 +148,10 @@ class SyncDriver final : public Driver {
   // fedbuff: the running edges' next rounds, once the events before them are applied; empty when
   // the buffer filled (the cloud round is closed) or the run ended.
   std::vector<EdgeRound> next_buffered_wave() {
-    const double limit = parts_.scenario.simulation.max_virtual_time;
-    for (std::uint64_t tries = 0;; ++tries) {
-      if (tier_.advance(global_, parts_.roster)) {
-        close_cloud_round();
-        return {};
-      }
-      auto rounds = tier_.next_wave();
-      const auto past_limit = [&](const EdgeRound& r) { return r.start > limit; };
-      if (limit > 0 && !rounds.empty() && std::all_of(rounds.begin(), rounds.end(), past_limit)) {
-        // The edges ran past the time limit before the buffer filled: the run is over, and
-        // says why when it never stepped.
-        if (round_ > 1)
-          end_run({});
-        else
-          end_run({RunStatus::ended, "the edges reached simulation.max_virtual_time before the cloud's first step (" +
-                                         tier_.since_last_step() + ")"});
-        return {};
-      }
-      if (!rounds.empty()) return rounds;
-      // Every running edge went offline before its next round: they pull again when back.
-      if (tier_.next_event() == kNever || tries > 1000000) {
-        end_run({RunStatus::ended,
-                 "no edge can send a model again: each is offline for good, its clients "
-                 "cannot take part, or it goes offline before every loop's first round"});
-        return {};
-      }
-    }
+    auto next = tier_.next_loop_wave(global_, parts_.roster, parts_.scenario.simulation.max_virtual_time);
+    if (next.step) close_cloud_round();
+    if (next.ended) end_run(next.why.empty() ? RunEnd{} : RunEnd{RunStatus::ended, next.why});
+    return std::move(next.rounds);
   }
 
   void request_selection() {
@@ -181,7 +171,7 @@ class SyncDriver final : public Driver {
     return nullptr;
   }
 
-  void launch_round(EdgeRun& run, Selection selection) {
+  void launch_round(EdgeRun& run, Selection selection, const std::shared_ptr<TrainingTask>& task) {
     const auto selected = std::move(selection.clients);
     report_.cohort.insert(report_.cohort.end(), selected.begin(), selected.end());
     const double start = run.round.start;
@@ -189,7 +179,6 @@ class SyncDriver final : public Driver {
     run.planned_events_end = start;
     run.needed = std::min<std::uint32_t>(selection.cohort_size, static_cast<std::uint32_t>(selected.size()));
     run.version = version_;
-    auto task = make_task(parts_.scenario, serial, version_, *run.model, run.server->broadcast(serial));
     const std::uint64_t down = selected.empty() ? 0 : parts_.runner.task_bytes(task);
     const double deadline = parts_.timeline.deadline();
     const double deadline_at = deadline > 0 ? start + deadline : kNever;
@@ -230,41 +219,47 @@ class SyncDriver final : public Driver {
     JobLaunches jobs;
     for (const auto& [id, p] : run.jobs) jobs.emplace_back(id, p.plan.client);
     for (const auto& g : group_jobs(jobs, [&](std::uint64_t job, std::uint32_t c) {
-           return JobGroup{run.server->start_model(c), run.jobs.at(job).plan.max_steps, {}};
+           const auto* start =
+               run.round.edge == kFlatEdge ? algorithm_->start_model(c) : edge_host_->start_model(run.round.edge, c);
+           return JobGroup{start, run.jobs.at(job).plan.max_steps, {}};
          })) {
       parts_.runner.launch_round(g.jobs, task_of_group(g, task));
     }
   }
 
+  // The wave's edge rounds close one after another, in edge order, each once its aggregation
+  // has answered; then the next wave.
   void close_wave() {
-    for (auto& run : wave_) close_edge_round(run);
-    next_wave();
+    closing_ = 0;
+    close_next_run();
   }
 
-  void close_edge_round(EdgeRun& run) {
+  void close_next_run() {
+    if (closing_ == wave_.size()) return next_wave();
+    auto& run = wave_[closing_];
     // Drops and certain lates decided before training count as events too: a round whose every
     // task dropped ends when the server learns of the last drop, not where it began (time ran
     // backwards into the next round otherwise).
     double last_event = std::max(run.round.start, run.planned_events_end);
     auto arrivals = sort_out_jobs(run, parts_, private_models_ ? &personal_ : nullptr, report_, last_event);
-    std::vector<ClientUpdate> accepted;
+    auto& c = closing_run_;
+    c = ClosingRun{};
     std::vector<StaleUpdate> newly_late;
-    double end = accept_arrivals(run, arrivals, last_event, parts_, report_, accepted, newly_late);
+    c.end = accept_arrivals(run, arrivals, last_event, parts_, report_, c.accepted, newly_late);
     // Stale updates from earlier rounds that have arrived by the end join this aggregation.
-    for (auto& u : stale_.take_arrived(end, version_, report_.clients)) accepted.push_back(std::move(u));
+    for (auto& u : stale_.take_arrived(c.end, version_, report_.clients)) c.accepted.push_back(std::move(u));
     for (auto& s : newly_late) stale_.keep(std::move(s));
-    std::vector<std::uint32_t> aggregated;
-    ClientShares shares;
-    const bool moved = aggregate(run, accepted, end, aggregated, shares);
-    tier_.finish(run.round, end, aggregated, std::move(shares), moved);
+    aggregate(run);
   }
 
   void close_cloud_round() {
-    std::vector<std::uint32_t> aggregated;
-    ClientShares shares;
-    const double end = tier_.close(global_, report_, aggregated, shares);
-    if (tier_.buffered()) hold_later_records(end);
-    parts_.accounting.account(report_, aggregated, std::move(shares));
+    tier_.close(global_, report_, [this](CloudStep step) { after_cloud_step(std::move(step)); });
+  }
+
+  void after_cloud_step(CloudStep step) {
+    const double end = step.end;
+    if (tier_.buffered()) later_records_ = take_records_after(report_, end);
+    parts_.accounting.account(report_, step.aggregated, std::move(step.shares));
     report_.model_version = version_;
     report_.time_end = end;
     std::stable_sort(report_.clients.begin(), report_.clients.end(), [](const ClientRecord& a, const ClientRecord& b) {
@@ -303,66 +298,67 @@ class SyncDriver final : public Driver {
     parts_.listener.on_finished(end);
   }
 
-  // The accepted updates in client-id order into the edge round's model, if there are at least
-  // min_cohort of them (and, under secure aggregation, the protocol's survivors, if it completes:
-  // then it ends the round). Returns whether the model moved; `aggregated` and `shares` say whose
-  // updates moved it, and how much.
-  bool aggregate(EdgeRun& run, std::vector<ClientUpdate>& accepted, double& end, std::vector<std::uint32_t>& aggregated,
-                 ClientShares& shares) {
-    const PhaseScope timed("server: aggregate");
+  // The accepted updates in client-id order into the edge round's model (the global one, or the
+  // edge host's), if there are at least min_cohort of them (and, under secure aggregation, the
+  // protocol's survivors, if it completes: then it ends the round); then the round is finished
+  // with whose updates moved the model, and how much.
+  void aggregate(EdgeRun& run) {
+    auto& c = closing_run_;
+    auto& accepted = c.accepted;
     const auto serial = run.round.serial;
-    auto& model = *run.model;
     std::sort(accepted.begin(), accepted.end(),
               [](const ClientUpdate& a, const ClientUpdate& b) { return a.client_id < b.client_id; });
-    const bool enough = !accepted.empty() &&
-                        static_cast<std::int64_t>(accepted.size()) >= parts_.scenario.simulation.min_cohort &&
-                        stages_.secure(round_, run.protocol_start, model, accepted, parts_.roster, report_, end);
-    bool moved = false;
-    if (enough) {
-      for (const auto& u : accepted) aggregated.push_back(u.client_id);
+    {
+      const PhaseScope timed("server: aggregate");
+      // (Under [hierarchy] there is no privacy, secure aggregation or shadow cohort: global_ stands in.)
+      c.enough = !accepted.empty() &&
+                 static_cast<std::int64_t>(accepted.size()) >= parts_.scenario.simulation.min_cohort &&
+                 stages_.secure(round_, run.protocol_start, global_, accepted, parts_.roster, report_, c.end);
+    }
+    AggregationInput input{serial};
+    std::vector<ClientUpdate> updates;
+    if (c.enough) {
+      for (const auto& u : accepted) c.aggregated.push_back(u.client_id);
       // Staleness against the version the run's task carried: an edge aggregating earlier in
       // the wave does not make this edge's updates stale. (In a flat run it is version_.)
-      const auto input = aggregation_input(serial, run.version, accepted);
+      input = aggregation_input(serial, run.version, accepted);
       report_.staleness.insert(report_.staleness.end(), input.staleness.begin(), input.staleness.end());
       std::sort(report_.staleness.begin(), report_.staleness.end());
-      shadow_.report(report_, model, accepted, version_);
+      shadow_.report(report_, global_, accepted, version_);
       Accounting::add_training_metrics(report_, accepted);
-      stages_.privatise(model, accepted, round_);  // the server half sees only the private model
-      tier_.localise(run.round, accepted);
-      run.server->aggregate(model, accepted, input);
-      tier_.record_metrics(run.round, run.server->metrics(), aggregated, report_);
-      shares = run.server->shares(accepted);
-      tier_.globalise(run.round, accepted, shares);
-      ++version_;
-      moved = true;
+      stages_.privatise(global_, accepted, round_);  // the server half sees only the private model
+      updates = accepted;
+      tier_.localise(run.round, updates);
     } else {
       for (const auto& u : accepted) report_.discarded_samples += u.num_samples;
-      if (run.server->aggregate_nothing(model, AggregationInput{serial})) {
-        tier_.record_metrics(run.round, run.server->metrics(), {}, report_);
-        shares = run.server->shares({});
-        std::vector<ClientUpdate> none;
-        tier_.globalise(run.round, none, shares);
-        ++version_;
-        moved = true;
-      }
     }
-    report_.num_updates += static_cast<std::uint32_t>(aggregated.size());
-    report_partial_work(report_, enough ? accepted : std::vector<ClientUpdate>{}, parts_.scenario);
-    stages_.record(report_, aggregated, enough);
-    return moved;
+    const auto done = [this, &run](EdgeAggregated a) { finish_edge_round(run, std::move(a)); };
+    if (run.round.edge != kFlatEdge) return edge_host_->aggregate(run.round.edge, std::move(updates), input, done);
+    EdgeAggregated flat;
+    {
+      const PhaseScope timed("server: aggregate");
+      flat = aggregate_at(*algorithm_, global_, updates, input);
+    }
+    done(std::move(flat));
+  }
+
+  void finish_edge_round(EdgeRun& run, EdgeAggregated a) {
+    auto& c = closing_run_;
+    if (a.moved) {
+      tier_.record_metrics(run.round, std::move(a.metrics), c.aggregated, report_);
+      std::vector<ClientUpdate> none;
+      tier_.globalise(run.round, none, a.shares);
+      ++version_;
+    }
+    report_.num_updates += static_cast<std::uint32_t>(c.aggregated.size());
+    report_partial_work(report_, c.enough ? c.accepted : std::vector<ClientUpdate>{}, parts_.scenario);
+    stages_.record(report_, c.aggregated, c.enough);
+    tier_.finish(run.round, c.end, c.aggregated, std::move(a.shares), a.moved);
+    ++closing_;
+    close_next_run();
   }
 
   void record(ClientRecord r) { report_.clients.push_back(std::move(r)); }
-
-  // fedbuff: an edge may run rounds past the cloud step that closes this report; what its clients
-  // did after the step goes into the next one.
-  void hold_later_records(double end) {
-    auto& records = report_.clients;
-    const auto later =
-        std::stable_partition(records.begin(), records.end(), [&](const ClientRecord& r) { return r.time <= end; });
-    later_records_.assign(std::make_move_iterator(later), std::make_move_iterator(records.end()));
-    records.erase(later, records.end());
-  }
 
   DriverParts parts_;
   std::unique_ptr<ServerAlgorithm> algorithm_;
@@ -379,9 +375,12 @@ class SyncDriver final : public Driver {
   std::vector<EdgeRun> wave_;    // the edge rounds running side by side (a flat round's only one)
   std::size_t selecting_ = 0;    // the run whose selection is awaited; wave_.size() once all launched
   std::size_t outstanding_ = 0;  // jobs (and shadow jobs) not answered yet
+  std::size_t closing_ = 0;      // the run closing (wave_.size(): all closed)
+  ClosingRun closing_run_;       // ... what it accepted, while its aggregation is asked
   std::uint32_t answered_ = 0;   // the wave's own jobs answered so far
   std::uint32_t launched_ = 0;   // ... and launched
   StaleUpdates stale_;
+  std::unique_ptr<EdgeHost> edge_host_;
   EdgeTier tier_;
   std::vector<ClientRecord> later_records_;  // fedbuff: for the next report
   bool finished_ = false;

@@ -1,6 +1,7 @@
 #include "engine/sim/sync_replay.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <string>
 #include <type_traits>
 
@@ -95,6 +96,15 @@ void archive_records(StateArchive& ar, std::vector<ClientRecord>& records) {
         ar.value(field);
     });
   });
+}
+
+std::vector<ClientRecord> take_records_after(RoundReport& report, double end) {
+  auto& records = report.clients;
+  const auto later =
+      std::stable_partition(records.begin(), records.end(), [&](const ClientRecord& r) { return r.time <= end; });
+  std::vector<ClientRecord> out(std::make_move_iterator(later), std::make_move_iterator(records.end()));
+  records.erase(later, records.end());
+  return out;
 }
 
 }  // namespace drift

@@ -19,13 +19,20 @@ namespace drift {
 // One edge round in flight: what it trains and aggregates into, its server half, its jobs.
 struct EdgeRun {
   EdgeRound round;
-  NamedTensors* model = nullptr;          // the global model, or its edge's
-  ServerAlgorithm* server = nullptr;      // and its server half
   std::map<std::uint64_t, Pending> jobs;  // by job id
   std::uint32_t needed = 0;               // the updates it aggregates at most
   std::uint64_t version = 0;              // the model version its task carries: its updates' staleness is 0
   double planned_events_end = 0.0;        // the latest drop or late decided when it launched
   double protocol_start = 0.0;            // when its accepted clients had trained
+};
+
+// The edge round being closed while its aggregation is asked: what it accepted, when it ends,
+// and whose updates go in (when there are enough of them).
+struct ClosingRun {
+  std::vector<ClientUpdate> accepted;
+  double end = 0.0;
+  bool enough = false;
+  std::vector<std::uint32_t> aggregated;
 };
 
 // A client that drops out at `at`, having set out on `plan`.
@@ -44,5 +51,8 @@ double accept_arrivals(EdgeRun& run, std::vector<Arrival>& arrivals, double last
 
 // Client records kept across a checkpoint (fedbuff: those after the last cloud step).
 void archive_records(StateArchive& ar, std::vector<ClientRecord>& records);
+// fedbuff: an edge may run rounds past the cloud step that closes `report` at `end`; what its
+// clients did after the step is taken out of it, for the next report.
+std::vector<ClientRecord> take_records_after(RoundReport& report, double end);
 
 }  // namespace drift

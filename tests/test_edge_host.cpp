@@ -1,0 +1,90 @@
+// The edge host (engine/sim/edge_host.hpp): edges whose answers (tasks, aggregations, the
+// cloud's models) come only after the jobs launched before them answered, as edges in another
+// process would, give the run of edges that answer at once, to the byte of metrics.jsonl and
+// clients.csv: sync and buffered clouds, outages, moves, and MIFA's per-client tables.
+#include "engine/metrics/clients_file.hpp"
+#include "engine/metrics/metrics_file.hpp"
+#include "sim_harness.hpp"
+
+namespace drift {
+namespace {
+
+using test::Sim;
+
+// Four edges of three clients with stragglers, dropouts and a deadline; two edge rounds a cloud
+// round; each edge is offline a quarter of every 90 s, and group "far" moves to edge 0 and back.
+const char* kEdgeWorld = R"(
+seed = 11
+[federation]
+clients = 12
+rounds = 6
+[sampler]
+clients_per_round = 2
+[profile]
+speed = 10.0
+speed_sigma = 0.5
+[simulation]
+dropout = 0.15
+deadline = 16.0
+[groups.far]
+rule = "id_range"
+from = 9
+to = 11
+[hierarchy]
+edges = 4
+edge_rounds = 2
+latency = 1.5
+availability = "diurnal"
+period = 90.0
+online_fraction = 0.75
+[[timeline]]
+at_round = 2
+action = "move"
+group = "far"
+edge = "0"
+[[timeline]]
+at_round = 4
+action = "move"
+group = "far"
+edge = "home"
+[output]
+log_eligible = false
+)";
+
+std::vector<std::string> files_of(const Sim& sim) {
+  std::vector<std::string> out;
+  for (const auto& r : sim.host.reports) out.push_back(metrics_line(r, false) + clients_csv_rows(r));
+  for (double w : sim.host.evaluated) out.push_back("evaluated " + std::to_string(w));
+  return out;
+}
+
+void check_deferred(const std::vector<Override>& overrides, Sim::Server server = Sim::Server::fedavg) {
+  Sim at_once(kEdgeWorld, overrides, 0, server);
+  at_once.run();
+  Sim late(kEdgeWorld, overrides, 0, server, {}, true);
+  late.run(true);  // (jobs answered newest first, too)
+  REQUIRE(late.host.finished);
+  REQUIRE(late.deferred);
+  REQUIRE(at_once.host.reports.size() >= 4);
+  // Every edge round asked for its task and its aggregation; a sync cloud also asked for models.
+  CHECK(late.deferred->deferred > 2 * at_once.host.reports.size());
+  CHECK(files_of(late) == files_of(at_once));
+  CHECK(late.host.requests == at_once.host.requests);
+}
+
+}  // namespace
+
+TEST_CASE("edges that answer late give the run of edges that answer at once") {
+  SECTION("sync cloud") { check_deferred({}); }
+  SECTION("buffered cloud") { check_deferred({{"hierarchy.cloud", "\"fedbuff\""}, {"hierarchy.buffer", "2"}}); }
+  SECTION("MIFA's tables at the edges, sync and buffered") {
+    check_deferred({{"algorithm.name", "\"mifa\""}}, Sim::Server::scenario);
+    check_deferred({{"algorithm.name", "\"mifa\""}, {"hierarchy.cloud", "\"fedbuff\""}, {"hierarchy.buffer", "2"}},
+                   Sim::Server::scenario);
+  }
+  SECTION("keep_work with a min_cohort some edge rounds miss") {
+    check_deferred({{"hierarchy.keep_work", "true"}, {"simulation.min_cohort", "2"}});
+  }
+}
+
+}  // namespace drift
