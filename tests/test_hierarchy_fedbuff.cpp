@@ -160,6 +160,24 @@ TEST_CASE("fedbuff cloud with concurrency 1: one edge at work at a time, first d
   CHECK(reversed.host.evaluated == sim.host.evaluated);
 }
 
+TEST_CASE("fedbuff cloud with concurrency 1: a loop its edge's outage cuts frees the slot for the next") {
+  // Edge a pulls at 0 and holds the one slot; b waits for it. a goes offline at 5, during its
+  // first edge round, so at T its second round finds it offline and the loop is lost: the slot
+  // goes to b, whose model steps the cloud, then a's, once it is back at 30. (The run used to end
+  // there, saying that no edge could send a model again.)
+  const std::string outage = kBuffered +
+                             "[[timeline]]\nat_time = 5.0\naction = \"offline\"\nedge = \"a\"\n"
+                             "[[timeline]]\nat_time = 30.0\naction = \"online\"\nedge = \"a\"\n";
+  Sim sim(outage, {{"federation.rounds", "2"}, {"hierarchy.edge_rounds", "2"}, {"hierarchy.concurrency", "1"}});
+  sim.run();
+  INFO(sim.host.reason);
+  REQUIRE(sim.host.reports.size() == 2);
+  CHECK(sim.host.reason.empty());
+  CHECK(sim.host.reports[0].edges_lost == std::vector<std::uint32_t>{0});
+  CHECK(sim.host.reports[0].edges_reported == std::vector<std::uint32_t>{1});
+  CHECK(sim.host.reports[1].edges_reported == std::vector<std::uint32_t>{0});
+}
+
 TEST_CASE("fedbuff clouds that cannot run are refused with the reason") {
   const std::string base = kBuffered;
   CHECK_THAT(error_of(base, {{"hierarchy.edges_per_round", "1"}}),

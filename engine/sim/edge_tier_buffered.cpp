@@ -229,7 +229,9 @@ EdgeTier::LoopWave EdgeTier::next_loop_wave(const NamedTensors& global, Roster& 
       return next;
     }
     if (!next.rounds.empty()) return next;
-    // Every running edge went offline before its next round: they pull again when back.
+    // Every running edge went offline before its next round: their loops end here (as the next
+    // advance would end them), and they pull again when back, which the events must count.
+    settle(roster);
     if (next_event() == kNever || tries > 1000000) {
       next.ended = true;
       next.why =
