@@ -143,17 +143,22 @@ struct FakeHost : JobRunner, DriverListener {
   }
 };
 
-// An edge host that answers every question the driver may have to wait for (a task, an
-// aggregation, the cloud's models) only after the jobs launched before it answered, as edges in
-// another process would: the driver must give the same run.
+// An edge host whose edges apply every call, in order, only after the jobs launched before it
+// answered, as edges in another process would, answering what they are asked then: the driver
+// must give the same run. (start_model and the archive read the edges at once, as the driver
+// calls them only when nothing is left to apply.)
 class DeferredEdgeHost final : public EdgeHost {
  public:
   DeferredEdgeHost(std::unique_ptr<EdgeHost> inner, std::vector<std::function<void()>>& later)
       : inner_(std::move(inner)), later_(later) {}
-  std::uint32_t deferred = 0;  // answers kept back so far
+  std::uint32_t deferred = 0;  // calls kept back so far
 
-  void pull(std::uint32_t e, const NamedTensors& global) override { inner_->pull(e, global); }
-  void regroup(std::uint32_t e, const ClientRegroup& r) override { inner_->regroup(e, r); }
+  void pull(std::uint32_t e, const NamedTensors& global) override {
+    keep([this, e, global] { inner_->pull(e, global); });
+  }
+  void regroup(std::uint32_t e, const ClientRegroup& r) override {
+    keep([this, e, r] { inner_->regroup(e, r); });
+  }
   void task(std::uint32_t e, std::uint32_t serial, std::uint64_t version, TaskReady ready) override {
     keep([this, e, serial, version, ready] { inner_->task(e, serial, version, ready); });
   }
@@ -164,14 +169,17 @@ class DeferredEdgeHost final : public EdgeHost {
   void models(const std::vector<std::uint32_t>& edges, ModelsReady ready) override {
     keep([this, edges, ready] { inner_->models(edges, ready); });
   }
-  NamedTensors take_model(std::uint32_t e) override { return inner_->take_model(e); }
+  void drop_model(std::uint32_t e) override {
+    keep([this, e] { inner_->drop_model(e); });
+  }
+  void settle(std::function<void()> ready) override { keep(ready); }
   void archive_server(std::uint32_t e, StateArchive& ar) override { inner_->archive_server(e, ar); }
   void archive_model(std::uint32_t e, StateArchive& ar) override { inner_->archive_model(e, ar); }
 
  private:
-  void keep(std::function<void()> answer) {
+  void keep(std::function<void()> call) {
     ++deferred;
-    later_.push_back(std::move(answer));
+    later_.push_back(std::move(call));
   }
   std::unique_ptr<EdgeHost> inner_;
   std::vector<std::function<void()>>& later_;

@@ -26,6 +26,9 @@ struct BufferedEdge {
   std::vector<std::uint32_t> aggregated;
   ClientShares shares;
   EdgeMetrics metrics;  // what its server half reported in the loop
+  // The edge host's answer with `model` that this entry awaits (0: the model is here). Not
+  // archived: a checkpoint waits until every model is here.
+  std::uint64_t model_request = 0;
 };
 
 // Each entry's weight in the step, in order: n_k / sum(n) / sqrt(1 + staleness_k).

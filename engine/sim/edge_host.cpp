@@ -50,10 +50,11 @@ class LocalEdgeHost final : public EdgeHost {
   }
   void models(const std::vector<std::uint32_t>& edges, ModelsReady ready) override {
     std::vector<NamedTensors> out;
-    for (auto e : edges) out.push_back(take_model(e));
+    for (auto e : edges) out.push_back(std::exchange(models_.at(e), {}));
     ready(std::move(out));
   }
-  NamedTensors take_model(std::uint32_t edge) override { return std::exchange(models_.at(edge), {}); }
+  void drop_model(std::uint32_t edge) override { models_.at(edge).clear(); }
+  void settle(std::function<void()> ready) override { ready(); }
   void archive_server(std::uint32_t edge, StateArchive& ar) override { servers_.at(edge)->archive(ar); }
   void archive_model(std::uint32_t edge, StateArchive& ar) override { archive_named(ar, models_.at(edge)); }
 
@@ -65,8 +66,9 @@ class LocalEdgeHost final : public EdgeHost {
 
 }  // namespace
 
-std::unique_ptr<EdgeHost> make_local_edge_host(const Scenario& scenario, std::uint32_t edges,
-                                               const std::function<std::unique_ptr<ServerAlgorithm>(std::uint32_t)>& make) {
+std::unique_ptr<EdgeHost> make_local_edge_host(
+    const Scenario& scenario, std::uint32_t edges,
+    const std::function<std::unique_ptr<ServerAlgorithm>(std::uint32_t)>& make) {
   return std::make_unique<LocalEdgeHost>(scenario, edges, make);
 }
 

@@ -5,7 +5,8 @@
 // aggregator has at three points, each answered through a callback that may run later, from
 // the thread that calls the driver (as a message from another process would be): the task an
 // edge round's clients download, the aggregation of the updates the edge round accepted, and the
-// models the cloud averages at its step. A host answers in the order it was asked. The driver
+// models the cloud averages at its step. A host applies what it is told and answers what it is
+// asked in the order the driver called it (as one actor's mailbox does). The driver
 // applies each answer where today's arithmetic would, so when an answer comes cannot change a bit.
 // The local host (make_local_edge_host) answers at once.
 #include <cstdint>
@@ -51,17 +52,22 @@ class EdgeHost {
   // An edge round's accepted updates (local ids; none when too few arrived) into the edge's model.
   virtual void aggregate(std::uint32_t edge, std::vector<ClientUpdate> updates, AggregationInput input,
                          Aggregated done) = 0;
-  // The cloud's step: the models of `edges`, in that order, handed over (the edges hold none after).
+  // The models of `edges`, in that order, handed over (those edges hold none after): a sync
+  // cloud's reporting edges at its step, or a buffered cloud's edge whose loop sends its model.
   virtual void models(const std::vector<std::uint32_t>& edges, ModelsReady ready) = 0;
-  // Buffered cloud: an edge's loop ended, and its model goes up (or is dropped); empty when it holds none.
-  virtual NamedTensors take_model(std::uint32_t edge) = 0;
+  // Buffered cloud: an edge's loop ended without sending its model, which it drops.
+  virtual void drop_model(std::uint32_t edge) = 0;
+  // `ready` once everything asked before is done, so that the calls below read the edges' state
+  // as the run left it: a checkpoint waits for it.
+  virtual void settle(std::function<void()> ready) = 0;
   // Checkpoints: an edge's server half, and its model (a buffered cloud's running loops).
   virtual void archive_server(std::uint32_t edge, StateArchive& ar) = 0;
   virtual void archive_model(std::uint32_t edge, StateArchive& ar) = 0;
 };
 
 // The host in the driver's own process: `edges` server halves built by `make`, models kept in memory.
-std::unique_ptr<EdgeHost> make_local_edge_host(const Scenario& scenario, std::uint32_t edges,
-                                               const std::function<std::unique_ptr<ServerAlgorithm>(std::uint32_t)>& make);
+std::unique_ptr<EdgeHost> make_local_edge_host(
+    const Scenario& scenario, std::uint32_t edges,
+    const std::function<std::unique_ptr<ServerAlgorithm>(std::uint32_t)>& make);
 
 }  // namespace drift

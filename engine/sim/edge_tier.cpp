@@ -202,7 +202,7 @@ void EdgeTier::finish(const EdgeRound& round, double end, const std::vector<std:
 
 void EdgeTier::close(NamedTensors& global, RoundReport& report, std::function<void(CloudStep)> done) {
   if (!hierarchical()) return done({flat_end_, std::move(flat_aggregated_), std::move(flat_shares_)});
-  if (buffered_) return done(close_buffered(global, report));
+  if (buffered_) return after_models([this, &global, &report, done] { done(close_buffered(global, report)); });
   std::vector<std::uint32_t> reporting;
   const double end = close_edges(report, reporting);
   host_->models(reporting, [this, &global, &report, reporting, end, done](std::vector<NamedTensors> models) {

@@ -91,6 +91,12 @@ class EdgeTier {
   // the clients aggregated this cloud round with their shares of the global step. Flat: the one
   // round's clients and end, at once.
   void close(NamedTensors& global, RoundReport& report, std::function<void(CloudStep)> done);
+  // `next` once every model a buffered cloud's edges send has come from the host (at once
+  // without a buffered cloud): the step waits for them. One wait at a time.
+  void after_models(std::function<void()> next);
+  // `next` once the host has done all it was asked (at once in a flat federation): a checkpoint
+  // reads the edges' state then.
+  void after_host(std::function<void()> next);
   // The edges' server halves (their models start from the global one every cloud round).
   void archive(StateArchive& ar);
 
@@ -135,6 +141,7 @@ class EdgeTier {
   };
   // fedbuff
   void begin_loop(std::uint32_t e, double t, const NamedTensors& global);
+  void ask_model(std::uint32_t e, std::uint64_t request);
   void settle(Roster& roster);
   void end_loop(std::uint32_t e, Roster& roster);
   double horizon() const;
@@ -173,6 +180,9 @@ class EdgeTier {
   bool buffered_ = false;
   std::uint32_t concurrency_ = 0;  // edges at work at once; 0 = every edge
   std::vector<BufferedEdge> buffer_;
+  std::uint64_t model_requests_ = 0;  // models asked of the host so far
+  std::uint32_t models_pending_ = 0;  // ... not here yet
+  std::function<void()> when_models_here_;
   double cloud_now_ = 0.0;  // the latest event applied
   std::vector<std::uint32_t> since_lost_, since_idle_, since_late_;
   std::uint64_t since_bytes_up_ = 0, since_bytes_down_ = 0;

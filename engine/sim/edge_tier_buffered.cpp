@@ -43,7 +43,7 @@ void EdgeTier::end_loop(std::uint32_t e, Roster& roster) {
   const auto wait = [&](double pull) {
     edge.phase = Edge::Phase::waiting;
     edge.pull_at = pull;
-    host_->take_model(e);  // (dropped)
+    host_->drop_model(e);
     edge.pulled.clear();
     edge.slot_until = edge.clock;  // (a capped cloud frees the loop's slot when it ends)
     edge.slot_pending = concurrency_ > 0;
@@ -69,7 +69,7 @@ void EdgeTier::end_loop(std::uint32_t e, Roster& roster) {
   BufferedEdge sent;
   sent.edge = e;
   sent.samples = edge.samples;
-  sent.model = host_->take_model(e);
+  sent.model_request = ++model_requests_;
   sent.pulled = std::move(edge.pulled);
   sent.arrival = arrival;
   sent.rounds_run = edge.rounds_run;
@@ -78,6 +78,35 @@ void EdgeTier::end_loop(std::uint32_t e, Roster& roster) {
   sent.shares = std::move(edge.shares);
   sent.metrics = std::exchange(edge.metrics, {});
   edge.sent = std::move(sent);
+  ask_model(e, edge.sent.model_request);
+}
+
+// The host hands over the model edge e's loop sends; it may come after the model has arrived in
+// virtual time (and been found late: then it is dropped), but before the cloud steps with it.
+void EdgeTier::ask_model(std::uint32_t e, std::uint64_t request) {
+  ++models_pending_;
+  host_->models({e}, [this, e, request](std::vector<NamedTensors> models) {
+    auto& edge = edges_[e];
+    BufferedEdge* waiting =
+        edge.phase == Edge::Phase::sending && edge.sent.model_request == request ? &edge.sent : nullptr;
+    for (auto& b : buffer_)
+      if (b.edge == e && b.model_request == request) waiting = &b;
+    if (waiting) {
+      waiting->model = std::move(models.front());
+      waiting->model_request = 0;
+    }
+    if (--models_pending_ == 0 && when_models_here_) std::exchange(when_models_here_, {})();
+  });
+}
+
+void EdgeTier::after_models(std::function<void()> next) {
+  if (models_pending_ == 0) return next();
+  when_models_here_ = std::move(next);
+}
+
+void EdgeTier::after_host(std::function<void()> next) {
+  if (!hierarchical()) return next();
+  host_->settle([this, next] { after_models(next); });
 }
 
 void EdgeTier::settle(Roster& roster) {

@@ -281,7 +281,8 @@ class SyncDriver final : public Driver {
       parts_.listener.on_aggregation(std::move(report_), evaluate ? &global_ : nullptr);
     }
     if (diverged) return end_run(run_end);
-    if (parts_.listener.wants_checkpoint(round_, last)) return parts_.listener.on_checkpoint_ready(round_);
+    if (parts_.listener.wants_checkpoint(round_, last))
+      return tier_.after_host([this] { parts_.listener.on_checkpoint_ready(round_); });
     next_round();
   }
 
