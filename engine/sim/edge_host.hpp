@@ -2,13 +2,13 @@
 // Where the edges' aggregators live ([hierarchy], docs/hierarchy.md#where-edges-run): each edge's
 // server half and model. The sync driver and the edge tier keep everything else (who trains
 // when in virtual time, the replay of arrivals, every measure) and ask the host for what only an
-// aggregator has at three points, each answered through a callback that may run later, from
-// the thread that calls the driver (as a message from another process would be): the task an
-// edge round's clients download, the aggregation of the updates the edge round accepted, and the
-// models the cloud averages at its step. A host applies what it is told and answers what it is
-// asked in the order the driver called it (as one actor's mailbox does). The driver
-// applies each answer where today's arithmetic would, so when an answer comes cannot change a bit.
-// The local host (make_local_edge_host) answers at once.
+// aggregator has, each answer coming through a callback that may run later, from the thread
+// that calls the driver (as a message from another process would): the task an edge round's
+// clients download, the aggregation of the updates the edge round accepted, the models the cloud
+// steps with, and, before a checkpoint, a sign that all it was told is done. A host applies what it is told and answers
+// what it is asked in the order the driver called it (as one actor's mailbox does). The driver applies each answer
+// where today's arithmetic would, so when an answer comes cannot change a bit. The local host (make_local_edge_host)
+// answers at once.
 #include <cstdint>
 #include <functional>
 #include <memory>
