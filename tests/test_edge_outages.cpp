@@ -4,6 +4,7 @@
 
 #include "engine/core/error.hpp"
 #include "engine/population/edge_presence.hpp"
+#include "engine/sim/round_estimate.hpp"
 #include "scenario_error.hpp"
 #include "sim_harness.hpp"
 
@@ -89,6 +90,38 @@ TEST_CASE("edge outages that cannot be scripted are refused with the reason") {
              Catch::Contains("not action speed"));
   CHECK_THAT(error_of(test::kTwoGroups + entry("at_time = 1.0\nedge = \"0\"\n")),
              Catch::Contains("the federation is flat"));
+}
+
+TEST_CASE("validate warns of edge loops that a deadline or an edge's online stretch cuts") {
+  // Two edges of two clients, each task about 10 s: a loop of two edge rounds takes about 20 s.
+  const auto warnings = [](const std::vector<Override>& o) {
+    std::vector<Override> all{{"hierarchy.edges", "2"}, {"hierarchy.edge_rounds", "2"}};
+    all.insert(all.end(), o.begin(), o.end());
+    const auto s = parse_scenario(test::kFourClients, "w.toml", all);
+    const auto p = build_population(s, test::equal_histograms(4, 100));
+    std::string text;
+    for (const auto& w : virtual_time_warnings(s, estimate_rounds(s, p, 1000))) text += w + "\n";
+    return text;
+  };
+  const std::vector<Override> short_days{
+      {"hierarchy.availability", "\"diurnal\""}, {"hierarchy.period", "40.0"}, {"hierarchy.online_fraction", "0.3"}};
+  const auto cut = warnings(short_days);
+  CHECK_THAT(cut, Catch::Contains("every edge is online for stretches of at most 12") &&
+                      Catch::Contains("2 edge round(s)") && Catch::Contains("keep_work = false"));
+  CHECK_THAT(cut, !Catch::Contains("never step"));
+  auto buffered = short_days;
+  buffered.insert(buffered.end(), {{"hierarchy.cloud", "\"fedbuff\""}, {"hierarchy.buffer", "1"}});
+  CHECK_THAT(warnings(buffered), Catch::Contains("the buffered cloud may never step"));
+  auto kept = short_days;
+  kept.push_back({"hierarchy.keep_work", "true"});
+  CHECK(warnings(kept).empty());
+  CHECK(warnings({{"hierarchy.availability", "\"diurnal\""},
+                  {"hierarchy.period", "100.0"},
+                  {"hierarchy.online_fraction", "0.9"}})
+            .empty());
+  CHECK_THAT(warnings({{"hierarchy.deadline", "15.0"}}), Catch::Contains("longer than hierarchy.deadline (15") &&
+                                                             Catch::Contains("most edge models will arrive late"));
+  CHECK(warnings({{"hierarchy.deadline", "60.0"}}).empty());
 }
 
 }  // namespace drift

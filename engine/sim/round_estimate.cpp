@@ -57,6 +57,7 @@ RoundEstimate estimate_rounds(const Scenario& s, const Population& p, std::uint6
         aggregating = std::max(aggregating, profile.aggregation_seconds);
       }
       e.round = static_cast<double>(h.edge_rounds) * (e.round + needed * aggregating) + slowest;
+      e.edge_loop = e.round;
       e.basis = std::to_string(h.edge_rounds) + " edge round(s) of " + e.basis +
                 (aggregating > 0 ? " and their aggregation" : "") + ", and the slowest edge-cloud link";
       if (h.deadline > 0 && h.deadline < e.round) e.round = h.deadline, e.basis = "the cloud's deadline";
@@ -80,8 +81,45 @@ RoundEstimate estimate_rounds(const Scenario& s, const Population& p, std::uint6
   return e;
 }
 
+namespace {
+
+// Edge loops that most of the time cannot bring their model to the cloud.
+void add_edge_warnings(const Scenario& s, const RoundEstimate& e, std::vector<std::string>& out) {
+  const auto& h = s.hierarchy;
+  if (!h.enabled() || e.edge_loop <= 0.0) return;
+  const std::string loop = "an edge's loop (" + std::to_string(h.edge_rounds) +
+                           " edge round(s) and its link both ways) takes about " + human_duration(e.edge_loop);
+  const std::string never =
+      h.cloud == EdgeCloud::fedbuff
+          ? ", and the buffered cloud may never step: simulation.max_virtual_time bounds such a run"
+          : "";
+  if (h.deadline > 0 && e.edge_loop > h.deadline)
+    out.push_back(loop + ", longer than hierarchy.deadline (" + human_duration(h.deadline) +
+                  "): most edge models will arrive late" + never +
+                  ". Raise hierarchy.deadline, or lower hierarchy.edge_rounds");
+  if (h.keep_work) return;
+  std::string cut;
+  std::uint32_t count = 0;
+  double stretch = 0.0;
+  for (std::uint32_t edge = 0; edge < h.edges; ++edge) {
+    const auto p = edge_profile(h, edge);
+    if (p.availability != EdgeAvailability::diurnal || p.online_fraction * p.period >= e.edge_loop) continue;
+    cut += (cut.empty() ? "" : ", ") + (p.name.empty() ? std::to_string(edge) : p.name);
+    stretch = std::max(stretch, p.online_fraction * p.period);
+    ++count;
+  }
+  if (count == 0) return;
+  out.push_back((count == h.edges ? std::string("every edge is") : "edge(s) " + cut + " are") +
+                " online for stretches of at most " + human_duration(stretch) + ", but " + loop +
+                ": with hierarchy.keep_work = false nearly every such loop is cut before its model reaches the cloud" +
+                never + ". Set hierarchy.keep_work = true, or raise online_fraction or period");
+}
+
+}  // namespace
+
 std::vector<std::string> virtual_time_warnings(const Scenario& s, const RoundEstimate& e) {
   std::vector<std::string> out;
+  add_edge_warnings(s, e, out);
   // The longest cycle of any availability model in use.
   double cycle = 0.0;
   std::string model;
