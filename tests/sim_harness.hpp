@@ -154,7 +154,7 @@ class DeferredEdgeHost final : public EdgeHost {
   std::uint32_t deferred = 0;  // calls kept back so far
 
   void pull(std::uint32_t e, const NamedTensors& global) override {
-    keep([this, e, global] { inner_->pull(e, global); });
+    keep([this, e, sent = clone(global)] { inner_->pull(e, sent); });  // (a message copies the model)
   }
   void regroup(std::uint32_t e, const ClientRegroup& r) override {
     keep([this, e, r] { inner_->regroup(e, r); });
