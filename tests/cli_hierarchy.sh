@@ -185,6 +185,13 @@ cp "$work/moves.toml" "$work/outage.toml"
 printf '[[timeline]]\nat_time = 5.0\naction = "offline"\nedge = "2"\n' >> "$work/outage.toml"
 "$drift" validate "$work/outage.toml" --set algorithm.name=fedavg | grep -q "scripted outages: edge 2 offline at 5 s$"
 
+# Edge loops longer than the cloud's deadline: validate and the run both warn (a buffered cloud
+# might never step).
+"$drift" validate "$work/h.toml" --set hierarchy.deadline=0.01 --set hierarchy.cloud=fedbuff |
+  grep -q "longer than hierarchy.deadline (.*): most edge models will arrive late, and the buffered cloud may never"
+run --out "$work/late" --set hierarchy.deadline=0.01 --set federation.rounds=1 2> "$work/late.err" > /dev/null
+grep -q "most edge models will arrive late" "$work/late.err"
+
 "$drift" validate "$work/named.toml" > "$work/validate.txt"
 grep -q "^  edges: 3 holding 4 to 4 clients (label)" "$work/validate.txt"
 grep -q "^  hub: 4 clients, 0.1 s latency, 1e+06 B/s up, instant down; always online$" "$work/validate.txt"

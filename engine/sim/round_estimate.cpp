@@ -81,12 +81,10 @@ RoundEstimate estimate_rounds(const Scenario& s, const Population& p, std::uint6
   return e;
 }
 
-namespace {
-
-// Edge loops that most of the time cannot bring their model to the cloud.
-void add_edge_warnings(const Scenario& s, const RoundEstimate& e, std::vector<std::string>& out) {
+std::vector<std::string> edge_loop_warnings(const Scenario& s, const RoundEstimate& e) {
+  std::vector<std::string> out;
   const auto& h = s.hierarchy;
-  if (!h.enabled() || e.edge_loop <= 0.0) return;
+  if (!h.enabled() || e.edge_loop <= 0.0) return out;
   const std::string loop = "an edge's loop (" + std::to_string(h.edge_rounds) +
                            " edge round(s) and its link both ways) takes about " + human_duration(e.edge_loop);
   const std::string never =
@@ -97,7 +95,7 @@ void add_edge_warnings(const Scenario& s, const RoundEstimate& e, std::vector<st
     out.push_back(loop + ", longer than hierarchy.deadline (" + human_duration(h.deadline) +
                   "): most edge models will arrive late" + never +
                   ". Raise hierarchy.deadline, or lower hierarchy.edge_rounds");
-  if (h.keep_work) return;
+  if (h.keep_work) return out;
   std::string cut;
   std::uint32_t count = 0;
   double stretch = 0.0;
@@ -108,18 +106,16 @@ void add_edge_warnings(const Scenario& s, const RoundEstimate& e, std::vector<st
     stretch = std::max(stretch, p.online_fraction * p.period);
     ++count;
   }
-  if (count == 0) return;
+  if (count == 0) return out;
   out.push_back((count == h.edges ? std::string("every edge is") : "edge(s) " + cut + " are") +
                 " online for stretches of at most " + human_duration(stretch) + ", but " + loop +
                 ": with hierarchy.keep_work = false nearly every such loop is cut before its model reaches the cloud" +
                 never + ". Set hierarchy.keep_work = true, or raise online_fraction or period");
+  return out;
 }
 
-}  // namespace
-
 std::vector<std::string> virtual_time_warnings(const Scenario& s, const RoundEstimate& e) {
-  std::vector<std::string> out;
-  add_edge_warnings(s, e, out);
+  auto out = edge_loop_warnings(s, e);
   // The longest cycle of any availability model in use.
   double cycle = 0.0;
   std::string model;

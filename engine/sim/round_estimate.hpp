@@ -28,5 +28,7 @@ RoundEstimate estimate_rounds(const Scenario& scenario, const Population& popula
 // [hierarchy], edge loops longer than the cloud's deadline or than an edge's online stretches,
 // which lose most edge models (and may keep a buffered cloud from ever stepping).
 std::vector<std::string> virtual_time_warnings(const Scenario& scenario, const RoundEstimate& estimate);
+// ... of which those about edge loops (`drift run` says them too: such a run may never end).
+std::vector<std::string> edge_loop_warnings(const Scenario& scenario, const RoundEstimate& estimate);
 
 }  // namespace drift

@@ -12,15 +12,18 @@
 #include "actors/federation.hpp"
 #include "commands.hpp"
 #include "engine/cluster/join.hpp"
+#include "engine/compose/client_models.hpp"
 #include "engine/compose/packing.hpp"
 #include "engine/compose/privacy_summary.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/phase_times.hpp"
 #include "engine/core/remove_tree.hpp"
 #include "engine/sampling/sampler.hpp"
+#include "engine/sim/round_estimate.hpp"
 #include "interrupts.hpp"
 #include "live_pages.hpp"
 #include "progress.hpp"
+#include "wall_estimate.hpp"
 
 namespace drift::cli {
 
@@ -59,6 +62,11 @@ void describe_run(spdlog::logger& log, const Scenario& scenario, const Federatio
   if (const auto secagg = secure_aggregation_description(scenario); !secagg.empty()) log.info("{}", secagg);
   log.info("run directory: {}", path.string());
   for (const auto& w : scenario.warnings) log.warn("{}", w);
+  if (scenario.hierarchy.enabled()) {  // edge loops that cannot finish: the run might never end
+    ClientModels model(scenario, data, torch::kCPU);
+    const auto estimate = estimate_rounds(scenario, *data.population, bytes_of(state_of(model.shared_model())));
+    for (const auto& w : edge_loop_warnings(scenario, estimate)) log.warn("{}", w);
+  }
   if (cluster.listen)
     log.info("coordinator: {} worker(s){}", cluster.workers,
              cluster.no_local ? ", no local slots" : " plus local slots");

@@ -133,8 +133,7 @@ int validate_command(const ValidateArgs& args) {
     std::cout << "  " << secagg << "\n";
   ClientModels model(scenario, data, torch::kCPU);
   const auto shared = state_of(model.shared_model());
-  std::uint64_t bytes = 0;
-  for (const auto& t : shared) bytes += t.value.numel() * t.value.element_size();
+  const auto bytes = bytes_of(shared);
   print_server_memory(scenario, data, shared);
   const auto estimate = estimate_rounds(scenario, *data.population, bytes);
   std::cout << "  virtual time: a client's task takes " << human_duration(estimate.task_median) << " (median) to "

@@ -12,6 +12,12 @@
 #include "engine/training/devices.hpp"
 
 namespace drift::cli {
+
+std::uint64_t bytes_of(const NamedTensors& state) {
+  std::uint64_t bytes = 0;
+  for (const auto& t : state) bytes += t.value.numel() * t.value.element_size();
+  return bytes;
+}
 namespace {
 
 // The median of a few SGD steps on the first batch of the training data, on one thread as a

@@ -7,6 +7,7 @@
 
 #include "engine/compose/federation_data.hpp"
 #include "engine/models/model.hpp"
+#include "engine/tensors/named_tensors.hpp"
 
 namespace drift::cli {
 
@@ -16,6 +17,9 @@ struct WallEstimate {
   std::uint32_t slots = 0;
   std::string not_estimated;  // why there is no estimate (a GPU pool, say); empty when there is
 };
+
+// The bytes of `state` as a task carries them (the estimates' model size).
+std::uint64_t bytes_of(const NamedTensors& state);
 
 // Trains `model` for a few steps (its weights change: use a model nothing else needs).
 // `round_seconds` is a round's virtual length (RoundEstimate), at which the clients' availability
