@@ -60,7 +60,10 @@ RoundEstimate estimate_rounds(const Scenario& s, const Population& p, std::uint6
       e.edge_loop = e.round;
       e.basis = std::to_string(h.edge_rounds) + " edge round(s) of " + e.basis +
                 (aggregating > 0 ? " and their aggregation" : "") + ", and the slowest edge-cloud link";
-      if (h.deadline > 0 && h.deadline < e.round) e.round = h.deadline, e.basis = "the cloud's deadline";
+      if (h.deadline > 0 && h.deadline < e.round) {  // (the loop outlasts it: a warning says so)
+        e.basis = "the cloud's deadline, which a loop of about " + human_duration(e.round) + " outlasts";
+        e.round = h.deadline;
+      }
       if (h.cloud == EdgeCloud::fedbuff) {  // the online edges loop side by side; a step takes `buffer` models
         double at_work = std::max(1.0, expected_online_edges(h));
         if (h.concurrency > 0) at_work = std::min(at_work, static_cast<double>(h.concurrency));
