@@ -10,6 +10,7 @@ namespace drift {
 
 EdgeAggregated aggregate_at(ServerAlgorithm& server, NamedTensors& model, const std::vector<ClientUpdate>& updates,
                             const AggregationInput& input) {
+  const PhaseScope timed("server: aggregate");  // (ends before the caller hands the result on)
   EdgeAggregated out;
   if (!updates.empty())
     server.aggregate(model, updates, input);
@@ -41,12 +42,7 @@ class LocalEdgeHost final : public EdgeHost {
   }
   void aggregate(std::uint32_t edge, std::vector<ClientUpdate> updates, AggregationInput input,
                  Aggregated done) override {
-    EdgeAggregated out;
-    {
-      const PhaseScope timed("server: aggregate");
-      out = aggregate_at(*servers_.at(edge), models_.at(edge), updates, input);
-    }
-    done(std::move(out));
+    done(aggregate_at(*servers_.at(edge), models_.at(edge), updates, input));
   }
   void models(const std::vector<std::uint32_t>& edges, ModelsReady ready) override {
     std::vector<NamedTensors> out;

@@ -4,11 +4,11 @@
 // when in virtual time, the replay of arrivals, every measure) and ask the host for what only an
 // aggregator has, each answer coming through a callback that may run later, from the thread
 // that calls the driver (as a message from another process would): the task an edge round's
-// clients download, the aggregation of the updates the edge round accepted, the models the cloud
-// steps with, and, before a checkpoint, a sign that all it was told is done. A host applies what it is told and answers
-// what it is asked in the order the driver called it (as one actor's mailbox does). The driver applies each answer
-// where today's arithmetic would, so when an answer comes cannot change a bit. The local host (make_local_edge_host)
-// answers at once.
+// clients download, the aggregation of the updates the edge round accepted, the models the
+// cloud steps with, and, before a checkpoint, a sign that all it was told is done. A host
+// applies what it is told and answers what it is asked in the order the driver called it (as
+// one actor's mailbox does). The driver applies each answer where today's arithmetic would, so
+// when an answer comes cannot change a bit. The local host (make_local_edge_host) answers at once.
 #include <cstdint>
 #include <functional>
 #include <memory>

@@ -335,12 +335,7 @@ class SyncDriver final : public Driver {
     }
     const auto done = [this, &run](EdgeAggregated a) { finish_edge_round(run, std::move(a)); };
     if (run.round.edge != kFlatEdge) return edge_host_->aggregate(run.round.edge, std::move(updates), input, done);
-    EdgeAggregated flat;
-    {
-      const PhaseScope timed("server: aggregate");
-      flat = aggregate_at(*algorithm_, global_, updates, input);
-    }
-    done(std::move(flat));
+    done(aggregate_at(*algorithm_, global_, updates, input));
   }
 
   void finish_edge_round(EdgeRun& run, EdgeAggregated a) {
