@@ -57,4 +57,15 @@ std::vector<PackedReply> decode_pack_result(const Buffer& buffer, const DecodeLi
   });
 }
 
+std::vector<PackedReply> decode_pack_result(const Buffer& buffer, const std::vector<std::uint32_t>& clients,
+                                            const DecodeLimits& limits) {
+  auto replies = decode_pack_result(buffer, limits);
+  if (replies.size() != clients.size())
+    throw DecodeError(std::to_string(replies.size()) + " results for a pack of " + std::to_string(clients.size()));
+  for (std::size_t i = 0; i < clients.size(); ++i)
+    if (replies[i].client != clients[i])
+      throw DecodeError("result " + std::to_string(i) + " comes from client " + std::to_string(replies[i].client));
+  return replies;
+}
+
 }  // namespace drift::msg

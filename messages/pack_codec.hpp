@@ -21,5 +21,8 @@ struct PackedReply {
 Buffer encode_pack_result(const std::vector<PackedReply>& members);
 // Throws DecodeError for a member with both or neither of an update and an error.
 std::vector<PackedReply> decode_pack_result(const Buffer& buffer, const DecodeLimits& limits = {});
+// ... and unless it answers `clients`, one result each in their order.
+std::vector<PackedReply> decode_pack_result(const Buffer& buffer, const std::vector<std::uint32_t>& clients,
+                                            const DecodeLimits& limits = {});
 
 }  // namespace drift::msg
