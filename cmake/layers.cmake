@@ -54,7 +54,7 @@ drift_register_layer(training engine/training DEPS algorithms)
 drift_register_layer(sim engine/sim DEPS sampling algorithms privacy)
 drift_register_layer(compose engine/compose DEPS training sim)
 drift_register_layer(study engine/study DEPS metrics)
-drift_register_layer(messages messages DEPS tensors cluster sampling)
+drift_register_layer(messages messages DEPS algorithms cluster sampling)
 drift_register_layer(actors actors DEPS messages compose)
 drift_register_layer(cli tools/drift DEPS actors study)
 

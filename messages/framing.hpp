@@ -24,13 +24,18 @@ inline Buffer finish(capnp::MessageBuilder& message) {
   return Buffer(std::move(bytes));
 }
 
-// A Cap'n Proto list of integers as a vector, and back.
-template <class List>
-std::vector<std::uint32_t> read_u32_list(List list) {
-  std::vector<std::uint32_t> out;
+// A Cap'n Proto list of numbers as a vector, and back.
+template <class T, class List>
+std::vector<T> read_list(List list) {
+  std::vector<T> out;
   out.reserve(list.size());
   for (auto v : list) out.push_back(v);
   return out;
+}
+
+template <class List>
+std::vector<std::uint32_t> read_u32_list(List list) {
+  return read_list<std::uint32_t>(list);
 }
 
 template <class Builder, class Values>

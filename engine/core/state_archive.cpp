@@ -1,6 +1,13 @@
 #include "engine/core/state_archive.hpp"
 
+#include <stdexcept>
+
 namespace drift {
+
+void StateArchive::splice(const std::string& bytes) {
+  if (loading_) throw std::logic_error("StateArchive::splice on an archive that reads");
+  bytes_.append(bytes);
+}
 
 void StateArchive::raw(void* data, std::size_t n) {
   if (!loading_) {

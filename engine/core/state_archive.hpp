@@ -40,6 +40,9 @@ class StateArchive {
   }
   // Reading: throws DecodeError unless every byte was read.
   void expect_end() const;
+  // Writing: bytes another writer made, as they are (a part of the state that another process
+  // keeps and archived there: an edge's server half, docs/hierarchy.md#where-edges-run).
+  void splice(const std::string& bytes);
 
   // Starts a named part: written, or checked against what was written.
   void section(std::string_view name);

@@ -13,6 +13,7 @@
 #include "engine/compose/checkpoint.hpp"
 #include "messages/cluster_codec.hpp"
 #include "messages/codec.hpp"
+#include "messages/edge_codec.hpp"
 #include "messages/pack_codec.hpp"
 #include "messages/selection_codec.hpp"
 #include "tools/script_modules/script_modules.hpp"
@@ -99,6 +100,13 @@ int main(int argc, char** argv) {
   request.timeline = {{0, 10.0}};
   write(dir, "fuzz_selection", "request", msg::encode_selection_request(request));
   write(dir, "fuzz_selection", "selection", msg::encode_selection({4, {2, 5}, 2, 8}));
+  write(dir, "fuzz_edge", "assignment", msg::encode_edge_assignment({0, 2, 4}));
+  write(dir, "fuzz_edge", "input", msg::encode_aggregation_input({3, {0, 1}, {5, 4}}));
+  write(dir, "fuzz_edge", "aggregated",
+        msg::encode_edge_aggregated({true, {{{"rho", 0.5}}, {{"weight", {0.25, 0.75}}}}, {{1, 0.25}, {4, 0.75}}}));
+  write(dir, "fuzz_edge", "regroup", msg::encode_client_regroup({{2, 5, 9}, {1, std::nullopt, 0}}));
+  write(dir, "fuzz_edge", "states",
+        msg::encode_edge_states({{0, std::string(24, 'a'), std::string(8, 'b')}, {3, {}, {}}}));
   write(dir, "fuzz_pack", "job", msg::encode_pack_job({3, 1, 4}));
   write(dir, "fuzz_pack", "result",
         msg::encode_pack_result({{3, msg::Buffer(std::vector<char>(16, 0)), ""}, {1, {}, "training loss became nan"}}));
