@@ -1,5 +1,6 @@
 #include "actors/device_pool.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <map>
@@ -123,6 +124,28 @@ class Pool {
     caf::anon_send(agents_[d], finish_atom::value);  // if it ever wakes up, it quits
     refuse_all_if_no_slot(board_.name(d) + " stopped answering (" + why + ")");
     dispatch();
+  }
+
+  // Asks every live worker's agent for an edge host, in the order the workers joined.
+  void edge_hosts(caf::typed_response_promise<std::vector<edge_host_actor>> promise) {
+    std::vector<caf::actor> agents;
+    for (std::size_t d = 0; d < board_.devices(); ++d)
+      if (board_.live(d) && board_.remote(d) && std::find(agents.begin(), agents.end(), agents_[d]) == agents.end())
+        agents.push_back(agents_[d]);
+    if (agents.empty())
+      return promise.deliver(caf::make_error(caf::sec::runtime_error, std::string("no worker to keep edges"))), void();
+    auto hosts = std::make_shared<std::vector<edge_host_actor>>(agents.size());
+    auto remaining = std::make_shared<std::size_t>(agents.size());
+    for (std::size_t i = 0; i < agents.size(); ++i)
+      self_->request(agents[i], std::chrono::seconds(60), edges_atom::value)
+          .then(
+              [hosts, remaining, promise, i](edge_host_actor& host) mutable {
+                (*hosts)[i] = std::move(host);
+                if (--*remaining == 0) promise.deliver(*hosts);
+              },
+              [promise](caf::error& err) mutable {
+                if (promise.pending()) promise.deliver(std::move(err));
+              });
   }
 
   // Tells every live worker the run is over and waits (briefly) for each to acknowledge.
@@ -274,6 +297,12 @@ pool_actor::behavior_type device_pool(pool_actor::pointer self, std::vector<Devi
       },
       [=](tick_atom) {
         if (self->current_sender().get() == self->ctrl()) pool->tick();  // only its own timer
+      },
+      [=](edges_atom) -> caf::result<std::vector<edge_host_actor>> {
+        if (auto refused = foreign_sender(self)) return refused;
+        auto promise = self->make_response_promise<std::vector<edge_host_actor>>();
+        pool->edge_hosts(promise);
+        return promise;
       },
       [=](release_atom) -> caf::result<std::uint32_t> {
         if (auto refused = foreign_sender(self)) return refused;

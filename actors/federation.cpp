@@ -45,6 +45,19 @@ std::string gather_workers(caf::actor_system& system, caf::scoped_actor& self, c
   }
 }
 
+// The edge hosts of the workers that joined, edges spread over them; "" or why not.
+std::string gather_edge_hosts(caf::scoped_actor& self, const pool_actor& pool, const Population& population,
+                              RunObserver& observer, std::vector<edge_host_actor>& hosts) {
+  std::string failure;
+  self->request(pool, std::chrono::seconds(90), edges_atom::value)
+      .receive([&](std::vector<edge_host_actor>& got) { hosts = std::move(got); },
+               [&](caf::error& err) { failure = "the workers cannot keep the edges: " + error_text(err); });
+  if (failure.empty())
+    observer.on_notice(std::to_string(population.edges()) + " edge(s) kept by " + std::to_string(hosts.size()) +
+                       " worker(s)");
+  return failure;
+}
+
 }  // namespace
 
 RunResult run_federation(std::shared_ptr<const Scenario> scenario, std::shared_ptr<const FederationData> data,
@@ -82,9 +95,12 @@ RunResult run_federation(std::shared_ptr<const Scenario> scenario, std::shared_p
   {
     caf::scoped_actor self{system};
     caf::actor gate;  // admits workers for the whole run (rejoins too)
+    std::vector<edge_host_actor> edge_hosts;
     if (cluster.listen) {
       try {
         failure = gather_workers(system, self, pool, gate, *scenario, *data, observer, cluster, *interrupt);
+        if (failure.empty() && cluster.edges_on_workers)
+          failure = gather_edge_hosts(self, pool, *data->population, *observer, edge_hosts);
       } catch (const std::exception& e) {
         failure = e.what();  // the actors below must still be stopped, or the system never ends
       }
@@ -101,7 +117,7 @@ RunResult run_federation(std::shared_ptr<const Scenario> scenario, std::shared_p
       server_options.checkpoint = CheckpointOptions{directory, control.resume_from, interrupt, control.stop_after};
       sampler_handle = system.spawn(sampler, scenario, data->population,
                                     control.resume_from ? control.resume_from->checkpoint.sampler : std::string());
-      server_actor = system.spawn(server, ctx, ServerPeers{pool, sink, sampler_handle}, server_options);
+      server_actor = system.spawn(server, ctx, ServerPeers{pool, sink, sampler_handle, edge_hosts}, server_options);
       self->request(server_actor, caf::infinite, run_atom::value)
           .receive([&](double b) { best = b; }, [&](caf::error& err) { failure = error_text(err); });
     }

@@ -21,6 +21,7 @@ struct ClusterOptions {
   std::optional<Endpoint> listen;  // unset: a single-process run
   std::uint32_t workers = 0;       // start once this many workers are ready
   bool no_local = false;           // train on workers only
+  bool edges_on_workers = false;   // [hierarchy]: the workers keep the edges' aggregators
   std::string token;               // the join token (read_join_token)
   TlsOptions tls;
   double join_timeout_s = 600;  // give up when the workers are not all ready by then; 0: wait forever

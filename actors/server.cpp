@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "actors/client.hpp"
+#include "actors/edge_proxy.hpp"
 #include "actors/wire.hpp"
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/compose/packing.hpp"
@@ -48,9 +49,14 @@ class Host final : public JobRunner, public DriverListener {
     auto shape = federation_shape(s, *ctx_.data, &setup.initial_weights);
     if (options.checkpoint.directory) shape.state_dir = options.checkpoint.directory->path().string();
     setup.algorithm = algorithm.make_server(s.algorithm_params, shape);
-    setup.make_edge_algorithm = [&algorithm, &s, shape, population = ctx_.population](std::uint32_t edge) {
-      return algorithm.make_server(s.algorithm_params, edge_shape(shape, s, *population, edge));
-    };
+    setup.make_edge_algorithm = edge_server_maker(ctx_, shape);
+    if (!peers_.edge_hosts.empty() && s.hierarchy.enabled()) {
+      auto proxy = make_edge_proxy({self_, std::move(peers_.edge_hosts), ctx_,
+                                    [this](const std::function<void()>& step) { drive(step); },
+                                    [this](const std::string& why) { fail(why); }});
+      edge_proxy_ = proxy.get();
+      setup.edge_host = std::move(proxy);
+    }
     setup.log_eligible = options.log_eligible;
     setup.private_models = private_models_;
     client_states_ = options.client_states ? options.client_states : std::make_shared<msg::MemoryStateStore>();
@@ -74,6 +80,11 @@ class Host final : public JobRunner, public DriverListener {
       else
         driver_->start();
     });
+  }
+
+  // A worker keeping edges went away (the server monitors only edge hosts).
+  void on_down(const caf::down_msg& down) {
+    if (edge_proxy_) edge_proxy_->on_down(down.source, down.reason);
   }
 
   // JobRunner
@@ -126,12 +137,9 @@ class Host final : public JobRunner, public DriverListener {
     std::vector<msg::PackedReply> replies;
     std::string broken;
     try {
-      replies = msg::decode_pack_result(result);
-      if (replies.size() != members.size())
-        throw DecodeError(std::to_string(replies.size()) + " results for a pack of " + std::to_string(members.size()));
-      for (std::size_t i = 0; i < members.size(); ++i)
-        if (replies[i].client != members[i].second)
-          throw DecodeError("result " + std::to_string(i) + " comes from client " + std::to_string(replies[i].client));
+      std::vector<std::uint32_t> clients;
+      for (const auto& m : members) clients.push_back(m.second);
+      replies = msg::decode_pack_result(result, clients);
     } catch (const std::exception& e) {
       broken = std::string("rejected pack result: ") + e.what();
     }
@@ -356,6 +364,7 @@ class Host final : public JobRunner, public DriverListener {
   std::shared_ptr<msg::StateStore> client_states_;
   std::shared_ptr<RunObserver> observer_;
   std::unique_ptr<Driver> driver_;
+  EdgeProxy* edge_proxy_ = nullptr;  // the driver's edge host when edges live in workers
   std::unique_ptr<Checkpointer> checkpointer_;
   ReportSequence reports_;
   double last_time_ = 0.0;                         // virtual time at the end of the last aggregation
@@ -380,6 +389,7 @@ caf::behavior server(caf::event_based_actor* self, SlotContext ctx, ServerPeers 
     return {[why](run_atom) -> caf::result<double> { return caf::make_error(caf::sec::runtime_error, why); }};
   }
   self->attach_functor([host] {});  // the host lives as long as the actor
+  self->set_down_handler([host](const caf::down_msg& down) { host->on_down(down); });
   return {
       [=](run_atom) { host->run(self->make_response_promise()); },
   };

@@ -16,6 +16,8 @@ struct ServerPeers {
   job_runner_actor pool;
   caf::actor sink;
   sampler_actor sampler;  // answers the driver's selection requests (actors/sampler)
+  // [hierarchy]: where the edges' aggregators live (actors/edge_host); none: in this process.
+  std::vector<edge_host_actor> edge_hosts;
 };
 
 struct ServerOptions {

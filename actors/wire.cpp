@@ -9,6 +9,10 @@ void add_message_types(caf::actor_system_config& cfg) {
   // A worker's trainer slots travel to the coordinator as typed handles.
   cfg.add_message_type<slot_actor>("drift.slot");
   cfg.add_message_type<std::vector<slot_actor>>("drift.slots");
+  // [hierarchy] edges in workers: their hosts' handles, and an aggregation's updates.
+  cfg.add_message_type<edge_host_actor>("drift.edge_host");
+  cfg.add_message_type<std::vector<edge_host_actor>>("drift.edge_hosts");
+  cfg.add_message_type<std::vector<msg::Buffer>>("drift.buffers");
   // How a run ended, from the server to the metrics sink.
   cfg.add_message_type<RunStatus>("drift.run_status");
 }

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <thread>
 
+#include "actors/edge_host.hpp"
 #include "actors/trainer_slot.hpp"
 #include "actors/wire.hpp"
 #include "engine/compose/fingerprint.hpp"
@@ -43,13 +44,26 @@ JoinReply ask(caf::scoped_actor& self, const caf::actor& gatekeeper, const char*
 }
 
 // Holds the slots and ends the worker: on `finish` from the coordinator, or when the
-// coordinator's node goes away.
-caf::behavior agent(caf::event_based_actor* self, caf::actor coordinator) {
+// coordinator's node goes away. Keeps edges when the coordinator asks ([hierarchy],
+// --edges-on-workers): one edge host, made on the first ask, which ends with the agent.
+caf::behavior agent(caf::event_based_actor* self, caf::actor coordinator, SlotContext ctx,
+                    std::function<void(const std::string&)> log) {
   self->monitor(coordinator);
   self->set_down_handler([self](const caf::down_msg& down) { self->quit(down.reason); });
+  auto edges = std::make_shared<edge_host_actor>();
   return {
       [self](finish_atom) { self->quit(caf::exit_reason::normal); },
       [](ping_atom) {},  // the coordinator's heartbeat: answering is the point
+      [=](edges_atom) -> caf::result<edge_host_actor> {
+        if (!ctx.scenario->hierarchy.enabled())
+          return caf::make_error(caf::sec::runtime_error, std::string("the scenario has no edges to keep"));
+        if (!*edges) {
+          *edges = self->spawn(edge_host, ctx);
+          self->attach_functor([host = *edges] { caf::anon_send_exit(host, caf::exit_reason::user_shutdown); });
+          log("keeping edges for the coordinator");
+        }
+        return *edges;
+      },
   };
 }
 
@@ -115,7 +129,7 @@ void serve(caf::actor_system& system, const WorkerOptions& o) {
 
   SlotContext ctx{scenario, data, data->population, nullptr};
   if (o.crash_after_jobs > 0) ctx.crash_countdown = std::make_shared<std::atomic<std::int64_t>>(o.crash_after_jobs);
-  auto me = system.spawn(agent, gatekeeper);
+  auto me = system.spawn(agent, gatekeeper, ctx, o.log);
   auto counts = std::make_shared<JobCounts>();
   std::vector<slot_actor> slots;  // the fronts, as the coordinator sees them
   for (const auto& d : o.devices)
