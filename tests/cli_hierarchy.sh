@@ -8,32 +8,7 @@
 # topologies are refused.
 source "$(dirname "$0")/cluster_lib.sh"
 source "$(dirname "$0")/cli_lib.sh"
-cat > "$work/h.toml" <<TOML
-seed = 3
-[data]
-max_train_samples = 1200
-max_test_samples = 400
-[federation]
-clients = 12
-rounds = 4
-[sampler]
-clients_per_round = 2
-[algorithm]
-name = "mifa"
-[training]
-local_steps = 2
-batch_size = 16
-[evaluation]
-chunk_size = 100
-[hierarchy]
-edges = 3
-edge_rounds = 2
-assign = "label"
-availability = "diurnal"
-period = 3.0
-online_fraction = 0.7
-latency = 0.1
-TOML
+source "$(dirname "$0")/hierarchy_lib.sh"
 run() { "$drift" run "$work/h.toml" --no-progress --no-plots "$@"; }
 
 # One edge, one edge round: the flat federation, with an "edges" object added to each line.

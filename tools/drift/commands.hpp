@@ -32,10 +32,11 @@ struct RunArgs {
   bool no_plots = false;
   bool quiet = false;  // log to the run directory only (a study prints its own lines)
   // Multi-node: coordinate workers (see drift worker).
-  std::string listen;      // HOST:PORT; empty: a single-process run
-  int workers = 0;         // wait for this many workers before the first round
-  bool no_local = false;   // train on workers only
-  std::string token_file;  // else $DRIFT_JOIN_TOKEN
+  std::string listen;             // HOST:PORT; empty: a single-process run
+  int workers = 0;                // wait for this many workers before the first round
+  bool no_local = false;          // train on workers only
+  bool edges_on_workers = false;  // [hierarchy]: the workers keep the edges' aggregators
+  std::string token_file;         // else $DRIFT_JOIN_TOKEN
   bool tls = false;
   std::string cert, key, ca;
   double join_timeout = 600;
@@ -60,6 +61,8 @@ struct PreparedRun {
 int execute_run(const RunArgs& args, PreparedRun run);
 // Refuses (UserError) devices and cluster flags that cannot work, before anything is written.
 void check_run_flags(const RunArgs& args, const Scenario& scenario);
+// ... and what they cannot do with this data (a worker keeping an edge whose table is too large).
+void check_run_data(const RunArgs& args, const PreparedRun& run);
 // --slots and --devices replace the scenario's devices.
 void apply_device_flags(const RunArgs& args, Scenario& scenario);
 

@@ -86,6 +86,9 @@ CLI::App* add_run(CLI::App& app, drift::cli::RunArgs& run, bool resume = false) 
       ->check(CLI::Range(0, 100000))
       ->group("Multi-node");
   cmd->add_flag("--no-local", run.no_local, "train on workers only (no local trainer slots)")->group("Multi-node");
+  cmd->add_flag("--edges-on-workers", run.edges_on_workers,
+                "[hierarchy]: the workers keep the edges' aggregators, spread over them (same results)")
+      ->group("Multi-node");
   cmd->add_option("--join-timeout", run.join_timeout, "seconds to wait for the workers (0: forever; default 600)")
       ->check(CLI::NonNegativeNumber)
       ->group("Multi-node");

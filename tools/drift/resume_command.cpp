@@ -75,6 +75,7 @@ int resume_command(const RunArgs& args) {
   PreparedRun run;
   run.scenario = scenario;
   run.data = std::make_shared<const FederationData>(prepare_federation_data(*scenario));
+  check_run_data(args, run);
   run.directory = std::make_shared<RunDirectory>(path, *scenario, c.files, std::move(lock));
   run.resume_from = std::make_shared<const StoredCheckpoint>(std::move(*stored));
   return execute_run(args, std::move(run));

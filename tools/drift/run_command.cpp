@@ -9,6 +9,7 @@
 #include <iterator>
 #include <memory>
 
+#include "actors/edge_host.hpp"
 #include "actors/federation.hpp"
 #include "commands.hpp"
 #include "engine/cluster/join.hpp"
@@ -68,8 +69,9 @@ void describe_run(spdlog::logger& log, const Scenario& scenario, const Federatio
     for (const auto& w : edge_loop_warnings(scenario, estimate)) log.warn("{}", w);
   }
   if (cluster.listen)
-    log.info("coordinator: {} worker(s){}", cluster.workers,
-             cluster.no_local ? ", no local slots" : " plus local slots");
+    log.info("coordinator: {} worker(s){}{}", cluster.workers,
+             cluster.no_local ? ", no local slots" : " plus local slots",
+             cluster.edges_on_workers ? "; the workers keep the edges" : "");
 }
 
 bool is_loopback(const std::string& host) { return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0; }
@@ -77,8 +79,8 @@ bool is_loopback(const std::string& host) { return host == "localhost" || host =
 actors::ClusterOptions cluster_options(const RunArgs& args) {
   actors::ClusterOptions c;
   if (args.listen.empty()) {
-    if (args.workers > 0 || args.no_local || args.tls || !args.token_file.empty())
-      throw UserError("--workers, --no-local, --tls and --token-file need --listen HOST:PORT");
+    if (args.workers > 0 || args.no_local || args.edges_on_workers || args.tls || !args.token_file.empty())
+      throw UserError("--workers, --no-local, --edges-on-workers, --tls and --token-file need --listen HOST:PORT");
     return c;
   }
   c.listen = parse_endpoint(args.listen, "--listen", true);
@@ -93,6 +95,9 @@ actors::ClusterOptions cluster_options(const RunArgs& args) {
   if (args.no_local && args.workers < 1) throw UserError("--no-local needs --workers N (N >= 1): nobody would train");
   c.workers = static_cast<std::uint32_t>(args.workers);
   c.no_local = args.no_local;
+  if (args.edges_on_workers && args.workers < 1)
+    throw UserError("--edges-on-workers needs --workers N (N >= 1): nobody would keep the edges");
+  c.edges_on_workers = args.edges_on_workers;
   c.token = read_join_token(args.token_file);
   c.tls = actors::TlsOptions{args.tls, args.cert, args.key, args.ca};
   actors::check_tls_files(c.tls);
@@ -130,6 +135,13 @@ std::unique_ptr<LivePages> live_run_page(const std::filesystem::path& path, cons
 void check_run_flags(const RunArgs& args, const Scenario& scenario) {
   scenario_devices(scenario);
   cluster_options(args);
+  if (args.edges_on_workers && !scenario.hierarchy.enabled())
+    throw UserError("--edges-on-workers needs a [hierarchy] section: a flat federation has no edges to keep");
+}
+
+void check_run_data(const RunArgs& args, const PreparedRun& run) {
+  if (args.edges_on_workers)
+    actors::check_edges_for_workers(actors::SlotContext{run.scenario, run.data, run.data->population, nullptr});
 }
 
 // Devices given on the command line replace the scenario's (they do not change results).
@@ -148,6 +160,7 @@ int run_command(const RunArgs& args) {
   // Everything that can be wrong with the input is found before the run directory exists.
   check_run_flags(args, *scenario);
   run.data = std::make_shared<const FederationData>(prepare_federation_data(*scenario));
+  check_run_data(args, run);
   const auto path = choose_run_directory(*scenario, args.out);
   run.directory = std::make_shared<RunDirectory>(path, *scenario, *run.data);
   return execute_run(args, std::move(run));
