@@ -4,8 +4,8 @@
 #include <string>
 
 #include "actors/wire.hpp"
-#include "engine/core/error.hpp"
 #include "engine/compose/federation_data.hpp"
+#include "engine/core/error.hpp"
 #include "engine/sim/edge_host.hpp"
 #include "messages/codec.hpp"
 #include "messages/edge_codec.hpp"
@@ -129,7 +129,8 @@ edge_host_actor::behavior_type edge_host(edge_host_actor::pointer self, SlotCont
       [=](edge_task_atom, std::uint32_t edge, std::uint32_t serial, std::uint64_t version) -> caf::result<Buffer> {
         return guarded(self, "task", [&] {
           Buffer out;
-          state->at(edge).task(edge, serial, version, [&](std::shared_ptr<TrainingTask> t) { out = msg::encode_task(*t); });
+          state->at(edge).task(edge, serial, version,
+                               [&](std::shared_ptr<TrainingTask> t) { out = msg::encode_task(*t); });
           return out;
         });
       },

@@ -204,7 +204,7 @@ class ActorEdgeHost final : public EdgeProxy {
 
   EdgeProxySetup s_;
   std::uint32_t edges_;
-  EdgeServerMaker make_;  // server halves that read a checkpoint's parts
+  EdgeServerMaker make_;                       // server halves that read a checkpoint's parts
   std::deque<std::function<void()>> answers_;  // from ticket first_ on; empty: not here yet
   std::uint64_t first_ = 0;
   bool delivering_ = false;

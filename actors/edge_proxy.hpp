@@ -21,7 +21,7 @@ struct EdgeProxySetup {
   std::vector<edge_host_actor> hosts;
   SlotContext ctx;                                         // the run's scenario, data and population
   std::function<void(const std::function<void()>&)> step;  // runs an answer as a step of the driver
-  std::function<void(const std::string&)> fail;           // the run cannot go on
+  std::function<void(const std::string&)> fail;            // the run cannot go on
 };
 
 // Assigns each host its edges. The server must call on_down for its down messages: a host

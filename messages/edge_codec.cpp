@@ -34,9 +34,8 @@ std::string text_of(capnp::Data::Reader data) {
 }  // namespace
 
 Buffer encode_edge_assignment(const std::vector<std::uint32_t>& edges) {
-  return build<wire::EdgeAssignment>([&](wire::EdgeAssignment::Builder b) {
-    write_list(b.initEdges(static_cast<unsigned>(edges.size())), edges);
-  });
+  return build<wire::EdgeAssignment>(
+      [&](wire::EdgeAssignment::Builder b) { write_list(b.initEdges(static_cast<unsigned>(edges.size())), edges); });
 }
 
 std::vector<std::uint32_t> decode_edge_assignment(const Buffer& buffer, const DecodeLimits& limits) {
