@@ -161,11 +161,16 @@ printf '[[timeline]]\nat_time = 5.0\naction = "offline"\nedge = "2"\n' >> "$work
 "$drift" validate "$work/outage.toml" --set algorithm.name=fedavg | grep -q "scripted outages: edge 2 offline at 5 s$"
 
 # Edge loops longer than the cloud's deadline: validate and the run both warn (a buffered cloud
-# might never step).
+# might never step, and then ends after hierarchy.stall_loops loops).
 "$drift" validate "$work/h.toml" --set hierarchy.deadline=0.01 --set hierarchy.cloud=fedbuff |
   grep -q "longer than hierarchy.deadline (.*): most edge models will arrive late, and the buffered cloud may never"
 run --out "$work/late" --set hierarchy.deadline=0.01 --set federation.rounds=1 2> "$work/late.err" > /dev/null
 grep -q "most edge models will arrive late" "$work/late.err"
+# A buffered cloud in that world never steps: the run ends after hierarchy.stall_loops loops.
+run --out "$work/stalled" --set hierarchy.deadline=0.01 --set hierarchy.cloud=fedbuff --set hierarchy.stall_loops=20 \
+  2> /dev/null
+grep -q '"status": "ended"' "$work/stalled/summary.json"
+grep -q '"reason": "the cloud took no step in the last 2[0-9] edge loops' "$work/stalled/summary.json"
 
 "$drift" validate "$work/named.toml" > "$work/validate.txt"
 grep -q "^  edges: 3 holding 4 to 4 clients (label)" "$work/validate.txt"

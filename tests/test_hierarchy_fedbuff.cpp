@@ -136,6 +136,18 @@ TEST_CASE("fedbuff cloud: models past the deadline are late, and a run that neve
   CHECK_THAT(sim.host.reason, Catch::Contains("before the cloud's first step") && Catch::Contains("late"));
 }
 
+TEST_CASE("fedbuff cloud: a run whose loops all come late ends after hierarchy.stall_loops of them") {
+  // Without a time limit the edges would loop forever: a's loops end late at T, 2T, ... and b's
+  // at T + 10, 2(T + 10), ...; the third late loop ends the run, after the second loop of a.
+  Sim sim(kBuffered, {{"hierarchy.deadline", "5"}, {"hierarchy.stall_loops", "3"}, {"federation.rounds", "9"}});
+  sim.run();
+  REQUIRE(sim.host.finished);
+  CHECK(sim.host.reports.empty());
+  CHECK(sim.host.status == RunStatus::ended);
+  CHECK_THAT(sim.host.reason, Catch::Contains("the cloud took no step in the last 3 edge loops") &&
+                                  Catch::Contains("3 late") && Catch::Contains("hierarchy.stall_loops = 3"));
+}
+
 TEST_CASE("fedbuff cloud with concurrency 1: one edge at work at a time, first due first") {
   // Edge a pulls 0 at 0 and its 1.5 arrives at T (step 1). Edge b, due at 0, waited for the slot:
   // it pulls 1.5 at T, after the step, and its 1.5 + 3.5 = 5 arrives at 2T + 10 (5 s each way),

@@ -67,6 +67,8 @@ ScenarioSection hierarchy_section() {
                    &Hc::server_lr).range(0.0, {}, true).idle_when(sync_cloud),
        bind_key<S>("concurrency", "cloud = fedbuff: edges at work at once, from their pull until their model arrives or their loop ends (FedBuff's C); a pull past it waits for a free slot, first due first; 0 = every edge",
                    &S::hierarchy, &Hc::concurrency).range(0.0, 1e6).idle_when(sync_cloud),
+       bind_key<S>("stall_loops", "cloud = fedbuff: the run ends (status ended, saying why) once this many edge loops have ended late, lost or idle since the cloud's last step, as in a world where models never arrive in time; 0 = never",
+                   &S::hierarchy, &Hc::stall_loops).range(0.0, 1e9).idle_when(sync_cloud),
        bind_key<S>("file_digest", "assign = file: the file's digest; written when the scenario is resolved, and a file whose bytes differ is refused",
                    &S::hierarchy, &Hc::file_digest).idle_when(not_from_file),
        bind_key<S>("edges_per_round", "edges the cloud samples (seeded) among the online ones each cloud round; 0 = every online edge",

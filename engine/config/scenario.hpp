@@ -219,7 +219,8 @@ struct HierarchyConfig {
   EdgeCloud cloud = EdgeCloud::sync;
   std::int64_t buffer = 2;
   double server_lr = 1.0;
-  std::int64_t concurrency = 0;  // edges at work at once (FedBuff's C); 0 = every edge
+  std::int64_t concurrency = 0;     // edges at work at once (FedBuff's C); 0 = every edge
+  std::int64_t stall_loops = 1000;  // the run ends after this many loops without a step; 0 = never
   // Every edge's link and availability, unless it is named (its table starts from these).
   double latency = 0.0;
   double up_bandwidth = 0.0;

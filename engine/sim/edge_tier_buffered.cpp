@@ -176,6 +176,16 @@ std::string EdgeTier::since_last_step() const {
          " loop(s) lost, " + std::to_string(since_idle_.size()) + " idle";
 }
 
+// hierarchy.stall_loops: why the run ends, once that many loops ended without reaching the buffer
+// since the last step; "" while fewer have.
+std::string EdgeTier::stalled() const {
+  const auto limit = scenario_.hierarchy.stall_loops;
+  const auto failed = since_late_.size() + since_lost_.size() + since_idle_.size();
+  if (limit <= 0 || failed < static_cast<std::uint64_t>(limit)) return "";
+  return "the cloud took no step in the last " + std::to_string(failed) + " edge loops (" + since_last_step() +
+         "; hierarchy.stall_loops = " + std::to_string(limit) + "): see `drift validate` for how long a loop takes";
+}
+
 bool EdgeTier::advance(const NamedTensors& global, Roster& roster) {
   settle(roster);
   const auto& h = scenario_.hierarchy;
@@ -243,6 +253,11 @@ EdgeTier::LoopWave EdgeTier::next_loop_wave(const NamedTensors& global, Roster& 
   for (std::uint64_t tries = 0;; ++tries) {
     if (advance(global, roster)) {
       next.step = true;
+      return next;
+    }
+    if (const auto stall = stalled(); !stall.empty()) {
+      next.ended = true;
+      next.why = stall;
       return next;
     }
     next.rounds = next_wave();

@@ -92,7 +92,7 @@ std::vector<std::string> edge_loop_warnings(const Scenario& s, const RoundEstima
                            " edge round(s) and its link both ways) takes about " + human_duration(e.edge_loop);
   const std::string never =
       h.cloud == EdgeCloud::fedbuff
-          ? ", and the buffered cloud may never step: simulation.max_virtual_time bounds such a run"
+          ? ", and the buffered cloud may never step (the run then ends after hierarchy.stall_loops such loops)"
           : "";
   if (h.deadline > 0 && e.edge_loop > h.deadline)
     out.push_back(loop + ", longer than hierarchy.deadline (" + human_duration(h.deadline) +
