@@ -93,6 +93,13 @@ struct EdgeHostState {
   }
 };
 
+std::string kept_text(const std::set<std::uint32_t>& kept, std::uint32_t edges) {
+  std::string list;
+  for (auto e : kept) list += (list.empty() ? "" : ", ") + std::to_string(e);
+  return "keeping " + std::to_string(kept.size()) + " of the " + std::to_string(edges) + " edges for the coordinator" +
+         (list.empty() ? "" : ": " + list);
+}
+
 // Runs one call; one that throws ends the host with the reason (and answers it, when asked).
 template <class Call>
 auto guarded(edge_host_actor::pointer self, const char* what, Call&& call) -> caf::result<decltype(call())> {
@@ -115,11 +122,17 @@ void guarded_void(edge_host_actor::pointer self, const char* what, Call&& call) 
 
 }  // namespace
 
-edge_host_actor::behavior_type edge_host(edge_host_actor::pointer self, SlotContext ctx) {
+edge_host_actor::behavior_type edge_host(edge_host_actor::pointer self, SlotContext ctx,
+                                         std::function<void(const std::string&)> log) {
   auto state = std::make_shared<EdgeHostState>();
   state->ctx = std::move(ctx);
   return {
-      [=](edge_assign_atom, const Buffer& edges) { guarded_void(self, "assign", [&] { state->assign(edges); }); },
+      [=](edge_assign_atom, const Buffer& edges) {
+        guarded_void(self, "assign", [&] {
+          state->assign(edges);
+          log(kept_text(state->kept, state->ctx.population->edges()));
+        });
+      },
       [=](edge_pull_atom, std::uint32_t edge, const Buffer& model) {
         guarded_void(self, "pull", [&] { state->at(edge).pull(edge, msg::decode_bundle(model)); });
       },

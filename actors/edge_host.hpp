@@ -28,8 +28,9 @@ FederationShape shape_without_directory(const SlotContext& ctx);
 // which the coordinator's own process would keep on disk in the run directory).
 void check_edges_for_workers(const SlotContext& ctx);
 
-// Keeps nothing until it is assigned its edges; a call it cannot apply (a server half that
-// throws, a malformed message) ends it with the reason, which the coordinator reports.
-edge_host_actor::behavior_type edge_host(edge_host_actor::pointer self, SlotContext ctx);
+// Keeps nothing until it is assigned its edges (which it logs); a call it cannot apply (a server
+// half that throws, a malformed message) ends it with the reason, which the coordinator reports.
+edge_host_actor::behavior_type edge_host(edge_host_actor::pointer self, SlotContext ctx,
+                                         std::function<void(const std::string&)> log);
 
 }  // namespace drift::actors

@@ -58,9 +58,8 @@ caf::behavior agent(caf::event_based_actor* self, caf::actor coordinator, SlotCo
         if (!ctx.scenario->hierarchy.enabled())
           return caf::make_error(caf::sec::runtime_error, std::string("the scenario has no edges to keep"));
         if (!*edges) {
-          *edges = self->spawn(edge_host, ctx);
+          *edges = self->spawn(edge_host, ctx, log);
           self->attach_functor([host = *edges] { caf::anon_send_exit(host, caf::exit_reason::user_shutdown); });
-          log("keeping edges for the coordinator");
         }
         return *edges;
       },

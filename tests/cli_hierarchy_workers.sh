@@ -35,10 +35,11 @@ edges_on() {
 edges_on 0 one_worker 1 run --no-local
 same "$work/one" "$work/one_worker"
 grep -q "3 edge(s) kept by 1 worker(s)" "$work/one_worker.log"
-grep -q "keeping edges for the coordinator" "$work/one_worker-run-w1.log"
+grep -q "keeping 3 of the 3 edges for the coordinator: 0, 1, 2" "$work/one_worker-run-w1.log"
 edges_on 0 two_workers 2 run
 same "$work/one" "$work/two_workers"
 grep -q "3 edge(s) kept by 2 worker(s)" "$work/two_workers.log"
+cat "$work"/two_workers-run-w*.log | grep -q "keeping 1 of the 3 edges for the coordinator: 1$"
 edges_on 0 buffered_worker 1 run --set hierarchy.cloud=fedbuff
 same "$work/buffered" "$work/buffered_worker"
 
