@@ -50,7 +50,7 @@ class ActorEdgeHost final : public EdgeProxy {
                 return [ready, task] { ready(task); };
               });
             },
-            [this, edge](caf::error& err) { failed(edge, err); });
+            [this, edge](caf::error& err) { failed(edge % hosts(), err); });
   }
 
   // Edge-tier algorithms start every client from the task's model (FedAWE, whose clients do
@@ -74,7 +74,7 @@ class ActorEdgeHost final : public EdgeProxy {
                 return [done, a]() mutable { done(std::move(a)); };
               });
             },
-            [this, edge](caf::error& err) { failed(edge, err); });
+            [this, edge](caf::error& err) { failed(edge % hosts(), err); });
   }
 
   void models(const std::vector<std::uint32_t>& edges, ModelsReady ready) override {
@@ -95,7 +95,7 @@ class ActorEdgeHost final : public EdgeProxy {
                   return --gathered->left == 0 ? std::function<void()>(deliver) : std::function<void()>();
                 });
               },
-              [this, e = edges[i]](caf::error& err) { failed(e, err); });
+              [this, h = edges[i] % hosts()](caf::error& err) { failed(h, err); });
   }
 
   void drop_model(std::uint32_t edge) override { s_.self->send(host(edge), edge_drop_atom::value, edge); }
@@ -113,9 +113,7 @@ class ActorEdgeHost final : public EdgeProxy {
                   return --*left == 0 ? ready : std::function<void()>();
                 });
               },
-              [this, h](caf::error& err) {
-                s_.fail("the host of edges " + kept_text(h) + " failed: " + error_text(err));
-              });
+              [this, h](caf::error& err) { failed(static_cast<std::uint32_t>(h), err); });
   }
 
   // Reading a checkpoint, a part is read here by a server half of the same kind (its layout
@@ -147,7 +145,8 @@ class ActorEdgeHost final : public EdgeProxy {
   }
 
  private:
-  const edge_host_actor& host(std::uint32_t edge) const { return s_.hosts.at(edge % s_.hosts.size()); }
+  std::uint32_t hosts() const { return static_cast<std::uint32_t>(s_.hosts.size()); }
+  const edge_host_actor& host(std::uint32_t edge) const { return s_.hosts.at(edge % hosts()); }
 
   std::string kept_text(std::size_t h) const {
     std::string out;
@@ -198,8 +197,10 @@ class ActorEdgeHost final : public EdgeProxy {
     if (deliver) answer(t, std::move(deliver));
   }
 
-  void failed(std::uint32_t edge, const caf::error& err) {
-    s_.fail("the host of edge " + std::to_string(edge) + " failed: " + error_text(err));
+  // A host that went away answers every call still waiting so; its down message says why.
+  void failed(std::uint32_t host, const caf::error& err) {
+    if (err == caf::sec::request_receiver_down || err == caf::exit_reason::remote_link_unreachable) return;
+    s_.fail("the host of edges " + kept_text(host) + " failed: " + error_text(err));
   }
 
   EdgeProxySetup s_;
