@@ -7,8 +7,9 @@
 
 namespace drift {
 
-// Bumped whenever a message between coordinator and worker changes meaning.
-inline constexpr std::uint32_t kClusterProtocol = 1;
+// Bumped whenever a message between coordinator and worker changes meaning, or one is added that
+// an older worker could not answer.
+inline constexpr std::uint32_t kClusterProtocol = 2;  // 2: edge hosts (--edges-on-workers)
 
 std::string drift_version();  // "0.1.0", from CMake's project version
 std::string torch_version();  // the linked LibTorch, "1.13.1"
