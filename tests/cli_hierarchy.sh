@@ -170,6 +170,7 @@ grep -q "most edge models will arrive late" "$work/late.err"
 run --out "$work/stalled" --set hierarchy.deadline=0.01 --set hierarchy.cloud=fedbuff --set hierarchy.stall_loops=20 \
   2> /dev/null
 grep -q '"status": "ended"' "$work/stalled/summary.json"
+grep -q "finished 0 rounds: no aggregation took place" "$work/stalled/log.txt"
 grep -q '"reason": "the cloud took no step in the last 2[0-9] edge loops' "$work/stalled/summary.json"
 
 "$drift" validate "$work/named.toml" > "$work/validate.txt"

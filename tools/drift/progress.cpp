@@ -73,6 +73,10 @@ void ProgressDisplay::on_finish(const RunSummary& s) {
     log_->error("diverged at aggregation {}: {}; its accuracies are not results", *s.diverged_round, s.divergence);
     return;
   }
+  if (s.rounds == 0) {  // its virtual time is that of no aggregation: 0, whatever the edges simulated
+    log_->info("finished 0 rounds: no aggregation took place, so there is no accuracy to report");
+    return;
+  }
   // Short runs in hundredths: a run of half a virtual second is not "0 virtual s".
   const auto virtual_s = fmt::format(s.virtual_time < 100 ? "{:.2f}" : "{:.0f}", s.virtual_time);
   log_->info(
