@@ -1,6 +1,6 @@
 #include "actors/edge_host.hpp"
 
-#include <set>
+#include <algorithm>
 #include <string>
 
 #include "actors/wire.hpp"
@@ -25,6 +25,12 @@ FederationShape shape_without_directory(const SlotContext& ctx) {
   return shape;
 }
 
+std::string edge_list(const std::vector<std::uint32_t>& edges) {
+  std::string out;
+  for (auto e : edges) out += (out.empty() ? "" : ", ") + std::to_string(e);
+  return out;
+}
+
 void check_edges_for_workers(const SlotContext& ctx) {
   const auto make = edge_server_maker(ctx, shape_without_directory(ctx));
   for (std::uint32_t e = 0; e < ctx.population->edges(); ++e) {
@@ -41,26 +47,26 @@ namespace {
 
 struct EdgeHostState {
   SlotContext ctx;
-  std::set<std::uint32_t> kept;
-  std::unique_ptr<EdgeHost> host;  // this process's host of the kept edges
+  std::vector<std::uint32_t> kept;  // ascending
+  std::unique_ptr<EdgeHost> host;   // this process's host of the kept edges
+
+  bool keeps(std::uint32_t edge) const { return std::binary_search(kept.begin(), kept.end(), edge); }
 
   EdgeHost& at(std::uint32_t edge) {
     if (!host) throw std::logic_error("asked about edge " + std::to_string(edge) + " before being assigned edges");
-    if (kept.count(edge) == 0) throw std::logic_error("asked about edge " + std::to_string(edge) + ", not kept here");
+    if (!keeps(edge)) throw std::logic_error("asked about edge " + std::to_string(edge) + ", not kept here");
     return *host;
   }
 
   void assign(const Buffer& buffer) {
     if (host) throw std::logic_error("assigned edges twice");
-    const auto edges = msg::decode_edge_assignment(buffer);
+    kept = msg::decode_edge_assignment(buffer);  // ascending
     const auto count = ctx.population->edges();
-    for (auto e : edges)
-      if (e >= count) throw DecodeError("edge " + std::to_string(e) + " of " + std::to_string(count));
-    kept = std::set<std::uint32_t>(edges.begin(), edges.end());
+    if (!kept.empty() && kept.back() >= count)
+      throw DecodeError("edge " + std::to_string(kept.back()) + " of " + std::to_string(count));
     auto make = edge_server_maker(ctx, shape_without_directory(ctx));
-    host = make_local_edge_host(*ctx.scenario, count, [&](std::uint32_t e) {
-      return kept.count(e) != 0 ? make(e) : std::unique_ptr<ServerAlgorithm>();
-    });
+    host = make_local_edge_host(
+        *ctx.scenario, count, [&](std::uint32_t e) { return keeps(e) ? make(e) : std::unique_ptr<ServerAlgorithm>(); });
   }
 
   Buffer settle() {
@@ -93,11 +99,9 @@ struct EdgeHostState {
   }
 };
 
-std::string kept_text(const std::set<std::uint32_t>& kept, std::uint32_t edges) {
-  std::string list;
-  for (auto e : kept) list += (list.empty() ? "" : ", ") + std::to_string(e);
+std::string kept_text(const std::vector<std::uint32_t>& kept, std::uint32_t edges) {
   return "keeping " + std::to_string(kept.size()) + " of the " + std::to_string(edges) + " edges for the coordinator" +
-         (list.empty() ? "" : ": " + list);
+         (kept.empty() ? "" : ": " + edge_list(kept));
 }
 
 // Runs one call; one that throws ends the host with the reason (and answers it, when asked).
@@ -154,9 +158,7 @@ edge_host_actor::behavior_type edge_host(edge_host_actor::pointer self, SlotCont
           for (const auto& u : updates) decoded.push_back(msg::decode_update(u));
           Buffer out;
           state->at(edge).aggregate(edge, std::move(decoded), msg::decode_aggregation_input(input),
-                                    [&](EdgeAggregated a) {
-                                      out = msg::encode_edge_aggregated({a.moved, a.metrics, a.shares});
-                                    });
+                                    [&](EdgeAggregated a) { out = msg::encode_edge_aggregated(a); });
           return out;
         });
       },

@@ -7,6 +7,8 @@
 
 #include <functional>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "actors/protocols.hpp"
 #include "actors/trainer_slot.hpp"
@@ -23,6 +25,9 @@ EdgeServerMaker edge_server_maker(const SlotContext& ctx, FederationShape shape)
 // coordinator reading such a host's parts of a checkpoint): server halves keep their tables
 // in memory, and one over its budget is refused with the reason.
 FederationShape shape_without_directory(const SlotContext& ctx);
+
+// "0, 2, 4": edges in a log line or an error.
+std::string edge_list(const std::vector<std::uint32_t>& edges);
 
 // Throws UserError when a worker could not keep some edge (a table over its memory budget,
 // which the coordinator's own process would keep on disk in the run directory).

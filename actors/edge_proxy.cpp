@@ -20,15 +20,11 @@ std::string why_down(const caf::error& reason) {
 class ActorEdgeHost final : public EdgeProxy {
  public:
   explicit ActorEdgeHost(EdgeProxySetup setup)
-      : s_(std::move(setup)),
-        edges_(s_.ctx.population->edges()),
-        make_(edge_server_maker(s_.ctx, shape_without_directory(s_.ctx))) {
-    const auto hosts = static_cast<std::uint32_t>(s_.hosts.size());
-    for (std::uint32_t h = 0; h < hosts; ++h) {
-      std::vector<std::uint32_t> edges;
-      for (std::uint32_t e = h; e < edges_; e += hosts) edges.push_back(e);
+      : s_(std::move(setup)), make_(edge_server_maker(s_.ctx, shape_without_directory(s_.ctx))), kept_(hosts()) {
+    for (std::uint32_t e = 0; e < s_.ctx.population->edges(); ++e) kept_[e % hosts()].push_back(e);
+    for (std::uint32_t h = 0; h < hosts(); ++h) {
       s_.self->monitor(s_.hosts[h]);
-      s_.self->send(s_.hosts[h], edge_assign_atom::value, msg::encode_edge_assignment(edges));
+      s_.self->send(s_.hosts[h], edge_assign_atom::value, msg::encode_edge_assignment(kept_[h]));
     }
   }
 
@@ -69,9 +65,7 @@ class ActorEdgeHost final : public EdgeProxy {
         .then(
             [this, t, done](Buffer& buffer) {
               decoded(t, "aggregation", [&] {
-                auto m = msg::decode_edge_aggregated(buffer);
-                EdgeAggregated a{m.moved, std::move(m.metrics), std::move(m.shares)};
-                return [done, a]() mutable { done(std::move(a)); };
+                return [done, a = msg::decode_edge_aggregated(buffer)]() mutable { done(std::move(a)); };
               });
             },
             [this, edge](caf::error& err) { failed(edge % hosts(), err); });
@@ -148,12 +142,7 @@ class ActorEdgeHost final : public EdgeProxy {
   std::uint32_t hosts() const { return static_cast<std::uint32_t>(s_.hosts.size()); }
   const edge_host_actor& host(std::uint32_t edge) const { return s_.hosts.at(edge % hosts()); }
 
-  std::string kept_text(std::size_t h) const {
-    std::string out;
-    for (auto e = static_cast<std::uint32_t>(h); e < edges_; e += static_cast<std::uint32_t>(s_.hosts.size()))
-      out += (out.empty() ? "" : ", ") + std::to_string(e);
-    return out.empty() ? "(none)" : out;
-  }
+  std::string kept_text(std::size_t h) const { return kept_[h].empty() ? "(none)" : edge_list(kept_[h]); }
 
   const msg::EdgeStatePart& settled(std::uint32_t edge) const {
     const auto it = settled_.find(edge);
@@ -204,9 +193,9 @@ class ActorEdgeHost final : public EdgeProxy {
   }
 
   EdgeProxySetup s_;
-  std::uint32_t edges_;
-  EdgeServerMaker make_;                       // server halves that read a checkpoint's parts
-  std::deque<std::function<void()>> answers_;  // from ticket first_ on; empty: not here yet
+  EdgeServerMaker make_;                          // server halves that read a checkpoint's parts
+  std::vector<std::vector<std::uint32_t>> kept_;  // by host: its edges (edge e at host e mod hosts)
+  std::deque<std::function<void()>> answers_;     // from ticket first_ on; empty: not here yet
   std::uint64_t first_ = 0;
   bool delivering_ = false;
   std::map<std::uint32_t, msg::EdgeStatePart> settled_;

@@ -4,6 +4,7 @@
 
 #include "messages/edge.capnp.h"
 #include "messages/framing.hpp"
+#include "messages/named_values.hpp"
 
 namespace drift::msg {
 namespace {
@@ -68,21 +69,11 @@ AggregationInput decode_aggregation_input(const Buffer& buffer, const DecodeLimi
       });
 }
 
-Buffer encode_edge_aggregated(const EdgeAggregatedMessage& a) {
+Buffer encode_edge_aggregated(const EdgeAggregated& a) {
   return build<wire::EdgeAggregated>([&](wire::EdgeAggregated::Builder b) {
     b.setMoved(a.moved);
-    auto scalars = b.initScalars(static_cast<unsigned>(a.metrics.scalars.size()));
-    unsigned i = 0;
-    for (const auto& [name, value] : a.metrics.scalars) {
-      scalars[i].setName(name);
-      scalars[i++].setValue(value);
-    }
-    auto series = b.initPerClient(static_cast<unsigned>(a.metrics.per_client.size()));
-    i = 0;
-    for (const auto& [name, values] : a.metrics.per_client) {
-      series[i].setName(name);
-      write_list(series[i++].initValues(static_cast<unsigned>(values.size())), values);
-    }
+    write_scalars(b.initScalars(static_cast<unsigned>(a.metrics.scalars.size())), a.metrics.scalars);
+    write_series(b.initPerClient(static_cast<unsigned>(a.metrics.per_client.size())), a.metrics.per_client);
     auto clients = b.initShareClients(static_cast<unsigned>(a.shares.size()));
     auto values = b.initShareValues(static_cast<unsigned>(a.shares.size()));
     for (unsigned k = 0; k < a.shares.size(); ++k) {
@@ -92,15 +83,12 @@ Buffer encode_edge_aggregated(const EdgeAggregatedMessage& a) {
   });
 }
 
-EdgeAggregatedMessage decode_edge_aggregated(const Buffer& buffer, const DecodeLimits& limits) {
+EdgeAggregated decode_edge_aggregated(const Buffer& buffer, const DecodeLimits& limits) {
   return parse<wire::EdgeAggregated>(buffer, limits, "edge aggregation", [](wire::EdgeAggregated::Reader b, auto&&) {
-    EdgeAggregatedMessage a;
+    EdgeAggregated a;
     a.moved = b.getMoved();
-    for (auto s : b.getScalars()) a.metrics.scalars[s.getName()] = s.getValue();
-    for (auto s : b.getPerClient()) {
-      auto& values = a.metrics.per_client[s.getName()];
-      for (auto v : s.getValues()) values.push_back(v);
-    }
+    read_scalars(b.getScalars(), a.metrics.scalars);
+    read_series(b.getPerClient(), a.metrics.per_client);
     const auto clients = b.getShareClients();
     const auto values = b.getShareValues();
     if (clients.size() != values.size())

@@ -5,8 +5,6 @@
 #include <vector>
 
 #include "engine/algorithms/algorithm.hpp"
-#include "engine/metrics/algorithm_metrics.hpp"
-#include "engine/tensors/federated_types.hpp"
 #include "messages/buffer.hpp"
 
 namespace drift::msg {
@@ -19,14 +17,9 @@ std::vector<std::uint32_t> decode_edge_assignment(const Buffer& buffer, const De
 Buffer encode_aggregation_input(const AggregationInput& input);
 AggregationInput decode_aggregation_input(const Buffer& buffer, const DecodeLimits& limits = {});
 
-struct EdgeAggregatedMessage {
-  bool moved = false;
-  AlgorithmMetrics metrics;
-  ClientShares shares;
-};
 // Decoding throws DecodeError for shares whose clients and values differ in number.
-Buffer encode_edge_aggregated(const EdgeAggregatedMessage& aggregated);
-EdgeAggregatedMessage decode_edge_aggregated(const Buffer& buffer, const DecodeLimits& limits = {});
+Buffer encode_edge_aggregated(const EdgeAggregated& aggregated);
+EdgeAggregated decode_edge_aggregated(const Buffer& buffer, const DecodeLimits& limits = {});
 
 // Decoding throws DecodeError for lists of different lengths or clients out of order.
 Buffer encode_client_regroup(const ClientRegroup& regroup);

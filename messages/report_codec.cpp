@@ -11,6 +11,7 @@
 #include "engine/core/error.hpp"
 #include "messages/codec.hpp"
 #include "messages/framing.hpp"
+#include "messages/named_values.hpp"
 #include "messages/report.capnp.h"
 
 namespace drift::msg {
@@ -24,34 +25,14 @@ using framing::write_list;
 static_assert(static_cast<int>(wire::ClientEvent::FAILED) == static_cast<int>(ClientEvent::failed) &&
               static_cast<int>(wire::ClientEvent::ELIGIBLE) == static_cast<int>(ClientEvent::eligible));
 
-void write_series(capnp::List<wire::NamedSeries>::Builder list, const NamedSeries& series) {
-  unsigned i = 0;
-  for (const auto& [name, values] : series) {
-    list[i].setName(name);
-    write_list(list[i++].initValues(static_cast<unsigned>(values.size())), values);
-  }
-}
-
-void read_series(capnp::List<wire::NamedSeries>::Reader list, NamedSeries& series) {
-  for (auto s : list) {
-    auto& values = series[s.getName()];
-    for (auto v : s.getValues()) values.push_back(v);
-  }
-}
-
 void write_algorithm_metrics(wire::RoundReport::Builder root, const AlgorithmMetrics& m) {
-  auto scalars = root.initAlgorithmScalars(static_cast<unsigned>(m.scalars.size()));
-  unsigned i = 0;
-  for (const auto& [name, value] : m.scalars) {
-    scalars[i].setName(name);
-    scalars[i++].setValue(value);
-  }
+  write_scalars(root.initAlgorithmScalars(static_cast<unsigned>(m.scalars.size())), m.scalars);
   write_series(root.initAlgorithmPerClient(static_cast<unsigned>(m.per_client.size())), m.per_client);
 }
 
 AlgorithmMetrics read_algorithm_metrics(wire::RoundReport::Reader root) {
   AlgorithmMetrics m;
-  for (auto s : root.getAlgorithmScalars()) m.scalars[s.getName()] = s.getValue();
+  read_scalars(root.getAlgorithmScalars(), m.scalars);
   read_series(root.getAlgorithmPerClient(), m.per_client);
   return m;
 }

@@ -18,7 +18,7 @@ TEST_CASE("the edge host's messages survive a round trip", "[codec][hierarchy]")
   CHECK(in.staleness == input.staleness);
   CHECK(in.pulled_version == input.pulled_version);
 
-  msg::EdgeAggregatedMessage a;
+  EdgeAggregated a;
   a.moved = true;
   a.metrics.scalars = {{"rho", 0.1 + 0.2}, {"table_on_disk", 0.0}};
   a.metrics.per_client = {{"weight", {1.0 / 3.0, 2.0 / 3.0}}};

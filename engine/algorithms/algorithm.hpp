@@ -79,6 +79,14 @@ struct AggregationInput {
   std::vector<std::uint64_t> pulled_version{};  // the model version each update trained from
 };
 
+// What an aggregation at an edge made of its edge round's updates (clients by their place at
+// the edge): engine/sim/edge_host.hpp's aggregate_at, and the message an edge host answers with.
+struct EdgeAggregated {
+  bool moved = false;        // the model moved: the updates went in, or the server half moved it without any
+  AlgorithmMetrics metrics;  // what the server half reported (when it moved)
+  ClientShares shares;       // ... and each client's share of the step
+};
+
 // An edge's clients after a move (ServerAlgorithm::regroup): their population ids, ascending,
 // and index for index each one's place among the edge's clients before (none: it joined).
 struct ClientRegroup {

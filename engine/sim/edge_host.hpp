@@ -22,13 +22,6 @@ namespace drift {
 
 struct Scenario;
 
-// What an aggregation made of an edge round's updates (clients by their place at the edge).
-struct EdgeAggregated {
-  bool moved = false;        // the model moved: the updates went in, or the server half moved it without any
-  AlgorithmMetrics metrics;  // what the server half reported (when it moved)
-  ClientShares shares;       // ... and each client's share of the step
-};
-
 // The arithmetic of one aggregation at a server half: `updates` into `model` (none: the server
 // half may still move it, as MIFA does with what it remembers). The flat run's and every host's.
 EdgeAggregated aggregate_at(ServerAlgorithm& server, NamedTensors& model, const std::vector<ClientUpdate>& updates,

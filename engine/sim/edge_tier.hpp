@@ -111,6 +111,7 @@ class EdgeTier {
   double next_event() const;
   // fedbuff: "2 models in the buffer, 3 late, 1 loop lost, 0 idle" since the last cloud step.
   std::string since_last_step() const;
+  // fedbuff: why the run ends (hierarchy.stall_loops), or "" while it goes on.
   std::string stalled() const;
   // The cloud's view of an edge (its server half and model are the host's).
   struct Edge {
