@@ -9,9 +9,11 @@
 namespace drift::cli {
 
 struct DriftChildSetup {
-  int output_fd = -1;               // its stdout and stderr go here (-1: this process's)
-  bool own_process_group = false;   // so that a signal to the study's group spares it
-  bool for_untrusted_file = false;  // no core file, and an address-space limit outside sanitizer builds
+  int output_fd = -1;                    // its stdout and stderr go here (-1: this process's)
+  bool own_process_group = false;        // so that a signal to the study's group spares it
+  bool for_untrusted_file = false;       // no core file, and an address-space limit outside sanitizer builds
+  bool close_other_fds = false;          // keep none of this process's descriptors past stderr (its sockets)
+  std::vector<std::string> environment;  // NAME=VALUE entries added to (or replacing) this process's
 };
 
 // Starts /proc/self/exe with `args` (args[0] names it). The child is killed when the thread
