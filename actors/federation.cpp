@@ -27,6 +27,7 @@ std::string gather_workers(caf::actor_system& system, caf::scoped_actor& self, c
   at.port = publish_actor(system, gate, at, cluster.tls);
   observer->on_notice("listening on " + at.text() + (cluster.tls.enabled ? " (TLS)" : "") + ", scenario hash " +
                       setup.policy.scenario_hash + "; waiting for " + std::to_string(cluster.workers) + " worker(s)");
+  if (cluster.hooks) cluster.hooks->on_listening(at, setup.policy.scenario_hash);
   if (cluster.workers == 0) return "";
   // Asked again every second, so that an interrupt ends the wait (nothing ran: no checkpoint).
   const auto started = std::chrono::steady_clock::now();
@@ -38,6 +39,8 @@ std::string gather_workers(caf::actor_system& system, caf::scoped_actor& self, c
     if (ready) return "";
     if (error != caf::sec::request_timeout) return error_text(error);
     if (interrupt.signal.load() != 0) return "interrupted while waiting for the workers; nothing ran";
+    if (cluster.hooks)
+      if (auto why = cluster.hooks->failure(); !why.empty()) return why;
     const std::chrono::duration<double> waited = std::chrono::steady_clock::now() - started;
     if (cluster.join_timeout_s > 0 && waited.count() >= cluster.join_timeout_s)
       return "not all " + std::to_string(cluster.workers) + " worker(s) were ready within " +

@@ -16,6 +16,14 @@
 
 namespace drift::actors {
 
+// What a coordinator that starts its own workers does once it listens (drift run
+// --slot-processes): start them, and say when one of them has died before the run could begin.
+struct ListenHooks {
+  virtual ~ListenHooks() = default;
+  virtual void on_listening(const Endpoint& at, const std::string& scenario_hash) = 0;
+  virtual std::string failure() = 0;  // "" while every worker it started may still join
+};
+
 // A coordinator's side of a multi-node run: where it listens, whom it admits, whom it waits for.
 struct ClusterOptions {
   std::optional<Endpoint> listen;  // unset: a single-process run
@@ -24,8 +32,9 @@ struct ClusterOptions {
   bool edges_on_workers = false;   // [hierarchy]: the workers keep the edges' aggregators
   std::string token;               // the join token (read_join_token)
   TlsOptions tls;
-  double join_timeout_s = 600;  // give up when the workers are not all ready by then; 0: wait forever
-  WorkerWatch watch;            // when an unresponsive worker is let go
+  double join_timeout_s = 600;         // give up when the workers are not all ready by then; 0: wait forever
+  WorkerWatch watch;                   // when an unresponsive worker is let go
+  std::shared_ptr<ListenHooks> hooks;  // null: the workers are started by someone else
 };
 
 // Checkpoints and interrupts (docs/checkpoints.md).

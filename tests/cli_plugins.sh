@@ -3,7 +3,7 @@
 # FedProx written again outside drift's source, a perceptron, a highest-loss sampler, NIID-Bench's
 # quantity skew), through the CLI: listed, run on
 # 1 and 2 slots (the algorithm byte-identical to drift's own fedprox), resumed (also after the library moved), run by a
-# study's children and by workers on a loopback cluster. A plugin built for another drift, a
+# study's children, by workers on a loopback cluster and by the workers of --slot-processes. A plugin built for another drift, a
 # file that is no plugin and a changed library are refused with one line. Run by
 # plugin_package.sh with the installed drift and the plugin built against it:
 #   cli_plugins.sh DRIFT PLUGIN OTHER_VERSION_PLUGIN
@@ -184,4 +184,9 @@ start_worker w1 --plugin "$work/elsewhere/moved.so"
 expect_exit "$coordinator" 0 "$work/cluster.log"
 expect_exit "$worker_pid" 0 "$work/w1.log"
 same "$work/builtin" "$work/cluster"
+mv "$work/elsewhere/moved.so" "$plugin"
+# The workers a run starts for its slots (--slot-processes) load it too.
+"$drift" run "$work/tiny.toml" --out "$work/slot_processes" --slots 2 --slot-processes --no-progress \
+  --set algorithm.name=fedprox-plugin --set algorithm.mu=0.05 2> "$work/slot_processes.log"
+same "$work/builtin" "$work/slot_processes"
 echo "cli plugins: passed"

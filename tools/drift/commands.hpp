@@ -36,6 +36,7 @@ struct RunArgs {
   int workers = 0;                // wait for this many workers before the first round
   bool no_local = false;          // train on workers only
   bool edges_on_workers = false;  // [hierarchy]: the workers keep the edges' aggregators
+  bool slot_processes = false;    // each slot in a worker process of its own, on loopback
   std::string token_file;         // else $DRIFT_JOIN_TOKEN
   bool tls = false;
   std::string cert, key, ca;

@@ -73,6 +73,9 @@ CLI::App* add_run(CLI::App& app, drift::cli::RunArgs& run, bool resume = false) 
       cmd->add_option("--slots", run.slots, "CPU trainer slots (same as --devices cpu:N)")->check(CLI::Range(1, 4096));
   cmd->add_option("--devices", run.devices, "device pool, e.g. cpu:2,cuda:0x4 (overrides [devices])")
       ->excludes(slots_opt);
+  cmd->add_flag("--slot-processes", run.slot_processes,
+                "run each trainer slot in a drift worker process of its own on loopback (same results; on a GPU, "
+                "slots then share no CUDA context)");
   cmd->add_flag("--no-progress", run.no_progress, "plain log lines even on a terminal");
   cmd->add_flag("--no-plots", run.no_plots, "write no figures, neither live pages nor at the end");
   // Studies run each run as a child process that logs to its run directory only.

@@ -24,6 +24,7 @@
 #include "interrupts.hpp"
 #include "live_pages.hpp"
 #include "progress.hpp"
+#include "slot_processes.hpp"
 #include "wall_estimate.hpp"
 
 namespace drift::cli {
@@ -56,7 +57,9 @@ void describe_run(spdlog::logger& log, const Scenario& scenario, const Federatio
                      (training.steps_pass == StepsPass::persistent ? " from a pass that runs on across rounds" : "")
                : std::to_string(training.local_epochs) + " local epoch(s)",
            training.batch_size, training.learning_rate,
-           cluster.no_local ? std::string("workers only") : describe(devices));
+           cluster.hooks      ? describe(devices) + ", each slot in a worker process of its own"
+           : cluster.no_local ? std::string("workers only")
+                              : describe(devices));
   if (const auto pack = effective_pack(scenario); pack > 1)
     log.info("packs of {} clients train as one model (devices.pack)", pack);
   if (const auto privacy = privacy_description(scenario); !privacy.empty()) log.info("{}", privacy);
@@ -68,7 +71,7 @@ void describe_run(spdlog::logger& log, const Scenario& scenario, const Federatio
     const auto estimate = estimate_rounds(scenario, *data.population, bytes_of(state_of(model.shared_model())));
     for (const auto& w : edge_loop_warnings(scenario, estimate)) log.warn("{}", w);
   }
-  if (cluster.listen)
+  if (cluster.listen && !cluster.hooks)
     log.info("coordinator: {} worker(s){}{}", cluster.workers,
              cluster.no_local ? ", no local slots" : " plus local slots",
              cluster.edges_on_workers ? "; the workers keep the edges" : "");
@@ -76,7 +79,29 @@ void describe_run(spdlog::logger& log, const Scenario& scenario, const Federatio
 
 bool is_loopback(const std::string& host) { return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0; }
 
-actors::ClusterOptions cluster_options(const RunArgs& args) {
+// --slot-processes: the run listens on loopback for the workers it starts, one per slot.
+actors::ClusterOptions slot_process_options(const RunArgs& args, const std::vector<DeviceSlots>& devices) {
+  if (!args.listen.empty())
+    throw UserError(
+        "--slot-processes starts its own workers on loopback and cannot also --listen: for workers on "
+        "other machines, start drift worker processes there instead");
+  if (args.workers > 0 || args.no_local || args.tls || !args.token_file.empty())
+    throw UserError(
+        "--slot-processes starts one worker per slot, with a token of its own, on loopback: drop "
+        "--workers, --no-local, --tls and --token-file");
+  actors::ClusterOptions c;
+  c.listen = Endpoint{"127.0.0.1", 0};
+  c.workers = static_cast<std::uint32_t>(slot_device_specs(devices).size());
+  c.no_local = true;
+  c.edges_on_workers = args.edges_on_workers;
+  c.join_timeout_s = args.join_timeout;
+  c.watch.heartbeat_timeout_s = args.heartbeat_timeout;
+  c.watch.deadline_factor = args.deadline_factor;
+  return c;
+}
+
+actors::ClusterOptions cluster_options(const RunArgs& args, const std::vector<DeviceSlots>& devices) {
+  if (args.slot_processes) return slot_process_options(args, devices);
   actors::ClusterOptions c;
   if (args.listen.empty()) {
     if (args.workers > 0 || args.no_local || args.edges_on_workers || args.tls || !args.token_file.empty())
@@ -133,8 +158,7 @@ std::unique_ptr<LivePages> live_run_page(const std::filesystem::path& path, cons
 }  // namespace
 
 void check_run_flags(const RunArgs& args, const Scenario& scenario) {
-  scenario_devices(scenario);
-  cluster_options(args);
+  cluster_options(args, scenario_devices(scenario));
   if (args.edges_on_workers && !scenario.hierarchy.enabled())
     throw UserError("--edges-on-workers needs a [hierarchy] section: a flat federation has no edges to keep");
 }
@@ -171,9 +195,14 @@ int execute_run(const RunArgs& args, PreparedRun run) {
   const auto& scenario = run.scenario;
   const auto& data = run.data;
   const auto devices = scenario_devices(*scenario);
-  const auto cluster = cluster_options(args);
+  auto cluster = cluster_options(args, devices);
   const auto path = run.directory->path();
   const bool resuming = run.resume_from != nullptr;
+  if (args.slot_processes) {
+    cluster.token = private_join_token();
+    cluster.hooks = std::make_shared<SlotProcesses>(slot_device_specs(devices), cluster.token, args.plugins,
+                                                    path / "workers.log", resuming);
+  }
 
   auto console = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
   // A resumed run's log goes on after the first process's.
