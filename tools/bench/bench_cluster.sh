@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Client updates per second on 1 local slot, 2 local slots, and 2 worker processes with one
-# slot each on loopback (coordinator with --no-local), as ratios against the 1-slot run
-# measured here. Also the message round-trip cost per update: the extra training-phase
+# slot each on loopback (coordinator with --no-local), and 2 slots each in a worker process the
+# run starts itself (--slot-processes), as ratios against the 1-slot run measured here. Also the message round-trip cost per update: the extra training-phase
 # seconds of the 2-worker run over the 2-slot run, per update and slot, which is what
 # encoding, BASP over TCP and decoding add to a job. Training-phase time comes from
 # timings.jsonl, so process start-up and the data rebuild on the workers are left out.
@@ -66,17 +66,21 @@ on_workers() {
 }
 on_workers workers
 cmp "$work/one/metrics.jsonl" "$work/workers/metrics.jsonl"  # the same numbers, however deployed
+"$drift" run "$work/bench.toml" --out "$work/processes" --slots 2 --slot-processes --no-progress 2> /dev/null
+cmp "$work/one/metrics.jsonl" "$work/processes/metrics.jsonl"
 
 read -r jobs1 t1 < <(measure "$work/one")
 read -r jobs2 t2 < <(measure "$work/two")
 read -r jobsw tw < <(measure "$work/workers")
-python3 - "$jobs1" "$t1" "$jobs2" "$t2" "$jobsw" "$tw" "$(nproc)" <<'PY'
+read -r jobsp tp < <(measure "$work/processes")
+python3 - "$jobs1" "$t1" "$jobs2" "$t2" "$jobsw" "$tw" "$jobsp" "$tp" "$(nproc)" <<'PY'
 import sys
-j1, t1, j2, t2, jw, tw, cores = (float(x) for x in sys.argv[1:])
+j1, t1, j2, t2, jw, tw, jp, tp, cores = (float(x) for x in sys.argv[1:])
 base = j1 / t1
-print(f"cluster bench ({int(j1)} client updates per run, {int(cores)} cores; metrics identical in all three)")
+print(f"cluster bench ({int(j1)} client updates per run, {int(cores)} cores; metrics identical in all four)")
 print(f"{'setup':<28}{'updates/s':>10}{'ratio':>8}")
-for name, j, t in (("1 local slot", j1, t1), ("2 local slots", j2, t2), ("2 workers x 1 slot (TCP)", jw, tw)):
+for name, j, t in (("1 local slot", j1, t1), ("2 local slots", j2, t2), ("2 workers x 1 slot (TCP)", jw, tw),
+                   ("2 slots, --slot-processes", jp, tp)):
     print(f"{name:<28}{j / t:>10.2f}{(j / t) / base:>8.2f}")
 rtt = (tw - t2) * 2 / jw
 print(f"round-trip cost per update: {1000 * rtt:.1f} ms ({rtt / (t1 / j1):.3f} of a 1-slot update)")

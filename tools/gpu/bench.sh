@@ -18,7 +18,8 @@ DEV=${DRIFT_GPU_DEVICE:-cuda:0}; B=${DRIFT_GPU_BUILD:-/tmp/drift-gpu-build}
 left() { echo $((BUDGET - ($(date +%s) - T0))); }
 log() { echo "$@" | tee -a "$R"; }
 finish() {
-  (cd $W && tar czf "$OUT/runs.tgz" runs/*.log runs/*/timings.jsonl runs/*/metrics.jsonl runs/*/summary.json 2>/dev/null)
+  (cd $W && tar czf "$OUT/runs.tgz" runs/*.log runs/*/timings.jsonl runs/*/metrics.jsonl runs/*/summary.json \
+    runs/*/workers.log 2>/dev/null)
   (cd $W && tar czf "$OUT/logs.tgz" logs 2>/dev/null)
   log "total $(($(date +%s) - T0)) s"
 }
@@ -125,6 +126,10 @@ run qs_2 120 $QS --devices $(slots 2)
 run qs_4 120 $QS --devices $(slots 4)
 run qs_8 120 $QS --devices $(slots 8)
 same qs_1 qs_2 qs_4 qs_8
+log "== the same slots, each in a worker process of its own (--slot-processes: a CUDA context each)"
+run qs_4_proc 120 $QS --devices $(slots 4) --slot-processes
+run qs_8_proc 120 $QS --devices $(slots 8) --slot-processes
+same qs_1 qs_4_proc qs_8_proc
 if [ "${DEV%%:*}" = cuda ]; then
   log "== plain PyTorch on this GPU, the qs200 round (tools/gpu/limits.py)"
   PYTHONUNBUFFERED=1 timeout 120 python3 tools/gpu/limits.py 2>&1 | tee -a "$R"
@@ -139,7 +144,8 @@ if [ "${DRIFT_GPU_SKC:-1}" = 1 ]; then
   run skc_1_eager 150 $SKC --devices $(slots 1) --set devices.graphs=false
   run skc_2 150 $SKC --devices $(slots 2)
   run skc_4 150 $SKC --devices $(slots 4)
-  same skc_1 skc_1_eager skc_2 skc_4
+  run skc_4_proc 150 $SKC --devices $(slots 4) --slot-processes
+  same skc_1 skc_1_eager skc_2 skc_4 skc_4_proc
 fi
 log "== FedAU's protocol at the paper's 2,000 rounds (scenarios/paper/fedau_fmnist.toml, seed 1)"
 run fedau_2000 600 scenarios/paper/fedau_fmnist.toml --set federation.rounds=2000 --devices $(slots ${DRIFT_GPU_FEDAU_SLOTS:-8})
