@@ -34,8 +34,8 @@ std::string private_join_token() {
   return token;
 }
 
-SlotProcesses::SlotProcesses(std::vector<std::string> device_specs, std::string token,
-                             std::vector<std::string> plugins, std::filesystem::path log_file, bool append)
+SlotProcesses::SlotProcesses(std::vector<std::string> device_specs, std::string token, std::vector<std::string> plugins,
+                             std::filesystem::path log_file, bool append)
     : specs_(std::move(device_specs)),
       token_(std::move(token)),
       plugins_(std::move(plugins)),
@@ -49,12 +49,12 @@ void SlotProcesses::on_listening(const Endpoint& at, const std::string& scenario
   setup.own_process_group = true;
   setup.close_other_fds = true;
   setup.environment = {"DRIFT_JOIN_TOKEN=" + token_};
-  setup.output_fd =
-      open(log_file_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_APPEND | (append_ ? 0 : O_TRUNC), 0644);
+  setup.output_fd = open(log_file_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_APPEND | (append_ ? 0 : O_TRUNC), 0644);
   if (setup.output_fd < 0) throw UserError("cannot write " + log_file_.string());
   for (std::size_t i = 0; i < specs_.size(); ++i) {
-    std::vector<std::string> args{"drift",   "worker", "--connect", at.text(), "--devices", specs_[i], "--name",
-                                  "slot-" + std::to_string(i + 1), "--expect-scenario", scenario_hash};
+    const auto name = "slot-" + std::to_string(i + 1);
+    std::vector<std::string> args{"drift", "worker", "--connect", at.text(), "--devices", specs_[i]};
+    args.insert(args.end(), {"--name", name, "--expect-scenario", scenario_hash});
     for (const auto& p : plugins_) args.insert(args.end(), {"--plugin", p});
     Child child;
     child.devices = specs_[i];
