@@ -22,7 +22,7 @@ namespace {
 // Largest |packed - unpacked| over every tensor of every member, after checking that each
 // member took exactly its own steps.
 double largest_gap(const std::string& algorithm, const std::string& model_name, const std::vector<std::int64_t>& sizes,
-                   double mu, std::uint32_t epochs = 2, std::uint32_t steps = 0) {
+                   double mu, std::uint32_t epochs = 2, std::uint32_t steps = 0, const PackOptions& pack = {}) {
   const auto f = testing::random_federation(sizes, 11);
   ModelOptions options;
   options.width = 8;
@@ -34,7 +34,7 @@ double largest_gap(const std::string& algorithm, const std::string& model_name, 
   if (algorithm == "fedprox") params.set("mu", mu);
   std::vector<PackMember> members;
   for (std::uint32_t c = 0; c < sizes.size(); ++c) members.push_back({c, &f.indices[c]});
-  const auto packed = train_packed(*model, PackedObjective{mu}, f.data, task, members, 42);
+  const auto packed = train_packed(*model, PackedObjective{mu}, f.data, task, members, 42, torch::kCPU, {}, pack);
 
   double gap = 0;
   for (std::uint32_t c = 0; c < sizes.size(); ++c) {
@@ -93,6 +93,58 @@ TEST_CASE("a pack trains each client as it trains alone", "[packing]") {
   }
 }
 
+TEST_CASE("a padded pack, one shape at every step, trains each client as it trains alone", "[packing]") {
+  // The GPU's way (PackOptions::pad_to), run here on the CPU: short last batches padded to 16
+  // rows that weigh nothing, and members whose data has ended (3 of the 4 before the last
+  // steps) resting, with momentum, weight decay and clipping that must leave them untouched.
+  const std::vector<std::int64_t> sizes{40, 16, 21, 3};
+  PackOptions pad;
+  pad.pad_to = 16;
+  SECTION("fedavg and fedprox on small-cnn") {
+    CHECK(largest_gap("fedavg", "small-cnn", sizes, 0, 1, 0, pad) < 1e-6);
+    CHECK(largest_gap("fedprox", "small-cnn", sizes, 0.1, 1, 0, pad) < 1e-6);
+    CHECK(largest_gap("fedprox", "small-cnn", sizes, 0.1, 2, 0, pad) < 5e-3);
+  }
+  SECTION("fedau-cnn in local steps, with a member without samples") {
+    CHECK(largest_gap("fedavg", "fedau-cnn", {40, 7, 0}, 0, 1, 3, pad) < 1e-5);
+  }
+  SECTION("padding to more rows than any batch has") {
+    pad.pad_to = 24;
+    CHECK(largest_gap("fedavg", "cnn4", sizes, 0, 1, 0, pad) < 1e-6);
+  }
+}
+
+TEST_CASE("a padded pack keeps what it cannot pad in size groups", "[packing]") {
+  auto f = testing::random_federation({40, 16, 21, 3}, 5);
+  ModelOptions options;
+  options.width = 8;
+  std::vector<PackMember> members;
+  for (std::uint32_t c = 0; c < 4; ++c) members.push_back({c, &f.indices[c]});
+  PackOptions pad;
+  pad.pad_to = 16;
+  auto same = [](const std::vector<PackOutcome>& a, const std::vector<PackOutcome>& b) {
+    for (std::size_t c = 0; c < a.size(); ++c)
+      for (std::size_t t = 0; t < a[c].update.weights.size(); ++t)
+        if (!torch::equal(a[c].update.weights[t].value, b[c].update.weights[t].value)) return false;
+    return true;
+  };
+  // BatchNorm would see the padding rows: the ResNets step in size groups, to the bit.
+  auto resnet = make_model("resnet8", {1, 28, 28}, 10, 5, options);
+  const auto task = testing::sgd_task(*resnet, 3, 0.05, 1);
+  CHECK(same(train_packed(*resnet, {}, f.data, task, members, 7),
+             train_packed(*resnet, {}, f.data, task, members, 7, torch::kCPU, {}, pad)));
+  // A batch larger than the padding: size groups too.
+  auto cnn = make_model("small-cnn", {1, 28, 28}, 10, 5, options);
+  auto wide = testing::sgd_task(*cnn, 3, 0.05, 1);
+  wide.hyper.batch_size = 32;
+  CHECK(same(train_packed(*cnn, {}, f.data, wide, members, 7),
+             train_packed(*cnn, {}, f.data, wide, members, 7, torch::kCPU, {}, pad)));
+  // Where it pads, it is another arithmetic (a run's identity on the GPU, as the pack size is).
+  CHECK_FALSE(
+      same(train_packed(*cnn, {}, f.data, testing::sgd_task(*cnn, 3, 0.05, 1), members, 7),
+           train_packed(*cnn, {}, f.data, testing::sgd_task(*cnn, 3, 0.05, 1), members, 7, torch::kCPU, {}, pad)));
+}
+
 TEST_CASE("a member's result does not depend on its pack-mates", "[packing]") {
   auto f = testing::random_federation({40, 16, 21, 3}, 11);
   auto others = f.data;
@@ -105,35 +157,46 @@ TEST_CASE("a member's result does not depend on its pack-mates", "[packing]") {
     const auto task = testing::sgd_task(*model, 3, 0.05, 2);
     std::vector<PackMember> members;
     for (std::uint32_t c = 0; c < 4; ++c) members.push_back({c, &f.indices[c]});
-    const auto a = train_packed(*model, {}, f.data, task, members, 42);
-    const auto b = train_packed(*model, {}, others, task, members, 42);
-    for (std::size_t t = 0; t < a[0].update.weights.size(); ++t)
-      CHECK(torch::equal(a[0].update.weights[t].value, b[0].update.weights[t].value));
-    CHECK_FALSE(torch::equal(a[1].update.weights[0].value, b[1].update.weights[0].value));
+    for (std::int64_t pad_to : {0, 16}) {
+      INFO(name << ", padded to " << pad_to);
+      PackOptions pack;
+      pack.pad_to = pad_to;
+      const auto a = train_packed(*model, {}, f.data, task, members, 42, torch::kCPU, {}, pack);
+      const auto b = train_packed(*model, {}, others, task, members, 42, torch::kCPU, {}, pack);
+      for (std::size_t t = 0; t < a[0].update.weights.size(); ++t)
+        CHECK(torch::equal(a[0].update.weights[t].value, b[0].update.weights[t].value));
+      CHECK_FALSE(torch::equal(a[1].update.weights[0].value, b[1].update.weights[0].value));
+    }
   }
 }
 
 TEST_CASE("a pack gives the same bits on a rerun and fails only a diverging member", "[packing]") {
-  auto f = testing::random_federation({20, 20, 20}, 3);
   auto model = make_model("small-cnn", {1, 28, 28}, 10, 5);
   const auto task = testing::sgd_task(*model, 3, 0.05, 1);
-  std::vector<PackMember> members;
-  for (std::uint32_t c = 0; c < 3; ++c) members.push_back({c, &f.indices[c]});
-  const auto a = train_packed(*model, {}, f.data, task, members, 9);
-  const auto b = train_packed(*model, {}, f.data, task, members, 9);
-  for (std::size_t c = 0; c < 3; ++c)
-    for (std::size_t t = 0; t < a[c].update.weights.size(); ++t)
-      CHECK(torch::equal(a[c].update.weights[t].value, b[c].update.weights[t].value));
+  for (std::int64_t pad_to : {0, 16}) {
+    INFO("padded to " << pad_to);
+    PackOptions pack;
+    pack.pad_to = pad_to;
+    auto f = testing::random_federation({20, 20, 20}, 3);
+    std::vector<PackMember> members;
+    for (std::uint32_t c = 0; c < 3; ++c) members.push_back({c, &f.indices[c]});
+    const auto a = train_packed(*model, {}, f.data, task, members, 9, torch::kCPU, {}, pack);
+    const auto b = train_packed(*model, {}, f.data, task, members, 9, torch::kCPU, {}, pack);
+    for (std::size_t c = 0; c < 3; ++c)
+      for (std::size_t t = 0; t < a[c].update.weights.size(); ++t)
+        CHECK(torch::equal(a[c].update.weights[t].value, b[c].update.weights[t].value));
 
-  f.data.images[25].fill_(std::numeric_limits<float>::quiet_NaN());  // a sample of client 1
-  const auto broken = train_packed(*model, {}, f.data, task, members, 9);
-  INFO(broken[1].error);
-  CHECK(broken[1].error.find("client 1 round 3: training loss became") != std::string::npos);
-  CHECK(broken[1].error.find("nan at local step 0") != std::string::npos);
-  for (std::size_t c : {0, 2}) {
-    REQUIRE(broken[c].error.empty());
-    for (std::size_t t = 0; t < a[c].update.weights.size(); ++t)
-      CHECK(torch::equal(a[c].update.weights[t].value, broken[c].update.weights[t].value));
+    f.data.images[25].fill_(std::numeric_limits<float>::quiet_NaN());  // a sample of client 1
+    const auto broken = train_packed(*model, {}, f.data, task, members, 9, torch::kCPU, {}, pack);
+    INFO(broken[1].error);
+    CHECK(broken[1].error.find("client 1 round 3: training loss became") != std::string::npos);
+    CHECK(broken[1].error.find("nan at local step 0") != std::string::npos);
+    for (std::size_t c : {0, 2}) {
+      REQUIRE(broken[c].error.empty());
+      CHECK(broken[c].update.metrics.loss == a[c].update.metrics.loss);
+      for (std::size_t t = 0; t < a[c].update.weights.size(); ++t)
+        CHECK(torch::equal(a[c].update.weights[t].value, broken[c].update.weights[t].value));
+    }
   }
 }
 

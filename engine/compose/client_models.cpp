@@ -72,11 +72,17 @@ ClientModels::Entry& ClientModels::entry_for(const std::string& name) {
     // Padded short batches make every step one graph; a model with batch statistics would see
     // the padding rows. Decided whether or not graphs are on, so that both give the same bits.
     options.pad_short_batches = capturable && !has_batch_statistics(*e.model);
-    for (const auto& client : data_.partition.indices)
-      options.largest_client = std::max(options.largest_client, static_cast<std::int64_t>(client.size()));
+    options.largest_client = largest_client();
     e.trainer = std::make_unique<DeviceTrainer>(*e.model, device_, options);
   }
   return by_architecture_.emplace(name, std::move(e)).first->second;
+}
+
+std::int64_t ClientModels::largest_client() const {
+  std::int64_t largest = 0;
+  for (const auto& client : data_.partition.indices)
+    largest = std::max(largest, static_cast<std::int64_t>(client.size()));
+  return largest;
 }
 
 Model& ClientModels::shared_model() { return *entry_for(scenario_.model).model; }
@@ -115,8 +121,12 @@ std::vector<PackOutcome> ClientModels::train_pack(const TrainingTask& task, cons
     members.push_back({c, &data_.partition.indices[c]});
   }
   const auto objective = find_algorithm(scenario_.algorithm)->packed(scenario_.algorithm_params);
+  PackOptions options;
+  // On a GPU every step of a pack is one shape (train_packed says when it cannot be); the CPU
+  // keeps the size groups whose bits the shipped scenarios record.
+  if (!device_.is_cpu()) options.pad_to = std::min<std::int64_t>(task.hyper.batch_size, largest_client());
   return train_packed(shared_model(), objective, *train_, task, members, scenario_.seed, device_,
-                      scenario_.data.augment);
+                      scenario_.data.augment, options);
 }
 
 }  // namespace drift

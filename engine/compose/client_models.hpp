@@ -43,6 +43,7 @@ class ClientModels {
     std::unique_ptr<DeviceTrainer> trainer;
   };
   Entry& entry_for(const std::string& architecture);
+  std::int64_t largest_client() const;  // samples of the largest client: no batch is padded past it
 
   const Scenario& scenario_;
   const FederationData& data_;

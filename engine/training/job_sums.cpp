@@ -34,9 +34,24 @@ void JobSums::add(const torch::Tensor& index, const torch::Tensor& loss, const t
   bad_value_.index_copy_(0, index, torch::where(bad, value, bad_value_.index_select(0, index)));
 }
 
-JobSums::Totals JobSums::read() const {
-  return {to_vector<double>(loss_), to_vector<std::int64_t>(correct_), to_vector<std::int64_t>(first_bad_),
-          to_vector<double>(bad_value_)};
+void JobSums::add_all(const torch::Tensor& loss, const torch::Tensor& hits, const torch::Tensor& sizes,
+                      std::int64_t step) {
+  torch::NoGradGuard no_grad;
+  const auto value = loss.detach().to(torch::kFloat64);
+  const auto stepped = sizes.gt(0);
+  // A resting client's loss is 0, or not finite once it has failed: it adds nothing either way.
+  loss_.add_(torch::where(stepped, value * sizes.to(torch::kFloat64), torch::zeros_like(value)));
+  correct_.add_(hits);
+  const auto bad = stepped.logical_and(first_bad_.lt(0)).logical_and(torch::logical_not(torch::isfinite(value)));
+  first_bad_.copy_(torch::where(bad, torch::full_like(first_bad_, step), first_bad_));
+  bad_value_.copy_(torch::where(bad, value, bad_value_));
+}
+
+JobSums::Totals JobSums::read() const { return totals_of(tensors()); }
+
+JobSums::Totals JobSums::totals_of(const std::vector<torch::Tensor>& host) {
+  return {to_vector<double>(host.at(0)), to_vector<std::int64_t>(host.at(1)), to_vector<std::int64_t>(host.at(2)),
+          to_vector<double>(host.at(3))};
 }
 
 }  // namespace drift

@@ -16,6 +16,9 @@ class JobSums {
   // Clients `index` took local step `step` on batches of `size`, with these losses and hits.
   void add(const torch::Tensor& index, const torch::Tensor& loss, const torch::Tensor& hits, std::int64_t size,
            std::int64_t step);
+  // Every client at once at local step `step`: client r's batch held sizes[r] samples (an int64
+  // tensor on the device); a client with 0 took no step and adds nothing.
+  void add_all(const torch::Tensor& loss, const torch::Tensor& hits, const torch::Tensor& sizes, std::int64_t step);
 
   struct Totals {
     std::vector<double> loss;             // sum of loss x batch size, in float64
@@ -24,6 +27,10 @@ class JobSums {
     std::vector<double> bad_value;        // that loss
   };
   Totals read() const;  // the one host synchronisation
+  // The sums as device tensors, to download with the weights in one wait, and totals_of them
+  // once they are on the CPU.
+  std::vector<torch::Tensor> tensors() const { return {loss_, correct_, first_bad_, bad_value_}; }
+  static Totals totals_of(const std::vector<torch::Tensor>& host);
 
  private:
   torch::Tensor loss_, correct_, first_bad_, bad_value_;

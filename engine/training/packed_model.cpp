@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "engine/models/cnn_models.hpp"
+#include "engine/training/device_transfer.hpp"
 
 namespace drift {
 namespace F = torch::nn::functional;
@@ -146,9 +147,14 @@ torch::Tensor PackedModel::forward(const Tensors& w, Tensors& stats, const torch
 
 std::pair<torch::Tensor, torch::Tensor> PackedModel::step(const std::vector<std::int64_t>& rows, const torch::Tensor& x,
                                                           const torch::Tensor& y, const PackedSgd& sgd) {
+  return step(rows, torch::tensor(rows, torch::kInt64).to(params_.front().device()), x, y, sgd);
+}
+
+std::pair<torch::Tensor, torch::Tensor> PackedModel::step(const std::vector<std::int64_t>& rows,
+                                                          const torch::Tensor& index, const torch::Tensor& x,
+                                                          const torch::Tensor& y, const PackedSgd& sgd) {
   const auto s = static_cast<std::int64_t>(rows.size());
   const bool whole = s == clients_;  // rows ascending and distinct: all of them, in order
-  const auto index = torch::tensor(rows, torch::kInt64).to(params_.front().device());
   Tensors w = gather(params_, index, whole);
   for (auto& t : w) t = t.detach().requires_grad_(true);
   Tensors stats = gather(stats_, index, whole);
@@ -160,11 +166,7 @@ std::pair<torch::Tensor, torch::Tensor> PackedModel::step(const std::vector<std:
                                F::CrossEntropyFuncOptions().reduction(torch::kNone))
                   .view({s, batch})
                   .mean(1);
-  if (sgd.proximal_mu > 0) {
-    auto distance = torch::zeros({s}, loss.options());
-    for (std::size_t i = 0; i < w.size(); ++i) distance = distance + (w[i] - start_[i]).pow(2).flatten(1).sum(1);
-    loss = loss + distance * (sgd.proximal_mu / 2.0);
-  }
+  if (sgd.proximal_mu > 0) loss = loss + proximal_distance(w) * (sgd.proximal_mu / 2.0);
   loss.sum().backward();  // each row's parameters see only their own client's loss
   apply_sgd(w, momentum, sgd);
 
@@ -182,9 +184,43 @@ std::pair<torch::Tensor, torch::Tensor> PackedModel::step(const std::vector<std:
   return {loss.detach(), correct};
 }
 
+std::pair<torch::Tensor, torch::Tensor> PackedModel::step_padded(const torch::Tensor& x, const torch::Tensor& y,
+                                                                 const torch::Tensor& sizes,
+                                                                 const std::vector<std::int64_t>& stepping,
+                                                                 const PackedSgd& sgd) {
+  if (has_batch_statistics()) throw std::logic_error("a padded pack step for a model with batch statistics");
+  Tensors w = params_;
+  for (auto& t : w) t = t.detach().requires_grad_(true);
+  const auto logits = forward(w, stats_, x, clients_);  // [K, P, classes]
+  const auto pad = logits.size(1);
+  const auto real = torch::arange(pad, sizes.options()).unsqueeze(0).lt(sizes.unsqueeze(1));  // [K, P]
+  const auto active = sizes.gt(0).to(logits.scalar_type());
+  const auto ce = F::cross_entropy(logits.reshape({clients_ * pad, -1}), y.reshape({-1}),
+                                   F::CrossEntropyFuncOptions().reduction(torch::kNone))
+                      .view({clients_, pad});
+  // Padding rows weigh exactly 0, so their gradient is exactly 0; a row without samples has a
+  // zero loss and, with its proximal term weighed by 0 too, a zero gradient.
+  auto loss = (ce * real.to(ce.scalar_type())).sum(1) / sizes.clamp_min(1).to(ce.scalar_type());
+  if (sgd.proximal_mu > 0) loss = loss + proximal_distance(w) * (sgd.proximal_mu / 2.0) * active;
+  loss.sum().backward();
+  apply_sgd(w, momentum_, sgd, active);
+
+  torch::NoGradGuard no_grad;
+  for (std::size_t i = 0; i < w.size(); ++i) params_[i] = w[i].detach();
+  for (auto r : stepping) ++steps_[static_cast<std::size_t>(r)];
+  const auto correct = logits.detach().argmax(2).eq(y).logical_and(real).sum(1);
+  return {loss.detach(), correct};
+}
+
+torch::Tensor PackedModel::proximal_distance(const Tensors& w) const {
+  auto distance = torch::zeros({w.front().size(0)}, w.front().options().requires_grad(false));
+  for (std::size_t i = 0; i < w.size(); ++i) distance = distance + (w[i] - start_[i]).pow(2).flatten(1).sum(1);
+  return distance;
+}
+
 // torch::optim::SGD's step (weight decay, then momentum, then the learning rate), after
 // clip_grad_norm_'s clipping, each with per-row norms.
-void PackedModel::apply_sgd(Tensors& w, Tensors& momentum, const PackedSgd& sgd) const {
+void PackedModel::apply_sgd(Tensors& w, Tensors& momentum, const PackedSgd& sgd, const torch::Tensor& active) const {
   torch::NoGradGuard no_grad;
   auto per_row = [](const torch::Tensor& scale, const torch::Tensor& like) {
     std::vector<std::int64_t> shape(static_cast<std::size_t>(like.dim()), 1);
@@ -198,28 +234,53 @@ void PackedModel::apply_sgd(Tensors& w, Tensors& momentum, const PackedSgd& sgd)
     const auto coef = torch::clamp(sgd.grad_clip / (total + 1e-6), c10::nullopt, 1.0);
     for (auto& t : w) t.mutable_grad().mul_(per_row(coef, t));
   }
+  // A resting row (active 0) gets d = 0 and a momentum factor of 1; a stepping row's factors are
+  // exactly 1 and the momentum, so its arithmetic is the unmasked step's to the bit.
+  const bool masked = active.defined();
   for (std::size_t i = 0; i < w.size(); ++i) {
     auto d = w[i].grad();
     if (sgd.weight_decay != 0) d = d.add(w[i], sgd.weight_decay);
+    if (masked) d = d * per_row(active, d);
     if (sgd.momentum != 0) {
       // A zero buffer times momentum plus d is d: torch's first step, which copies d.
-      momentum[i].mul_(sgd.momentum).add_(d);
-      d = momentum[i];
+      if (masked)
+        momentum[i].mul_(per_row(active * sgd.momentum + (1.0 - active), d)).add_(d);
+      else
+        momentum[i].mul_(sgd.momentum).add_(d);
+      d = masked ? momentum[i] * per_row(active, d) : momentum[i];
     }
     w[i].add_(d, -sgd.learning_rate);
   }
 }
 
-NamedTensors PackedModel::unpack(std::int64_t row) const {
+std::vector<NamedTensors> PackedModel::unpack_all(const std::vector<torch::Tensor>& also,
+                                                  std::vector<torch::Tensor>& also_out) const {
+  std::vector<torch::Tensor> sources = also;
+  sources.insert(sources.end(), params_.begin(), params_.end());
+  sources.insert(sources.end(), stats_.begin(), stats_.end());
+  const auto device = params_.front().device();
+  const auto host = device.is_cpu() ? sources : download(sources, device);
+  const auto params = host.begin() + static_cast<std::ptrdiff_t>(also.size());
+  const auto stats = params + static_cast<std::ptrdiff_t>(params_.size());
+  also_out.assign(host.begin(), params);
+  const Tensors host_params(params, stats), host_stats(stats, host.end());
+  std::vector<NamedTensors> out;
+  for (std::int64_t row = 0; row < clients_; ++row) out.push_back(row_state(row, host_params, host_stats));
+  return out;
+}
+
+NamedTensors PackedModel::unpack(std::int64_t row) const { return row_state(row, params_, stats_); }
+
+NamedTensors PackedModel::row_state(std::int64_t row, const Tensors& params, const Tensors& stats) const {
   NamedTensors out;
   for (const auto& t : layout_) {
     torch::Tensor value;
     if (ends_with(t.name, ".num_batches_tracked")) {
       value = torch::full_like(t.value, tracked_start_.at(t.name) + steps_[static_cast<std::size_t>(row)]);
     } else if (ends_with(t.name, ".running_mean") || ends_with(t.name, ".running_var")) {
-      value = stats_[index_of(stat_names_, t.name)][row].to(torch::kCPU).clone();
+      value = stats[index_of(stat_names_, t.name)][row].to(torch::kCPU).clone();
     } else {
-      value = params_[index_of(param_names_, t.name)][row].to(torch::kCPU).clone();
+      value = params[index_of(param_names_, t.name)][row].to(torch::kCPU).clone();
     }
     out.push_back({t.name, value});
   }

@@ -48,9 +48,30 @@ class PackedModel {
   // device and without a host synchronisation.
   std::pair<torch::Tensor, torch::Tensor> step(const std::vector<std::int64_t>& rows, const torch::Tensor& x,
                                                const torch::Tensor& y, const PackedSgd& sgd);
+  // The same with `rows` also given as an int64 tensor on the pack's device, so that the step
+  // copies nothing from the host.
+  std::pair<torch::Tensor, torch::Tensor> step(const std::vector<std::int64_t>& rows, const torch::Tensor& index,
+                                               const torch::Tensor& x, const torch::Tensor& y, const PackedSgd& sgd);
+
+  // One step of every row at once, one shape whatever the members' batches: x [P, K*C, H, W]
+  // and y [K, P] hold P rows per client, of which the first sizes[r] (an int64 tensor [K] on the
+  // device) are row r's samples and the rest padding that weighs nothing. Row r's loss is its
+  // samples' summed cross-entropy over sizes[r] (plus the proximal term), as train_locally's
+  // mean; a row of size 0 takes no step and its weights and momentum stay as they are, to the
+  // bit. `stepping`: the rows of positive size, for the host's step counts. Returns each row's
+  // loss and its samples' correct predictions [K]. Refused (std::logic_error) for models with
+  // batch statistics, which the padding would enter.
+  std::pair<torch::Tensor, torch::Tensor> step_padded(const torch::Tensor& x, const torch::Tensor& y,
+                                                      const torch::Tensor& sizes,
+                                                      const std::vector<std::int64_t>& stepping, const PackedSgd& sgd);
+  bool has_batch_statistics() const { return !stat_names_.empty(); }
 
   // Row `row`'s tensors in `state_of` order and names, on the CPU.
   NamedTensors unpack(std::int64_t row) const;
+  // Every row's, after one wait for the device, which also brings `also` (device tensors) to
+  // the CPU into `also_out`.
+  std::vector<NamedTensors> unpack_all(const std::vector<torch::Tensor>& also,
+                                       std::vector<torch::Tensor>& also_out) const;
 
  private:
   struct Block {
@@ -65,7 +86,10 @@ class PackedModel {
   torch::Tensor norm(const Tensors& w, Tensors& stats, const torch::Tensor& x, const std::string& name) const;
   torch::Tensor linear(const Tensors& w, const torch::Tensor& features, const std::string& name) const;
   torch::Tensor forward(const Tensors& w, Tensors& stats, const torch::Tensor& x, std::int64_t rows) const;
-  void apply_sgd(Tensors& w, Tensors& momentum, const PackedSgd& sgd) const;
+  NamedTensors row_state(std::int64_t row, const Tensors& params, const Tensors& stats) const;  // on the CPU
+  torch::Tensor proximal_distance(const Tensors& w) const;  // [S]: each row's ||w - w_start||^2
+  // `active` (optional, [S] of 0 and 1): rows at 0 keep their weights and momentum.
+  void apply_sgd(Tensors& w, Tensors& momentum, const PackedSgd& sgd, const torch::Tensor& active = {}) const;
 
   std::int64_t clients_ = 0;
   bool resnet_ = false;

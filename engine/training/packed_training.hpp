@@ -26,12 +26,26 @@ struct PackOutcome {
   std::string error;
 };
 
+// How a pack's steps run. Either way, every step's sample indices go to the device in one copy
+// before the first step, and the sums and weights come back after one wait at the end.
+struct PackOptions {
+  // 0: at each local step the members whose batches have one size step together (a member with
+  // a short last batch, or whose data has ended, steps apart or not at all): the CPU's way, whose
+  // bits the shipped scenarios record. > 0: every step is the whole pack in one shape, each
+  // member's batch padded to this many rows that weigh nothing, and a member whose data has
+  // ended resting (PackedModel::step_padded); a GPU's way, where the launches cost more than the
+  // arithmetic. Used only without batch statistics or augmentation, and when no batch is larger.
+  std::int64_t pad_to = 0;
+  bool forbid_syncs = false;  // make any host wait inside the step loop throw (GPU tests)
+};
+
 // Trains `members` from `task` (its weights loaded into every row) with the algorithm's
 // packed objective; `prototype` is a model of the task's architecture (its weights are not
-// used). Batches and augmentation draw from the same streams as train_locally.
+// used). Batches and augmentation draw from the same streams as train_locally. `data` is where
+// the steps read it: its tensors on `device` (resident_on).
 std::vector<PackOutcome> train_packed(const Model& prototype, const PackedObjective& objective, const Dataset& data,
                                       const TrainingTask& task, const std::vector<PackMember>& members,
                                       std::uint64_t seed, const torch::Device& device = torch::kCPU,
-                                      const AugmentConfig& augment = {});
+                                      const AugmentConfig& augment = {}, const PackOptions& options = {});
 
 }  // namespace drift
