@@ -7,7 +7,7 @@
 # summary.json and log) and $OUT/logs.tgz (build and test logs); OUT defaults to ./gpu-out.
 # DRIFT_GPU_BUDGET (seconds, default 420) bounds the whole: work past it is skipped and said so;
 # the FedAU protocol at 2,000 rounds runs last, in what is left.
-# DRIFT_GPU_PACKS=1 also times packed clients; DRIFT_GPU_SKC=0 skips FedSKC; DRIFT_GPU_FEDAU_SLOTS
+# DRIFT_GPU_PACKS=0 skips packed clients; DRIFT_GPU_SKC=0 skips FedSKC; DRIFT_GPU_FEDAU_SLOTS
 # (default 8) sets the FedAU run's slots. DRIFT_GPU_DEVICE=cpu DRIFT_GPU_BUILD=build checks this script on the development machine.
 set -u
 ROOT=$(pwd); G=$ROOT/.gpu; OUT=${OUT:-$ROOT/gpu-out}; mkdir -p "$OUT"
@@ -134,9 +134,12 @@ if [ "${DEV%%:*}" = cuda ]; then
   log "== plain PyTorch on this GPU, the qs200 round (tools/gpu/limits.py)"
   PYTHONUNBUFFERED=1 timeout 120 python3 tools/gpu/limits.py 2>&1 | tee -a "$R"
 fi
-if [ -n "${DRIFT_GPU_PACKS:-}" ]; then
+if [ "${DRIFT_GPU_PACKS:-1}" = 1 ]; then
+  log "== packed clients: every step of a pack one shape (padded), indices uploaded once a job"
   run qs_1_pack40 120 $QS --devices $(slots 1) --set devices.pack=40
+  run qs_1_pack10 120 $QS --devices $(slots 1) --set devices.pack=10
   run qs_4_pack10 120 $QS --devices $(slots 4) --set devices.pack=10
+  same qs_1_pack10 qs_4_pack10
 fi
 if [ "${DRIFT_GPU_SKC:-1}" = 1 ]; then
   log "== FedSKC reference, ResNet-8 width 16, 20 clients, 8 a round (its own loss, captured)"
