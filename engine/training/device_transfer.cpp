@@ -46,30 +46,41 @@ torch::Tensor upload_indices(const std::vector<std::int64_t>& values, const torc
   return pinned.to(device, /*non_blocking=*/true);
 }
 
-void load_state_on_device(torch::nn::Module& module, const NamedTensors& state, const torch::Device& device) {
-  if (device.is_cpu()) return load_state(module, state);
-  const auto targets = targets_of(module);
-  check_compatible(targets, state);
-  torch::NoGradGuard no_grad;
-  for (const auto& [dtype, members] : by_dtype(targets)) {
+NamedTensors upload_state(const NamedTensors& state, const torch::Device& device) {
+  NamedTensors out(state.size());
+  if (device.is_cpu()) {
+    for (std::size_t i = 0; i < state.size(); ++i) out[i] = {state[i].name, state[i].value.clone()};
+    return out;
+  }
+  for (const auto& [dtype, members] : by_dtype(state)) {
     std::int64_t total = 0;
-    for (auto i : members) total += targets[i].value.numel();
+    for (auto i : members) total += state[i].value.numel();
     auto pinned = torch::empty({total}, torch::TensorOptions().dtype(dtype).pinned_memory(true));
     auto* base = static_cast<char*>(pinned.data_ptr());
     std::int64_t at = 0;
     for (auto i : members) {
-      const auto source = state[i].value.contiguous();
+      const auto source = state[i].value.to(torch::kCPU).contiguous();  // no copy when on the CPU already
       std::memcpy(base + at * pinned.element_size(), source.data_ptr(), source.nbytes());
       at += source.numel();
     }
     const auto flat = pinned.to(device, /*non_blocking=*/true);
     at = 0;
     for (auto i : members) {
-      auto& target = targets[i].value;
-      target.copy_(flat.narrow(0, at, target.numel()).view(target.sizes()));
-      at += target.numel();
+      const auto& source = state[i].value;
+      out[i] = {state[i].name, flat.narrow(0, at, source.numel()).view(source.sizes())};
+      at += source.numel();
     }
   }
+  return out;
+}
+
+void load_state_on_device(torch::nn::Module& module, const NamedTensors& state, const torch::Device& device) {
+  if (device.is_cpu()) return load_state(module, state);
+  const auto targets = targets_of(module);
+  check_compatible(targets, state);
+  torch::NoGradGuard no_grad;
+  const auto uploaded = upload_state(state, device);
+  for (std::size_t i = 0; i < targets.size(); ++i) targets[i].value.copy_(uploaded[i].value);
 }
 
 std::vector<torch::Tensor> download(const std::vector<torch::Tensor>& tensors, const torch::Device& device) {

@@ -14,6 +14,10 @@ namespace drift {
 // `values` as one int64 tensor on `device`; the host does not wait for the copy.
 torch::Tensor upload_indices(const std::vector<std::int64_t>& values, const torch::Device& device);
 
+// `state` (on the CPU) copied to `device` with one copy per dtype that the host does not wait
+// for; on the CPU, a copy.
+NamedTensors upload_state(const NamedTensors& state, const torch::Device& device);
+
 // Copies `state` (on the CPU) into `module`'s parameters and buffers on `device`, checked as
 // load_state checks it; one upload per dtype, and the host does not wait.
 void load_state_on_device(torch::nn::Module& module, const NamedTensors& state, const torch::Device& device);

@@ -60,8 +60,10 @@ PackedModel::PackedModel(const Model& prototype, const NamedTensors& start, std:
   std::vector<std::string> names;
   for (const auto& t : layout_) names.push_back(t.name);
   torch::NoGradGuard no_grad;
+  // The task's weights go to the device in one copy per dtype, and are broadcast to the rows there.
+  const auto uploaded = upload_state(start, device);
   for (const auto& p : prototype.named_parameters()) {
-    const auto& from = start[index_of(names, p.key())].value;
+    const auto& from = uploaded[index_of(names, p.key())].value;
     param_names_.push_back(p.key());
     std::vector<std::int64_t> shape{clients};
     for (auto d : from.sizes()) shape.push_back(d);
@@ -74,11 +76,12 @@ PackedModel::PackedModel(const Model& prototype, const NamedTensors& start, std:
     if (resnet_ && ends_with(p.key(), ".shortcut_conv.weight"))
       blocks_.back().stride = 2, blocks_.back().shortcut = true;
   }
-  for (const auto& t : start) {
+  for (std::size_t i = 0; i < start.size(); ++i) {
+    const auto& t = start[i];
     if (ends_with(t.name, ".running_mean") || ends_with(t.name, ".running_var")) {
       stat_names_.push_back(t.name);
-      stats_.push_back(
-          torch::empty({clients, t.value.numel()}, t.value.options().device(device)).copy_(t.value.view({1, -1})));
+      const auto& from = uploaded[i].value;
+      stats_.push_back(torch::empty({clients, from.numel()}, from.options()).copy_(from.reshape({1, -1})));
     } else if (ends_with(t.name, ".num_batches_tracked")) {
       tracked_start_[t.name] = t.value.item<std::int64_t>();
     } else if (std::find(param_names_.begin(), param_names_.end(), t.name) == param_names_.end()) {
