@@ -8,7 +8,9 @@
 # DRIFT_GPU_BUDGET (seconds, default 420) bounds the whole: work past it is skipped and said so;
 # the FedAU protocol at 2,000 rounds runs last, in what is left.
 # DRIFT_GPU_PACKS=0 skips packed clients; DRIFT_GPU_SKC=0 skips FedSKC; DRIFT_GPU_FEDAU_SLOTS
-# (default 8) sets the FedAU run's slots. DRIFT_GPU_DEVICE=cpu DRIFT_GPU_BUILD=build checks this script on the development machine.
+# (default 8) sets the FedAU run's slots; DRIFT_GPU_FEDAU=0 skips it; DRIFT_GPU_ROUNDS (default 20)
+# sets qs200's rounds. DRIFT_GPU_DEVICE=cpu DRIFT_GPU_BUILD=build DRIFT_GPU_ROUNDS=2 checks this
+# script on the development machine.
 set -u
 ROOT=$(pwd); G=$ROOT/.gpu; OUT=${OUT:-$ROOT/gpu-out}; mkdir -p "$OUT"
 R=$OUT/report.txt; : > "$R"
@@ -111,7 +113,8 @@ same() {  # same A B...: whether the runs wrote the same metrics.jsonl
 }
 slots() { [ "${DEV%%:*}" = cuda ] && echo "$DEV"x$1 || echo cpu:$1; }
 
-QS="scenarios/quickstart.toml --set federation.clients=200 --set sampler.clients_per_round=40 --set federation.rounds=20"
+QS="scenarios/quickstart.toml --set federation.clients=200 --set sampler.clients_per_round=40
+  --set federation.rounds=${DRIFT_GPU_ROUNDS:-20}"
 SKC="scenarios/quickstart.toml --set model.name=resnet8 --set model.width=16 --set algorithm.name=fedskc
   --set algorithm.preset=reference --set training.lr=0.1 --set training.momentum=0 --set federation.rounds=6
   --set partition.alpha=0.2"
@@ -126,7 +129,8 @@ run qs_2 120 $QS --devices $(slots 2)
 run qs_4 120 $QS --devices $(slots 4)
 run qs_8 120 $QS --devices $(slots 8)
 same qs_1 qs_2 qs_4 qs_8
-log "== the same slots, each in a worker process of its own (--slot-processes: a CUDA context each)"
+log "== the same slots, each in a worker process of its own (--slot-processes: a CUDA context each;"
+log "   host user time is the coordinator's alone, the workers' is not counted)"
 run qs_4_proc 120 $QS --devices $(slots 4) --slot-processes
 run qs_8_proc 120 $QS --devices $(slots 8) --slot-processes
 same qs_1 qs_4_proc qs_8_proc
@@ -150,5 +154,6 @@ if [ "${DRIFT_GPU_SKC:-1}" = 1 ]; then
   run skc_4_proc 150 $SKC --devices $(slots 4) --slot-processes
   same skc_1 skc_1_eager skc_2 skc_4 skc_4_proc
 fi
+[ "${DRIFT_GPU_FEDAU:-1}" = 1 ] || exit 0
 log "== FedAU's protocol at the paper's 2,000 rounds (scenarios/paper/fedau_fmnist.toml, seed 1)"
 run fedau_2000 600 scenarios/paper/fedau_fmnist.toml --set federation.rounds=2000 --devices $(slots ${DRIFT_GPU_FEDAU_SLOTS:-8})
