@@ -11,6 +11,7 @@
 #include "engine/sim/round_rules.hpp"
 #include "engine/training/batch_schedule.hpp"
 #include "engine/training/local_training.hpp"
+#include "engine/training/pack_stepper.hpp"
 #include "engine/training/packed_training.hpp"
 #include "messages/pack_codec.hpp"
 #include "training_fixtures.hpp"
@@ -143,6 +144,52 @@ TEST_CASE("a padded pack keeps what it cannot pad in size groups", "[packing]") 
   CHECK_FALSE(
       same(train_packed(*cnn, {}, f.data, testing::sgd_task(*cnn, 3, 0.05, 1), members, 7),
            train_packed(*cnn, {}, f.data, testing::sgd_task(*cnn, 3, 0.05, 1), members, 7, torch::kCPU, {}, pad)));
+}
+
+TEST_CASE("a slot's pack stepper, job after job, gives train_packed's bits", "[packing]") {
+  // The GPU's PackStepper keeps its packs' tensors from job to job (here on the CPU, eagerly):
+  // a job must inherit nothing from the one before, whatever its pack size, weights and
+  // learning rate.
+  auto f = testing::random_federation({40, 16, 21, 3, 30}, 8);
+  ModelOptions options;
+  options.width = 8;
+  auto model = make_model("small-cnn", {1, 28, 28}, 10, 5, options);
+  PackStepper stepper(torch::kCPU, true);
+  PackOptions pad;
+  pad.pad_to = 16;
+  const PackedObjective objective{0.05};
+  const std::vector<std::vector<std::uint32_t>> packs{{0, 1, 2, 3}, {4, 2, 0}, {1, 3, 4, 0}, {2, 1, 0, 4}};
+  std::uint32_t round = 1;
+  for (const auto& clients : packs) {
+    INFO("round " << round);
+    auto task = testing::sgd_task(*model, round, 0.05 / round, 2);
+    for (auto& t : task.weights) t.value = t.value + 0.01 * static_cast<double>(round);  // another global model
+    std::vector<PackMember> members;
+    for (auto c : clients) members.push_back({c, &f.indices[c]});
+    const auto fresh = train_packed(*model, objective, f.data, task, members, 42, torch::kCPU, {}, pad);
+    const auto kept = stepper.train(*model, objective, f.data, task, members, 42, {}, pad);
+    REQUIRE(kept.size() == fresh.size());
+    for (std::size_t m = 0; m < kept.size(); ++m) {
+      CHECK(kept[m].update.metrics.loss == fresh[m].update.metrics.loss);
+      CHECK(kept[m].update.metrics.accuracy == fresh[m].update.metrics.accuracy);
+      for (std::size_t t = 0; t < kept[m].update.weights.size(); ++t)
+        CHECK(torch::equal(kept[m].update.weights[t].value, fresh[m].update.weights[t].value));
+    }
+    ++round;
+  }
+  CHECK(stepper.counters().eager_steps > 0);
+  CHECK(stepper.counters().replayed_steps == 0);  // no graphs on the CPU
+  // A member that diverges in a later job is told the step of that job.
+  f.data.images.slice(0, 0, 40).fill_(std::numeric_limits<float>::quiet_NaN());  // client 0's samples
+  const auto task = testing::sgd_task(*model, 9, 0.05, 1);
+  std::vector<PackMember> members;
+  for (std::uint32_t c : {4, 0, 1}) members.push_back({c, &f.indices[c]});
+  const auto broken = stepper.train(*model, objective, f.data, task, members, 42, {}, pad);
+  INFO(broken[1].error);
+  CHECK(broken[1].error.find("client 0 round 9: training loss became") != std::string::npos);
+  CHECK(broken[1].error.find("nan at local step 0") != std::string::npos);
+  CHECK(broken[0].error.empty());
+  CHECK(broken[2].error.empty());
 }
 
 TEST_CASE("a member's result does not depend on its pack-mates", "[packing]") {

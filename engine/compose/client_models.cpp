@@ -74,6 +74,7 @@ ClientModels::Entry& ClientModels::entry_for(const std::string& name) {
     options.pad_short_batches = capturable && !has_batch_statistics(*e.model);
     options.largest_client = largest_client();
     e.trainer = std::make_unique<DeviceTrainer>(*e.model, device_, options);
+    e.packs = std::make_unique<PackStepper>(device_, options.graphs);
   }
   return by_architecture_.emplace(name, std::move(e)).first->second;
 }
@@ -121,12 +122,17 @@ std::vector<PackOutcome> ClientModels::train_pack(const TrainingTask& task, cons
     members.push_back({c, &data_.partition.indices[c]});
   }
   const auto objective = find_algorithm(scenario_.algorithm)->packed(scenario_.algorithm_params);
+  auto& entry = entry_for(scenario_.model);
+  // The CPU keeps the size groups whose bits the shipped scenarios record.
+  if (!entry.packs)
+    return train_packed(*entry.model, objective, *train_, task, members, scenario_.seed, device_,
+                        scenario_.data.augment);
+  // On a GPU every step of a pack is one shape, replayed from a graph (train_packed says when it
+  // cannot be padded).
   PackOptions options;
-  // On a GPU every step of a pack is one shape (train_packed says when it cannot be); the CPU
-  // keeps the size groups whose bits the shipped scenarios record.
-  if (!device_.is_cpu()) options.pad_to = std::min<std::int64_t>(task.hyper.batch_size, largest_client());
-  return train_packed(shared_model(), objective, *train_, task, members, scenario_.seed, device_,
-                      scenario_.data.augment, options);
+  options.pad_to = std::min<std::int64_t>(task.hyper.batch_size, largest_client());
+  return entry.packs->train(*entry.model, objective, *train_, task, members, scenario_.seed, scenario_.data.augment,
+                            options);
 }
 
 }  // namespace drift

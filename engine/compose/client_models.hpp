@@ -11,6 +11,7 @@
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/compose/federation_data.hpp"
 #include "engine/training/device_trainer.hpp"
+#include "engine/training/pack_stepper.hpp"
 #include "engine/training/packed_training.hpp"
 
 namespace drift {
@@ -41,6 +42,7 @@ class ClientModels {
     // Off the CPU: trains the model, keeping its buffers and CUDA graphs from job to job. The
     // CPU keeps train_locally, whose bits the shipped scenarios' digests record.
     std::unique_ptr<DeviceTrainer> trainer;
+    std::unique_ptr<PackStepper> packs;  // off the CPU: packs, keeping their tensors and graphs
   };
   Entry& entry_for(const std::string& architecture);
   std::int64_t largest_client() const;  // samples of the largest client: no batch is padded past it

@@ -18,6 +18,16 @@ JobSums::JobSums(std::int64_t clients, const torch::Device& device) {
   correct_ = torch::zeros({clients}, on.dtype(torch::kInt64));
   first_bad_ = torch::full({clients}, -1, on.dtype(torch::kInt64));
   bad_value_ = torch::zeros({clients}, on.dtype(torch::kFloat64));
+  step_ = torch::zeros({}, on.dtype(torch::kInt64));
+}
+
+void JobSums::reset() {
+  torch::NoGradGuard no_grad;
+  loss_.zero_();
+  correct_.zero_();
+  first_bad_.fill_(-1);
+  bad_value_.zero_();
+  step_.zero_();
 }
 
 void JobSums::add(const torch::Tensor& index, const torch::Tensor& loss, const torch::Tensor& hits, std::int64_t size,
@@ -34,8 +44,7 @@ void JobSums::add(const torch::Tensor& index, const torch::Tensor& loss, const t
   bad_value_.index_copy_(0, index, torch::where(bad, value, bad_value_.index_select(0, index)));
 }
 
-void JobSums::add_all(const torch::Tensor& loss, const torch::Tensor& hits, const torch::Tensor& sizes,
-                      std::int64_t step) {
+void JobSums::add_all(const torch::Tensor& loss, const torch::Tensor& hits, const torch::Tensor& sizes) {
   torch::NoGradGuard no_grad;
   const auto value = loss.detach().to(torch::kFloat64);
   const auto stepped = sizes.gt(0);
@@ -43,8 +52,9 @@ void JobSums::add_all(const torch::Tensor& loss, const torch::Tensor& hits, cons
   loss_.add_(torch::where(stepped, value * sizes.to(torch::kFloat64), torch::zeros_like(value)));
   correct_.add_(hits);
   const auto bad = stepped.logical_and(first_bad_.lt(0)).logical_and(torch::logical_not(torch::isfinite(value)));
-  first_bad_.copy_(torch::where(bad, torch::full_like(first_bad_, step), first_bad_));
+  first_bad_.copy_(torch::where(bad, step_, first_bad_));
   bad_value_.copy_(torch::where(bad, value, bad_value_));
+  step_.add_(1);
 }
 
 JobSums::Totals JobSums::read() const { return totals_of(tensors()); }

@@ -16,9 +16,11 @@ class JobSums {
   // Clients `index` took local step `step` on batches of `size`, with these losses and hits.
   void add(const torch::Tensor& index, const torch::Tensor& loss, const torch::Tensor& hits, std::int64_t size,
            std::int64_t step);
-  // Every client at once at local step `step`: client r's batch held sizes[r] samples (an int64
-  // tensor on the device); a client with 0 took no step and adds nothing.
-  void add_all(const torch::Tensor& loss, const torch::Tensor& hits, const torch::Tensor& sizes, std::int64_t step);
+  // Every client at once at the next local step (add_all's own count, a device tensor, so that
+  // a captured call serves every step): client r's batch held sizes[r] samples (an int64 tensor
+  // on the device); a client with 0 took no step and adds nothing.
+  void add_all(const torch::Tensor& loss, const torch::Tensor& hits, const torch::Tensor& sizes);
+  void reset();  // zero again, on the same tensors, for another job
 
   struct Totals {
     std::vector<double> loss;             // sum of loss x batch size, in float64
@@ -34,6 +36,7 @@ class JobSums {
 
  private:
   torch::Tensor loss_, correct_, first_bad_, bad_value_;
+  torch::Tensor step_;  // add_all's local step
 };
 
 }  // namespace drift

@@ -92,6 +92,7 @@ PackedModel::PackedModel(const Model& prototype, const NamedTensors& start, std:
     momentum_.push_back(torch::zeros_like(p));
     start_.push_back(p.slice(0, 0, 1).clone());
   }
+  neg_lr_ = torch::zeros({}, params_.front().options());
   steps_.assign(static_cast<std::size_t>(clients), 0);
 }
 
@@ -187,10 +188,36 @@ std::pair<torch::Tensor, torch::Tensor> PackedModel::step(const std::vector<std:
   return {loss.detach(), correct};
 }
 
+void PackedModel::set_learning_rate(double learning_rate) { neg_lr_.fill_(-learning_rate); }
+
+void PackedModel::count_steps(const std::vector<std::int64_t>& rows) {
+  for (auto r : rows) ++steps_[static_cast<std::size_t>(r)];
+}
+
+void PackedModel::restart(const NamedTensors& start) {
+  check_compatible(layout_, start);
+  torch::NoGradGuard no_grad;
+  const auto uploaded = upload_state(start, params_.front().device());
+  std::vector<std::string> names;
+  for (const auto& t : layout_) names.push_back(t.name);
+  for (std::size_t i = 0; i < params_.size(); ++i) {
+    const auto& from = uploaded[index_of(names, param_names_[i])].value;
+    params_[i].copy_(from.unsqueeze(0));
+    start_[i].copy_(from.unsqueeze(0));
+    momentum_[i].zero_();
+  }
+  for (std::size_t i = 0; i < start.size(); ++i) {
+    const auto& name = start[i].name;
+    if (ends_with(name, ".running_mean") || ends_with(name, ".running_var"))
+      stats_[index_of(stat_names_, name)].copy_(uploaded[i].value.reshape({1, -1}));
+    else if (ends_with(name, ".num_batches_tracked"))
+      tracked_start_[name] = start[i].value.item<std::int64_t>();
+  }
+  steps_.assign(static_cast<std::size_t>(clients_), 0);
+}
+
 std::pair<torch::Tensor, torch::Tensor> PackedModel::step_padded(const torch::Tensor& x, const torch::Tensor& y,
-                                                                 const torch::Tensor& sizes,
-                                                                 const std::vector<std::int64_t>& stepping,
-                                                                 const PackedSgd& sgd) {
+                                                                 const torch::Tensor& sizes, const PackedSgd& sgd) {
   if (has_batch_statistics()) throw std::logic_error("a padded pack step for a model with batch statistics");
   Tensors w = params_;
   for (auto& t : w) t = t.detach().requires_grad_(true);
@@ -210,7 +237,6 @@ std::pair<torch::Tensor, torch::Tensor> PackedModel::step_padded(const torch::Te
 
   torch::NoGradGuard no_grad;
   for (std::size_t i = 0; i < w.size(); ++i) params_[i] = w[i].detach();
-  for (auto r : stepping) ++steps_[static_cast<std::size_t>(r)];
   const auto correct = logits.detach().argmax(2).eq(y).logical_and(real).sum(1);
   return {loss.detach(), correct};
 }
@@ -252,7 +278,11 @@ void PackedModel::apply_sgd(Tensors& w, Tensors& momentum, const PackedSgd& sgd,
         momentum[i].mul_(sgd.momentum).add_(d);
       d = masked ? momentum[i] * per_row(active, d) : momentum[i];
     }
-    w[i].add_(d, -sgd.learning_rate);
+    // The padded step's learning rate is a device tensor (step_padded).
+    if (masked)
+      w[i].addcmul_(d, neg_lr_);
+    else
+      w[i].add_(d, -sgd.learning_rate);
   }
 }
 
@@ -279,7 +309,9 @@ NamedTensors PackedModel::row_state(std::int64_t row, const Tensors& params, con
   for (const auto& t : layout_) {
     torch::Tensor value;
     if (ends_with(t.name, ".num_batches_tracked")) {
-      value = torch::full_like(t.value, tracked_start_.at(t.name) + steps_[static_cast<std::size_t>(row)]);
+      // On the CPU like every other tensor of the row, wherever the prototype lives.
+      value = torch::full(t.value.sizes(), tracked_start_.at(t.name) + steps_[static_cast<std::size_t>(row)],
+                          t.value.options().device(torch::kCPU));
     } else if (ends_with(t.name, ".running_mean") || ends_with(t.name, ".running_var")) {
       value = stats[index_of(stat_names_, t.name)][row].to(torch::kCPU).clone();
     } else {

@@ -58,13 +58,21 @@ class PackedModel {
   // device) are row r's samples and the rest padding that weighs nothing. Row r's loss is its
   // samples' summed cross-entropy over sizes[r] (plus the proximal term), as train_locally's
   // mean; a row of size 0 takes no step and its weights and momentum stay as they are, to the
-  // bit. `stepping`: the rows of positive size, for the host's step counts. Returns each row's
+  // bit. The learning rate is set_learning_rate's (a device tensor), not sgd's, and the host
+  // does nothing per call, so a CUDA graph of the call serves every round. Returns each row's
   // loss and its samples' correct predictions [K]. Refused (std::logic_error) for models with
   // batch statistics, which the padding would enter.
   std::pair<torch::Tensor, torch::Tensor> step_padded(const torch::Tensor& x, const torch::Tensor& y,
-                                                      const torch::Tensor& sizes,
-                                                      const std::vector<std::int64_t>& stepping, const PackedSgd& sgd);
+                                                      const torch::Tensor& sizes, const PackedSgd& sgd);
+  void set_learning_rate(double learning_rate);
+  // The host's count of the steps rows took (BatchNorm's num_batches_tracked) after a
+  // step_padded in which `rows` stepped.
+  void count_steps(const std::vector<std::int64_t>& rows);
   bool has_batch_statistics() const { return !stat_names_.empty(); }
+
+  // Every row back at `start`, momentum zero, no step taken: a new job on the same tensors, whose
+  // addresses a captured step keeps.
+  void restart(const NamedTensors& start);
 
   // Row `row`'s tensors in `state_of` order and names, on the CPU.
   NamedTensors unpack(std::int64_t row) const;
@@ -99,6 +107,7 @@ class PackedModel {
   std::vector<std::string> param_names_, stat_names_;
   Tensors params_, momentum_;                          // [K, ...] per parameter
   Tensors start_;                                      // [1, ...]: every row starts from the task's weights
+  torch::Tensor neg_lr_;                               // -learning rate, for step_padded
   Tensors stats_;                                      // [K, C] per BatchNorm running statistic
   std::vector<std::int64_t> steps_;                    // steps each row has taken (BatchNorm's num_batches_tracked)
   std::map<std::string, std::int64_t> tracked_start_;  // each BatchNorm's num_batches_tracked at the start
