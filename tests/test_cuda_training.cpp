@@ -13,6 +13,7 @@
 #include "engine/training/cuda_support.hpp"
 #include "engine/training/device_data.hpp"
 #include "engine/training/device_trainer.hpp"
+#include "engine/training/pack_stepper.hpp"
 #include "engine/training/packed_training.hpp"
 #include "training_fixtures.hpp"
 
@@ -210,6 +211,56 @@ TEST_CASE("no step of a pack job makes the host wait, padded or in size groups",
       for (std::size_t t = 0; t < out[c].update.weights.size(); ++t)
         CHECK(torch::equal(out[c].update.weights[t].value, again[c].update.weights[t].value));
   }
+  // A ResNet (BatchNorm: size groups) whose prototype lives on the GPU, as a slot's does: every
+  // tensor of every update comes back on the CPU.
+  ModelOptions narrow;
+  narrow.width = 8;
+  auto resnet = make_model("resnet8", {1, 28, 28}, 10, 5, narrow);
+  const auto resnet_task = sgd_task(*resnet, 1, 0.05, 1);
+  resnet->to(gpu);
+  PackOptions options;
+  options.pad_to = 16;
+  options.forbid_syncs = true;
+  std::vector<PackOutcome> out;
+  CHECK_NOTHROW(out = train_packed(*resnet, PackedObjective{}, f.data, resnet_task, members, 42, gpu, {}, options));
+  for (const auto& o : out) {
+    CHECK(o.error.empty());
+    for (const auto& t : o.update.weights) CHECK(t.value.device().is_cpu());
+  }
+}
+
+TEST_CASE("a GPU slot's packs replayed from CUDA graphs give the bits of eager packs", "[cuda]") {
+  const auto f = random_federation({40, 21, 40, 3, 30}, 6, gpu);
+  auto prototype = make_model("small-cnn", {1, 28, 28}, 10, 5);
+  PackStepper graphs(gpu, true), eager(gpu, false);
+  PackOptions options;
+  options.pad_to = 16;
+  options.forbid_syncs = true;  // captures and replays included
+  const PackedObjective objective{0.01};
+  const std::vector<std::vector<std::uint32_t>> packs{{0, 1, 2, 3}, {4, 2, 0}, {1, 3, 4, 0}, {2, 1, 0, 4}};
+  std::uint32_t round = 1;
+  for (const auto& clients : packs) {
+    INFO("round " << round);
+    const auto task = sgd_task(*prototype, round, 0.05 / round, 2);  // a learning rate of its own
+    std::vector<PackMember> members;
+    for (auto c : clients) members.push_back({c, &f.indices[c]});
+    std::vector<PackOutcome> a, b;
+    CHECK_NOTHROW(a = graphs.train(*prototype, objective, f.data, task, members, 42, {}, options));
+    CHECK_NOTHROW(b = eager.train(*prototype, objective, f.data, task, members, 42, {}, options));
+    REQUIRE(a.size() == b.size());
+    for (std::size_t m = 0; m < a.size(); ++m) {
+      CHECK(a[m].update.metrics.loss == b[m].update.metrics.loss);
+      for (std::size_t t = 0; t < a[m].update.weights.size(); ++t)
+        CHECK(torch::equal(a[m].update.weights[t].value, b[m].update.weights[t].value));
+    }
+    ++round;
+  }
+  // Packs of 4 and of 3: a capture each, after an eager warm-up each; every later step replayed.
+  CHECK(graphs.counters().captures == 2);
+  CHECK(graphs.counters().failed_captures == 0);
+  CHECK(graphs.counters().eager_steps == 2);
+  CHECK(graphs.counters().replayed_steps > 10);
+  CHECK(eager.counters().replayed_steps == 0);
 }
 
 int main(int argc, char** argv) {

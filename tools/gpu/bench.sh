@@ -139,8 +139,10 @@ if [ "${DEV%%:*}" = cuda ]; then
   PYTHONUNBUFFERED=1 timeout 120 python3 tools/gpu/limits.py 2>&1 | tee -a "$R"
 fi
 if [ "${DRIFT_GPU_PACKS:-1}" = 1 ]; then
-  log "== packed clients: every step of a pack one shape (padded), indices uploaded once a job"
+  log "== packed clients: every step of a pack one shape (padded), replayed from a graph"
   run qs_1_pack40 120 $QS --devices $(slots 1) --set devices.pack=40
+  run qs_1_pack40_eager 120 $QS --devices $(slots 1) --set devices.pack=40 --set devices.graphs=false
+  same qs_1_pack40 qs_1_pack40_eager
   run qs_1_pack10 120 $QS --devices $(slots 1) --set devices.pack=10
   run qs_4_pack10 120 $QS --devices $(slots 4) --set devices.pack=10
   same qs_1_pack10 qs_4_pack10
