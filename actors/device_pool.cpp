@@ -40,7 +40,9 @@ double seconds_now() {
 class Pool {
  public:
   Pool(PoolSelf self, std::shared_ptr<RunObserver> observer, WorkerWatch watch)
-      : self_(self), observer_(std::move(observer)), watch_(watch) {}
+      : self_(self), observer_(std::move(observer)), watch_(watch) {
+    board_.hold_ahead_at_workers(watch.workers_hold_ahead);
+  }
 
   void add_device(std::string name, const torch::Device& where, const std::vector<slot_actor>& slots,
                   caf::actor agent) {

@@ -31,6 +31,10 @@ struct WorkerWatch {
   double deadline_factor = 10;      // a job running longer than this many times its worker's mean job
   double deadline_min_s = 60;       // ... and longer than this lets the worker go (no deadline before
                                     // the worker's first finished job)
+  // Workers' slots hold a job ahead as local slots do, so they start it without a round trip. A
+  // lost worker then loses that job too, so only for workers the run started itself
+  // (--slot-processes), whose loss is the run's own failure.
+  bool workers_hold_ahead = false;
 };
 
 pool_actor::behavior_type device_pool(pool_actor::pointer self, std::vector<DeviceSlots> local, SlotContext ctx,

@@ -100,6 +100,29 @@ TEST_CASE("job board: a busy local slot takes one job ahead while more jobs wait
   CHECK(next(5.0) == std::make_pair(7, std::size_t{0}));
 }
 
+TEST_CASE("job board: workers the run started hold a job ahead too", "[devices][job_board]") {
+  JobBoard<int> board;
+  board.hold_ahead_at_workers(true);                                                           // --slot-processes
+  board.add_device("worker 'slot-1'", DeviceSlots{torch::kCPU, 1}, true);                      // slot 0
+  const auto worker = board.add_device("worker 'slot-2'", DeviceSlots{torch::kCPU, 1}, true);  // slot 1
+  for (int job = 1; job <= 6; ++job) board.submit(job);
+  const auto next = [&](double now) {
+    const auto s = board.start_next(now);
+    return s ? std::make_pair(s->job, s->slot) : std::make_pair(0, std::size_t{9});
+  };
+  CHECK(next(0.0) == std::make_pair(1, std::size_t{0}));
+  CHECK(next(0.0) == std::make_pair(2, std::size_t{1}));
+  CHECK(next(0.0) == std::make_pair(3, std::size_t{0}));  // ahead at slot-1
+  CHECK(next(0.0) == std::make_pair(4, std::size_t{1}));  // ahead at slot-2
+  CHECK(next(0.0).first == 0);                            // one ahead per slot at most
+  CHECK(board.finish(0, 1.0) == 1);                       // slot-1 goes on with 3; 2 wait for 2 slots
+  CHECK(next(1.0).first == 0);
+  // Retired, slot-2 gives back the job it runs and the one it holds, in the order they started.
+  CHECK(board.retire(worker) == std::vector<int>{2, 4});
+  CHECK(board.finish(2, 1.5) == 3);
+  CHECK(next(1.5) == std::make_pair(5, std::size_t{0}));
+}
+
 TEST_CASE("job board: a worker's deadline follows its mean job, never before its first", "[devices][job_board]") {
   JobBoard<int> board;
   const auto worker = board.add_device("worker 'a'", DeviceSlots{torch::kCPU, 1}, true);

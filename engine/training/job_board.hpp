@@ -51,6 +51,9 @@ class JobBoard {
 
   void submit(Job job) { queue_.push_back(std::move(job)); }
 
+  // Whether workers' slots take jobs ahead too (see start_next); before any device is added.
+  void hold_ahead_at_workers(bool hold) { remote_ahead_ = hold; }
+
   // Jobs that must run before anything queued (a let-go worker's), in their order.
   void requeue_first(std::vector<Job> jobs) {
     for (auto it = jobs.rbegin(); it != jobs.rend(); ++it) queue_.push_front(std::move(*it));
@@ -71,7 +74,8 @@ class JobBoard {
   // without the round trip through the pool that would leave the slot (and its GPU) idle
   // between jobs. Near a round's end, when fewer jobs wait than there are slots, they wait here
   // for the first slot that frees, so that no job queues behind a long one while a slot idles.
-  // Workers never take jobs ahead: their jobs' deadlines count from the moment they are sent.
+  // Workers take no jobs ahead unless hold_ahead_at_workers: a lost worker would lose the job it
+  // held too, and their jobs' deadlines count from the moment they are sent.
   std::optional<Started> start_next(double now) {
     if (queue_.empty()) return std::nullopt;
     std::vector<DeviceSlots> capacity;
@@ -85,7 +89,7 @@ class JobBoard {
       auto& device = devices_[*chosen];
       slot = device.idle.front();
       device.idle.pop_front();
-      if (!device.remote) device.ahead.push_back(slot);
+      if (!device.remote || remote_ahead_) device.ahead.push_back(slot);
     } else if (const auto ahead = slot_with_room_ahead()) {
       slot = *ahead;
     } else {
@@ -115,7 +119,7 @@ class JobBoard {
       if (--jobs_on_slot_[slot] == 0) {
         device.ahead.erase(std::remove(device.ahead.begin(), device.ahead.end(), slot), device.ahead.end());
         device.idle.push_back(slot);
-      } else if (!device.remote) {
+      } else if (!device.remote || remote_ahead_) {
         device.ahead.push_back(slot);
       }
     }
@@ -206,7 +210,7 @@ class JobBoard {
     bool remote = false;
     DeviceSlots capacity;           // slots: 0 once retired
     std::deque<std::size_t> idle;   // idle slots, lowest first
-    std::deque<std::size_t> ahead;  // busy local slots that hold no job ahead yet
+    std::deque<std::size_t> ahead;  // busy slots that may take a job ahead and hold none yet
     double job_seconds = 0.0;       // mean seconds of its finished jobs (a job taken ahead counts its wait)
     std::uint64_t jobs_done = 0;
   };
@@ -222,6 +226,7 @@ class JobBoard {
   std::deque<Job> queue_;
   std::map<std::uint64_t, Running> running_;  // by id: the order jobs started
   std::uint64_t next_id_ = 0;
+  bool remote_ahead_ = false;  // workers' slots take jobs ahead too
 };
 
 }  // namespace drift

@@ -97,6 +97,7 @@ actors::ClusterOptions slot_process_options(const RunArgs& args, const std::vect
   c.join_timeout_s = args.join_timeout;
   c.watch.heartbeat_timeout_s = args.heartbeat_timeout;
   c.watch.deadline_factor = args.deadline_factor;
+  c.watch.workers_hold_ahead = true;  // the run's own children: as local slots, each holds its next job
   return c;
 }
 
