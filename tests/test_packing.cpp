@@ -179,6 +179,18 @@ TEST_CASE("a slot's pack stepper, job after job, gives train_packed's bits", "[p
   }
   CHECK(stepper.counters().eager_steps > 0);
   CHECK(stepper.counters().replayed_steps == 0);  // no graphs on the CPU
+  // A ResNet (BatchNorm) cannot be padded: its pack runs as train_packed's size groups.
+  const auto steps_before = stepper.counters().eager_steps;
+  auto resnet = make_model("resnet8", {1, 28, 28}, 10, 5, options);
+  const auto resnet_task = testing::sgd_task(*resnet, 5, 0.05, 1);
+  std::vector<PackMember> four;
+  for (std::uint32_t c : {0, 1, 2, 3}) four.push_back({c, &f.indices[c]});
+  const auto grouped = train_packed(*resnet, objective, f.data, resnet_task, four, 42, torch::kCPU, {}, pad);
+  const auto through = stepper.train(*resnet, objective, f.data, resnet_task, four, 42, {}, pad);
+  for (std::size_t m = 0; m < four.size(); ++m)
+    for (std::size_t t = 0; t < grouped[m].update.weights.size(); ++t)
+      CHECK(torch::equal(grouped[m].update.weights[t].value, through[m].update.weights[t].value));
+  CHECK(stepper.counters().eager_steps == steps_before);
   // A member that diverges in a later job is told the step of that job.
   f.data.images.slice(0, 0, 40).fill_(std::numeric_limits<float>::quiet_NaN());  // client 0's samples
   const auto task = testing::sgd_task(*model, 9, 0.05, 1);

@@ -6,21 +6,12 @@
 #include "engine/core/error.hpp"
 #include "engine/training/device_data.hpp"
 #include "engine/training/local_training.hpp"
+#include "engine/training/packed_model.hpp"
 
 namespace drift {
 namespace {
 
 constexpr const char* kPrefix = "model/";
-
-// Whether the model normalizes by batch statistics (BatchNorm keeps running means).
-bool has_batch_statistics(const torch::nn::Module& model) {
-  const std::string tail = "running_mean";
-  for (const auto& buffer : model.named_buffers()) {
-    const auto& name = buffer.key();
-    if (name.size() >= tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0) return true;
-  }
-  return false;
-}
 
 // Moves the client's weights out of its state (so they are not also copied to the device
 // with the rest of the state) and into `model`; the architecture's initial weights the first

@@ -69,11 +69,12 @@ std::vector<PackOutcome> PackStepper::train(const Model& prototype, const Packed
                                             const std::vector<PackMember>& members, std::uint64_t seed,
                                             const AugmentConfig& augment, const PackOptions& options) {
   const auto k = static_cast<std::int64_t>(members.size());
-  auto& held = held_for(prototype, task, k);
   std::size_t longest = 0;
   const auto schedules = pack_schedules(members, task, seed, longest);
-  if (!pads(options, *held.model, schedules, augment))
+  // What cannot be padded runs as train_packed runs it, on a pack of its own.
+  if (!pads(options, prototype, schedules, augment))
     return train_packed(prototype, objective, data, task, members, seed, device_, augment, options);
+  auto& held = held_for(prototype, task, k);
 
   const auto& hp = task.hyper;
   const PackedSgd sgd{hp.learning_rate, hp.momentum, hp.weight_decay, hp.grad_clip, objective.proximal_mu};

@@ -48,9 +48,10 @@ bool fits(const std::vector<BatchSchedule>& schedules, std::int64_t pad_to) {
   return true;
 }
 
-bool pads(const PackOptions& options, const PackedModel& packed, const std::vector<BatchSchedule>& schedules,
+bool pads(const PackOptions& options, const torch::nn::Module& prototype, const std::vector<BatchSchedule>& schedules,
           const AugmentConfig& augment) {
-  return options.pad_to > 0 && !augment.enabled() && !packed.has_batch_statistics() && fits(schedules, options.pad_to);
+  return options.pad_to > 0 && !augment.enabled() && !has_batch_statistics(prototype) &&
+         fits(schedules, options.pad_to);
 }
 
 void padded_step(PackedModel& pack, JobSums& sums, const Dataset& data, const torch::Tensor& index,

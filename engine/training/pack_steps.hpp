@@ -31,7 +31,7 @@ torch::Tensor member_major(const torch::Tensor& images, std::int64_t members);
 // Whether every batch fits in `pad_to` rows.
 bool fits(const std::vector<BatchSchedule>& schedules, std::int64_t pad_to);
 // Whether this job steps padded: asked for, and no batch statistics, augmentation or oversized batch.
-bool pads(const PackOptions& options, const PackedModel& packed, const std::vector<BatchSchedule>& schedules,
+bool pads(const PackOptions& options, const torch::nn::Module& prototype, const std::vector<BatchSchedule>& schedules,
           const AugmentConfig& augment);
 
 // One padded step of the whole pack on the samples `index` names (pad_to per member) with the

@@ -46,6 +46,12 @@ std::string packing_refusal(const std::string& model_name, const ModelOptions& o
   return "";
 }
 
+bool has_batch_statistics(const torch::nn::Module& model) {
+  for (const auto& buffer : model.named_buffers())
+    if (ends_with(buffer.key(), "running_mean")) return true;
+  return false;
+}
+
 std::string packing_refusal(const Model& model) { return packing_refusal(model.recipe().name, model.recipe().options); }
 
 PackedModel::PackedModel(const Model& prototype, const NamedTensors& start, std::int64_t clients,

@@ -27,6 +27,10 @@ std::string packing_refusal(const Model& model);
 // The same from a model's name and the options an algorithm asks for, before any model exists.
 std::string packing_refusal(const std::string& model_name, const ModelOptions& options);
 
+// Whether the model normalizes by batch statistics (BatchNorm keeps running means), which the
+// padding rows of a padded batch would enter.
+bool has_batch_statistics(const torch::nn::Module& model);
+
 // The SGD hyper-parameters a packed step applies to every row, as torch::optim::SGD does.
 struct PackedSgd {
   double learning_rate = 0.01, momentum = 0.0, weight_decay = 0.0;

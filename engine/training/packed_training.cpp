@@ -95,7 +95,7 @@ std::vector<PackOutcome> train_packed(const Model& prototype, const PackedObject
   const BatchSource source{&data, device,    &augment, augment.enabled() ? data.black() : torch::Tensor(),
                            seed,  task.round};
   std::optional<SyncsForbidden> no_waits;
-  if (pads(options, packed, schedules, augment)) {
+  if (pads(options, prototype, schedules, augment)) {
     const auto p = options.pad_to;
     const auto all = upload_indices(padded_indices(schedules, longest, p), data.images.device());
     packed.set_learning_rate(hp.learning_rate);
