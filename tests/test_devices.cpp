@@ -69,16 +69,22 @@ TEST_CASE("job board: the least loaded device's lowest idle slot, in queue order
   CHECK(next->slot == 2);
 }
 
+namespace {
+
+// The next job the board starts and its slot; (0, 9) when none starts.
+std::pair<int, std::size_t> start_next(JobBoard<int>& board, double now) {
+  const auto s = board.start_next(now);
+  return s ? std::make_pair(s->job, s->slot) : std::make_pair(0, std::size_t{9});
+}
+
+}  // namespace
+
 TEST_CASE("job board: a busy local slot takes one job ahead while more jobs wait than slots", "[devices][job_board]") {
   JobBoard<int> board;
   board.add_device("cpu", DeviceSlots{torch::kCPU, 1}, false);        // slot 0
   board.add_device("worker 'a'", DeviceSlots{torch::kCPU, 1}, true);  // slot 1
   for (int job = 1; job <= 7; ++job) board.submit(job);
-  // The next job started and its slot; (0, 9) when none starts.
-  const auto next = [&](double now) {
-    const auto s = board.start_next(now);
-    return s ? std::make_pair(s->job, s->slot) : std::make_pair(0, std::size_t{9});
-  };
+  const auto next = [&](double now) { return start_next(board, now); };
   // Both slots busy, then 5 jobs wait for 2 slots: the local slot takes job 3 ahead; the worker
   // never does, and a slot holds one job ahead at most.
   CHECK(next(0.0) == std::make_pair(1, std::size_t{0}));
@@ -106,10 +112,7 @@ TEST_CASE("job board: workers the run started hold a job ahead too", "[devices][
   board.add_device("worker 'slot-1'", DeviceSlots{torch::kCPU, 1}, true);                      // slot 0
   const auto worker = board.add_device("worker 'slot-2'", DeviceSlots{torch::kCPU, 1}, true);  // slot 1
   for (int job = 1; job <= 6; ++job) board.submit(job);
-  const auto next = [&](double now) {
-    const auto s = board.start_next(now);
-    return s ? std::make_pair(s->job, s->slot) : std::make_pair(0, std::size_t{9});
-  };
+  const auto next = [&](double now) { return start_next(board, now); };
   CHECK(next(0.0) == std::make_pair(1, std::size_t{0}));
   CHECK(next(0.0) == std::make_pair(2, std::size_t{1}));
   CHECK(next(0.0) == std::make_pair(3, std::size_t{0}));  // ahead at slot-1
