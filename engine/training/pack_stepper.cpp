@@ -1,11 +1,58 @@
 #include "engine/training/pack_stepper.hpp"
 
+#include <algorithm>
 #include <optional>
 
 #include "engine/training/device_transfer.hpp"
 #include "engine/training/pack_steps.hpp"
 
 namespace drift {
+namespace {
+
+// Every member at every step, `pad_to` rows each: its batch and then copies of the batch's first
+// sample, or `pad_to` copies of a sample of its own once it has finished (a real sample, so the
+// padding's values stay finite); after them, each step's batch sizes (0: finished).
+std::vector<std::int64_t> padded_indices(const std::vector<BatchSchedule>& schedules, std::size_t longest,
+                                         std::int64_t pad_to) {
+  std::vector<std::int64_t> flat, sizes;
+  for (std::size_t t = 0; t < longest; ++t) {
+    for (const auto& schedule : schedules) {
+      const bool stepping = t < schedule.steps.size();
+      const auto size = stepping ? schedule.steps[t].size : 0;
+      const auto* first = stepping ? schedule.indices(schedule.steps[t]) : nullptr;
+      const std::int64_t rest = stepping ? *first : (schedule.steps.empty() ? 0 : *schedule.indices(schedule.steps[0]));
+      if (stepping) flat.insert(flat.end(), first, first + size);
+      flat.insert(flat.end(), static_cast<std::size_t>(pad_to - size), rest);
+      sizes.push_back(size);
+    }
+  }
+  flat.insert(flat.end(), sizes.begin(), sizes.end());
+  return flat;
+}
+
+// One padded step of the whole pack on the samples `index` names (pad_to per member) with the
+// batch sizes `sizes`, both on the data's device, its sums added to `sums`. The host does the
+// same at every call: a CUDA graph of it serves every step.
+void padded_step(PackedModel& pack, JobSums& sums, const Dataset& data, const torch::Tensor& index,
+                 const torch::Tensor& sizes, std::int64_t pad_to, const PackedSgd& sgd) {
+  const auto k = pack.size();
+  const auto device = sums.tensors().front().device();
+  const auto x = member_major(data.images.index_select(0, index), k).to(device);
+  const auto y = data.labels.index_select(0, index).view({k, pad_to}).to(device);
+  const auto on_device = sizes.to(device);
+  const auto [loss, hits] = pack.step_padded(x, y, on_device, sgd);
+  sums.add_all(loss, hits, on_device);
+}
+
+// The rows that step at local step t.
+std::vector<std::int64_t> stepping_rows(const std::vector<BatchSchedule>& schedules, std::size_t t) {
+  std::vector<std::int64_t> rows;
+  for (std::size_t r = 0; r < schedules.size(); ++r)
+    if (t < schedules[r].steps.size()) rows.push_back(static_cast<std::int64_t>(r));
+  return rows;
+}
+
+}  // namespace
 
 // A pack size's model and sums, and the fixed tensors a step reads its samples and sizes from.
 struct PackStepper::Held {
@@ -68,12 +115,22 @@ std::vector<PackOutcome> PackStepper::train(const Model& prototype, const Packed
                                             const Dataset& data, const TrainingTask& task,
                                             const std::vector<PackMember>& members, std::uint64_t seed,
                                             const AugmentConfig& augment, const PackOptions& options) {
-  const auto k = static_cast<std::int64_t>(members.size());
   std::size_t longest = 0;
   const auto schedules = pack_schedules(members, task, seed, longest);
   // What cannot be padded runs as train_packed runs it, on a pack of its own.
   if (!pads(options, prototype, schedules, augment))
     return train_packed(prototype, objective, data, task, members, seed, device_, augment, options);
+  return train_padded(prototype, objective, data, task, members, schedules, options);
+}
+
+std::vector<PackOutcome> PackStepper::train_padded(const Model& prototype, const PackedObjective& objective,
+                                                   const Dataset& data, const TrainingTask& task,
+                                                   const std::vector<PackMember>& members,
+                                                   const std::vector<BatchSchedule>& schedules,
+                                                   const PackOptions& options) {
+  const auto k = static_cast<std::int64_t>(members.size());
+  std::size_t longest = 0;
+  for (const auto& s : schedules) longest = std::max(longest, s.steps.size());
   auto& held = held_for(prototype, task, k);
 
   const auto& hp = task.hyper;

@@ -13,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "engine/training/batch_schedule.hpp"
 #include "engine/training/cuda_support.hpp"
 #include "engine/training/packed_training.hpp"
 
@@ -37,6 +38,12 @@ class PackStepper {
   std::vector<PackOutcome> train(const Model& prototype, const PackedObjective& objective, const Dataset& data,
                                  const TrainingTask& task, const std::vector<PackMember>& members, std::uint64_t seed,
                                  const AugmentConfig& augment, const PackOptions& options);
+
+  // The same for a job that pads (pads(): pad_to set, no batch statistics, augmentation or
+  // oversized batch), given its members' schedules (pack_schedules).
+  std::vector<PackOutcome> train_padded(const Model& prototype, const PackedObjective& objective, const Dataset& data,
+                                        const TrainingTask& task, const std::vector<PackMember>& members,
+                                        const std::vector<BatchSchedule>& schedules, const PackOptions& options);
 
   const Counters& counters() const { return counters_; }
 

@@ -3,6 +3,17 @@
 #include "engine/training/local_training.hpp"
 
 namespace drift {
+namespace {
+
+// Whether every batch fits in `pad_to` rows.
+bool fits(const std::vector<BatchSchedule>& schedules, std::int64_t pad_to) {
+  for (const auto& s : schedules)
+    for (const auto& step : s.steps)
+      if (step.size > pad_to) return false;
+  return true;
+}
+
+}  // namespace
 
 std::vector<BatchSchedule> pack_schedules(const std::vector<PackMember>& members, const TrainingTask& task,
                                           std::uint64_t seed, std::size_t& longest) {
@@ -15,24 +26,6 @@ std::vector<BatchSchedule> pack_schedules(const std::vector<PackMember>& members
   return schedules;
 }
 
-std::vector<std::int64_t> padded_indices(const std::vector<BatchSchedule>& schedules, std::size_t longest,
-                                         std::int64_t pad_to) {
-  std::vector<std::int64_t> flat, sizes;
-  for (std::size_t t = 0; t < longest; ++t) {
-    for (const auto& schedule : schedules) {
-      const bool stepping = t < schedule.steps.size();
-      const auto size = stepping ? schedule.steps[t].size : 0;
-      const auto* first = stepping ? schedule.indices(schedule.steps[t]) : nullptr;
-      const std::int64_t rest = stepping ? *first : (schedule.steps.empty() ? 0 : *schedule.indices(schedule.steps[0]));
-      if (stepping) flat.insert(flat.end(), first, first + size);
-      flat.insert(flat.end(), static_cast<std::size_t>(pad_to - size), rest);
-      sizes.push_back(size);
-    }
-  }
-  flat.insert(flat.end(), sizes.begin(), sizes.end());
-  return flat;
-}
-
 torch::Tensor member_major(const torch::Tensor& images, std::int64_t members) {
   std::vector<std::int64_t> split{members, images.size(0) / members};
   std::vector<std::int64_t> packed{images.size(0) / members, members * images.size(1)};
@@ -41,35 +34,10 @@ torch::Tensor member_major(const torch::Tensor& images, std::int64_t members) {
   return images.view(split).transpose(0, 1).reshape(packed);
 }
 
-bool fits(const std::vector<BatchSchedule>& schedules, std::int64_t pad_to) {
-  for (const auto& s : schedules)
-    for (const auto& step : s.steps)
-      if (step.size > pad_to) return false;
-  return true;
-}
-
 bool pads(const PackOptions& options, const torch::nn::Module& prototype, const std::vector<BatchSchedule>& schedules,
           const AugmentConfig& augment) {
   return options.pad_to > 0 && !augment.enabled() && !has_batch_statistics(prototype) &&
          fits(schedules, options.pad_to);
-}
-
-void padded_step(PackedModel& pack, JobSums& sums, const Dataset& data, const torch::Tensor& index,
-                 const torch::Tensor& sizes, std::int64_t pad_to, const PackedSgd& sgd) {
-  const auto k = pack.size();
-  const auto device = sums.tensors().front().device();
-  const auto x = member_major(data.images.index_select(0, index), k).to(device);
-  const auto y = data.labels.index_select(0, index).view({k, pad_to}).to(device);
-  const auto on_device = sizes.to(device);
-  const auto [loss, hits] = pack.step_padded(x, y, on_device, sgd);
-  sums.add_all(loss, hits, on_device);
-}
-
-std::vector<std::int64_t> stepping_rows(const std::vector<BatchSchedule>& schedules, std::size_t t) {
-  std::vector<std::int64_t> rows;
-  for (std::size_t r = 0; r < schedules.size(); ++r)
-    if (t < schedules[r].steps.size()) rows.push_back(static_cast<std::int64_t>(r));
-  return rows;
 }
 
 std::vector<PackOutcome> pack_outcomes(const TrainingTask& task, const std::vector<PackMember>& members,

@@ -9,6 +9,7 @@
 #include "engine/training/device_transfer.hpp"
 #include "engine/training/job_sums.hpp"
 #include "engine/training/local_training.hpp"
+#include "engine/training/pack_stepper.hpp"
 #include "engine/training/pack_steps.hpp"
 #include "engine/training/packed_model.hpp"
 
@@ -85,34 +86,25 @@ std::vector<PackOutcome> train_packed(const Model& prototype, const PackedObject
                                       const TrainingTask& task, const std::vector<PackMember>& members,
                                       std::uint64_t seed, const torch::Device& device, const AugmentConfig& augment,
                                       const PackOptions& options) {
+  std::size_t longest = 0;
+  const auto schedules = pack_schedules(members, task, seed, longest);
+  // One shape a step: a stepper's loop, eagerly, on a pack that no later job reuses.
+  if (pads(options, prototype, schedules, augment))
+    return PackStepper(device, false).train_padded(prototype, objective, data, task, members, schedules, options);
+
   const auto k = static_cast<std::int64_t>(members.size());
   const auto& hp = task.hyper;
   PackedModel packed(prototype, task.weights, k, device);
   const PackedSgd sgd{hp.learning_rate, hp.momentum, hp.weight_decay, hp.grad_clip, objective.proximal_mu};
-  std::size_t longest = 0;
-  const auto schedules = pack_schedules(members, task, seed, longest);
   JobSums sums(k, device);
   const BatchSource source{&data, device,    &augment, augment.enabled() ? data.black() : torch::Tensor(),
                            seed,  task.round};
+  std::vector<std::int64_t> flat;
+  const auto plan = size_groups(schedules, longest, flat);
+  const auto all = flat.empty() ? torch::Tensor() : upload_indices(flat, data.images.device());
   std::optional<SyncsForbidden> no_waits;
-  if (pads(options, prototype, schedules, augment)) {
-    const auto p = options.pad_to;
-    const auto all = upload_indices(padded_indices(schedules, longest, p), data.images.device());
-    packed.set_learning_rate(hp.learning_rate);
-    if (options.forbid_syncs) no_waits.emplace();
-    for (std::size_t t = 0; t < longest; ++t) {
-      const auto step = static_cast<std::int64_t>(t);
-      const auto sizes = all.narrow(0, static_cast<std::int64_t>(longest) * k * p + step * k, k);
-      padded_step(packed, sums, data, all.narrow(0, step * k * p, k * p), sizes, p, sgd);
-      packed.count_steps(stepping_rows(schedules, t));
-    }
-  } else {
-    std::vector<std::int64_t> flat;
-    const auto plan = size_groups(schedules, longest, flat);
-    const auto all = flat.empty() ? torch::Tensor() : upload_indices(flat, data.images.device());
-    if (options.forbid_syncs) no_waits.emplace();
-    size_group_steps(packed, sums, plan, all, schedules, members, source, sgd);
-  }
+  if (options.forbid_syncs) no_waits.emplace();
+  size_group_steps(packed, sums, plan, all, schedules, members, source, sgd);
   no_waits.reset();
 
   std::vector<torch::Tensor> host_sums;
