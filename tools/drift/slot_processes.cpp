@@ -56,8 +56,7 @@ void SlotProcesses::on_listening(const Endpoint& at, const std::string& scenario
     std::vector<std::string> args{"drift", "worker", "--connect", at.text(), "--devices", specs_[i]};
     args.insert(args.end(), {"--name", name, "--expect-scenario", scenario_hash});
     for (const auto& p : plugins_) args.insert(args.end(), {"--plugin", p});
-    Child child;
-    child.devices = specs_[i];
+    Child child;  // children_[i] runs specs_[i]
     child.pid = start_drift_child(std::move(args), setup);
     if (child.pid < 0) {
       close(setup.output_fd);
@@ -75,7 +74,7 @@ std::string SlotProcesses::failure() {
     c.reaped = true;
     const auto how = WIFEXITED(c.status) ? "exited with code " + std::to_string(WEXITSTATUS(c.status))
                                          : "was killed by signal " + std::to_string(WTERMSIG(c.status));
-    return "the worker process of slot " + std::to_string(i + 1) + " (" + c.devices + ") " + how +
+    return "the worker process of slot " + std::to_string(i + 1) + " (" + specs_[i] + ") " + how +
            " before the run began; its output is in " + log_file_.string();
   }
   return "";

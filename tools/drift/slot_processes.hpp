@@ -35,7 +35,6 @@ class SlotProcesses : public actors::ListenHooks {
  private:
   struct Child {
     pid_t pid = -1;
-    std::string devices;
     bool reaped = false;
     int status = 0;
   };
