@@ -68,6 +68,11 @@ class ClientAlgorithm {
   // keeps at fixed addresses from job to job (refilled in place by begin()), and makes no host
   // read there. Asked before every step, with ctx.epoch set.
   virtual std::optional<std::string> step_graph_key(const ClientContext&) const { return std::nullopt; }
+  // After each local optimiser step (clipping, weight decay, momentum and the learning rate
+  // applied), without gradients: a move of the parameters that the optimiser's state never sees,
+  // as SCAFFOLD's correction is applied in its reference code (docs/algorithms.md#scaffold).
+  // Runs after a replayed CUDA graph too, outside it. The default moves nothing.
+  virtual void after_step(ClientContext& ctx) {}
   // After the last local step: fill what to upload besides the weights.
   virtual void end(ClientContext& ctx, ClientUpdate& update) {}
 };

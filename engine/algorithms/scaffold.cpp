@@ -1,9 +1,13 @@
 // SCAFFOLD, option II (Karimireddy et al. 2020), docs/algorithms.md#scaffold.
 //  - Server state c, broadcast in the payload as "c:<parameter>"; absent means zero.
 //  - Client state c_i, kept in the client's private state as "c_i:<parameter>".
-//  - Local step: y <- y - lr (grad f(y) + c - c_i). The correction enters as the loss term
-//    sum((c - c_i) * (y - y.detach())): its gradient is c - c_i and its value is zero, so the
-//    reported training loss stays the plain loss.
+//  - Local step, as the reference baselines take it: the optimiser's step on grad f(y) (with its
+//    clipping, weight decay and momentum), then y <- y - lr (c - c_i), outside the optimiser, so
+//    that the correction never enters the momentum buffer (where it would be amplified by about
+//    1 / (1 - momentum) each round, and the loop diverges). Without momentum or clipping both
+//    moves are one step, y <- y - lr (grad + weight decay + c - c_i): the correction is then the
+//    loss term sum((c - c_i) * (y - y.detach())), whose gradient is c - c_i and whose value is
+//    zero (the reported training loss stays the plain loss), as before momentum was handled.
 //  - After T local steps: c_i+ = c_i - c + (x - y) / (T lr); upload delta_c = c_i+ - c_i as
 //    "c_delta:<parameter>".
 //  - Server: x <- x + (eta_g / |S|) sum (y_k - x); c <- c + (1 / K) sum delta_c_k, K = all clients.
@@ -32,6 +36,9 @@ struct ScaffoldOptions {
 
 void ScaffoldClient::begin(ClientContext& ctx) {
   params_.clear();
+  const auto& hyper = ctx.task.hyper;
+  after_optimiser_ = hyper.momentum != 0.0 || hyper.grad_clip > 0.0;
+  learning_rate_ = hyper.learning_rate;
   for (const auto& p : ctx.model.named_parameters(true)) {
     const auto& value = p.value();
     auto c = named_or_zeros(ctx.task.payload.tensors, "c:" + p.key(), value);
@@ -42,8 +49,14 @@ void ScaffoldClient::begin(ClientContext& ctx) {
 
 torch::Tensor ScaffoldClient::loss(const torch::Tensor& labels, const ModelOutput& out, ClientContext& ctx) {
   auto total = ClientAlgorithm::loss(labels, out, ctx);
+  if (after_optimiser_) return total;
   for (const auto& p : params_) total = total + (p.correction * (p.value - p.value.detach())).sum();
   return total;
+}
+
+void ScaffoldClient::after_step(ClientContext&) {
+  if (!after_optimiser_) return;
+  for (auto& p : params_) p.value.add_(p.correction, -learning_rate_);
 }
 
 void ScaffoldClient::end(ClientContext& ctx, ClientUpdate& update) {

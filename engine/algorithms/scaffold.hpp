@@ -9,6 +9,7 @@ class ScaffoldClient final : public ClientAlgorithm {
  public:
   void begin(ClientContext& ctx) override;
   torch::Tensor loss(const torch::Tensor& labels, const ModelOutput& out, ClientContext& ctx) override;
+  void after_step(ClientContext& ctx) override;
   void end(ClientContext& ctx, ClientUpdate& update) override;
 
  private:
@@ -19,6 +20,10 @@ class ScaffoldClient final : public ClientAlgorithm {
     torch::Tensor correction;  // c - c_i
   };
   std::vector<Param> params_;
+  // The correction moves the parameters after the optimiser's step (momentum or clipping on);
+  // false: it is added to the gradient, which is the same step when neither is on.
+  bool after_optimiser_ = false;
+  double learning_rate_ = 0.0;
 };
 
 class ScaffoldServer final : public ServerAlgorithm {

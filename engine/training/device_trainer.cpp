@@ -139,8 +139,8 @@ ClientUpdate DeviceTrainer::train(ClientAlgorithm& algorithm, const PackedObject
   const auto schedule =
       batch_schedule(indices, task.hyper, client_id, task.round, seed, pass_steps_before(task.hyper, state));
   phase.emplace("gpu job: launch steps");
-  const auto seen =
-      run_steps(ctx, schedule, loss, mu, loss_owner, augment, padding_for(task, schedule, own_objective, augment));
+  const auto seen = run_steps(ctx, algorithm, schedule, loss, mu, loss_owner, augment,
+                              padding_for(task, schedule, own_objective, augment));
 
   phase.emplace("gpu job: wait, weights out");
   std::vector<torch::Tensor> sums;
@@ -159,9 +159,9 @@ ClientUpdate DeviceTrainer::train(ClientAlgorithm& algorithm, const PackedObject
   return update;
 }
 
-std::uint64_t DeviceTrainer::run_steps(ClientContext& ctx, const BatchSchedule& schedule, const StepLoss& loss,
-                                       double mu, const ClientAlgorithm* loss_owner, const AugmentConfig& augment,
-                                       std::int64_t pad_to) {
+std::uint64_t DeviceTrainer::run_steps(ClientContext& ctx, ClientAlgorithm& algorithm, const BatchSchedule& schedule,
+                                       const StepLoss& loss, double mu, const ClientAlgorithm* loss_owner,
+                                       const AugmentConfig& augment, std::int64_t pad_to) {
   const auto& data = *ctx.data;
   const auto& hp = ctx.task.hyper;
   std::vector<std::int64_t> starts;
@@ -179,23 +179,31 @@ std::uint64_t DeviceTrainer::run_steps(ClientContext& ctx, const BatchSchedule& 
     const auto batch = all.narrow(0, starts[i], pad_to > 0 ? 2 * pad_to : step.size);
     ctx.inputs = nullptr;  // a captured loss reads no batch of the host's
     if (const auto key = graph_key(ctx, settings, loss_owner, augment, pad_to > 0);
-        key && replay(data, batch, *key, loss))
-      continue;
-    ++counters_.eager_steps;
-    if (pad_to > 0) {
-      step_on(data, batch, pad_to, loss, settings);
-      continue;
-    }
-    auto x = data.images.index_select(0, batch);
-    const auto y = data.labels.index_select(0, batch);
-    if (augment.enabled()) {
-      Rng draws = make_stream(ctx.seed, "augment", {ctx.client_id, ctx.task.round, step.epoch, step.number});
-      x = augment_batch(x, augment, black, draws);
-    }
-    ctx.inputs = &x;
-    state_.step(x, y, loss, settings);
+        !key || !replay(data, batch, *key, loss))
+      eager_step(ctx, step, batch, black, loss, settings, augment, pad_to);
+    torch::NoGradGuard no_grad;
+    algorithm.after_step(ctx);
   }
   return seen;
+}
+
+void DeviceTrainer::eager_step(ClientContext& ctx, const BatchSchedule::Step& step, const torch::Tensor& batch,
+                               const torch::Tensor& black, const StepLoss& loss, const StepSettings& settings,
+                               const AugmentConfig& augment, std::int64_t pad_to) {
+  ++counters_.eager_steps;
+  const auto& data = *ctx.data;
+  if (pad_to > 0) {
+    step_on(data, batch, pad_to, loss, settings);
+    return;
+  }
+  auto x = data.images.index_select(0, batch);
+  const auto y = data.labels.index_select(0, batch);
+  if (augment.enabled()) {
+    Rng draws = make_stream(ctx.seed, "augment", {ctx.client_id, ctx.task.round, step.epoch, step.number});
+    x = augment_batch(x, augment, black, draws);
+  }
+  ctx.inputs = &x;
+  state_.step(x, y, loss, settings);
 }
 
 }  // namespace drift

@@ -69,11 +69,16 @@ class DeviceTrainer {
     torch::Tensor indices;  // the batch's slice of the job's indices, copied in before each replay
     std::unique_ptr<StepGraph> graph;
   };
-  // The job's steps (graphs where a step has a key, else eagerly); returns the samples seen.
-  // `loss_owner` is the algorithm whose loss runs, null when the trainer's objective does.
-  // `pad_to` > 0 pads every batch to that size.
-  std::uint64_t run_steps(ClientContext& ctx, const BatchSchedule& schedule, const StepLoss& loss, double mu,
-                          const ClientAlgorithm* loss_owner, const AugmentConfig& augment, std::int64_t pad_to);
+  // The job's steps (graphs where a step has a key, else eagerly), each followed by the
+  // algorithm's after_step; returns the samples seen. `loss_owner` is the algorithm whose loss
+  // runs, null when the trainer's objective does. `pad_to` > 0 pads every batch to that size.
+  std::uint64_t run_steps(ClientContext& ctx, ClientAlgorithm& algorithm, const BatchSchedule& schedule,
+                          const StepLoss& loss, double mu, const ClientAlgorithm* loss_owner,
+                          const AugmentConfig& augment, std::int64_t pad_to);
+  // One step run eagerly: the batch `batch` describes, augmented when asked.
+  void eager_step(ClientContext& ctx, const BatchSchedule::Step& step, const torch::Tensor& batch,
+                  const torch::Tensor& black, const StepLoss& loss, const StepSettings& settings,
+                  const AugmentConfig& augment, std::int64_t pad_to);
   // The key of this step's graph; nothing when it runs eagerly.
   std::optional<GraphKey> graph_key(const ClientContext& ctx, const StepSettings& settings,
                                     const ClientAlgorithm* loss_owner, const AugmentConfig& augment, bool padded) const;

@@ -91,6 +91,10 @@ ClientUpdate train_locally(Model& model, ClientAlgorithm& algorithm, const Datas
     loss.backward();
     if (hp.grad_clip > 0.0) torch::nn::utils::clip_grad_norm_(trained, hp.grad_clip);
     optimizer.step();
+    {
+      torch::NoGradGuard no_grad;
+      algorithm.after_step(ctx);
+    }
     sums.add(row, loss.view({1}), out.logits.argmax(1).eq(y).sum().view({1}), step.size, steps);
     seen += static_cast<std::uint64_t>(step.size);
     ++steps;
