@@ -15,6 +15,9 @@ using namespace drift::fedskc;
 
 namespace {
 
+// The classes a knowledge matrix holds (a braced list alone would also fit LibTorch 2.x's Tensor).
+using Classes = std::vector<std::int64_t>;
+
 ClientUpdate knowledge_update(std::uint32_t id, std::uint64_t n, double w, Knowledge k) {
   ClientUpdate u;
   u.client_id = id;
@@ -185,35 +188,35 @@ TEST_CASE("FedSKC LCL against hand-computed values: paper, positive twice, absen
   // cos = [1, 0], /tau = [2, 0]: -log(e^2 / (e^2 + 1)) = log(1 + e^-2).
   const auto l = torch::tensor({{1.0f, 0.0f}});
   const auto y0 = torch::tensor({std::int64_t{0}});
-  CHECK(lcl_loss(l, y0, knowledge, {0, 1}, {}, paper).item<double>() == Approx(std::log(1.0 + std::exp(-2.0))));
+  CHECK(lcl_loss(l, y0, knowledge, Classes{0, 1}, {}, paper).item<double>() == Approx(std::log(1.0 + std::exp(-2.0))));
   ClientOptions twice = paper;
   twice.positive_twice = true;
   // -log(e^2 / (e^2 + e^2 + 1)) = log(2 + e^-2).
-  CHECK(lcl_loss(l, y0, knowledge, {0, 1}, {}, twice).item<double>() == Approx(std::log(2.0 + std::exp(-2.0))));
+  CHECK(lcl_loss(l, y0, knowledge, Classes{0, 1}, {}, twice).item<double>() == Approx(std::log(2.0 + std::exp(-2.0))));
   // Only class 0 has knowledge; a class-1 sample sits out (paper) or is its own positive.
   const auto y1 = torch::tensor({std::int64_t{1}});
   const auto only0 = knowledge.slice(0, 0, 1);
-  CHECK(lcl_loss(torch::tensor({{0.0f, 1.0f}}), y1, only0, {0}, {}, paper).item<double>() == 0.0);
+  CHECK(lcl_loss(torch::tensor({{0.0f, 1.0f}}), y1, only0, Classes{0}, {}, paper).item<double>() == 0.0);
   ClientOptions self = paper;
   self.self_positive = true;
   // positive 1/tau = 2, candidates [cos([0,1],[1,0]) / tau] = [0]: log(1 + e^-2).
-  CHECK(lcl_loss(torch::tensor({{0.0f, 1.0f}}), y1, only0, {0}, {}, self).item<double>() ==
+  CHECK(lcl_loss(torch::tensor({{0.0f, 1.0f}}), y1, only0, Classes{0}, {}, self).item<double>() ==
         Approx(std::log(1.0 + std::exp(-2.0))));
   // U = [2, 1], tau = 1: s = [1/2, 0] -> log(1 + e^-0.5). Batch mean over two samples, one skipped.
   ClientOptions unit = paper;
   unit.tau = 1.0;
-  CHECK(lcl_loss(l, y0, knowledge, {0, 1}, torch::tensor({2.0f, 1.0f}), unit).item<double>() ==
+  CHECK(lcl_loss(l, y0, knowledge, Classes{0, 1}, torch::tensor({2.0f, 1.0f}), unit).item<double>() ==
         Approx(std::log(1.0 + std::exp(-0.5))));
   // Three classes, knowledge of 0 and 1: the class-2 sample sits out but counts in the mean.
   const auto pair =
       lcl_loss(torch::tensor({{1.0f, 0.0f, 0.0f}, {0.0f, 1.0f, 0.0f}}), torch::tensor(std::vector<std::int64_t>{0, 2}),
-               torch::tensor({{1.0f, 0.0f, 0.0f}, {0.0f, 1.0f, 0.0f}}), {0, 1}, {}, paper);
+               torch::tensor({{1.0f, 0.0f, 0.0f}, {0.0f, 1.0f, 0.0f}}), Classes{0, 1}, {}, paper);
   CHECK(pair.item<double>() == Approx(std::log(1.0 + std::exp(-2.0)) / 2.0));
   // Finite with a gradient at tau = 0.01.
   ClientOptions sharp = paper;
   sharp.tau = 0.01;
   auto logits = torch::tensor({{10.0f, -3.0f}, {-2.0f, 4.0f}}, torch::requires_grad());
-  auto loss = lcl_loss(logits, torch::tensor({std::int64_t{1}, std::int64_t{0}}), knowledge, {0, 1}, {}, sharp);
+  auto loss = lcl_loss(logits, torch::tensor({std::int64_t{1}, std::int64_t{0}}), knowledge, Classes{0, 1}, {}, sharp);
   CHECK(std::isfinite(loss.item<double>()));
   loss.backward();
   CHECK(torch::isfinite(logits.grad()).all().item<bool>());

@@ -1,5 +1,5 @@
 // Phase times (DRIFT_PHASE_TIMES): scopes add up by name only while timing is on.
-#include <catch2/catch.hpp>
+#include "catch_torch.hpp"
 
 #include <thread>
 
