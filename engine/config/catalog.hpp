@@ -36,9 +36,9 @@ std::vector<std::string> row_names(const Table& rows) {
 
 // The row called `name`; an unknown name throws UserError("unknown <what> 'x' (did you mean ...)").
 template <class Table>
-const typename Table::value_type& row_named(const Table& rows, const std::string& name, const std::string& what) {
+const typename Table::value_type& row_named(const Table& rows, const std::string& name, const char* what) {
   if (const auto* row = find_row(rows, name)) return *row;
-  throw UserError("unknown " + what + " '" + name + "'" + did_you_mean(name, row_names(rows)));
+  throw UserError(std::string("unknown ") + what + " '" + name + "'" + did_you_mean(name, row_names(rows)));
 }
 
 // The keys (`params`) of the rows called `names`, each key once, in order; an unknown name

@@ -105,11 +105,13 @@ T from_value(const ParamValue& value) {
 }
 
 // One default-constructed Target for all its keys' defaults (a local copy per key also trips
-// GCC 12's -Wmaybe-uninitialized on a vector member's inlined destructor).
+// GCC 12's -Wmaybe-uninitialized on a vector member's inlined destructor). Made once and never
+// destroyed: GCC 14 warns the same way about a map member's destructor inlined into the
+// cleanup of a static local's construction.
 template <class Target>
 const Target& defaults_of() {
-  static const Target defaults{};
-  return defaults;
+  static const Target* const defaults = new Target{};
+  return *defaults;
 }
 
 // target.*m1.*m2...; const when the target is.
