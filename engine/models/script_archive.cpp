@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <cstring>
 
@@ -214,7 +215,7 @@ void check_archive_ends(std::istream& file, std::uint64_t size, const std::strin
   }
 }
 
-void check_script_archive(const std::string& bytes, const std::string& name) {
+std::string check_script_archive(const std::string& bytes, const std::string& name) {
   const Refusal refuse(name);
   const Reader r{bytes, refuse};
   // The end of central directory record, within the last 64 KiB + 22 bytes.
@@ -234,6 +235,7 @@ void check_script_archive(const std::string& bytes, const std::string& name) {
   }
   if (entries > bytes.size() / 46) refuse("more zip entries than the file can hold");
   bool version = false, data_pickle = false;  // the records LibTorch needs before anything else
+  std::string format_version;
   Size at = directory;
   for (Size k = 0; k < entries; ++k) {
     if (!r.signature(at, 0x02014b50)) refuse("a broken zip central directory");
@@ -253,10 +255,14 @@ void check_script_archive(const std::string& bytes, const std::string& name) {
       e += 4 + length;
     }
     at += 46 + name_length + extra_length + r.get(at + 32, 2);
+    // torch.jit.save keeps the format version at ARCHIVE/version or, since PyTorch 2.x, at
+    // ARCHIVE/.data/version; LibTorch's reader looks for either.
     const auto slash = record.find('/');
-    version = version || (slash != std::string::npos && record.compare(slash, std::string::npos, "/version") == 0);
-    data_pickle =
-        data_pickle || (slash != std::string::npos && record.compare(slash, std::string::npos, "/data.pkl") == 0);
+    const auto in_archive = [&](const char* file) {
+      return slash != std::string::npos && record.compare(slash + 1, std::string::npos, file) == 0;
+    };
+    version = version || in_archive("version") || in_archive(".data/version");
+    data_pickle = data_pickle || in_archive("data.pkl");
     if (!r.signature(local, 0x04034b50)) refuse(record + " has no local zip header");
     const Size data = local + 30 + r.get(local + 26, 2) + r.get(local + 28, 2);
     if (data > bytes.size() || compressed > bytes.size() - data) refuse(record + " runs past the end of the file");
@@ -265,6 +271,8 @@ void check_script_archive(const std::string& bytes, const std::string& name) {
     // LibTorch allocates a record's declared size before it reads it: deflate expands at most
     // 1032:1, so a larger claim is a lie.
     if (method == 8 && size > compressed * 1032 + 1024) refuse(record + " declares more than deflate can expand to");
+    if ((in_archive("version") || in_archive(".data/version")) && method == 0 && size <= 32)
+      format_version = bytes.substr(data, size);
     if (!is_pickle(record)) continue;
     if (method == 0)
       check_pickle(bytes.substr(data, size), record, refuse);
@@ -273,6 +281,9 @@ void check_script_archive(const std::string& bytes, const std::string& name) {
   }
   // Without them LibTorch's reader gives up in its constructor, which leaks its open archive.
   if (!version || !data_pickle) refuse("no version or data.pkl record");
+  while (!format_version.empty() && std::isspace(static_cast<unsigned char>(format_version.back())))
+    format_version.pop_back();
+  return format_version;
 }
 
 }  // namespace drift

@@ -9,8 +9,10 @@
 
 namespace drift {
 
-// Throws UserError, "NAME: ...", with one line saying what is wrong.
-void check_script_archive(const std::string& bytes, const std::string& name);
+// Throws UserError, "NAME: ...", with one line saying what is wrong. Returns the archive's
+// format version (its version record, "10" say) where the record is stored uncompressed, as
+// torch.jit.save writes it; "" otherwise.
+std::string check_script_archive(const std::string& bytes, const std::string& name);
 
 // Before a file of `size` bytes is read whole: its first local header and its end of central
 // directory, read from the stream's two ends, must be a zip archive's, with the directory inside

@@ -1,13 +1,15 @@
 #include "engine/models/torchscript_model.hpp"
 
-#include <torch/csrc/jit/passes/inliner.h>
+#include <caffe2/serialize/versions.h>
 #include <torch/script.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <iterator>
 #include <map>
 #include <mutex>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -15,7 +17,9 @@
 #include "engine/core/input_file.hpp"
 #include "engine/core/isolated_check.hpp"
 #include "engine/core/stream_hash.hpp"
+#include "engine/core/version.hpp"
 #include "engine/models/script_archive.hpp"
+#include "engine/models/script_random_ops.hpp"
 
 namespace drift {
 namespace {
@@ -29,6 +33,7 @@ constexpr std::uint64_t kLargestModuleFile = std::uint64_t{4} << 30;
 std::string first_line(const std::exception& e) {
   const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
   std::string text = c10_error != nullptr ? c10_error->what_without_backtrace() : e.what();
+  text.erase(0, std::min(text.size(), text.find_first_not_of(" \t\n")));  // the importer's start with a newline
   if (const auto error = text.rfind("Error: "); error != std::string::npos && text.find('\n') < error) {
     const auto start = text.rfind('\n', error);
     text = text.substr(start == std::string::npos ? 0 : start + 1);
@@ -82,18 +87,40 @@ std::string module_bytes(const std::string& path, const std::string& digest) {
   return it->second;
 }
 
+// A valid archive LibTorch could not read: most often a module saved by a newer PyTorch that
+// calls an op (or an op's newer form) this LibTorch lacks. Says which, and what to do.
+std::string unreadable_module_message(const std::string& name, const std::string& error,
+                                      const std::string& format_version) {
+  const auto libtorch = "LibTorch " + torch_version();
+  static const std::regex op_pattern(R"(\b(aten|prim|quantized|torch|ops)::[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)?)");
+  std::string text;
+  if (std::smatch op; std::regex_search(error, op, op_pattern))
+    text = name + ": this TorchScript module calls " + op.str() + ", which " + libtorch +
+           " (the one this drift was built with) does not have in that form (\"" + error + "\")";
+  else
+    text = name + ": " + libtorch + ", which this drift was built with, cannot read this TorchScript module (\"" +
+           error + "\")";
+  if (!format_version.empty())
+    text += "; the file records format version " + format_version + ", and this LibTorch reads versions " +
+            std::to_string(caffe2::serialize::kMinSupportedFileFormatVersion) + " to " +
+            std::to_string(caffe2::serialize::kMaxSupportedFileFormatVersion);
+  return text + ". If a newer PyTorch saved it, save it with PyTorch " + torch_version() +
+         " (python3-torch of the same Debian release), or use a drift built against a newer LibTorch "
+         "(docs/install.md#your-own-libtorch)";
+}
+
 torch::jit::Module load_module(const std::string& bytes, const std::string& name) {
   // torch.jit.save writes a zip archive; anything else gets a plainer word than the reader's.
   if (bytes.size() < 4 || bytes.compare(0, 4, "PK\x03\x04") != 0)
     throw UserError(name +
                     ": not a TorchScript module (torch.jit.save writes a zip archive, and this file is not one)");
-  check_script_archive(bytes, name);
+  const auto format_version = check_script_archive(bytes, name);
   std::istringstream in(bytes);
   torch::jit::Module module;
   try {
     module = torch::jit::load(in, torch::Device(torch::kCPU));
   } catch (const std::exception& e) {
-    throw UserError(name + ": not a TorchScript module that torch.jit.save wrote (" + first_line(e) + ")");
+    throw UserError(unreadable_module_message(name, first_line(e), format_version));
   }
   return module;
 }
@@ -129,54 +156,11 @@ std::string shape_text(const torch::Tensor& t) {
   return text + "]";
 }
 
-// The first op of `graph` (nested blocks included) that draws random numbers, or "".
-std::string random_op(const torch::jit::Block& block) {
-  static const std::set<std::string> random = {"aten::dropout",
-                                               "aten::dropout_",
-                                               "aten::feature_dropout",
-                                               "aten::feature_dropout_",
-                                               "aten::alpha_dropout",
-                                               "aten::alpha_dropout_",
-                                               "aten::feature_alpha_dropout",
-                                               "aten::feature_alpha_dropout_",
-                                               "aten::bernoulli",
-                                               "aten::bernoulli_",
-                                               "aten::rand",
-                                               "aten::rand_like",
-                                               "aten::randn",
-                                               "aten::randn_like",
-                                               "aten::randint",
-                                               "aten::randint_like",
-                                               "aten::randperm",
-                                               "aten::normal",
-                                               "aten::normal_",
-                                               "aten::uniform_",
-                                               "aten::exponential_",
-                                               "aten::geometric_",
-                                               "aten::cauchy_",
-                                               "aten::log_normal_",
-                                               "aten::multinomial",
-                                               "aten::rrelu",
-                                               "aten::rrelu_",
-                                               "aten::native_dropout"};
-  for (const auto* node : block.nodes()) {
-    const std::string kind = node->kind().toQualString();
-    if (random.count(kind) != 0) return kind;
-    for (const auto* inner : node->blocks())
-      if (auto found = random_op(*inner); !found.empty()) return found;
-  }
-  return "";
-}
-
 // Refuses a module whose `method` draws random numbers (dropout, say): LibTorch draws them from
 // its process-wide generator, which slots share in whatever order they run, so a run would not
 // repeat, and drift cannot hand the module its keyed streams.
 void refuse_random_ops(const torch::jit::Module& module, const std::string& method, const std::string& file) {
-  const auto found = module.find_method(method);
-  if (!found) return;
-  auto graph = found->graph()->copy();
-  torch::jit::Inline(*graph);  // the submodules' code too
-  if (const auto op = random_op(*graph->block()); !op.empty())
+  if (const auto op = random_op_in(module, method); !op.empty())
     throw UserError("model.file " + file + ": " + method + "(x) draws random numbers (" + op +
                     "); drift cannot give them its seeded streams, so runs would not repeat: remove it "
                     "(docs/torchscript.md#how-it-runs)");
