@@ -83,6 +83,11 @@ grep -q -- "--shard \"\$SLURM_ARRAY_TASK_ID/4\"$" "$work/slurm/slurm/shard.sbatc
 grep -q -- "--collect$" "$work/slurm/slurm/collect.sbatch"
 grep -q "sbatch --dependency=afterany:" "$work/slurm/slurm/submit.sh"
 for f in "$work"/slurm/slurm/*; do bash -n "$f"; done
+# Inside a container image the scripts start drift through the image (docs/install.md).
+"$drift" "${study[@]}" --out "$work/sif" --emit slurm --shards 2 --launcher "apptainer run /shared/drift.sif" \
+  > /dev/null 2>&1
+grep -q "^exec 'apptainer' 'run' '/shared/drift.sif' 'study' " "$work/sif/slurm/shard.sbatch"
+grep -q "^exec 'apptainer' 'run' '/shared/drift.sif' 'study' .* --collect$" "$work/sif/slurm/collect.sbatch"
 # A directory with a space and a % (issue 48): the #SBATCH file names are quoted and their %
 # doubled (Slurm would expand it), and the printed command is quoted.
 odd="$work/my study%d"

@@ -85,6 +85,7 @@ struct StudyArgs {
   bool collect = false;  // tables, figures and index.html from the finished runs; run nothing
   std::string emit;      // "slurm" or "shell": write scripts that run `shards` shards; run nothing
   int shards = 0;
+  std::string launcher;  // with emit: the command the scripts start drift with ("" : this executable)
 };
 
 // A validated study: its factors, every run (cell x seed) and where it goes.

@@ -211,6 +211,10 @@ CLI::App* add_study(CLI::App& app, drift::cli::StudyArgs& study) {
                    ->check(CLI::IsMember({"slurm", "shell"}))
                    ->excludes(shard);
   cmd->add_option("--shards", study.shards, "with --emit: how many shards")->check(CLI::Range(1, 100000))->needs(emit);
+  cmd->add_option("--launcher", study.launcher,
+                  "with --emit: the command the scripts start drift with, words split at spaces (default: this "
+                  "executable's path), e.g. \"apptainer run /shared/drift.sif\" when drift runs in an image")
+      ->needs(emit);
   return cmd;
 }
 

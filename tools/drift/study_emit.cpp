@@ -40,9 +40,20 @@ std::string this_executable() {
   return ec ? std::string("drift") : self.string();
 }
 
+// How the scripts start drift: the launcher's words (a container runtime and its image, say),
+// or this executable by its absolute path.
+std::vector<std::string> launcher_words(const std::string& launcher) {
+  std::vector<std::string> words;
+  std::istringstream in(launcher);
+  for (std::string word; in >> word;) words.push_back(word);
+  if (words.empty()) words.push_back(this_executable());
+  return words;
+}
+
 // The study's command line with absolute paths, without --shard, --collect or --emit.
 std::string study_line(const StudyArgs& a, const fs::path& out) {
-  std::vector<std::string> words{this_executable(), "study", fs::absolute(a.scenario).lexically_normal().string()};
+  auto words = launcher_words(a.launcher);
+  words.insert(words.end(), {"study", fs::absolute(a.scenario).lexically_normal().string()});
   for (const auto& g : a.grid) words.insert(words.end(), {"--grid", g});
   for (const auto& v : a.algorithms) words.insert(words.end(), {"--algorithms", v});
   if (a.seeds > 0) words.insert(words.end(), {"--seeds", std::to_string(a.seeds)});
