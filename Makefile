@@ -27,7 +27,20 @@ test check-sanitize: export OPENBLAS_CORETYPE := Haswell
 test check-sanitize: export ATEN_CPU_CAPABILITY := avx2
 test check-sanitize: export ONEDNN_MAX_CPU_ISA := AVX2
 
-.PHONY: all deps configure build quickstart test bench sanitize-configure check-sanitize fuzz clean
+# The container image (Containerfile), with podman or docker, whichever is present:
+#   make image                        Debian 12, localhost/drift:debian12
+#   make image IMAGE_DEBIAN=trixie    Debian 13, localhost/drift:debian13
+# IMAGE_TOOL_FLAGS and IMAGE_FLAGS pass options to the tool and to its build (on machines where
+# podman cannot use systemd's cgroups or run containers: IMAGE_TOOL_FLAGS=--cgroup-manager=cgroupfs
+# IMAGE_FLAGS=--isolation=chroot). `make image-archive` writes the image as drift-TAG.tar, which
+# `apptainer build drift.sif docker-archive:drift-debian12.tar` turns into a cluster image.
+IMAGE_DEBIAN ?= bookworm
+IMAGE_NAME ?= $(if $(filter trixie,$(IMAGE_DEBIAN)),debian13,debian12)
+IMAGE_TOOL ?= $(shell command -v podman >/dev/null 2>&1 && echo podman || echo docker)
+IMAGE_TOOL_FLAGS ?=
+IMAGE_FLAGS ?=
+
+.PHONY: all deps configure build quickstart test bench sanitize-configure check-sanitize fuzz clean image image-archive
 
 all: build
 
@@ -94,3 +107,11 @@ fuzz: sanitize-configure
 
 clean:
 	rm -rf $(BUILD_DIR) $(SANITIZE_DIR)
+
+image:
+	$(IMAGE_TOOL) $(IMAGE_TOOL_FLAGS) build $(IMAGE_FLAGS) --build-arg DEBIAN=$(IMAGE_DEBIAN) \
+	  -t localhost/drift:$(IMAGE_NAME) -f Containerfile .
+
+image-archive: image
+	rm -f drift-$(IMAGE_NAME).tar
+	$(IMAGE_TOOL) $(IMAGE_TOOL_FLAGS) save --format docker-archive -o drift-$(IMAGE_NAME).tar localhost/drift:$(IMAGE_NAME)

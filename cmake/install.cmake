@@ -23,3 +23,8 @@ configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/driftConfig.cmake.in
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/driftConfigVersion.cmake COMPATIBILITY ExactVersion)
 install(FILES ${PROJECT_BINARY_DIR}/driftConfig.cmake ${PROJECT_BINARY_DIR}/driftConfigVersion.cmake
         DESTINATION ${DRIFT_INSTALL_CMAKE_DIR})
+
+# The shipped scenarios and the examples (the plugin, the TorchScript and exported models), so
+# that an installed drift (the container image) has what the docs run.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/scenarios/ DESTINATION ${CMAKE_INSTALL_DATADIR}/drift/scenarios)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/examples/ DESTINATION ${CMAKE_INSTALL_DATADIR}/drift/examples)
