@@ -26,10 +26,11 @@ fraction = 0.5
 plot_minutes = 0.01
 TOML
 
-# Waits (up to a minute) until $1/index.html is a live page.
+# Waits (up to a minute) until $1/index.html is a live page with figures (a page drawn before
+# the first aggregation has none yet: a slower LibTorch can take longer than one period to it).
 wait_for_live() {
   for _ in $(seq 600); do
-    grep -qs 'http-equiv="refresh"' "$1/index.html" && return 0
+    grep -qs 'http-equiv="refresh"' "$1/index.html" && grep -qs 'live-figures-[12]' "$1/index.html" && return 0
     sleep 0.1
   done
   echo "$1: no live page within a minute"; exit 1

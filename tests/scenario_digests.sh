@@ -3,6 +3,7 @@
 # and clients.csv recorded in tests/scenario_digests.txt. A refactor that changes no behaviour
 # keeps every digest; a change that is meant to alter results re-records them on purpose:
 #   tests/scenario_digests.sh build/tools/drift --record
+# A new LibTorch major version starts its own record with --record.
 # The runs are shortened (2 rounds, small data slices, small clients allowed, 2 slots) so the check takes about a
 # minute; slot count does not change results (the determinism rule), so 2 is only for speed.
 set -euo pipefail
@@ -10,7 +11,14 @@ drift="$1"
 mode="${2:-check}"
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
-expected="$here/scenario_digests.txt"
+# LibTorch 1.x and 2.x run different kernels (the last bits of a sum differ), so each major
+# version has its own record; the test says which one it checks.
+torch=$("$drift" --version | sed -n 's/.*(LibTorch \([0-9][0-9.]*\).*/\1/p')
+case "$torch" in
+  1.*) expected="$here/scenario_digests.txt" ;;
+  *) expected="$here/scenario_digests-libtorch${torch%%.*}.txt" ;;
+esac
+echo "scenario_digests: LibTorch $torch, checking $(basename "$expected")"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
