@@ -26,14 +26,15 @@ fraction = 0.5
 plot_minutes = 0.01
 TOML
 
-# Waits (up to a minute) until $1/index.html is a live page with figures (a page drawn before
-# the first aggregation has none yet: a slower LibTorch can take longer than one period to it).
+# Waits (up to three minutes) until $1/index.html is a live page with figures (a page drawn
+# before the first aggregation has none yet: a slower LibTorch can take longer than one period
+# to it, and drawings at nice 10 wait for idle cores).
 wait_for_live() {
-  for _ in $(seq 600); do
+  for _ in $(seq 1800); do
     grep -qs 'http-equiv="refresh"' "$1/index.html" && grep -qs 'live-figures-[12]' "$1/index.html" && return 0
     sleep 0.1
   done
-  echo "$1: no live page within a minute"; exit 1
+  echo "$1: no live page with figures within three minutes"; exit 1
 }
 # Copies the live page and the figures it shows, so the next drawings cannot change them under
 # the browser.
