@@ -261,7 +261,8 @@ std::string check_script_archive(const std::string& bytes, const std::string& na
     const auto in_archive = [&](const char* file) {
       return slash != std::string::npos && record.compare(slash + 1, std::string::npos, file) == 0;
     };
-    version = version || in_archive("version") || in_archive(".data/version");
+    const bool version_record = in_archive("version") || in_archive(".data/version");
+    version = version || version_record;
     data_pickle = data_pickle || in_archive("data.pkl");
     if (!r.signature(local, 0x04034b50)) refuse(record + " has no local zip header");
     const Size data = local + 30 + r.get(local + 26, 2) + r.get(local + 28, 2);
@@ -271,8 +272,7 @@ std::string check_script_archive(const std::string& bytes, const std::string& na
     // LibTorch allocates a record's declared size before it reads it: deflate expands at most
     // 1032:1, so a larger claim is a lie.
     if (method == 8 && size > compressed * 1032 + 1024) refuse(record + " declares more than deflate can expand to");
-    if ((in_archive("version") || in_archive(".data/version")) && method == 0 && size <= 32)
-      format_version = bytes.substr(data, size);
+    if (version_record && method == 0 && size <= 32) format_version = bytes.substr(data, size);
     if (!is_pickle(record)) continue;
     if (method == 0)
       check_pickle(bytes.substr(data, size), record, refuse);

@@ -42,16 +42,18 @@ const std::map<std::string, std::string>& random_with_probability() {
   return ops;
 }
 
-// The value `v` always has in `self`'s graph, where the graph fixes it: a constant, an attribute
-// of the module or of a submodule (read from the module as loaded), or the output of an if whose
-// branches all give the same fixed value (as `if not training: p = 0.0` gives when p is 0).
-std::optional<torch::IValue> fixed_value(const Value* v, const torch::jit::Module& self, int depth = 0) {
+// The number `v` always holds in `self`'s graph, where the graph fixes it: a constant, an
+// attribute of the module or of a submodule (read from the module as loaded), or the output of
+// an if whose branches all give the same fixed number (as `if not training: p = 0.0` gives when
+// p is 0). Nothing where it is not fixed, or not a number.
+std::optional<double> fixed_number(const Value* v, const torch::jit::Module& self, int depth = 0) {
+  const auto number = [](const c10::optional<torch::IValue>& value) -> std::optional<double> {
+    if (!value || !(value->isDouble() || value->isInt())) return std::nullopt;
+    return value->toScalar().toDouble();
+  };
   if (depth > 64) return std::nullopt;
   const Node* node = v->node();
-  if (node->kind() == c10::prim::Constant) {
-    if (auto constant = torch::jit::toIValue(v)) return *constant;
-    return std::nullopt;
-  }
+  if (node->kind() == c10::prim::Constant) return number(torch::jit::toIValue(v));
   if (node->kind() == c10::prim::GetAttr) {
     std::vector<std::string> path;
     const Value* at = v;
@@ -68,15 +70,13 @@ std::optional<torch::IValue> fixed_value(const Value* v, const torch::jit::Modul
       module = inner.toModule();
     }
     if (!module.hasattr(path.back())) return std::nullopt;
-    return module.attr(path.back());
+    return number(module.attr(path.back()));
   }
   if (node->kind() == c10::prim::If) {
-    const auto index = v->offset();
-    std::optional<torch::IValue> common;
+    std::optional<double> common;
     for (const auto* block : node->blocks()) {
-      auto value = fixed_value(block->outputs()[index], self, depth + 1);
-      if (!value || !(value->isDouble() || value->isInt())) return std::nullopt;
-      if (common && common->toScalar().toDouble() != value->toScalar().toDouble()) return std::nullopt;
+      const auto value = fixed_number(block->outputs()[v->offset()], self, depth + 1);
+      if (!value || (common && *common != *value)) return std::nullopt;
       common = value;
     }
     return common;
@@ -90,8 +90,7 @@ bool draws(const Node* node, const std::string& argument, const torch::jit::Modu
   if (schema == nullptr) return true;
   const auto index = schema->argumentIndexWithName(argument);
   if (!index || *index >= static_cast<int>(node->inputs().size())) return true;
-  const auto p = fixed_value(node->input(static_cast<std::size_t>(*index)), self);
-  return !p || !(p->isDouble() || p->isInt()) || p->toScalar().toDouble() != 0.0;
+  return fixed_number(node->input(static_cast<std::size_t>(*index)), self) != 0.0;
 }
 
 std::string random_op(const torch::jit::Block& block, const torch::jit::Module& self) {
