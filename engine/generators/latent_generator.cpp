@@ -87,6 +87,8 @@ class TorchScriptGenerator final : public LatentGenerator {
  private:
   torch::Tensor call(torch::jit::Module& module, std::vector<torch::jit::IValue> inputs, const char* file) {
     torch::NoGradGuard no_grad;
+    // Op by op, as drift runs every TorchScript module (docs/torchscript.md#how-it-runs).
+    torch::jit::GraphOptimizerEnabledGuard plain(false);
     try {
       auto out = module.forward(std::move(inputs));
       if (!out.isTensor()) throw UserError(directory_ + "/" + file + " must return one tensor");

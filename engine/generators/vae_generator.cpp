@@ -68,6 +68,10 @@ void pretrain_vae_generator(const Dataset& train, const VaeGeneratorOptions& o, 
   auto order_rng = make_stream(o.seed, "generator-batches");
   std::vector<std::int64_t> order(static_cast<std::size_t>(train.size()));
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::int64_t>(i);
+  // The decoder runs op by op, as drift runs every TorchScript module: the executor's fuser
+  // would round later batches unlike the first ones, and a LibTorch built with LLVM (Debian
+  // 13's) can spend minutes compiling each fused kernel (docs/torchscript.md#how-it-runs).
+  torch::jit::GraphOptimizerEnabledGuard plain(false);
   for (std::int64_t epoch = 1; epoch <= o.epochs; ++epoch) {
     order_rng.shuffle(order);
     const auto index = torch::tensor(order, torch::kInt64);
