@@ -24,7 +24,8 @@ double Roster::offline_between(std::uint32_t client, double from, double until) 
 
 double Roster::next_available(double t) {
   double best = kNever;
-  for (std::uint32_t c = 0; c < population_.size(); ++c) best = std::min(best, next_free(c, t, best));
+  // No client is free before t, so one free at t ends the search.
+  for (std::uint32_t c = 0; c < population_.size() && best > t; ++c) best = std::min(best, next_free(c, t, best));
   return best;
 }
 
@@ -32,6 +33,18 @@ double Roster::next_available(double t, const std::vector<std::uint32_t>& client
   double best = kNever;
   for (auto c : clients) best = std::min(best, next_free(c, t, best));
   return best;
+}
+
+bool Roster::anyone_available(double t) {
+  const auto n = static_cast<std::uint32_t>(population_.size());
+  for (std::uint32_t k = 0; k < n; ++k) {
+    const auto c = (last_available_ + k) % n;
+    if (next_free(c, t, kNever) < kNever) {
+      last_available_ = c;
+      return true;
+    }
+  }
+  return false;
 }
 
 // When client c, without a task, is next registered and online from t; kNever when not before `best`.

@@ -33,6 +33,10 @@ class Roster {
   double next_available(double t);
   // The same among `clients` only (an edge's).
   double next_available(double t, const std::vector<std::uint32_t>& clients);
+  // Whether anyone is ever available from t (next_available(t) < kNever), found without visiting
+  // the population: the search starts at the last client found (which changes the
+  // cost only, never the answer).
+  bool anyone_available(double t);
 
   void set_busy(std::uint32_t client, bool busy);
   // Sync: a late client works on until its update arrives.
@@ -52,6 +56,7 @@ class Roster {
   std::set<std::uint32_t> busy_set_;               // the same clients, so listing them costs O(busy)
   std::vector<double> busy_until_;                 // by client
   std::map<std::uint32_t, double> working_until_;  // the clients whose busy_until_ may still be ahead
+  std::uint32_t last_available_ = 0;               // where anyone_available starts looking
 };
 
 }  // namespace drift

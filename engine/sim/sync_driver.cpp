@@ -111,7 +111,7 @@ class SyncDriver final : public Driver {
     parts_.roster.availability().set_round(round_);
     parts_.timeline.apply_due(round_, now_);
     // Rounds of nobody would "complete" the run with an untrained model: end it, as async does.
-    if (parts_.roster.next_available(now_) == kNever && !parts_.timeline.any_pending())
+    if (!parts_.roster.anyone_available(now_) && !parts_.timeline.any_pending())
       return end_run({RunStatus::ended, nobody_can_take_part(round_, now_)});
     report_ = RoundReport{};
     report_.clients = std::move(later_records_);
