@@ -35,6 +35,34 @@ TEST_CASE("drift distances", "[sim][drift]") {
   CHECK(w.sum() == std::vector<double>{0, 4});
 }
 
+TEST_CASE("participation bias over a large population is the dense total variation", "[sim][drift][bias]") {
+  // The window touches few clients of many; the value is the definition, summed over all of them.
+  const std::uint32_t n = 50000;
+  std::vector<std::uint64_t> samples(n);
+  for (std::uint32_t i = 0; i < n; ++i) samples[i] = 1 + (i * 7919u) % 97;
+  ParticipationBias bias(samples, 3);
+  std::vector<ClientShares> pushed;
+  for (std::uint32_t a = 0; a < 4; ++a) {
+    ClientShares shares;
+    for (std::uint32_t k = 0; k < 40; ++k) shares.emplace_back((a * 977u + k * 1231u) % n, 0.01 + 0.001 * k);
+    shares.emplace_back(shares.front());  // a client counted twice in one aggregation
+    bias.push(shares);
+    pushed.push_back(shares);
+  }
+  std::vector<double> given(n, 0.0), data(samples.begin(), samples.end()), uniform(n, 1.0 / n);
+  for (std::size_t a = 1; a < pushed.size(); ++a)  // the last three
+    for (const auto& [c, share] : pushed[a]) given[c] += share;
+  const auto dense = normalised(given);
+  // Summed in long double: a running double sum of 50,000 terms is off by about 1e-12.
+  auto tv = [&](const std::vector<double>& objective) {
+    long double sum = 0;
+    for (std::uint32_t i = 0; i < n; ++i) sum += std::abs(static_cast<long double>(dense[i]) - objective[i]);
+    return static_cast<double>(sum / 2);
+  };
+  CHECK(bias.against_samples() == Approx(tv(normalised(data))).epsilon(1e-15));
+  CHECK(bias.against_uniform() == Approx(tv(uniform)).epsilon(1e-15));
+}
+
 TEST_CASE("participation bias: the window's shares against n_i / n and 1 / N", "[sim][drift][bias]") {
   ParticipationBias bias({1, 1, 2}, 2);       // data weights (1/4, 1/4, 1/2)
   CHECK(std::isnan(bias.against_samples()));  // no share yet

@@ -36,7 +36,8 @@ class DriftWindow {
 
 // Participation bias (docs/outputs.md#participation-bias): the shares the last `window`
 // aggregations gave each client (ServerAlgorithm::shares), summed and normalised, against the
-// weights of the population objective, as a total variation in [0, 1].
+// weights of the population objective, as a total variation in [0, 1]. Its cost is the window's
+// shares, not the population: a client the window gave nothing adds its objective weight.
 class ParticipationBias {
  public:
   // `num_samples`: each client's training samples, which give the objective sum_i n_i / n F_i.
@@ -44,15 +45,20 @@ class ParticipationBias {
   void push(ClientShares shares);  // one aggregation's, empty when it gave nobody a share
   // Against n_i / n, and against 1 / N (the objective of the participation papers); NaN while
   // the window holds no positive share.
-  double against_samples() const { return distance(data_weights_); }
-  double against_uniform() const { return distance(uniform_); }
+  double against_samples() const;
+  double against_uniform() const;
   void archive(StateArchive& ar);
 
  private:
-  double distance(const std::vector<double>& objective) const;
+  // Each client the window gave a share, ascending, with its normalised share; empty when the
+  // shares sum to nothing.
+  std::vector<std::pair<std::uint32_t, double>> given() const;
+  template <class Weight>
+  double distance(const Weight& objective, double objective_sum) const;
 
-  std::size_t window_;
-  std::vector<double> data_weights_, uniform_;
+  std::size_t window_, clients_;
+  std::vector<double> data_weights_;
+  double uniform_weight_, data_weights_sum_, uniform_sum_;
   std::deque<ClientShares> entries_;
 };
 
