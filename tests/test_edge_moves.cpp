@@ -8,6 +8,7 @@
 
 #include "engine/core/error.hpp"
 #include "engine/population/edge_membership.hpp"
+#include "engine/population/presence.hpp"
 #include "scenario_error.hpp"
 #include "sim_harness.hpp"
 
@@ -64,6 +65,16 @@ TEST_CASE("a move changes a client's edge, home brings it back, and members stay
   CHECK(edges.members(0) == std::vector<std::uint32_t>{0, 2});
   CHECK(edges.members(1) == std::vector<std::uint32_t>{1, 3});
   CHECK(edges.changes() == 2);
+  edges.move({0}, 1);
+  // Each edge's clients per group follow the moves, and count who is present there.
+  const Presence presence(population);
+  for (std::uint32_t e = 0; e < 2; ++e) {
+    std::vector<std::uint32_t> expected(population.group_names.size() + 1, 0);
+    for (auto c : edges.members(e))
+      ++expected[population.group[c] == kNoGroup ? population.group_names.size() : population.group[c]];
+    CHECK(edges.counts_by_group(e) == expected);
+    CHECK(presence.present_count(edges.counts_by_group(e), 0.0) == edges.members(e).size());
+  }
   CHECK(move_destination(s.hierarchy, "home") == kHomeEdge);
   CHECK_FALSE(move_destination(s.hierarchy, "2"));
 }

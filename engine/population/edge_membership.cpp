@@ -14,7 +14,19 @@ std::optional<std::uint32_t> move_destination(const HierarchyConfig& h, const st
 }
 
 EdgeMembership::EdgeMembership(const Population& population)
-    : population_(population), edge_(population.edge), members_(population.edge_members) {}
+    : population_(population),
+      edge_(population.edge),
+      members_(population.edge_members),
+      by_group_(members_.size(), std::vector<std::uint32_t>(population.group_names.size() + 1, 0)) {
+  for (std::uint32_t c = 0; c < edge_.size(); ++c) count(c, edge_[c], 1);
+}
+
+void EdgeMembership::count(std::uint32_t client, std::uint32_t edge, int by) {
+  if (population_.is_held_out(client)) return;
+  const auto g = population_.group[client];
+  auto& n = by_group_.at(edge)[g == kNoGroup ? population_.group_names.size() : g];
+  n = static_cast<std::uint32_t>(static_cast<std::int64_t>(n) + by);
+}
 
 void EdgeMembership::move(const std::vector<std::uint32_t>& clients, std::uint32_t edge) {
   bool changed = false;
@@ -27,6 +39,8 @@ void EdgeMembership::move(const std::vector<std::uint32_t>& clients, std::uint32
     auto& joined = members_.at(to);
     joined.insert(std::lower_bound(joined.begin(), joined.end(), c), c);
     edge_[c] = to;
+    count(c, from, -1);
+    count(c, to, 1);
     changed = true;
   }
   changes_ += changed ? 1 : 0;

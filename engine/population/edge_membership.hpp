@@ -33,6 +33,9 @@ class EdgeMembership {
   const std::vector<std::uint32_t>& members(std::uint32_t e) const { return members_.at(e); }
   // Moves `clients` to `edge` (kHomeEdge: each to its assigned edge); a client already there stays.
   void move(const std::vector<std::uint32_t>& clients, std::uint32_t edge);
+  // Edge e's clients that are not held out, counted per group (the last entry: no group), so
+  // that who is present there is counted per group, not per client (Presence::present_count).
+  const std::vector<std::uint32_t>& counts_by_group(std::uint32_t e) const { return by_group_.at(e); }
   // How many moves changed some client's edge: a reader that cached sizes or labels redoes them.
   std::uint64_t changes() const { return changes_; }
 
@@ -40,7 +43,9 @@ class EdgeMembership {
   const Population& population_;
   std::vector<std::uint32_t> edge_;
   std::vector<std::vector<std::uint32_t>> members_;
+  std::vector<std::vector<std::uint32_t>> by_group_;
   std::uint64_t changes_ = 0;
+  void count(std::uint32_t client, std::uint32_t edge, int by);
 };
 
 }  // namespace drift

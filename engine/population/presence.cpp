@@ -31,6 +31,13 @@ std::uint32_t Presence::present_count(double t) const {
   return static_cast<std::uint32_t>(population_.size() - absent);
 }
 
+std::uint32_t Presence::present_count(const std::vector<std::uint32_t>& by_group, double t) const {
+  std::uint64_t present = by_group.back();
+  for (std::size_t g = 0; g + 1 < by_group.size(); ++g)
+    present += t >= join_time_[g] && t < leave_time_[g] ? by_group[g] : 0;
+  return static_cast<std::uint32_t>(present);
+}
+
 double Presence::join_time(std::uint32_t client) const {
   if (population_.is_held_out(client)) return kNever;
   const auto g = population_.group[client];

@@ -16,6 +16,9 @@ class Presence {
 
   bool present(std::uint32_t client, double t) const;
   std::uint32_t present_count(double t) const;
+  // The same among clients counted per group, held-out ones left out (the last entry: no group),
+  // as EdgeMembership::counts_by_group gives an edge's.
+  std::uint32_t present_count(const std::vector<std::uint32_t>& by_group, double t) const;
   // When the client's group leaves for good, or kNever (no group, or it stays).
   double leave_time(std::uint32_t client) const;
   // When the client's group (re)joins, or 0 (no group, or present from the start).

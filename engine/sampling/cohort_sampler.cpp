@@ -27,9 +27,7 @@ void CohortSampler::apply(const TimelineStep& step) {
 
 std::uint32_t CohortSampler::present_count(const SelectionRequest& request) const {
   if (request.edge == 0) return presence_.present_count(request.time);
-  std::uint32_t n = 0;
-  for (auto c : edges_.members(request.edge - 1)) n += presence_.present(c, request.time) ? 1 : 0;
-  return n;
+  return presence_.present_count(edges_.counts_by_group(request.edge - 1), request.time);
 }
 
 std::uint32_t CohortSampler::cohort_size(const SelectionRequest& request) const {
