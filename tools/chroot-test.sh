@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the README's test command on another Debian release, in a chroot of it, as root:
-#   tools/chroot-test.sh trixie [MAKE TARGET]      (default target: test)
+#   tools/chroot-test.sh trixie [MAKE ARGUMENTS]   (default: test; CI adds CTEST_ARGS=...)
 # CI runs it for Debian 13 after the Debian 12 tests (docs/development.md#what-ci-checks). The
 # same steps as the Containerfile: a debootstrap root, tools/install-deps.sh inside it, then
 # `make test` on this checkout, bind-mounted at /src, in the build folder build-<release>.
@@ -8,8 +8,10 @@
 # release's base file system (a tarball, so a broken root is rebuilt in seconds), the root with
 # its packages installed, and ccache's files; a second run on the same machine compiles little.
 set -euo pipefail
-release="${1:?usage: tools/chroot-test.sh RELEASE [MAKE TARGET]}"
-target="${2:-test}"
+release="${1:?usage: tools/chroot-test.sh RELEASE [MAKE ARGUMENTS]}"
+shift
+[[ $# -gt 0 ]] || set -- test
+target="$(printf '%q ' "$@")"
 cache="${DRIFT_CHROOT_CACHE:-/var/cache/drift}"
 here="$(cd "$(dirname "$0")/.." && pwd)"
 mirror="$(sed -n 's/^URIs: *\([^ ]*\/debian\)$/\1/p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -n 1)"
