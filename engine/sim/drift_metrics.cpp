@@ -89,65 +89,74 @@ ParticipationBias::ParticipationBias(const std::vector<std::uint64_t>& num_sampl
   uniform_sum_ = uniform.value();
 }
 
-void ParticipationBias::push(ClientShares shares) {
-  entries_.push_back(std::move(shares));
-  while (entries_.size() > window_) entries_.pop_front();
+ParticipationBias::Entry ParticipationBias::entry(ClientShares shares) const {
+  Entry e{std::move(shares), {}};
+  for (const auto& s : e.shares) e.data_weights.push_back(s.first < clients_ ? data_weights_[s.first] : 0.0);
+  return e;
 }
 
-// Summed afresh from the window each time, so the value never depends on how the window got
-// here; a client's shares add up in the window's order.
-std::vector<std::pair<std::uint32_t, double>> ParticipationBias::given() const {
-  std::vector<std::pair<std::uint32_t, double>> all;
-  for (const auto& shares : entries_)
-    for (const auto& s : shares)
-      if (s.first < clients_) all.push_back(s);
-  std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<std::pair<std::uint32_t, double>> given;
-  for (const auto& [client, share] : all) {
-    if (given.empty() || given.back().first != client)
-      given.emplace_back(client, share);
+void ParticipationBias::push(ClientShares shares) {
+  entries_.push_back(entry(std::move(shares)));
+  while (entries_.size() > window_) entries_.pop_front();
+  sum_window();
+}
+
+// A client's shares add up in the window's order, so the value never depends on how the window
+// got here.
+void ParticipationBias::sum_window() {
+  std::vector<Given> all;
+  for (const auto& e : entries_)
+    for (std::size_t i = 0; i < e.shares.size(); ++i)
+      if (e.shares[i].first < clients_) all.push_back({e.shares[i].first, e.shares[i].second, e.data_weights[i]});
+  std::stable_sort(all.begin(), all.end(), [](const Given& a, const Given& b) { return a.client < b.client; });
+  given_.clear();
+  for (const auto& g : all) {
+    if (given_.empty() || given_.back().client != g.client)
+      given_.push_back(g);
     else
-      given.back().second += share;
+      given_.back().share += g.share;
   }
   double total = 0.0;
-  for (const auto& g : given) total += g.second;
-  if (!(total > 0.0)) return {};
-  for (auto& g : given) g.second /= total;
-  return given;
+  for (const auto& g : given_) total += g.share;
+  if (!(total > 0.0)) given_.clear();
+  for (auto& g : given_) g.share /= total;
 }
 
 // 2 TV = sum_i |g_i - w_i| = sum_i w_i + sum over the window's clients of (|g_i - w_i| - w_i).
 template <class Weight>
 double ParticipationBias::distance(const Weight& objective, double objective_sum) const {
-  const auto shares = given();
-  if (shares.empty()) return std::nan("");
+  if (given_.empty()) return std::nan("");
   CompensatedSum sum;
   sum.add(objective_sum);
-  for (const auto& [client, g] : shares) {
-    const double w = objective(client);
-    sum.add(std::abs(g - w));
+  for (const auto& g : given_) {
+    const double w = objective(g);
+    sum.add(std::abs(g.share - w));
     sum.add(-w);
   }
   return 0.5 * sum.value();
 }
 
 double ParticipationBias::against_samples() const {
-  return distance([this](std::uint32_t c) { return data_weights_[c]; }, data_weights_sum_);
+  return distance([](const Given& g) { return g.data_weight; }, data_weights_sum_);
 }
 
 double ParticipationBias::against_uniform() const {
-  return distance([this](std::uint32_t) { return uniform_weight_; }, uniform_sum_);
+  return distance([this](const Given&) { return uniform_weight_; }, uniform_sum_);
 }
 
 void ParticipationBias::archive(StateArchive& ar) {
-  std::vector<ClientShares> entries(entries_.begin(), entries_.end());
+  std::vector<ClientShares> entries;
+  for (const auto& e : entries_) entries.push_back(e.shares);
   ar.vector(entries, [&](ClientShares& shares) {
     ar.vector(shares, [&](std::pair<std::uint32_t, double>& s) {
       ar.value(s.first);
       ar.value(s.second);
     });
   });
-  if (ar.loading()) entries_.assign(entries.begin(), entries.end());
+  if (!ar.loading()) return;
+  entries_.clear();
+  for (auto& shares : entries) entries_.push_back(entry(std::move(shares)));
+  sum_window();
 }
 
 }  // namespace drift

@@ -50,16 +50,28 @@ class ParticipationBias {
   void archive(StateArchive& ar);
 
  private:
-  // Each client the window gave a share, ascending, with its normalised share; empty when the
-  // shares sum to nothing.
-  std::vector<std::pair<std::uint32_t, double>> given() const;
+  struct Given {
+    std::uint32_t client;
+    double share;        // normalised over the window
+    double data_weight;  // n_i / n
+  };
+  // One aggregation's shares, each with its client's n_i / n (read once, when pushed).
+  struct Entry {
+    ClientShares shares;
+    std::vector<double> data_weights;
+  };
+  Entry entry(ClientShares shares) const;
+  // Each client the window gave a share, ascending; empty when the shares sum to nothing.
+  // Summed afresh from the window whenever it changes.
+  void sum_window();
   template <class Weight>
   double distance(const Weight& objective, double objective_sum) const;
 
   std::size_t window_, clients_;
   std::vector<double> data_weights_;
   double uniform_weight_, data_weights_sum_, uniform_sum_;
-  std::deque<ClientShares> entries_;
+  std::deque<Entry> entries_;
+  std::vector<Given> given_;
 };
 
 }  // namespace drift
