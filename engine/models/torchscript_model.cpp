@@ -5,27 +5,20 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <filesystem>
 #include <iterator>
-#include <map>
-#include <mutex>
 #include <regex>
 #include <set>
 #include <sstream>
 
 #include "engine/core/error.hpp"
-#include "engine/core/input_file.hpp"
 #include "engine/core/isolated_check.hpp"
-#include "engine/core/stream_hash.hpp"
 #include "engine/core/version.hpp"
+#include "engine/models/model_file.hpp"
 #include "engine/models/script_archive.hpp"
 #include "engine/models/script_random_ops.hpp"
 
 namespace drift {
 namespace {
-
-// Larger TorchScript files are refused before they are read (a federated model is far smaller).
-constexpr std::uint64_t kLargestModuleFile = std::uint64_t{4} << 30;
 
 // LibTorch's errors run over many lines with a backtrace; a refusal gives one. An error raised
 // inside a module's code ends with the error itself ("RuntimeError: mat1 and mat2 shapes ...")
@@ -42,49 +35,14 @@ std::string first_line(const std::exception& e) {
   return text;
 }
 
-std::string read_bytes(const std::string& path) {
-  const std::string what = "TorchScript module (a file torch.jit.save wrote)";
-  // Asked before opening: opening a FIFO waits for a writer, and /dev/zero never ends.
-  std::error_code error;
-  const auto status = std::filesystem::status(path, error);
-  if (!error && std::filesystem::exists(status) && !std::filesystem::is_directory(status) &&
-      !std::filesystem::is_regular_file(status))
-    throw UserError(path + " is not a regular file (a FIFO, device or socket), not a " + what);
-  auto in = open_input_file(path, what);
-  const auto size = std::filesystem::file_size(path, error);
-  if (error) throw UserError(path + ": cannot read the size of the " + what);
-  if (size > kLargestModuleFile)
-    throw UserError(path + " holds " + std::to_string(size) + " bytes; drift reads TorchScript modules of up to " +
-                    std::to_string(kLargestModuleFile >> 30) + " GiB");
-  // The archive's ends first, so that a file that is no zip archive is refused before it is read.
-  check_archive_ends(in, size, path);
-  std::string bytes(size, '\0');
-  in.seekg(0);
-  in.read(bytes.data(), static_cast<std::streamsize>(size));
-  if (static_cast<std::uint64_t>(in.gcount()) != size) throw UserError(path + ": the file shrank while it was read");
-  return bytes;
-}
+const ModelFileKind kScriptFile{"a TorchScript module", "torch.jit.save"};
 
-std::string digest_of(const std::string& bytes) {
-  StreamHash hash;
-  hash.add(bytes);
-  return hash.hex();
-}
+std::string read_bytes(const std::string& path) { return read_model_file(path, kScriptFile); }
 
-// The file's bytes, read once per process so that every model of a run is built from the same
-// ones, and checked against the digest the scenario recorded when it was resolved.
+std::string digest_of(const std::string& bytes) { return model_file_digest(bytes); }
+
 std::string module_bytes(const std::string& path, const std::string& digest) {
-  static std::mutex mutex;
-  static std::map<std::string, std::string> by_path;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = by_path.find(path);
-  if (it == by_path.end()) it = by_path.emplace(path, read_bytes(path)).first;
-  if (digest.empty() || digest_of(it->second) == digest) return it->second;
-  it->second = read_bytes(path);  // rewritten since it was first read
-  if (const auto now = digest_of(it->second); now != digest)
-    throw UserError("model.file " + path + " has digest " + now + ", but the scenario was resolved with " + digest +
-                    ": the file changed since (or this machine holds another one)");
-  return it->second;
+  return model_file_bytes(path, digest, kScriptFile);
 }
 
 // A valid archive LibTorch could not read: most often a module saved by a newer PyTorch that
