@@ -15,6 +15,8 @@ namespace {
 using torch::jit::Node;
 using torch::jit::Value;
 
+}  // namespace
+
 // Ops that draw whatever their arguments.
 const std::set<std::string>& always_random() {
   static const std::set<std::string> ops = {
@@ -41,6 +43,8 @@ const std::map<std::string, std::string>& random_with_probability() {
   };
   return ops;
 }
+
+namespace {
 
 // The number `v` always holds in `self`'s graph, where the graph fixes it: a constant, an
 // attribute of the module or of a submodule (read from the module as loaded), or the output of

@@ -4,6 +4,8 @@
 // would not repeat a run; drift refuses it (docs/torchscript.md#how-it-runs). A dropout whose
 // probability the module fixes at 0 draws nothing, and attention and transformer layers built
 // with dropout 0 carry exactly such dropouts: those are allowed.
+#include <map>
+#include <set>
 #include <string>
 
 namespace torch::jit {
@@ -11,6 +13,11 @@ struct Module;
 }
 
 namespace drift {
+
+// Ops ("aten::bernoulli") that draw whatever their arguments.
+const std::set<std::string>& always_random();
+// Ops that draw only with a probability above 0, and the argument that holds it ("p").
+const std::map<std::string, std::string>& random_with_probability();
 
 // The first op of `method` (its submodules' code inlined) that may draw random numbers, or ""
 // when none can; "" too when the module has no such method.
