@@ -109,7 +109,7 @@ says "reads the pooled output of every stage"
 expect_code 2 "$drift" validate "$work/tiny.toml" --set model.digest=0123456789abcdef
 says "but the scenario records model.digest = \"0123456789abcdef\""
 expect_code 0 "$drift" validate "$work/tiny.toml" --set model.name=small-cnn
-grep -q "model.file does nothing without model \"torchscript\"" "$work/last.out" "$work/last.err"
+grep -q "model.file does nothing without a model read from a file" "$work/last.out" "$work/last.err"
 # A worker builds the module from the same file; one whose file has other bytes refuses.
 reference
 

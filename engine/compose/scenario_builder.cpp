@@ -96,15 +96,18 @@ void finish_model_group(Scenario& s, const AlgorithmInfo& algorithm, const std::
   if (s.feature_dim == 0 && distinct.size() > 1) s.feature_dim = 512;  // FedKTL's d'
 }
 
-// model "torchscript": the file holds a module with what the algorithm calls. Its digest goes
-// into the resolved scenario, so a run, its resume and its workers all refuse another file.
-void finish_script_model(Scenario& s, toml::table& root, const AlgorithmInfo& algorithm, const std::string& source) {
-  if (!uses_torchscript(s)) return;
+// A model read from model.file (a TorchScript module, an exported program): the file holds what
+// the algorithm calls. Its digest goes into the resolved scenario, so a run, its resume and its
+// workers all refuse another file.
+void finish_file_model(Scenario& s, toml::table& root, const AlgorithmInfo& algorithm, const std::string& source) {
+  const auto* architecture = file_architecture(s);
+  if (architecture == nullptr) return;
+  const auto& row = *find_model(*architecture);
   if (s.model_file.empty())
-    throw UserError(source + ": model \"torchscript\" needs model.file, the module file torch.jit.save wrote");
-  ScriptModuleInfo info;
+    throw UserError(source + ": model \"" + row.name + "\" needs model.file, " + row.file_kind);
+  ModelFileInfo info;
   try {
-    info = inspect_script_module(s.model_file);
+    info = row.inspect(s.model_file);
   } catch (const UserError& e) {
     throw UserError(source + ": " + e.what());
   }
@@ -115,15 +118,23 @@ void finish_script_model(Scenario& s, toml::table& root, const AlgorithmInfo& al
   ModelOptions options;
   if (algorithm.model_options) options = algorithm.model_options(s.algorithm_params);
   if (options.feature_levels)
-    throw UserError(source + ": algorithm '" + s.algorithm +
-                    "' reads the pooled output of every stage, which a TorchScript module does not give; use a "
-                    "built-in architecture");
+    throw UserError(source + ": algorithm '" + s.algorithm + "' reads the pooled output of every stage, which " +
+                    row.file_kind + " does not give; use a built-in architecture");
   options.script_backbone = algorithm.reads_features;
   options.feature_dim = s.feature_dim;
   if (script_backbone(options) && !info.has_features)
-    throw UserError(source + ": algorithm '" + s.algorithm +
-                    "' reads the model's features and puts its own head on them: add a method features(self, x) "
-                    "returning a [batch, d] tensor to the module, marked @torch.jit.export (docs/torchscript.md)");
+    throw UserError(source + ": algorithm '" + s.algorithm + "' reads the model's features and puts its own head on them: " +
+                    (row.name == "torchscript"
+                         ? "add a method features(self, x) returning a [batch, d] tensor to the module, marked "
+                           "@torch.jit.export (docs/models.md#features)"
+                         : "make forward(x) return (logits, features), features a [batch, d] tensor, and export it "
+                           "again (docs/models.md#features)"));
+  const auto largest = std::max<std::int64_t>(s.training.batch_size, s.evaluation.batch_size);
+  if (largest > info.batch_max)
+    throw UserError(source + ": model.file " + s.model_file + " takes batches of up to " + std::to_string(info.batch_max) +
+                    " samples (its dynamic batch dimension), and the scenario feeds batches of " + std::to_string(largest) +
+                    " (training.batch_size, evaluation.batch_size): export it with a larger Dim(\"batch\", max=...) "
+                    "(docs/models.md#exporting)");
   s.model_digest = info.digest;
   root["model"].as_table()->insert_or_assign("digest", info.digest);
 }
@@ -349,7 +360,7 @@ Scenario build_scenario(toml::table& root, const std::string& source) {
         std::pair{"availability", s.availability.model}})
     for (auto& warning : idle_member_keys(section, chosen, root)) s.warnings.push_back(std::move(warning));
   check_combinations(s, algorithm, source);
-  finish_script_model(s, root, algorithm, source);
+  finish_file_model(s, root, algorithm, source);
   check_devices_and_output(s, source);
   s.resolved_toml = resolved_text(root, source);
   return s;

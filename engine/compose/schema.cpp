@@ -46,7 +46,9 @@ std::string fedbuff_only(const S& s) {
   return s.simulation.mode == SimulationMode::fedasync ? "under fedasync (FedBuff's)" : async_only(s);
 }
 
-std::string for_torchscript(const S& s) { return uses_torchscript(s) ? "" : "without model \"torchscript\""; }
+std::string for_model_file(const S& s) {
+  return uses_torchscript(s) ? "" : "without a model read from a file (\"torchscript\", \"exported\")";
+}
 
 // [model] group: "resnet8, resnet10" into the names, each a known model.
 void store_model_group(S& s, const ParamValue& v) {
@@ -160,12 +162,12 @@ std::vector<ScenarioSection> make_sections() {
             .range(0.0, {}),
         bind_key<S>("feature_dim", "common feature width (AdaptiveAvgPool1d); 0 = the architecture's own, 512 for a group of several",
                 &S::feature_dim).range(0.0, 65536.0),
-        bind_key<S>("file", "torchscript: the module file torch.jit.save wrote, relative to the scenario (docs/torchscript.md)",
-                &S::model_file).idle_when(for_torchscript),
-        bind_key<S>("init", "torchscript: initial weights from the file, or drawn from the seed as drift's own layers are",
-                &S::model_init).idle_when(for_torchscript),
-        bind_key<S>("digest", "torchscript: the file's digest; written when the scenario is resolved, and a file whose bytes differ is refused",
-                &S::model_digest).idle_when(for_torchscript)}},
+        bind_key<S>("file", "torchscript, exported: the file torch.jit.save or torch.export.save wrote, relative to the scenario (docs/models.md)",
+                &S::model_file).idle_when(for_model_file),
+        bind_key<S>("init", "torchscript, exported: initial weights from the file, or drawn from the seed as drift's own layers are",
+                &S::model_init).idle_when(for_model_file),
+        bind_key<S>("digest", "torchscript, exported: the file's digest; written when the scenario is resolved, and a file whose bytes differ is refused",
+                &S::model_digest).idle_when(for_model_file)}},
       {"plugins", "shared libraries that add algorithms, samplers, models and datasets (docs/plugins.md)",
        {bind_key<S>("files", "comma-separated plugin libraries, relative to the scenario; --plugin adds more", &S::plugin_files),
         bind_key<S>("digests", "the libraries' digests; written when the scenario is resolved, and a library whose bytes differ is refused",

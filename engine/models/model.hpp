@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <climits>
 #include <functional>
 #include <memory>
 #include <string>
@@ -108,6 +109,14 @@ enum class WeightInit : std::uint8_t {
   kaiming_relu,    // its feature layers Kaiming-normal for ReLU (std sqrt(2 / fan_in)), biases 0; the head as default
 };
 
+// What a model file (model.file) offers, read at validation before any data is loaded.
+struct ModelFileInfo {
+  std::string digest;         // of the file's bytes (16 hex digits)
+  bool has_features = false;  // it gives features beside the logits (docs/models.md)
+  // The batch sizes the file accepts (an exported program's dynamic batch dimension).
+  std::int64_t batch_min = 0, batch_max = INT64_MAX;
+};
+
 struct ModelInfo {
   // Builds the architecture for one sample's shape ({C, H, W}, or {L} for text) and the number
   // of classes, its head as `options` ask (Model::build_head); make_model draws its weights.
@@ -118,10 +127,14 @@ struct ModelInfo {
   Factory make;
   bool text = false;       // reads token sequences [L] instead of images [C, H, W]
   bool any_input = false;  // reads whatever the dataset holds (a module brought from a file)
-  // Its module is the TorchScript file of model.file: validation inspects it and records its
-  // digest, so a run, its resume and its workers refuse another file.
+  // Its module is the file of model.file: validation inspects it and records its digest, so a
+  // run, its resume and its workers refuse another file.
   bool from_file = false;
   WeightInit init = WeightInit::fan_in_uniform;
+  // from_file: reads the file (in a separate process first), UserError for one drift refuses.
+  std::function<ModelFileInfo(const std::string& path)> inspect = nullptr;
+  // from_file: what the file is and what writes it, for messages.
+  std::string file_kind = "";  // "a TorchScript module, the file torch.jit.save writes"
 };
 const ModelInfo* find_model(const std::string& name);
 const Rows<ModelInfo>& model_catalog();

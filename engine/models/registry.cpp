@@ -7,6 +7,7 @@
 #include "engine/core/rng.hpp"
 #include "engine/models/char_lstm.hpp"
 #include "engine/models/cnn_models.hpp"
+#include "engine/models/exported_model.hpp"
 #include "engine/models/model.hpp"
 #include "engine/models/resnet.hpp"
 #include "engine/models/torchscript_model.hpp"
@@ -117,6 +118,15 @@ ModelInfo::Factory resnet(std::vector<std::int64_t> blocks) {
   };
 }
 
+// A row whose module is the file of model.file, read and checked by `inspect`.
+ModelInfo from_file(ModelInfo info, std::function<ModelFileInfo(const std::string&)> inspect, std::string kind) {
+  info.any_input = true;
+  info.from_file = true;
+  info.inspect = std::move(inspect);
+  info.file_kind = std::move(kind);
+  return info;
+}
+
 // A row whose feature layers start Kaiming-normal (WeightInit::kaiming_relu).
 ModelInfo kaiming_relu(ModelInfo info) {
   info.init = WeightInit::kaiming_relu;
@@ -157,10 +167,16 @@ Rows<ModelInfo>& model_rows() {
          return std::make_shared<CharLstm>(input, classes, options);
        },
        true},
-      {"torchscript",
-       "a TorchScript module from model.file (torch.jit.save): forward(x) gives the logits, an optional "
-       "features(x) the features (docs/torchscript.md)",
-       make_script_model, false, true, true},
+      from_file({"torchscript",
+                 "a TorchScript module from model.file (torch.jit.save): forward(x) gives the logits, an optional "
+                 "features(x) the features (docs/models.md)",
+                 make_script_model},
+                inspect_script_module, "a TorchScript module, the file torch.jit.save writes"),
+      from_file({"exported",
+                 "a program from model.file (torch.export.save, a .pt2 file): forward(x) gives the logits, or "
+                 "(logits, features) (docs/models.md)",
+                 make_exported_model},
+                inspect_exported_program, "an exported program, the .pt2 file torch.export.save writes"),
   };
   return catalog;
 }

@@ -11,11 +11,8 @@
 
 namespace drift {
 
-// What a module file offers, read at validation before any data is loaded.
-struct ScriptModuleInfo {
-  std::string digest;         // of the file's bytes (16 hex digits)
-  bool has_features = false;  // a features(x) method beside forward(x)
-};
+// What a module file offers (has_features: a features(x) method beside forward(x)).
+using ScriptModuleInfo = ModelFileInfo;
 
 // Reads `path` and checks that it holds a TorchScript module with a forward method. Throws
 // UserError with one line for a missing, truncated, malformed or foreign file.
