@@ -76,7 +76,7 @@ grep -q "features(x) runs; 80202 trainable values" "$work/last.out"
 expect_code 2 "$drift" check-model "$work/seven.pt" --input 1,28,28 --classes 10
 says "forward(x) gives \[2, 7\]"
 expect_code 2 "$drift" validate "$work/tiny.toml" --set model.file=missing.pt
-says "missing.pt: cannot open TorchScript module"
+says "missing.pt: cannot open a TorchScript module"
 # Files that are no module are refused before they are read (issue 48): a device that never
 # ends, a FIFO that would wait for a writer, 2 GB of zeros, and a zip header followed by zeros.
 mkfifo "$work/fifo.pt"

@@ -27,12 +27,11 @@ const torch::Device gpu("cuda:0");
 // Trains every client for `rounds` rounds, one job each, on a graph trainer and on an eager one
 // (each with a model of its own), and checks the two give the same bits job after job.
 DeviceTrainer::Counters compare(const std::string& model_name, const std::string& algorithm, double mu,
-                                std::uint32_t rounds, bool pad = false) {
+                                std::uint32_t rounds, bool pad = false, ModelOptions options = {}) {
   // Clients 0 and 2, and 1 and 3, have batches of the same shapes, so later jobs replay graphs
   // that earlier ones captured; 40 and 21 leave short last batches of 8 and 5.
   const auto f = random_federation({40, 21, 40, 21, 7}, 3, gpu);
-  ModelOptions options;
-  options.width = 8;
+  if (options.script_file.empty()) options.width = 8;
   auto reference = make_model(model_name, {1, 28, 28}, 10, 5, options);
   auto graph_model = make_model(model_name, {1, 28, 28}, 10, 5, options);
   auto eager_model = make_model(model_name, {1, 28, 28}, 10, 5, options);
@@ -140,6 +139,17 @@ TEST_CASE("steps replayed from CUDA graphs give the bits of eager steps", "[cuda
     const auto fedprox = compare(model_name, "fedprox", 0.1, 2);
     CHECK(fedprox.replayed_steps > fedprox.eager_steps);
   }
+}
+
+// A program torch.export wrote runs its graph through the dispatcher on the GPU as on the CPU,
+// and its steps are captured and replayed like the built-in models' (docs/models.md).
+TEST_CASE("an exported program's steps replayed from CUDA graphs give the bits of eager steps", "[cuda]") {
+  ModelOptions options;
+  options.script_file = DRIFT_SOURCE_DIR "/docs/examples/exported/resnet8.pt2";
+  options.script_weights = false;
+  const auto counters = compare("exported", "fedavg", 0, 2, false, options);
+  CHECK(counters.captures > 0);
+  CHECK(counters.replayed_steps > counters.eager_steps);
 }
 
 TEST_CASE("padded short batches make every step one graph, with the bits of eager steps", "[cuda]") {
