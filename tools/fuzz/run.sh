@@ -6,7 +6,7 @@ set -euo pipefail
 build="$1"
 seconds="$2"
 here="$(cd "$(dirname "$0")" && pwd)"
-targets=(fuzz_task fuzz_update fuzz_evaluation fuzz_report fuzz_selection fuzz_handshake fuzz_scenario fuzz_traces fuzz_leaf fuzz_pack fuzz_checkpoint fuzz_torchscript)
+targets=(fuzz_task fuzz_update fuzz_evaluation fuzz_report fuzz_selection fuzz_handshake fuzz_scenario fuzz_traces fuzz_leaf fuzz_pack fuzz_checkpoint fuzz_torchscript fuzz_exported)
 # A long session can be resumed target by target: make fuzz FUZZ_TARGETS="fuzz_pack fuzz_leaf".
 if [ $# -gt 2 ]; then targets=("${@:3}"); fi
 printf '%-16s %10s %12s %10s\n' target seconds "execs/s" corpus
