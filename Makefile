@@ -82,6 +82,7 @@ bench: build
 	tools/bench/bench_allocator.sh $(BUILD_DIR)
 	tools/bench/bench_live_pages.sh $(BUILD_DIR)/tools/drift
 	tools/bench/bench_torchscript.sh $(BUILD_DIR)/tools/drift $(BUILD_DIR)/tools/script_modules/write_script_module
+	tools/bench/bench_exported.sh $(BUILD_DIR)/tools/drift
 
 # One instrumented build (clang, $(SANITIZE_DIR)) serves both of the next two targets: every
 # file is compiled with AddressSanitizer + UndefinedBehaviorSanitizer and libFuzzer's coverage
