@@ -169,7 +169,7 @@ Rows<ModelInfo>& model_rows() {
        true},
       from_file({"torchscript",
                  "a TorchScript module from model.file (torch.jit.save): forward(x) gives the logits, an optional "
-                 "features(x) the features (docs/models.md)",
+                 "features(x) the features (docs/torchscript.md)",
                  make_script_model},
                 inspect_script_module, "a TorchScript module, the file torch.jit.save writes"),
       from_file({"exported",
