@@ -88,11 +88,12 @@ TEST_CASE("a state dict's parameters are read from the archive's storages, nothi
              Catch::Contains("fetches a value it never stored"));
   CHECK_THAT(refusal_of([] { read_state_dict(archive(parameter_pickle().substr(0, 40)), kRefuse); }),
              Catch::Contains("state.pt: not an exported program drift can read safely"));
-  // A value fetched from the memo 60 times over doubles nothing: each fetch shares it.
+  // A value fetched from the memo 60 times over doubles nothing: each fetch shares it (the
+  // tuples left on the stack are then refused).
   std::string doubling("\x80\x02)q\x00", 5);
   for (int i = 0; i < 60; ++i) doubling += std::string("h\x00h\x00\x86q\x00", 7);
   CHECK_THAT(refusal_of([&] { read_state_dict(archive(doubling + "."), kRefuse); }),
-             Catch::Contains("is not a dict"));
+             Catch::Contains("data.pkl ends with values left over"));
 }
 
 namespace {
@@ -155,7 +156,7 @@ TEST_CASE("an exported graph runs its ATen ops through the dispatcher, with auto
   const auto y = run_exported_graph(graph, env, true)[0];
   CHECK(torch::equal(y, torch::linear(x, w)));
   y.sum().backward();
-  CHECK(torch::allclose(w.grad(), x.sum(0).expand({2, 3})));
+  CHECK(torch::allclose(w.grad(), x.sum(0).expand({2, 3}), 1e-5, 1e-5));
 }
 
 TEST_CASE("in eval mode BatchNorm reads its running statistics and leaves its buffers alone") {
