@@ -200,9 +200,12 @@ std::vector<at::Tensor> ExportedModel::run(const at::Tensor& x, const std::vecto
   env[graph.batch_slot] = x;
   const bool training = is_training();
   auto outputs = run_exported_graph(graph, env, training, needed);
+  // A functional graph (run_decompositions) returns the buffers' new values. They replace the
+  // buffers' data rather than being copied in: the ops saved the old buffers for their backward,
+  // which an in-place write would fail (autograd's version check), and read them only in eval.
   if (training && !updates_.empty()) {
     torch::NoGradGuard no_grad;
-    for (auto& [slot, buffer] : updates_) buffer.copy_(env[slot].toTensor());
+    for (auto& [slot, buffer] : updates_) buffer.set_data(env[slot].toTensor().detach());
   }
   return outputs;
 }
