@@ -66,6 +66,7 @@ refused "$fixtures/tiny.pt2" "reads the model's features.*return (logits, featur
 refused "$fixtures/dropout.pt2" "forward(x) draws random numbers (aten::dropout)"
 refused "$fixtures/static_batch.pt2" "exported for batches of exactly 4 samples"
 refused "$fixtures/small_batch.pt2" "takes batches of up to 16 samples.*feeds batches of 500"
+refused "$fixtures/large_batch.pt2" "takes batches of at least 8 samples.*down to one sample"
 refused "$fixtures/frozen.pt2" "no trainable parameters"
 refused "$fixtures/int_logits.pt2" "Long logits; they must be floating point"
 refused "$fixtures/seven.pt2" "gives logits of \[2, 7\] for a batch of \[2, 1, 28, 28\]; the dataset has 10 classes"

@@ -135,6 +135,11 @@ void finish_file_model(Scenario& s, toml::table& root, const AlgorithmInfo& algo
                     " samples (its dynamic batch dimension), and the scenario feeds batches of " + std::to_string(largest) +
                     " (training.batch_size, evaluation.batch_size): export it with a larger Dim(\"batch\", max=...) "
                     "(docs/models.md#exporting)");
+  if (info.batch_min > 1)
+    throw UserError(source + ": model.file " + s.model_file + " takes batches of at least " +
+                    std::to_string(info.batch_min) +
+                    " samples (its dynamic batch dimension), and an epoch's last batch holds what is left, down to one "
+                    "sample: export it with Dim(\"batch\") without a minimum (docs/models.md#exporting)");
   s.model_digest = info.digest;
   root["model"].as_table()->insert_or_assign("digest", info.digest);
 }
