@@ -110,16 +110,18 @@ std::string program(const std::vector<std::array<std::string, 3>>& specs, const 
     if (kind == "user_input")
       signature += R"({"user_input": {"arg": {"as_tensor": {"name": ")" + name + R"("}}}})";
     else
-      signature += R"({")" + kind + R"(": {"arg": {"name": ")" + name + R"("}, ")" + kind + R"(_name": ")" + target +
-                   R"("}})";
+      signature +=
+          R"({")" + kind + R"(": {"arg": {"name": ")" + name + R"("}, ")" + kind + R"(_name": ")" + target + R"("}})";
   }
   return R"({"schema_version": {"major": )" + schema + R"(, "minor": 2}, "torch_version": "2.6.0",
     "range_constraints": {"s0": {"min_val": 0, "max_val": 4096}},
-    "graph_module": {"graph": {"inputs": [)" + inputs + R"(], "outputs": [{"as_tensor": {"name": ")" + output +
-         R"("}}], "nodes": [)" + nodes + R"(],
-      "tensor_values": {"x": {"dtype": 7, "sizes": [{"as_expr": {"expr_str": )" + kSymbol + R"(}}, {"as_int": 3}]}}},
-     "signature": {"input_specs": [)" + signature + R"(], "output_specs": [{"user_output": {"arg": {"as_tensor": {"name": ")" +
-         output + R"("}}}}]}}})";
+    "graph_module": {"graph": {"inputs": [)" +
+         inputs + R"(], "outputs": [{"as_tensor": {"name": ")" + output + R"("}}], "nodes": [)" + nodes + R"(],
+      "tensor_values": {"x": {"dtype": 7, "sizes": [{"as_expr": {"expr_str": )" +
+         kSymbol + R"(}}, {"as_int": 3}]}}},
+     "signature": {"input_specs": [)" +
+         signature + R"(], "output_specs": [{"user_output": {"arg": {"as_tensor": {"name": ")" + output +
+         R"("}}}}]}}})";
 }
 
 std::string node(const std::string& target, const std::string& inputs, const std::string& output) {
@@ -145,7 +147,8 @@ const std::vector<std::array<std::string, 3>> kLinear = {{"w", "parameter", "fc.
 
 TEST_CASE("an exported graph runs its ATen ops through the dispatcher, with autograd") {
   const auto graph = read_exported_graph(
-      program(kLinear, node("torch.ops.aten.linear.default", tensor_arg("input", "x") + "," + tensor_arg("weight", "w"), "y"),
+      program(kLinear,
+              node("torch.ops.aten.linear.default", tensor_arg("input", "x") + "," + tensor_arg("weight", "w"), "y"),
               "y"),
       "linear.pt2");
   CHECK(graph.batch_min == 0);
@@ -164,21 +167,22 @@ TEST_CASE("in eval mode BatchNorm reads its running statistics and leaves its bu
                                                          {"var", "buffer", "bn.running_var"},
                                                          {"count", "buffer", "bn.num_batches_tracked"},
                                                          {"x", "user_input", ""}};
-  const auto nodes = node("torch.ops.aten.add_.Tensor", tensor_arg("self", "count") + "," + arg("other", "as_int", "1"), "added") +
-                     "," +
-                     node("torch.ops.aten.batch_norm.default",
-                          tensor_arg("input", "x") + "," + arg("weight", "as_none", "true") + "," +
-                              arg("bias", "as_none", "true") + "," + tensor_arg("running_mean", "mean") + "," +
-                              tensor_arg("running_var", "var") + "," + arg("training", "as_bool", "true") + "," +
-                              arg("momentum", "as_float", "0.1") + "," + arg("eps", "as_float", "1e-05") + "," +
-                              arg("cudnn_enabled", "as_bool", "true"),
-                          "y");
+  const auto nodes =
+      node("torch.ops.aten.add_.Tensor", tensor_arg("self", "count") + "," + arg("other", "as_int", "1"), "added") +
+      "," +
+      node("torch.ops.aten.batch_norm.default",
+           tensor_arg("input", "x") + "," + arg("weight", "as_none", "true") + "," + arg("bias", "as_none", "true") +
+               "," + tensor_arg("running_mean", "mean") + "," + tensor_arg("running_var", "var") + "," +
+               arg("training", "as_bool", "true") + "," + arg("momentum", "as_float", "0.1") + "," +
+               arg("eps", "as_float", "1e-05") + "," + arg("cudnn_enabled", "as_bool", "true"),
+           "y");
   const auto graph = read_exported_graph(program(specs, nodes, "y"), "bn.pt2");
   auto mean = torch::zeros({3}), var = torch::ones({3}), count = torch::zeros({}, torch::kLong);
   const auto x = torch::randn({8, 3}) * 2 + 1;
   auto env = environment(graph, {mean, var, count, x});
   const auto evaluated = run_exported_graph(graph, env, false)[0];
-  CHECK(torch::equal(evaluated, torch::batch_norm(x, {}, {}, torch::zeros({3}), torch::ones({3}), false, 0.1, 1e-5, true)));
+  CHECK(torch::equal(evaluated,
+                     torch::batch_norm(x, {}, {}, torch::zeros({3}), torch::ones({3}), false, 0.1, 1e-5, true)));
   CHECK(count.item<std::int64_t>() == 0);
   CHECK(torch::equal(mean, torch::zeros({3})));
   env = environment(graph, {mean, var, count, x});
@@ -192,8 +196,8 @@ TEST_CASE("in eval mode BatchNorm reads its running statistics and leaves its bu
 
 TEST_CASE("symbolic sizes of an exported graph follow the batch") {
   const auto nodes =
-      R"({"target": "torch.ops.aten.sym_size.int", "inputs": [)" + tensor_arg("self", "x") + "," + arg("dim", "as_int", "0") +
-      R"(], "outputs": [{"as_sym_int": {"as_name": "n"}}]},)" +
+      R"({"target": "torch.ops.aten.sym_size.int", "inputs": [)" + tensor_arg("self", "x") + "," +
+      arg("dim", "as_int", "0") + R"(], "outputs": [{"as_sym_int": {"as_name": "n"}}]},)" +
       R"({"target": "_operator.mul", "inputs": [{"name": "a", "arg": {"as_sym_int": {"as_name": "n"}}}, )" +
       arg("b", "as_int", "3") + R"(], "outputs": [{"as_sym_int": {"as_name": "n3"}}]},)" +
       node("torch.ops.aten.view.default",
@@ -208,8 +212,10 @@ TEST_CASE("an exported graph drift cannot run as promised is refused with the re
   const auto refused = [](const std::string& nodes, const std::string& schema = "8") {
     return refusal_of([&] { read_exported_graph(program(kLinear, nodes, "y", schema), "bad.pt2"); });
   };
-  const auto linear = node("torch.ops.aten.linear.default", tensor_arg("input", "x") + "," + tensor_arg("weight", "w"), "y");
-  CHECK_THAT(refused(linear, "9"), Catch::Contains("schema version 9.2 (by PyTorch 2.6.0), and drift reads version 8.x"));
+  const auto linear =
+      node("torch.ops.aten.linear.default", tensor_arg("input", "x") + "," + tensor_arg("weight", "w"), "y");
+  CHECK_THAT(refused(linear, "9"),
+             Catch::Contains("schema version 9.2 (by PyTorch 2.6.0), and drift reads version 8.x"));
   CHECK_THAT(refused(node("torch.ops.aten.no_such_op.default", tensor_arg("self", "x"), "y")),
              Catch::Contains("calls aten::no_such_op, which LibTorch"));
   CHECK_THAT(refused(node("torch.ops.mylib.custom.default", tensor_arg("self", "x"), "y")),
@@ -218,13 +224,15 @@ TEST_CASE("an exported graph drift cannot run as promised is refused with the re
              Catch::Contains("an argument of kind 'as_graph'"));
   CHECK_THAT(refused(node("torch.ops.aten.relu.default", tensor_arg("self", "z"), "y")),
              Catch::Contains("reads 'z' before anything computes it"));
-  CHECK_THAT(refused(node("torch.ops.aten.relu.default", tensor_arg("self", "x") + "," + tensor_arg("bogus", "x"), "y")),
-             Catch::Contains("an argument 'bogus'"));
+  CHECK_THAT(
+      refused(node("torch.ops.aten.relu.default", tensor_arg("self", "x") + "," + tensor_arg("bogus", "x"), "y")),
+      Catch::Contains("an argument 'bogus'"));
   CHECK_THAT(refused(node("torch.ops.aten.relu_.default", tensor_arg("self", "w"), "y")),
              Catch::Contains("writes into a parameter in place"));
   const auto dropout = [&](const char* p) {
-    return refused(node("torch.ops.aten.dropout.default",
-                        tensor_arg("input", "x") + "," + arg("p", "as_float", p) + "," + arg("train", "as_bool", "true"), "y"));
+    return refused(
+        node("torch.ops.aten.dropout.default",
+             tensor_arg("input", "x") + "," + arg("p", "as_float", p) + "," + arg("train", "as_bool", "true"), "y"));
   };
   CHECK_THAT(dropout("0.5"), Catch::Contains("draws random numbers (aten::dropout)"));
   CHECK(dropout("0.0") == "");

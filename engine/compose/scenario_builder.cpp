@@ -103,8 +103,7 @@ void finish_file_model(Scenario& s, toml::table& root, const AlgorithmInfo& algo
   const auto* architecture = file_architecture(s);
   if (architecture == nullptr) return;
   const auto& row = *find_model(*architecture);
-  if (s.model_file.empty())
-    throw UserError(source + ": model \"" + row.name + "\" needs model.file, " + row.file_kind);
+  if (s.model_file.empty()) throw UserError(source + ": model \"" + row.name + "\" needs model.file, " + row.file_kind);
   ModelFileInfo info;
   try {
     info = row.inspect(s.model_file);
@@ -123,7 +122,8 @@ void finish_file_model(Scenario& s, toml::table& root, const AlgorithmInfo& algo
   options.script_backbone = algorithm.reads_features;
   options.feature_dim = s.feature_dim;
   if (script_backbone(options) && !info.has_features)
-    throw UserError(source + ": algorithm '" + s.algorithm + "' reads the model's features and puts its own head on them: " +
+    throw UserError(source + ": algorithm '" + s.algorithm +
+                    "' reads the model's features and puts its own head on them: " +
                     (row.name == "torchscript"
                          ? "add a method features(self, x) returning a [batch, d] tensor to the module, marked "
                            "@torch.jit.export (docs/torchscript.md)"
@@ -131,10 +131,11 @@ void finish_file_model(Scenario& s, toml::table& root, const AlgorithmInfo& algo
                            "again (docs/models.md#features)"));
   const auto largest = std::max<std::int64_t>(s.training.batch_size, s.evaluation.batch_size);
   if (largest > info.batch_max)
-    throw UserError(source + ": model.file " + s.model_file + " takes batches of up to " + std::to_string(info.batch_max) +
-                    " samples (its dynamic batch dimension), and the scenario feeds batches of " + std::to_string(largest) +
-                    " (training.batch_size, evaluation.batch_size): export it with a larger Dim(\"batch\", max=...) "
-                    "(docs/models.md#exporting)");
+    throw UserError(
+        source + ": model.file " + s.model_file + " takes batches of up to " + std::to_string(info.batch_max) +
+        " samples (its dynamic batch dimension), and the scenario feeds batches of " + std::to_string(largest) +
+        " (training.batch_size, evaluation.batch_size): export it with a larger Dim(\"batch\", max=...) "
+        "(docs/models.md#exporting)");
   if (info.batch_min > 1)
     throw UserError(source + ": model.file " + s.model_file + " takes batches of at least " +
                     std::to_string(info.batch_min) +

@@ -10,10 +10,11 @@ namespace {
 // torch.export's serialized enums (torch/_export/serde/schema.py), which are not c10's numbers.
 c10::ScalarType scalar_type(std::int64_t code) {
   static const std::map<std::int64_t, c10::ScalarType> types = {
-      {1, c10::kByte}, {2, c10::kChar},   {3, c10::kShort},         {4, c10::kInt},
-      {5, c10::kLong}, {6, c10::kHalf},   {7, c10::kFloat},         {8, c10::kDouble},
-      {9, c10::ScalarType::ComplexHalf},  {10, c10::kComplexFloat}, {11, c10::kComplexDouble},
-      {12, c10::kBool}, {13, c10::kBFloat16}};
+      {1, c10::kByte},          {2, c10::kChar},           {3, c10::kShort},
+      {4, c10::kInt},           {5, c10::kLong},           {6, c10::kHalf},
+      {7, c10::kFloat},         {8, c10::kDouble},         {9, c10::ScalarType::ComplexHalf},
+      {10, c10::kComplexFloat}, {11, c10::kComplexDouble}, {12, c10::kBool},
+      {13, c10::kBFloat16}};
   const auto it = types.find(code);
   return it == types.end() ? c10::ScalarType::Undefined : it->second;
 }
@@ -36,7 +37,6 @@ at::Tensor wrapped_number(const at::Scalar& value) {
   t.unsafeGetTensorImpl()->set_wrapped_number(true);
   return t;
 }
-
 
 }  // namespace
 
@@ -137,7 +137,8 @@ Operand ProgramFields::operand(const Json& argument, const c10::Argument& schema
   }
   if (kind == "as_scalar_type") {
     const auto dtype = scalar_type(integer(v));
-    if (dtype == c10::ScalarType::Undefined) refuse(op + " is given an unknown dtype (" + std::to_string(integer(v)) + ")");
+    if (dtype == c10::ScalarType::Undefined)
+      refuse(op + " is given an unknown dtype (" + std::to_string(integer(v)) + ")");
     return constant_operand(dtype);
   }
   if (kind == "as_layout") {

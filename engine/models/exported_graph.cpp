@@ -67,9 +67,9 @@ void GraphReader::read_inputs(const Json& graph, const Json& signature) {
     std::string placeholder;
     if (kind == "parameter" || kind == "buffer" || kind == "tensor_constant") {
       placeholder = text(at(at(*value, "arg"), "name"));
-      input.kind = kind == "parameter"  ? GraphInput::Kind::parameter
-                   : kind == "buffer" ? GraphInput::Kind::buffer
-                                      : GraphInput::Kind::constant;
+      input.kind = kind == "parameter" ? GraphInput::Kind::parameter
+                   : kind == "buffer"  ? GraphInput::Kind::buffer
+                                       : GraphInput::Kind::constant;
       input.name = text(at(*value, kind == "parameter" ? "parameter_name"
                                    : kind == "buffer"  ? "buffer_name"
                                                        : "tensor_constant_name"));
@@ -118,8 +118,10 @@ void GraphReader::read_batch_shape(const Json& graph, const std::string& batch) 
         const auto symbol = expr.substr(open + 8, close - open - 8);
         if (ranges.is_object() && ranges.contains(symbol)) {
           const auto& range = ranges.at(symbol);
-          if (range.contains("min_val") && range.at("min_val").is_number_integer()) lo = range.at("min_val").get<std::int64_t>();
-          if (range.contains("max_val") && range.at("max_val").is_number_integer()) hi = range.at("max_val").get<std::int64_t>();
+          if (range.contains("min_val") && range.at("min_val").is_number_integer())
+            lo = range.at("min_val").get<std::int64_t>();
+          if (range.contains("max_val") && range.at("max_val").is_number_integer())
+            hi = range.at("max_val").get<std::int64_t>();
         }
       }
     } else if (kind == "as_expr") {
@@ -157,7 +159,6 @@ void GraphReader::read_outputs(const Json& graph, const Json& signature) {
            " outputs; drift reads the logits, or (logits, features) (docs/models.md)");
 }
 
-
 void GraphReader::refuse_missing_op(const std::string& op, const std::string& overload) const {
   refuse("this exported program calls " + op + (overload.empty() ? "" : "." + overload) + ", which LibTorch " +
          torch_version() + " (the one this drift was built with) does not have" +
@@ -179,13 +180,15 @@ void GraphReader::refuse_random(const std::string& op, const c10::FunctionSchema
             probability.constant.toScalar().toDouble() != 0.0;
   }
   if (draws)
-    refuse("forward(x) draws random numbers (" + op +
-           "); drift cannot give them its seeded streams, so runs would not repeat: remove it (docs/models.md#what-runs)");
+    refuse(
+        "forward(x) draws random numbers (" + op +
+        "); drift cannot give them its seeded streams, so runs would not repeat: remove it (docs/models.md#what-runs)");
 }
 
 void GraphReader::bind_outputs(ExportedNode& node, const Json& outputs, const c10::FunctionSchema& schema) {
   if (!outputs.is_array() || outputs.size() != schema.returns().size())
-    refuse(node.target + " gives " + std::to_string(schema.returns().size()) + " results in this LibTorch, and the program reads " +
+    refuse(node.target + " gives " + std::to_string(schema.returns().size()) +
+           " results in this LibTorch, and the program reads " +
            std::to_string(outputs.is_array() ? outputs.size() : 0));
   for (const auto& output : outputs) {
     const auto [kind, value] = one_of(output);
@@ -244,7 +247,8 @@ void GraphReader::read_node(const Json& node) {
   // torch.ops.NAMESPACE.OP.OVERLOAD
   const std::string prefix = "torch.ops.aten.";
   if (target.rfind(prefix, 0) != 0)
-    refuse("the program calls " + target + "; drift runs the ops of ATen (torch.ops.aten), not custom ops (docs/models.md#what-runs)");
+    refuse("the program calls " + target +
+           "; drift runs the ops of ATen (torch.ops.aten), not custom ops (docs/models.md#what-runs)");
   const auto dot = target.rfind('.');
   if (dot <= prefix.size()) refuse("the program calls " + target + ", an op without its overload");
   const auto op = "aten::" + target.substr(prefix.size(), dot - prefix.size());
@@ -321,8 +325,10 @@ std::size_t json_depth(const std::string& json) {
   for (std::size_t i = 0; i < json.size(); ++i) {
     const char c = json[i];
     if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
     } else if (c == '{' || c == '[') {

@@ -15,12 +15,12 @@ namespace drift {
 // Where an operator's argument comes from, decided once when the graph is read.
 struct Operand {
   enum class Source {
-    constant,         // `constant` as it is
-    value,            // the value in slot `slots[0]`
-    tensors,          // a list of the tensors in `slots`
-    optional_tensors, // the same, slot -1 being none
-    ints,             // `constant`'s ints, each slot >= 0 replacing its element (symbolic sizes)
-    device,           // the device the batch is on
+    constant,          // `constant` as it is
+    value,             // the value in slot `slots[0]`
+    tensors,           // a list of the tensors in `slots`
+    optional_tensors,  // the same, slot -1 being none
+    ints,              // `constant`'s ints, each slot >= 0 replacing its element (symbolic sizes)
+    device,            // the device the batch is on
   };
   Source source = Source::constant;
   c10::IValue constant;
@@ -30,13 +30,13 @@ struct Operand {
 struct ExportedNode {
   enum class Kind { op, sym_size, sym_arith };
   Kind kind = Kind::op;
-  std::string target;                       // as the file names it, for messages
-  std::optional<c10::OperatorHandle> op;    // Kind::op
-  std::vector<Operand> operands;            // one per schema argument, in order
-  std::vector<std::vector<int>> outputs;    // per return: its slot, or the slots of a tensor list
-  char arithmetic = 0;                      // sym_arith: + - * /
-  int training_operand = -1;                // batch_norm: the operand holding `training`
-  bool writes_buffer = false;               // mutates a buffer in place (BatchNorm's counter)
+  std::string target;                     // as the file names it, for messages
+  std::optional<c10::OperatorHandle> op;  // Kind::op
+  std::vector<Operand> operands;          // one per schema argument, in order
+  std::vector<std::vector<int>> outputs;  // per return: its slot, or the slots of a tensor list
+  char arithmetic = 0;                    // sym_arith: + - * /
+  int training_operand = -1;              // batch_norm: the operand holding `training`
+  bool writes_buffer = false;             // mutates a buffer in place (BatchNorm's counter)
 };
 
 // One input of the graph: a parameter, a buffer or a constant by its dotted name, or the batch.
@@ -50,8 +50,8 @@ struct GraphInput {
 struct ExportedGraph {
   std::vector<GraphInput> inputs;
   std::vector<ExportedNode> nodes;
-  std::vector<int> user_outputs;                             // logits, then features when given
-  std::vector<std::pair<std::string, int>> buffer_updates;   // buffer name, slot of its new value
+  std::vector<int> user_outputs;                            // logits, then features when given
+  std::vector<std::pair<std::string, int>> buffer_updates;  // buffer name, slot of its new value
   int slots = 0;
   int batch_slot = 0;
   bool writes_batch = false;  // an op writes in place into the batch or a view of it

@@ -47,11 +47,13 @@ ProgramFile read_program(const std::string& bytes, const std::string& name) {
   if (json == nullptr) {
     for (const auto& r : records) {
       if (r.name == "archive_format" || r.name.find("/archive_format") != std::string::npos)
-        throw UserError(name + ": an archive in the PT2 package layout of PyTorch 2.7 or later; drift reads what "
-                               "torch.export.save of PyTorch 2.6 writes (docs/models.md#versions)");
+        throw UserError(name +
+                        ": an archive in the PT2 package layout of PyTorch 2.7 or later; drift reads what "
+                        "torch.export.save of PyTorch 2.6 writes (docs/models.md#versions)");
       if (r.name.size() > 9 && r.name.compare(r.name.size() - 9, 9, "/data.pkl") == 0)
-        throw UserError(name + ": a TorchScript module or torch.save file, not an exported program; for a "
-                               "torch.jit.save file use model \"torchscript\" (docs/models.md)");
+        throw UserError(name +
+                        ": a TorchScript module or torch.save file, not an exported program; for a "
+                        "torch.jit.save file use model \"torchscript\" (docs/models.md)");
     }
     refuse(std::string("no ") + kProgramRecord + " record");
   }
@@ -117,7 +119,7 @@ class ExportedModel final : public Model {
   [[noreturn]] void refuse(const std::string& why) const { throw UserError("model.file " + file_ + ": " + why); }
 
   std::shared_ptr<const ProgramFile> program_;
-  std::map<std::string, at::Tensor> tensors_;  // the model's own copies of the parameters and buffers
+  std::map<std::string, at::Tensor> tensors_;      // the model's own copies of the parameters and buffers
   std::vector<std::pair<int, at::Tensor>> bound_;  // graph slot, tensor
   std::vector<std::pair<int, at::Tensor>> constants_;
   std::vector<std::pair<int, at::Tensor>> updates_;  // slot of a buffer's new value, the buffer
@@ -158,8 +160,9 @@ ExportedModel::ExportedModel(std::shared_ptr<const ProgramFile> program, const s
       register_tensors(nullptr, layer_name);
     } else {
       if (graph.user_outputs.size() < 2)
-        refuse("the algorithm reads the model's features, and forward(x) gives only the logits: return "
-               "(logits, features) (docs/models.md#features)");
+        refuse(
+            "the algorithm reads the model's features, and forward(x) gives only the logits: return "
+            "(logits, features) (docs/models.md#features)");
       features_only_ = nodes_needed_for(graph, 1);
       const auto reached = probe_features(probe);
       register_tensors(&reached, layer_name);
@@ -222,10 +225,11 @@ void ExportedModel::check_logits(const at::Tensor& probe, std::int64_t num_class
     refuse("forward(x) gives " + std::string(c10::toString(logits.scalar_type())) +
            " logits; they must be floating point (float32), as the loss and the evaluation read them");
   if (logits.dim() != 2 || logits.size(0) != probe.size(0) || logits.size(1) != num_classes)
-    refuse("forward(x) gives logits of " + shape_of(logits) + " for a batch of " + shape_of(probe) + "; the dataset has " +
-           std::to_string(num_classes) + " classes, so they must be [" + std::to_string(probe.size(0)) + ", " +
-           std::to_string(num_classes) + "]");
-  if (outputs.size() > 1 && (!outputs[1].is_floating_point() || outputs[1].dim() != 2 || outputs[1].size(0) != probe.size(0)))
+    refuse("forward(x) gives logits of " + shape_of(logits) + " for a batch of " + shape_of(probe) +
+           "; the dataset has " + std::to_string(num_classes) + " classes, so they must be [" +
+           std::to_string(probe.size(0)) + ", " + std::to_string(num_classes) + "]");
+  if (outputs.size() > 1 &&
+      (!outputs[1].is_floating_point() || outputs[1].dim() != 2 || outputs[1].size(0) != probe.size(0)))
     refuse("forward(x) gives features of " + shape_of(outputs[1]) + " for a batch of " + shape_of(probe) +
            "; they must be floating point, [" + std::to_string(probe.size(0)) + ", d] (docs/models.md#features)");
 }

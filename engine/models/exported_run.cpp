@@ -43,9 +43,12 @@ std::int64_t symbolic(const ExportedNode& node, const std::vector<c10::IValue>& 
   if (node.kind == ExportedNode::Kind::sym_size) return a.toTensor().size(b);
   const auto x = a.toInt();
   switch (node.arithmetic) {
-    case '+': return x + b;
-    case '-': return x - b;
-    case '*': return x * b;
+    case '+':
+      return x + b;
+    case '-':
+      return x - b;
+    case '*':
+      return x * b;
     default: {
       if (b == 0) throw UserError("the program divides a size by zero");
       const auto q = x / b;  // Python's floor division

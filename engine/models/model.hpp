@@ -5,8 +5,8 @@
 // (prototypes, contrastive terms) read `features`, the loss reads `logits`.
 #include <torch/torch.h>
 
-#include <cstdint>
 #include <climits>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>

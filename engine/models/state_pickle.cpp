@@ -7,33 +7,16 @@
 #include <memory>
 #include <optional>
 
+#include "engine/models/state_unpickler.hpp"
+
 namespace drift {
-namespace {
-
-using Size = std::uint64_t;
-
-// What a pickle of a state dict builds: values shared by pointer, so that a pickle that fetches
-// one memoised value many times costs no more than its own length.
-struct PickleValue;
-using Ref = std::shared_ptr<const PickleValue>;
-struct PickleValue {
-  enum class Kind { none, boolean, integer, real, text, tuple, dict, global, storage, tensor, mark };
-  Kind kind = Kind::none;
-  std::int64_t integer = 0;
-  double real = 0;
-  std::string text;        // text; a global's "module name"
-  std::vector<Ref> items;  // tuple; dict as key, value, key, value...
-  at::Tensor tensor;       // storage (1-D, its dtype) or tensor
-  bool parameter = false;
-};
-
-Ref make(PickleValue v) { return std::make_shared<const PickleValue>(std::move(v)); }
+namespace pickle {
 
 std::optional<at::ScalarType> storage_dtype(const std::string& global) {
   static const std::map<std::string, at::ScalarType> types = {
-      {"torch FloatStorage", at::kFloat},   {"torch DoubleStorage", at::kDouble}, {"torch HalfStorage", at::kHalf},
-      {"torch BFloat16Storage", at::kBFloat16}, {"torch LongStorage", at::kLong}, {"torch IntStorage", at::kInt},
-      {"torch ShortStorage", at::kShort},   {"torch CharStorage", at::kChar},     {"torch ByteStorage", at::kByte},
+      {"torch FloatStorage", at::kFloat},       {"torch DoubleStorage", at::kDouble}, {"torch HalfStorage", at::kHalf},
+      {"torch BFloat16Storage", at::kBFloat16}, {"torch LongStorage", at::kLong},     {"torch IntStorage", at::kInt},
+      {"torch ShortStorage", at::kShort},       {"torch CharStorage", at::kChar},     {"torch ByteStorage", at::kByte},
       {"torch BoolStorage", at::kBool}};
   const auto it = types.find(global);
   if (it == types.end()) return std::nullopt;
@@ -44,78 +27,6 @@ bool callable(const std::string& global) {
   return global == "collections OrderedDict" || global == "torch._utils _rebuild_tensor_v2" ||
          global == "torch._utils _rebuild_parameter";
 }
-
-class StateUnpickler {
- public:
-  StateUnpickler(const std::string& pickle, const std::string& archive, std::vector<ZipRecord> records,
-                 std::string prefix, const ArchiveRefusal& refuse)
-      : p_(pickle), archive_(archive), records_(std::move(records)), prefix_(std::move(prefix)), refuse_(refuse) {}
-
-  Ref run();
-
- private:
-  Size field(int width) {
-    if (p_.size() - at_ < static_cast<Size>(width)) refuse_("a pickle field past the end of data.pkl");
-    Size value = 0;
-    for (int i = width - 1; i >= 0; --i) value = value << 8 | static_cast<unsigned char>(p_[at_ + i]);
-    at_ += width;
-    return value;
-  }
-  std::string take(Size n) {
-    if (n > p_.size() - at_) refuse_("data.pkl declares " + std::to_string(n) + " bytes where fewer remain");
-    auto s = p_.substr(at_, n);
-    at_ += n;
-    return s;
-  }
-  std::string line() {
-    const auto end = p_.find('\n', at_);
-    if (end == std::string::npos) refuse_("an unterminated line in data.pkl");
-    const auto length = end - at_;
-    return take(length + 1).substr(0, length);
-  }
-  Ref pop() {
-    if (stack_.empty() || stack_.back()->kind == PickleValue::Kind::mark) refuse_("data.pkl pops an empty stack");
-    auto v = stack_.back();
-    stack_.pop_back();
-    return v;
-  }
-  std::vector<Ref> pop_to_mark() {
-    std::vector<Ref> items;
-    while (!stack_.empty() && stack_.back()->kind != PickleValue::Kind::mark) items.push_back(pop());
-    if (stack_.empty()) refuse_("data.pkl has no mark where it needs one");
-    stack_.pop_back();
-    return {items.rbegin(), items.rend()};
-  }
-  void push_tuple(std::vector<Ref> items) {
-    PickleValue v;
-    v.kind = PickleValue::Kind::tuple;
-    v.items = std::move(items);
-    stack_.push_back(make(std::move(v)));
-  }
-  void push_scalar(PickleValue::Kind kind, std::int64_t integer);
-  void push_text(std::string text);
-  std::int64_t long1();
-  bool push_literal(unsigned char op);
-  bool build(unsigned char op);
-  void memo_get(Size key);
-  void memo_put(Size key);
-  void set_items(std::vector<Ref> pairs);
-  void global(std::string name);
-  void persistent_load();
-  void reduce();
-  Ref rebuild_tensor(const std::vector<Ref>& args);
-  Ref load_storage(const std::string& key, at::ScalarType dtype, std::int64_t numel);
-
-  const std::string& p_;
-  const std::string& archive_;
-  std::vector<ZipRecord> records_;
-  std::string prefix_;
-  const ArchiveRefusal& refuse_;
-  Size at_ = 0;
-  std::vector<Ref> stack_;
-  std::map<Size, Ref> memo_;
-  std::map<std::string, Ref> storages_;
-};
 
 void StateUnpickler::set_items(std::vector<Ref> pairs) {
   if (pairs.size() % 2 != 0) refuse_("data.pkl sets a dict item without its value");
@@ -147,7 +58,8 @@ Ref StateUnpickler::load_storage(const std::string& key, at::ScalarType dtype, s
     if (r.name == name) record = &r;
   if (record == nullptr) refuse_("the state dict names storage " + key + ", which the archive does not hold");
   const auto element = static_cast<Size>(c10::elementSize(dtype));
-  if (numel < 0 || static_cast<Size>(numel) > record->size / element || static_cast<Size>(numel) * element != record->size)
+  if (numel < 0 || static_cast<Size>(numel) > record->size / element ||
+      static_cast<Size>(numel) * element != record->size)
     refuse_("storage " + key + " declares " + std::to_string(numel) + " elements, and its record holds " +
             std::to_string(record->size) + " bytes");
   const auto bytes = record_bytes(archive_, *record, record->size, refuse_);
@@ -163,8 +75,9 @@ Ref StateUnpickler::load_storage(const std::string& key, at::ScalarType dtype, s
 void StateUnpickler::persistent_load() {
   const auto id = pop();
   const auto& f = id->items;
-  if (id->kind != PickleValue::Kind::tuple || f.size() != 5 || f[0]->kind != PickleValue::Kind::text || f[0]->text != "storage" ||
-      f[1]->kind != PickleValue::Kind::global || f[2]->kind != PickleValue::Kind::text || f[4]->kind != PickleValue::Kind::integer)
+  if (id->kind != PickleValue::Kind::tuple || f.size() != 5 || f[0]->kind != PickleValue::Kind::text ||
+      f[0]->text != "storage" || f[1]->kind != PickleValue::Kind::global || f[2]->kind != PickleValue::Kind::text ||
+      f[4]->kind != PickleValue::Kind::integer)
     refuse_("data.pkl loads a persistent object that is not a storage");
   const auto dtype = storage_dtype(f[1]->text);
   if (!dtype) refuse_("data.pkl loads a storage of type '" + f[1]->text + "'");
@@ -230,134 +143,10 @@ void StateUnpickler::reduce() {
   }
 }
 
-void StateUnpickler::push_scalar(PickleValue::Kind kind, std::int64_t integer) {
-  PickleValue v;
-  v.kind = kind;
-  v.integer = integer;
-  stack_.push_back(make(std::move(v)));
-}
+}  // namespace pickle
 
-void StateUnpickler::push_text(std::string text) {
-  PickleValue v;
-  v.kind = PickleValue::Kind::text;
-  v.text = std::move(text);
-  stack_.push_back(make(std::move(v)));
-}
-
-// LONG1: a little-endian two's complement integer of up to 8 bytes.
-std::int64_t StateUnpickler::long1() {
-  const auto n = field(1);
-  if (n > 8) refuse_("data.pkl holds an integer wider than 64 bits");
-  const auto bytes = take(n);
-  std::uint64_t u = 0;
-  for (Size i = 0; i < n; ++i) u |= static_cast<std::uint64_t>(static_cast<unsigned char>(bytes[i])) << (8 * i);
-  if (n > 0 && n < 8 && (u >> (8 * n - 1)) & 1) u |= ~std::uint64_t{0} << (8 * n);
-  return static_cast<std::int64_t>(u);
-}
-
-// The opcodes that push one value read from the pickle itself; false for any other.
-bool StateUnpickler::push_literal(unsigned char op) {
-  using Kind = PickleValue::Kind;
-  switch (op) {
-    case '(': push_scalar(Kind::mark, 0); return true;
-    case 'N': push_scalar(Kind::none, 0); return true;
-    case 0x88: push_scalar(Kind::boolean, 1); return true;
-    case 0x89: push_scalar(Kind::boolean, 0); return true;
-    case 'K': push_scalar(Kind::integer, static_cast<std::int64_t>(field(1))); return true;
-    case 'M': push_scalar(Kind::integer, static_cast<std::int64_t>(field(2))); return true;
-    case 'J': push_scalar(Kind::integer, static_cast<std::int32_t>(field(4))); return true;
-    case 0x8a: push_scalar(Kind::integer, long1()); return true;
-    case 'G': {  // BINFLOAT, big-endian
-      std::uint64_t u = 0;
-      for (const char c : take(8)) u = u << 8 | static_cast<unsigned char>(c);
-      PickleValue v;
-      v.kind = Kind::real;
-      std::memcpy(&v.real, &u, sizeof u);
-      stack_.push_back(make(std::move(v)));
-      return true;
-    }
-    case 'X': push_text(take(field(4))); return true;
-    case 0x8c: push_text(take(field(1))); return true;
-    case 0x8d: push_text(take(field(8))); return true;
-    case '}': push_scalar(Kind::dict, 0); return true;
-    case ')': push_tuple({}); return true;
-    default: return false;
-  }
-}
-
-// The opcodes that build values from the stack or the memo; false for any other.
-bool StateUnpickler::build(unsigned char op) {
-  switch (op) {
-    case 'c': {
-      auto module = line();
-      global(module + " " + line());
-      return true;
-    }
-    case 0x93: {  // STACK_GLOBAL
-      const auto name = pop(), module = pop();
-      if (name->kind != PickleValue::Kind::text || module->kind != PickleValue::Kind::text)
-        refuse_("a global without its name");
-      global(module->text + " " + name->text);
-      return true;
-    }
-    case 't': push_tuple(pop_to_mark()); return true;
-    case 0x85:
-    case 0x86:
-    case 0x87: {
-      std::vector<Ref> items(op - 0x84);
-      for (auto i = items.size(); i > 0; --i) items[i - 1] = pop();
-      push_tuple(std::move(items));
-      return true;
-    }
-    case 's': {
-      auto value = pop();
-      auto key = pop();
-      set_items({key, value});
-      return true;
-    }
-    case 'u': set_items(pop_to_mark()); return true;
-    case 'q': memo_put(field(1)); return true;
-    case 'r': memo_put(field(4)); return true;
-    case 0x94: memo_put(memo_.size()); return true;
-    case 'h': memo_get(field(1)); return true;
-    case 'j': memo_get(field(4)); return true;
-    case 'Q': persistent_load(); return true;
-    case 'R': reduce(); return true;
-    default: return false;
-  }
-}
-
-void StateUnpickler::memo_get(Size key) {
-  const auto it = memo_.find(key);
-  if (it == memo_.end()) refuse_("data.pkl fetches a value it never stored");
-  stack_.push_back(it->second);
-}
-
-void StateUnpickler::memo_put(Size key) {
-  if (stack_.empty()) refuse_("data.pkl stores a value from an empty stack");
-  memo_[key] = stack_.back();
-}
-
-Ref StateUnpickler::run() {
-  while (at_ < p_.size()) {
-    const auto op = static_cast<unsigned char>(p_[at_++]);
-    if (op == 0x80) {
-      field(1);  // PROTO
-    } else if (op == 0x95) {
-      field(8);  // FRAME: the opcodes inside check their own lengths
-    } else if (op == '.') {  // STOP
-      auto result = pop();
-      if (!stack_.empty()) refuse_("data.pkl ends with values left over");
-      return result;
-    } else if (!push_literal(op) && !build(op)) {
-      refuse_("data.pkl holds pickle opcode " + std::to_string(op) + ", which a state dict does not need");
-    }
-    if (stack_.size() > p_.size()) refuse_("data.pkl grows its stack past its own length");
-  }
-  refuse_("data.pkl is a pickle without its end");
-}
-
-}  // namespace
+using pickle::PickleValue;
+using pickle::StateUnpickler;
 
 std::vector<StateEntry> read_state_dict(const std::string& archive, const ArchiveRefusal& refuse) {
   auto records = zip_records(archive, refuse);

@@ -17,7 +17,7 @@ namespace drift {
 
 struct StateEntry {
   std::string name;
-  at::Tensor tensor;  // on the CPU, contiguous, a copy of the archive's bytes
+  at::Tensor tensor;       // on the CPU, contiguous, a copy of the archive's bytes
   bool parameter = false;  // pickled as a Parameter (its requires_grad flag is `tensor`'s)
 };
 

@@ -37,8 +37,7 @@ int check_model_command(const CheckModelArgs& args) {
   std::int64_t values = 0;
   for (const auto& p : model->parameters()) values += p.numel();
   std::printf("  on a batch of 2 samples: %s(x) runs; %lld trainable values in %zu tensors\n",
-              args.features ? "features" : "forward", static_cast<long long>(values),
-              model->parameters().size());
+              args.features ? "features" : "forward", static_cast<long long>(values), model->parameters().size());
   return 0;
 }
 

@@ -236,7 +236,8 @@ CLI::App* add_check_generator(CLI::App& app, std::string& generator_dir, bool& i
 }
 
 CLI::App* add_check_model(CLI::App& app, drift::cli::CheckModelArgs& check) {
-  auto* cmd = app.add_subcommand("check-model", "read a model file (an exported program or a TorchScript module) and run it on a probe batch");
+  auto* cmd = app.add_subcommand(
+      "check-model", "read a model file (an exported program or a TorchScript module) and run it on a probe batch");
   cmd->add_option("file", check.file, "the file torch.export.save or torch.jit.save wrote")->required();
   auto* input =
       cmd->add_option("--input", check.input, "one sample's shape, e.g. 1,28,28 (C,H,W), to run the module on")
