@@ -5,7 +5,6 @@
 #include <set>
 
 #include "engine/core/error.hpp"
-#include "engine/core/isolated_check.hpp"
 #include "engine/models/exported_graph.hpp"
 #include "engine/models/model_file.hpp"
 #include "engine/models/state_pickle.hpp"
@@ -318,10 +317,7 @@ ModelFileInfo inspect_exported_bytes(const std::string& bytes, const std::string
 
 ModelFileInfo inspect_exported_program(const std::string& path) {
   const auto bytes = read_model_file(path, kExportedFile);
-  IsolatedCheck check;
-  check.path = path;
-  check.digest = model_file_digest(bytes);
-  run_isolated_check(check);
+  check_model_file_apart(path, model_file_digest(bytes));
   return inspect_exported_bytes(bytes, path);
 }
 
@@ -332,13 +328,9 @@ std::shared_ptr<Model> make_exported_model(const std::vector<std::int64_t>& inpu
     throw UserError("model.file " + options.script_file +
                     ": the algorithm reads every stage's pooled output, which an exported program does not give");
   const auto bytes = model_file_bytes(options.script_file, options.script_digest, kExportedFile);
-  IsolatedCheck check;
-  check.path = options.script_file;
-  check.digest = options.script_digest.empty() ? model_file_digest(bytes) : options.script_digest;
-  check.input_shape = input_shape;
-  check.num_classes = num_classes;
-  check.features = script_backbone(options);
-  run_isolated_check(check);
+  check_model_file_apart(options.script_file,
+                         options.script_digest.empty() ? model_file_digest(bytes) : options.script_digest, input_shape,
+                         num_classes, script_backbone(options));
   return std::make_shared<ExportedModel>(program_of(bytes, options.script_file), input_shape, num_classes, options);
 }
 

@@ -7,6 +7,7 @@
 
 #include "engine/core/error.hpp"
 #include "engine/core/input_file.hpp"
+#include "engine/core/isolated_check.hpp"
 #include "engine/core/stream_hash.hpp"
 #include "engine/models/zip_archive.hpp"
 
@@ -59,6 +60,17 @@ std::string model_file_bytes(const std::string& path, const std::string& digest,
     throw UserError("model.file " + path + " has digest " + now + ", but the scenario was resolved with " + digest +
                     ": the file changed since (or this machine holds another one)");
   return it->second;
+}
+
+void check_model_file_apart(const std::string& path, const std::string& digest,
+                            const std::vector<std::int64_t>& input_shape, std::int64_t num_classes, bool features) {
+  IsolatedCheck check;
+  check.path = path;
+  check.digest = digest;
+  check.input_shape = input_shape;
+  check.num_classes = num_classes;
+  check.features = features;
+  run_isolated_check(check);
 }
 
 }  // namespace drift

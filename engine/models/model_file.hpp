@@ -3,7 +3,9 @@
 // program), read with the checks every such file gets: a regular file (a FIFO would make the
 // reader wait, /dev/zero never ends), at most 4 GiB, a zip archive by its two ends before it is
 // read whole, read once per process and checked against the digest the scenario recorded.
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace drift {
 
@@ -22,5 +24,12 @@ std::string model_file_digest(const std::string& bytes);
 // The bytes of `path`, read once per process so that every model of a run is built from the same
 // ones, and refused (UserError) when they do not have `digest` (unless it is empty).
 std::string model_file_bytes(const std::string& path, const std::string& digest, const ModelFileKind& kind);
+
+// Has a separate copy of drift read the file whose bytes have `digest` first
+// (engine/core/isolated_check.hpp), and, given one sample's shape, run the model on a probe
+// batch (its features when `features`, else `num_classes` logits). UserError when it refuses.
+void check_model_file_apart(const std::string& path, const std::string& digest,
+                            const std::vector<std::int64_t>& input_shape = {}, std::int64_t num_classes = 0,
+                            bool features = false);
 
 }  // namespace drift

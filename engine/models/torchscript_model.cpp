@@ -11,7 +11,6 @@
 #include <sstream>
 
 #include "engine/core/error.hpp"
-#include "engine/core/isolated_check.hpp"
 #include "engine/core/version.hpp"
 #include "engine/models/model_file.hpp"
 #include "engine/models/script_archive.hpp"
@@ -281,10 +280,7 @@ ScriptModuleInfo inspect_script_bytes(const std::string& bytes, const std::strin
 
 ScriptModuleInfo inspect_script_module(const std::string& path) {
   const auto bytes = read_bytes(path);
-  IsolatedCheck check;
-  check.path = path;
-  check.digest = digest_of(bytes);
-  run_isolated_check(check);
+  check_model_file_apart(path, digest_of(bytes));
   return inspect_script_bytes(bytes, path);
 }
 
@@ -295,13 +291,8 @@ std::shared_ptr<Model> make_script_model(const std::vector<std::int64_t>& input_
     throw UserError("model.file " + options.script_file +
                     ": the algorithm reads every stage's pooled output, which a TorchScript module does not give");
   const auto& bytes = module_bytes(options.script_file, options.script_digest);
-  IsolatedCheck check;
-  check.path = options.script_file;
-  check.digest = options.script_digest.empty() ? digest_of(bytes) : options.script_digest;
-  check.input_shape = input_shape;
-  check.num_classes = num_classes;
-  check.features = script_backbone(options);
-  run_isolated_check(check);
+  check_model_file_apart(options.script_file, options.script_digest.empty() ? digest_of(bytes) : options.script_digest,
+                         input_shape, num_classes, script_backbone(options));
   auto module = load_module(bytes, options.script_file);
   require_method(module, script_backbone(options) ? "features" : "forward", options.script_file,
                  script_backbone(options) ? "that gives the features the algorithm reads" : "that gives the logits");
