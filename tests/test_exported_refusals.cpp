@@ -59,8 +59,8 @@ std::string scenario_with(const std::string& file, const std::string& more = "")
 TEST_CASE("programs drift cannot read safely are refused when the file is read") {
   CHECK_THAT(inspected(kFixtures + "dropout.pt2"), Catch::Contains("forward(x) draws random numbers (aten::dropout)"));
   CHECK_THAT(inspected(kFixtures + "static_batch.pt2"), Catch::Contains("exported for batches of exactly 4 samples"));
-  CHECK_THAT(inspected(kFixtures + "schema9.pt2"), Catch::Contains("schema version 9.2 (by PyTorch 2.6.0") &&
-                                                       Catch::Contains("and drift reads version 8.x"));
+  CHECK_THAT(inspected(kFixtures + "schema9.pt2"),
+             Catch::Contains("schema version 9.2 (by PyTorch 2.6.0") && Catch::Contains("and drift reads version 8.x"));
   CHECK_THAT(inspected(kFixtures + "global.pt2"), Catch::Contains("names the global 'posix system'"));
   CHECK_THAT(inspected(kFixtures + "deep.pt2"), Catch::Contains("JSON nests deeper than 100 levels"));
   CHECK_THAT(inspected(kFixtures + "bomb.pt2"), Catch::Contains("declares 104857600 bytes, more than"));
