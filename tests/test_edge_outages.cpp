@@ -37,7 +37,7 @@ edge = "b"
 
 TEST_CASE("a scripted outage takes an edge offline over its own rule, and brings it back") {
   const auto s = parse_scenario(
-      kOutageEdges + kOutageEntries + "[[timeline]]\nat_time = 50.0\naction = \"offline\"\nedge = \"0\"\n", "o.toml");
+      kOutageEdges + kOutageEntries + "[[timeline]]\nat_time = 50.0\naction = \"offline\"\nedge = 0\n", "o.toml");
   EdgePresence presence(s);
   CHECK(presence.online(1, 4.9));
   CHECK_FALSE(presence.online(1, 5.0));
@@ -45,7 +45,7 @@ TEST_CASE("a scripted outage takes an edge offline over its own rule, and brings
   CHECK(presence.next_online(1, 10.0) == 30.0);
   CHECK(presence.online(1, 30.0));
   CHECK(presence.next_offline(1, 30.0) == kNever);
-  CHECK(presence.next_online(0, 60.0) == kNever);       // edge 0 (a, by number) is out for good from 50
+  CHECK(presence.next_online(0, 60.0) == kNever);       // edge 0 (a, by a TOML integer) is out for good from 50
   CHECK(presence.upload_arrival(1, 4.0, 2.0) == 32.0);  // cut at 5, sent again from 30
 }
 
@@ -84,6 +84,8 @@ TEST_CASE("edge outages that cannot be scripted are refused with the reason") {
   CHECK_THAT(error_of(kOutageEdges + entry("at_time = 1.0\nedge = \"c\"\n")),
              Catch::Contains("not one of the 2 edges"));
   CHECK_THAT(error_of(kOutageEdges + entry("at_round = 2\nedge = \"a\"\n")), Catch::Contains("set by at_time"));
+  CHECK_THAT(error_of(kOutageEdges + entry("at_time = 1.0\nedge = 1.5\n")),
+             Catch::Contains("edge must be a string or a whole number, not floating-point"));
   CHECK_THAT(error_of(kOutageEdges + entry("at_time = 1.0\nedge = \"a\"\ngroup = \"a\"\n")),
              Catch::Contains("an edge or a group, not both"));
   CHECK_THAT(error_of(kOutageEdges + "[[timeline]]\naction = \"speed\"\nvalue = 2.0\nat_time = 1.0\nedge = \"a\"\n"),

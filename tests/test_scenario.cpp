@@ -107,6 +107,11 @@ TEST_CASE("overrides from --set replace keys with TOML values and is named in er
   CHECK(s.evaluation.targets == std::vector<double>{0.6});
   CHECK(error_of(kMinimal, {{"federation.rounds", "0"}}) ==
         "--set federation.rounds: federation.rounds must be >= 1, got 0");
+  // Integers are written as they were given, and one past TOML's is no word.
+  CHECK_THAT(error_of(kMinimal, {{"federation.rounds", "9223372036854775807"}}),
+             Catch::EndsWith("must be <= 1000000000, got 9223372036854775807"));
+  CHECK_THAT(error_of(kMinimal, {{"federation.rounds", "18446744073709551616"}}),
+             Catch::Contains("18446744073709551616: a whole number past TOML's integers"));
   CHECK_THAT(error_of(kMinimal, {{"federation.roundz", "3"}}), Catch::Contains("did you mean 'federation.rounds'"));
   CHECK(parse_override("a.b=c=d").value == "c=d");
   CHECK_THROWS_AS(parse_override("novalue"), UserError);
@@ -118,6 +123,11 @@ TEST_CASE("overrides from --set replace keys with TOML values and is named in er
   CHECK(one.evaluation.targets == std::vector<double>{0.7});
   // A value that opens as a TOML string but is none gets TOML's reason, not a bare word's.
   CHECK_THAT(error_of(kMinimal, {{"name", "\"a\\xffb\""}}), Catch::Contains("not a TOML value"));
+  // An integer for a float key is that float: one resolved scenario (a study refuses two cells
+  // that resolve alike).
+  const auto as_integer = parse_scenario(kMinimal, "s.toml", {{"training.lr", "1"}, {"training.momentum", "0"}});
+  const auto as_float = parse_scenario(kMinimal, "s.toml", {{"training.lr", "1.0"}, {"training.momentum", "0.0"}});
+  CHECK(as_integer.resolved_toml == as_float.resolved_toml);
 }
 
 TEST_CASE("edit distance and suggestions", "[scenario]") {

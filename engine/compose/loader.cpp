@@ -136,6 +136,13 @@ void apply_override(toml::table& root, const Override& o) {
     // rather than take its quotes and backslashes as the letters of a bare word.
     if (!o.value.empty() && std::string("\"'[{").find(o.value.front()) != std::string::npos)
       throw UserError("--set " + o.key + "=" + o.value + ": not a TOML value (" + std::string(e.description()) + ")");
+    // Digits TOML cannot hold (2^64) are a number too large, not a word.
+    const std::size_t sign = !o.value.empty() && (o.value[0] == '-' || o.value[0] == '+') ? 1 : 0;
+    const auto digits = o.value.substr(sign);
+    if (!digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos)
+      throw UserError("--set " + o.key + "=" + o.value +
+                      ": a whole number past TOML's integers (-2^63 to 2^63 - 1); write a float (e.g. 1e19) if "
+                      "the key takes one");
     table->insert_or_assign(leaf, o.value);  // a bare word: take it as a string
   }
 }

@@ -207,7 +207,12 @@ class Validator {
     auto check = [&](const ParamSpec& spec) {
       const std::string path = path_of(section.name, spec.key);
       if (toml::node* node = table.get(spec.key)) {
-        read(spec, path, *node);
+        const auto value = read(spec, path, *node);
+        // --set lr=1 is the float 1.0, written as one: a study's cells lr=1 and lr=1.0 then
+        // resolve to one scenario, which it refuses to run twice. (A file's node keeps its
+        // type, and with it the line and column its later messages name.)
+        if (spec.kind == ParamKind::number && node->is_integer() && overridden_.count(path))
+          insert(table, spec.key, value);
       } else if (spec.default_value) {
         insert(table, spec.key, *spec.default_value);
       }

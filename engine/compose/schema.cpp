@@ -317,7 +317,7 @@ const std::vector<KeyBinding<TimelineEntry>>& timeline_keys() {
       bind_key<T>("at_time", "virtual time at which the entry fires", &T::at_time).optional().range(0.0, kMaxVirtualSeconds),
       bind_key<T>("action", "what happens", &T::action).optional(),
       bind_key<T>("group", "group the action applies to", &T::group).optional(),
-      bind_key<T>("edge", "offline / online at_time: the edge the action applies to ([hierarchy]: its name or number), instead of a group; move: the edge the group's clients move to (name, number, or home: each client's assigned edge)", &T::edge).optional(),
+      bind_key<T>("edge", "offline / online at_time: the edge the action applies to ([hierarchy]: its name or number), instead of a group; move: the edge the group's clients move to (name, number, or home: each client's assigned edge)", &T::edge).optional().or_number(),
       bind_key<T>("value", "speed factor, fraction or deadline", &T::value).optional().range(0.0, kMaxVirtualSeconds),
       bind_key<T>("sampler", "sampler name (action = sampler)", &T::sampler).optional(),
   };

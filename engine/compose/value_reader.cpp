@@ -19,7 +19,9 @@ namespace {
 // Finite, and within the key's bounds; an integer key without its own upper bound still has
 // its C++ type's: every count drift keeps fits in 32 bits, so a larger value would wrap (the
 // 64-bit ones set their own bound).
-void check_range(const ParamSpec& spec, const std::string& path, const std::string& where, double v) {
+// `shown` is the value as the message writes it: an integer's digits, exactly.
+void check_range(const ParamSpec& spec, const std::string& path, const std::string& where, double v,
+                 const std::string& shown) {
   constexpr double kIntegerMax = 2147483647.0;
   // A plain double (no optional): GCC 12 at -O3 took the optional's copy for uninitialised.
   const bool bounded = spec.max.has_value() || spec.kind == ParamKind::integer;
@@ -27,10 +29,9 @@ void check_range(const ParamSpec& spec, const std::string& path, const std::stri
   if (std::isnan(v)) fail(where, path + " must be a number, not nan");
   if (std::isinf(v)) fail(where, path + " must be a finite number, not " + (v > 0 ? "inf" : "-inf"));
   if (spec.min && (spec.min_exclusive ? v <= *spec.min : v < *spec.min)) {
-    fail(where, path + " must be " + (spec.min_exclusive ? "> " : ">= ") + format_bound(*spec.min) + ", got " +
-                    format_bound(v));
+    fail(where, path + " must be " + (spec.min_exclusive ? "> " : ">= ") + format_bound(*spec.min) + ", got " + shown);
   }
-  if (bounded && v > max) fail(where, path + " must be <= " + format_bound(max) + ", got " + format_bound(v));
+  if (bounded && v > max) fail(where, path + " must be <= " + format_bound(max) + ", got " + shown);
 }
 
 }  // namespace
@@ -40,7 +41,8 @@ ParamValue read_value(const ParamSpec& spec, const std::string& path, const toml
   auto wrong_type = [&]() {
     std::ostringstream got;
     got << node.type();
-    fail(where, path + " must be " + describe(spec.kind) + ", not " + got.str());
+    fail(where, path + " must be " + describe(spec.kind) + (spec.integer_as_text ? " or a whole number" : "") +
+                    ", not " + got.str());
   };
   ParamValue value;
   switch (spec.kind) {
@@ -65,6 +67,10 @@ ParamValue read_value(const ParamSpec& spec, const std::string& path, const toml
         wrong_type();
       break;
     case ParamKind::string:
+      if (spec.integer_as_text && node.is_integer()) {
+        value = std::to_string(node.as_integer()->get());
+        break;
+      }
       if (!node.is_string()) wrong_type();
       value = node.as_string()->get();
       break;
@@ -90,10 +96,11 @@ ParamValue read_value(const ParamSpec& spec, const std::string& path, const toml
       break;
     }
   }
-  if (auto* i = std::get_if<std::int64_t>(&value)) check_range(spec, path, where, static_cast<double>(*i));
-  if (auto* d = std::get_if<double>(&value)) check_range(spec, path, where, *d);
+  if (auto* i = std::get_if<std::int64_t>(&value))
+    check_range(spec, path, where, static_cast<double>(*i), std::to_string(*i));
+  if (auto* d = std::get_if<double>(&value)) check_range(spec, path, where, *d, format_bound(*d));
   if (auto* l = std::get_if<std::vector<double>>(&value))
-    for (double d : *l) check_range(spec, path, where, d);
+    for (double d : *l) check_range(spec, path, where, d, format_bound(d));
   if (spec.choices) {
     const auto& s = std::get<std::string>(value);
     const auto options = spec.choices();

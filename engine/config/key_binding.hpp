@@ -42,6 +42,10 @@ struct KeyBinding {
     spec.choices = std::move(names);
     return std::move(*this);
   }
+  KeyBinding&& or_number() && {
+    spec.integer_as_text = true;
+    return std::move(*this);
+  }
   KeyBinding&& may_change_on_resume() && {
     resumable = true;
     return std::move(*this);

@@ -29,6 +29,8 @@ struct ParamSpec {
   bool min_exclusive = false;
   std::optional<double> max;
   std::function<std::vector<std::string>()> choices;  // for names resolved in a registry
+  // A string key that also takes a whole number, read as its digits (an edge's name or number).
+  bool integer_as_text = false;
   std::string help;
 };
 
