@@ -45,6 +45,7 @@ expect cifar-without-files "download the binary version from https://www.cs.toro
 expect missing-dataset-file "dataset-fashion-mnist" run "$(scenario missing $'[data]\npath = "/nonexistent/fmnist"')"
 expect infeasible-partition "min_client_samples" run "$(scenario infeasible $'[data]\nmax_train_samples = 100\n[partition]\nmin_client_samples = 50')"
 expect bad-set "--set federation.rounds: federation.rounds must be >= 1" run "$(scenario set '')" --set federation.rounds=0
+expect join-timeout "a number of seconds from 0 to 1e9, not -1" run "$(scenario join '')" --join-timeout -1
 expect set-typo "did you mean 'federation.clients'" run "$(scenario typo '')" --set federation.client=5
 expect missing-scenario "cannot open scenario file" run "$work/nope.toml"
 expect toml-syntax "syntax.toml:3" run "$(scenario syntax $'[federation\nrounds = 3')"

@@ -8,6 +8,7 @@
 #include "commands.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/version.hpp"
+#include "option_checks.hpp"
 
 namespace {
 
@@ -93,7 +94,7 @@ CLI::App* add_run(CLI::App& app, drift::cli::RunArgs& run, bool resume = false) 
                 "[hierarchy]: the workers keep the edges' aggregators, spread over them (same results)")
       ->group("Multi-node");
   cmd->add_option("--join-timeout", run.join_timeout, "seconds to wait for the workers (0: forever; default 600)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(drift::cli::seconds())
       ->group("Multi-node");
   cmd->add_option("--heartbeat-timeout", run.heartbeat_timeout,
                   "seconds a worker may leave a heartbeat unanswered before its jobs run elsewhere (default 10)")
@@ -118,7 +119,7 @@ CLI::App* add_worker(CLI::App& app, drift::cli::WorkerArgs& worker) {
   cmd->add_option("--expect-scenario", worker.expect_scenario,
                   "refuse to train unless the coordinator runs the scenario with this hash");
   cmd->add_option("--connect-timeout", worker.connect_timeout, "seconds to keep retrying the connection (default 60)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(drift::cli::seconds());
   cmd->add_option("--plugin", worker.plugins,
                   "a plugin the coordinator's scenario names, at this machine's path (repeatable; matched by digest)");
   add_trust_options(cmd, worker.token_file, worker.tls, worker.cert, worker.key, worker.ca, "Options");
@@ -138,7 +139,7 @@ CLI::App* add_epsilon(CLI::App& app, drift::cli::EpsilonArgs& eps) {
   // Bounded: a count past int64's range would otherwise be clamped silently.
   cmd->add_option("--steps", eps.steps, "releases (rounds) composed, 1 to 10^12")
       ->required()
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1'000'000'000'000}));
+      ->check(drift::cli::whole_number(1, 1'000'000'000'000));
   cmd->add_option("--delta", eps.delta, "delta of (epsilon, delta)")->required();
   cmd->add_option("--sampling", eps.sampling, "poisson (default), fixed (cohorts without replacement) or none")
       ->check(CLI::IsMember({"poisson", "fixed", "none"}));
@@ -259,7 +260,7 @@ CLI::App* add_pretrain_generator(CLI::App& app, drift::cli::PretrainGeneratorArg
   cmd->add_option("--dataset", pretrain.dataset, "training images (default fashion-mnist)");
   cmd->add_option("--data-path", pretrain.data_path, "dataset folder (default: the Debian package's)");
   cmd->add_option("--max-samples", pretrain.max_samples, "use the first N training images (0: all)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(drift::cli::whole_number(0, 1'000'000'000));
   cmd->add_option("--latent-dim", pretrain.latent_dim, "latent dimension H (default 64)")->check(CLI::Range(1, 65536));
   cmd->add_option("--resolution", pretrain.resolution, "output side in pixels (default 32)")->check(CLI::Range(4, 512));
   cmd->add_option("--epochs", pretrain.epochs, "training epochs (default 5)")->check(CLI::Range(1, 10000));
