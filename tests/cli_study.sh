@@ -86,6 +86,18 @@ for broken in "" "{not json"; do
   fi
   grep -q "is empty or not a study definition" "$work/err"
 done
+# A directory in its place (the probe's: an internal error from reading it).
+rm "$work/st/study.json"
+mkdir "$work/st/study.json"
+code=0
+"$drift" "${study[@]}" --set training.momentum=0.5 > /dev/null 2> "$work/err" || code=$?
+[[ $code -eq 2 ]] || { echo "study.json as a directory: exit $code"; cat "$work/err"; exit 1; }
+grep -q "is empty or not a study definition" "$work/err"
+code=0
+"$drift" plot "$work/st" > /dev/null 2> "$work/err" || code=$?
+[[ $code -eq 2 ]] || { echo "drift plot, study.json as a directory: exit $code"; cat "$work/err"; exit 1; }
+grep -q "study.json: not a study definition" "$work/err"
+rmdir "$work/st/study.json"
 cp "$work/study.json.saved" "$work/st/study.json"
 # --collect reads a study that exists; a mistyped --out is refused, not created.
 if "$drift" study "$work/tiny.toml" --grid sampler.name=uniform --collect --out "$work/stt" 2> "$work/err"; then

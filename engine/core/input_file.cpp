@@ -1,6 +1,7 @@
 #include "engine/core/input_file.hpp"
 
 #include <filesystem>
+#include <sstream>
 
 #include "engine/core/error.hpp"
 
@@ -12,6 +13,20 @@ std::ifstream open_input_file(const std::string& path, const std::string& what) 
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UserError(path + ": cannot open " + what);
   return in;
+}
+
+std::optional<std::string> read_own_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  try {
+    text << in.rdbuf();
+  } catch (const std::ios_base::failure&) {
+    return std::nullopt;
+  }
+  return text.str();
 }
 
 }  // namespace drift

@@ -1,5 +1,6 @@
 #include "engine/metrics/summary.hpp"
 
+#include "engine/core/input_file.hpp"
 #include "engine/metrics/summary_fields.hpp"
 
 #include <algorithm>
@@ -152,9 +153,9 @@ nlohmann::json summary_fields_json(const RunSummary& s) {
 }
 
 std::optional<RunStatus> read_run_status(const std::filesystem::path& run_dir) {
-  std::ifstream in(run_dir / "summary.json");
-  if (!in) return std::nullopt;
-  const auto summary = nlohmann::json::parse(in, nullptr, false);
+  const auto text = read_own_file(run_dir / "summary.json");
+  if (!text) return std::nullopt;
+  const auto summary = nlohmann::json::parse(*text, nullptr, false);
   if (!summary.is_object() || !summary.contains("status") || !summary["status"].is_string()) return std::nullopt;
   return run_status_named(summary["status"].get<std::string>());
 }

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "engine/core/error.hpp"
+#include "engine/core/input_file.hpp"
 #include "engine/metrics/metrics_file.hpp"
 #include "engine/study/edge_figures.hpp"
 #include "engine/study/participation_figures.hpp"
@@ -170,8 +171,7 @@ Figure timeline_figure(const std::vector<ClientRow>& rows, std::uint32_t round, 
 }
 
 Figure partition_figure(const fs::path& run_dir, const fs::path& dir) {
-  std::ifstream in(run_dir / "partition.json");
-  const auto p = json::parse(in, nullptr, false);
+  const auto p = json::parse(read_own_file(run_dir / "partition.json").value_or(""), nullptr, false);
   if (!p.is_object() || !p.contains("clients")) return {};
   const auto& clients = p["clients"];
   const std::size_t shown = std::min(clients.size(), kFigureClients);
@@ -262,8 +262,7 @@ std::vector<Figure> run_figures(const fs::path& run_dir, const fs::path& dir,
   if (auto served = client_accuracy_figure(metrics, run_dir, dir); !served.name.empty())
     figures.push_back(std::move(served));
   const auto rows = read_client_rows(run_dir / "clients.csv");
-  std::ifstream partition_in(run_dir / "partition.json");
-  const auto partition = json::parse(partition_in, nullptr, false);
+  const auto partition = json::parse(read_own_file(run_dir / "partition.json").value_or(""), nullptr, false);
   const auto clients = partition.is_object() ? partition.value("num_clients", 0u) : 0u;
   if (clients > 0 && rounds > 0) figures.push_back(participation_figure(rows, rounds, clients, dir));
   // By default the first round and the last: how the world looked at the start and at the end.

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <type_traits>
 
+#include "engine/core/input_file.hpp"
 #include "engine/metrics/comparison.hpp"
 #include "engine/metrics/metrics_file.hpp"
 #include "engine/metrics/summary_fields.hpp"
@@ -159,8 +160,8 @@ RunRecord read_run_record(const fs::path& study_dir, const std::string& relative
     return r;
   }
   r.summary = summarize(read_metrics_file(dir / "metrics.jsonl"), targets);
-  std::ifstream in(dir / "summary.json");
-  const auto summary = in ? json::parse(in, nullptr, false) : json();
+  const auto text = read_own_file(dir / "summary.json");
+  const auto summary = text ? json::parse(*text, nullptr, false) : json();
   if (!summary.is_object()) {
     r.status = "unfinished";
     return r;

@@ -9,6 +9,7 @@
 
 #include "commands.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/input_file.hpp"
 #include "engine/metrics/comparison.hpp"
 #include "engine/metrics/metrics_file.hpp"
 #include "engine/study/gnuplot.hpp"
@@ -22,8 +23,7 @@ namespace {
 const std::vector<double> kTargets = {0.5, 0.7, 0.8};
 
 std::vector<std::string> domain_names(const fs::path& run) {
-  std::ifstream in(run / "partition.json");
-  const auto partition = json::parse(in, nullptr, false);
+  const auto partition = json::parse(read_own_file(run / "partition.json").value_or(""), nullptr, false);
   return partition.is_object() && partition.contains("domains") ? partition["domains"].get<std::vector<std::string>>()
                                                                 : std::vector<std::string>{};
 }

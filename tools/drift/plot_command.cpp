@@ -10,6 +10,7 @@
 #include "commands.hpp"
 #include "engine/compose/atomic_file.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/input_file.hpp"
 #include "engine/core/remove_tree.hpp"
 #include "engine/study/html.hpp"
 #include "engine/study/run_figures.hpp"
@@ -23,16 +24,11 @@ using nlohmann::json;
 namespace {
 
 json read_json(const fs::path& file) {
-  std::ifstream in(file);
-  return in ? json::parse(in, nullptr, false) : json();
+  const auto text = read_own_file(file);
+  return text ? json::parse(*text, nullptr, false) : json();
 }
 
-std::string read_text(const fs::path& file) {
-  std::ifstream in(file);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string read_text(const fs::path& file) { return read_own_file(file).value_or(""); }
 
 // Renders every figure; returns a note for the page when some (or all) could not be drawn, and
 // says it on stderr too unless `quiet` (a live page, redrawn soon: its page says it).

@@ -19,6 +19,7 @@
 #include "commands.hpp"
 #include "engine/compose/fingerprint.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/input_file.hpp"
 #include "engine/study/gnuplot.hpp"
 #include "engine/study/study_results.hpp"
 #include "live_pages.hpp"
@@ -130,8 +131,7 @@ DirectoryLock prepare_directory(const fs::path& out, const json& definition, boo
   if (ec) throw WriteError(out.string() + ": cannot create the study directory: " + ec.message());
   DirectoryLock lock = lock_study(out, shared);
   if (fs::exists(file)) {
-    std::ifstream in(file);
-    const auto old = json::parse(in, nullptr, false);
+    const auto old = json::parse(read_own_file(file).value_or(""), nullptr, false);
     // An unreadable file compares unequal to nothing (nlohmann's discarded value): say so, rather
     // than take the directory's runs for this study's.
     if (old.is_discarded() || !old.is_object())
