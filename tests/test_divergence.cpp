@@ -146,6 +146,20 @@ TEST_CASE("shadow clients: a seeded sample of the unselected, trained as counter
   }
 }
 
+TEST_CASE("shadow clients come from the training population, never from held-out clients", "[sim][drift]") {
+  Sim sim(kFour, {{"federation.rounds", "3"}, {"federation.held_out", "0.25"}, {"simulation.shadow_clients", "2"}});
+  const auto population = build_population(sim.scenario, equal_histograms(4, 100));
+  REQUIRE(std::count(population.held_out.begin(), population.held_out.end(), 1) == 1);
+  sim.run();
+  REQUIRE(sim.host.reports.size() == 3);
+  // Three clients train, two are selected a round: one is left to stand in for the population.
+  REQUIRE(sim.host.counterfactual.size() == 3);
+  for (std::size_t r = 0; r < 3; ++r) {
+    CHECK(sim.host.reports[r].shadow_clients == 1);
+    CHECK_FALSE(population.is_held_out(sim.host.counterfactual[r]));
+  }
+}
+
 TEST_CASE("shadow clients are refused where there is no round cohort or no shared model", "[sim][drift]") {
   CHECK_THROWS_WITH(
       parse_scenario(kFour, "s.toml", {{"simulation.shadow_clients", "2"}, {"simulation.mode", "\"fedbuff\""}}),

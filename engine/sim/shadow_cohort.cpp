@@ -22,11 +22,11 @@ std::size_t ShadowCohort::launch(std::uint32_t round, const std::vector<std::uin
   jobs_.clear();
   const auto wanted = static_cast<std::size_t>(scenario_.simulation.shadow_clients);
   if (wanted == 0) return 0;
-  std::vector<char> selected(population_, 0);
+  std::vector<char> selected(population_.size(), 0);
   for (auto c : cohort) selected.at(c) = 1;
   std::vector<std::uint32_t> others;
-  for (std::uint32_t c = 0; c < population_; ++c)
-    if (!selected[c]) others.push_back(c);
+  for (std::uint32_t c = 0; c < population_.size(); ++c)
+    if (!selected[c] && !population_.is_held_out(c)) others.push_back(c);
   not_selected_ = others.size();
   auto rng = make_stream(scenario_.seed, "shadow", {round});
   rng.shuffle(others);

@@ -1,6 +1,7 @@
 #pragma once
 // The opt-in "shadow" clients of a sync round (simulation.shadow_clients = N): a seeded uniform
-// sample of N clients that were not selected, trained from the round's task without touching
+// sample of N clients that were not selected, from the training population (held-out clients
+// never train, so they are no part of the population's update), trained from the round's task without touching
 // their state, timing or participation, and never aggregated. Their updates estimate the
 // population's aggregate update, so each round reports how far the cohort's is from it
 // (update_drift). They cost N more training jobs per round.
@@ -12,13 +13,14 @@
 #include "engine/config/scenario.hpp"
 #include "engine/core/state_archive.hpp"
 #include "engine/metrics/round_report.hpp"
+#include "engine/population/population.hpp"
 #include "engine/sim/driver.hpp"
 
 namespace drift {
 
 class ShadowCohort {
  public:
-  ShadowCohort(const Scenario& scenario, std::uint32_t population) : scenario_(scenario), population_(population) {}
+  ShadowCohort(const Scenario& scenario, const Population& population) : scenario_(scenario), population_(population) {}
 
   // Draws this round's shadow clients among those not in `cohort` and launches their jobs;
   // returns how many it launched (the round waits for them too).
@@ -40,7 +42,7 @@ class ShadowCohort {
     JobOutcome outcome;
   };
   const Scenario& scenario_;
-  std::uint32_t population_;
+  const Population& population_;
   std::uint64_t not_selected_ = 0;
   std::uint64_t next_job_ = 0;
   std::map<std::uint64_t, Job> jobs_;

@@ -48,7 +48,7 @@ class SyncDriver final : public Driver {
         global_(std::move(setup.initial_weights)),
         private_models_(setup.private_models),
         personal_(private_models_ ? parts_.population->size() : 0),
-        shadow_(parts_.scenario, parts_.population->size()),
+        shadow_(parts_.scenario, *parts_.population),
         stages_(parts_.scenario, *parts_.population, parts_.privacy.get()),
         edge_host_(make_edge_host(setup)),
         tier_(parts_.scenario, *parts_.population, parts_.roster.edges(), edge_host_.get()) {}
