@@ -110,6 +110,7 @@ class Pool {
         refuse(job, make_pool_error(PoolError::worker_lost, why + " while its client was training"));
       observer_->on_warning(why + "; " + std::to_string(lost.size()) +
                             " running job(s) lost (training clients become dropouts, evaluations run again)");
+      if (watch_.losses) watch_.losses->add(why + "; " + std::to_string(lost.size()) + " running job(s) lost");
       refuse_all_if_no_slot(why);
     }
     dispatch();
@@ -123,6 +124,7 @@ class Pool {
     board_.requeue_first(std::move(again));
     observer_->on_warning(board_.name(d) + " stopped answering (" + why + "); " + std::to_string(count) +
                           " running job(s) run elsewhere, and the worker is let go");
+    if (watch_.losses) watch_.losses->add(board_.name(d) + " stopped answering (" + why + ") and was let go");
     caf::anon_send(agents_[d], finish_atom::value);  // if it ever wakes up, it quits
     refuse_all_if_no_slot(board_.name(d) + " stopped answering (" + why + ")");
     dispatch();

@@ -35,6 +35,7 @@ struct WorkerWatch {
   // lost worker then loses that job too, so only for workers the run started itself
   // (--slot-processes), whose loss is the run's own failure.
   bool workers_hold_ahead = false;
+  std::shared_ptr<WorkerLosses> losses;  // each worker lost or let go, for summary.json (null: not kept)
 };
 
 pool_actor::behavior_type device_pool(pool_actor::pointer self, std::vector<DeviceSlots> local, SlotContext ctx,

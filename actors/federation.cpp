@@ -72,7 +72,7 @@ RunResult run_federation(std::shared_ptr<const Scenario> scenario, std::shared_p
   const auto client_states =
       msg::make_state_store(scenario->simulation.client_state, directory->path() / "client_state");
   SinkOptions sink_options{
-      SummaryTargets{scenario->evaluation.targets, scenario->evaluation.at_times}, {}, 0.0, control.resume_command};
+      SummaryTargets{scenario->evaluation.targets, scenario->evaluation.at_times}, {}, 0.0, control.resume_command, {}};
   if (control.resume_from) {
     client_states->restore_from(control.resume_from->directory / "client_state");
     sink_options.earlier = read_metrics_file(directory->path() / "metrics.jsonl");
@@ -90,7 +90,10 @@ RunResult run_federation(std::shared_ptr<const Scenario> scenario, std::shared_p
   auto devices = options.devices;
   if (devices.empty()) devices.push_back(DeviceSlots{torch::kCPU, std::max(1u, options.cpu_slots)});
   if (cluster.no_local) devices.clear();
-  auto pool = system.spawn(device_pool, devices, ctx, observer, cluster.watch);
+  auto watch = cluster.watch;
+  watch.losses = std::make_shared<WorkerLosses>();
+  sink_options.worker_losses = watch.losses;
+  auto pool = system.spawn(device_pool, devices, ctx, observer, watch);
   auto sink = system.spawn(metrics_sink, directory, observer, sink_options);
 
   double best = 0.0;

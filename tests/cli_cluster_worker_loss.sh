@@ -18,6 +18,9 @@ wait "$fragile" || true
 run="$work/loss"
 grep -q "worker 'fragile' lost" "$work/loss.log"
 grep -q '"status": "completed"' "$run/summary.json"
+# The run completed, and says what it lost on the way.
+grep -q "\"workers_lost\": \[" "$run/summary.json"
+grep -q "\"worker 'fragile' lost (.*); 1 running job(s) lost\"" "$run/summary.json"
 [[ $(wc -l < "$run/metrics.jsonl") -eq 3 ]]
 lost=$(grep -c ",dropped,.*worker 'fragile' lost" "$run/clients.csv" || true)
 [[ $lost -eq 1 ]] || { echo "expected 1 lost client, found $lost"; cat "$run/clients.csv"; exit 1; }

@@ -310,7 +310,7 @@ void RunDirectory::write_participation() {
 }
 
 void RunDirectory::write_summary(const RunSummary& s, RunStatus status, double wall_seconds, const std::string& reason,
-                                 const std::string& resume) {
+                                 const std::string& resume, const std::vector<std::string>& workers_lost) {
   json summary = summary_fields_json(s);
   summary["status"] = std::string(name_of(status));
   summary["wall_seconds"] = wall_seconds;
@@ -331,6 +331,7 @@ void RunDirectory::write_summary(const RunSummary& s, RunStatus status, double w
   }
   if (!reason.empty()) summary["reason"] = reason;
   if (!resume.empty()) summary["resume"] = resume;
+  if (!workers_lost.empty()) summary["workers_lost"] = workers_lost;
   write_file_atomically(path_ / "summary.json", summary.dump(2) + "\n");
 }
 

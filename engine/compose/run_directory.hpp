@@ -48,9 +48,10 @@ class RunDirectory {
   // What a checkpoint records of the files: how long each appended file is, and the counts.
   std::string marks();
   void append(const RoundReport& report);  // metrics.jsonl, clients.csv, timings.jsonl
-  // `resume`: the command that continues an interrupted run.
+  // `resume`: the command that continues an interrupted run; `workers_lost`: what this process
+  // lost of its workers (WorkerLosses).
   void write_summary(const RunSummary& summary, RunStatus status, double wall_seconds, const std::string& reason = "",
-                     const std::string& resume = "");
+                     const std::string& resume = "", const std::vector<std::string>& workers_lost = {});
   // participation.csv: per client, how often it was selected, aggregated, late, dropped, failed
   // (and, in a private run, its own epsilon from the aggregations it took part in).
   void write_participation();

@@ -18,7 +18,8 @@ RunSummary RunRecorder::finish(const RunEnd& end) {
   const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - started_;
   const bool interrupted = end.status == RunStatus::interrupted;
   directory_->write_summary(summary, end.status, options_.wall_before + wall.count(), end.reason,
-                            interrupted ? options_.resume_command : "");
+                            interrupted ? options_.resume_command : "",
+                            options_.worker_losses ? options_.worker_losses->list() : std::vector<std::string>{});
   directory_->write_participation();
   return summary;
 }

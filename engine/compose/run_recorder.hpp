@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/compose/run_directory.hpp"
+#include "engine/compose/worker_losses.hpp"
 #include "engine/metrics/round_report.hpp"
 #include "engine/metrics/summary.hpp"
 
@@ -15,9 +16,10 @@ namespace drift {
 
 struct RecorderOptions {
   SummaryTargets targets;
-  std::vector<RoundFacts> earlier;  // a resumed run: the aggregations reported before the checkpoint
-  double wall_before = 0.0;         // a resumed run: wall seconds spent before this process
-  std::string resume_command;       // written into summary.json when the run is interrupted
+  std::vector<RoundFacts> earlier;                    // a resumed run: the aggregations reported before the checkpoint
+  double wall_before = 0.0;                           // a resumed run: wall seconds spent before this process
+  std::string resume_command;                         // written into summary.json when the run is interrupted
+  std::shared_ptr<const WorkerLosses> worker_losses;  // listed in summary.json (null: none can be lost)
 };
 
 class RunRecorder {
