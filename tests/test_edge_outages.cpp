@@ -79,6 +79,36 @@ TEST_CASE("an edge out mid-round loses it and is not sampled until it is back") 
   CHECK(b_reported);
 }
 
+TEST_CASE("a synchronous cloud whose edges are all out for good ends, saying why") {
+  // a is out from the start and b from 5, neither back: round 1 runs b, whose model would arrive
+  // after 5 (lost); round 2 finds no edge, and none will come back.
+  const std::string for_good = R"(
+[[timeline]]
+at_time = 0.0
+action = "offline"
+edge = "a"
+[[timeline]]
+at_time = 5.0
+action = "offline"
+edge = "b"
+)";
+  Sim sim(kOutageEdges + for_good, {{"federation.rounds", "10"}});
+  sim.run();
+  REQUIRE(sim.host.finished);
+  CHECK(sim.host.status == RunStatus::ended);
+  CHECK_THAT(sim.host.reason, Catch::StartsWith("no edge can take part from cloud round 2 on"));
+  CHECK(sim.host.reports.size() == 1);
+  // The same edges under an availability model that never brings one back.
+  Sim never(kOutageEdges, {{"federation.rounds", "10"},
+                           {"hierarchy.availability", "\"model\""},
+                           {"hierarchy.availability_model.model", "\"bernoulli\""},
+                           {"hierarchy.availability_model.p", "0.0"}});
+  never.run();
+  CHECK(never.host.status == RunStatus::ended);
+  CHECK_THAT(never.host.reason, Catch::StartsWith("no edge can take part from cloud round 1 on"));
+  CHECK(never.host.reports.empty());
+}
+
 TEST_CASE("edge outages that cannot be scripted are refused with the reason") {
   const auto entry = [](const std::string& keys) { return "[[timeline]]\naction = \"offline\"\n" + keys; };
   CHECK_THAT(error_of(kOutageEdges + entry("at_time = 1.0\nedge = \"c\"\n")),

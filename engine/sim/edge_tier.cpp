@@ -99,10 +99,12 @@ void EdgeTier::begin(std::uint32_t round, double t, const NamedTensors& global, 
   if (buffered_) return;  // the edges loop on their own (each waits to pull at 0 to begin with)
   presence_.set_round(round);
   order_ = sample_edges(round, t);
+  edges_gone_ = false;
   if (order_.empty()) {  // every edge is offline: the cloud waits for the first to come back
     double back = kNever;
     for (std::uint32_t e = 0; e < edges_.size(); ++e) back = std::min(back, presence_.next_online(e, t));
     if (back < kNever) start_ = back, order_ = sample_edges(round, back);
+    edges_gone_ = back == kNever;
   }
   for (auto& edge : edges_) edge.sampled = false;
   for (auto e : order_) {

@@ -57,6 +57,9 @@ class EdgeTier {
   // edge pulls the global model when it is free, runs its edge rounds and sends its model; the
   // cloud steps every hierarchy.buffer models. A "cloud round" is then one such step.
   bool buffered() const { return buffered_; }
+  // Synchronous cloud: the cloud round begun last has no edge, and none will ever come online
+  // again (each is out for good: an outage without an end, a model that never brings it back).
+  bool edges_gone() const { return edges_gone_; }
   // Cloud round `round` begins at `t` with the global model (`model_bytes` of it travel to each edge).
   void begin(std::uint32_t round, double t, const NamedTensors& global, std::uint64_t model_bytes);
   // fedbuff: what comes next once the cloud's events before it are applied: the running edges'
@@ -180,6 +183,7 @@ class EdgeTier {
   std::vector<std::uint32_t> order_;  // this cloud round's sampled edges, ascending
   // fedbuff: the buffer and what happened since the last cloud step (round_ - 1 steps so far).
   bool buffered_ = false;
+  bool edges_gone_ = false;
   std::uint32_t concurrency_ = 0;  // edges at work at once; 0 = every edge
   std::vector<BufferedEdge> buffer_;
   std::uint64_t model_requests_ = 0;  // models asked of the host so far

@@ -107,6 +107,11 @@ std::string nobody_can_take_part(std::uint32_t round, double now) {
          " s): none is online or will come online again, and no timeline entry is left";
 }
 
+std::string no_edge_can_take_part(std::uint32_t round, double now) {
+  return "no edge can take part from cloud round " + std::to_string(round) + " on (virtual time " +
+         std::to_string(now) + " s): each is offline and none will come online again";
+}
+
 std::vector<std::pair<std::size_t, std::size_t>> pack_ranges(std::size_t jobs, std::size_t pack) {
   std::vector<std::pair<std::size_t, std::size_t>> ranges;
   const std::size_t step = std::max<std::size_t>(pack, 1);

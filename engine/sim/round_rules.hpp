@@ -83,6 +83,8 @@ void report_partial_work(RoundReport& report, const std::vector<ClientUpdate>& a
 
 // Why a sync run ends at `round`: nobody can take part from then on.
 std::string nobody_can_take_part(std::uint32_t round, double now);
+// Why a synchronous cloud ends: no edge is online, or ever will be (EdgeTier::edges_gone).
+std::string no_edge_can_take_part(std::uint32_t round, double now);
 
 // devices.pack: the round's jobs in consecutive packs of `pack`, as [begin, end) ranges; a range
 // of one (a lone last job, or pack = 1) trains on its own, as it would unpacked.

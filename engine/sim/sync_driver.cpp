@@ -121,6 +121,7 @@ class SyncDriver final : public Driver {
     report_.time_start = now_;
     parts_.accounting.record_eligible(report_, now_, parts_.roster);
     tier_.begin(round_, now_, global_, tier_.hierarchical() ? floating_bytes(global_) : 0);
+    if (tier_.edges_gone()) return end_run({RunStatus::ended, no_edge_can_take_part(round_, now_)});
     next_wave();
   }
 
