@@ -7,6 +7,7 @@ namespace drift::actors {
 Checkpointer::Checkpointer(const Scenario& scenario, CheckpointOptions options, std::shared_ptr<msg::StateStore> states)
     : scenario_(scenario), options_(std::move(options)), states_(std::move(states)) {
   if (options_.resume_from) wall_before_ = options_.resume_from->checkpoint.wall_seconds;
+  if (options_.resume_from && options_.interrupt) options_.interrupt->checkpoint_on_disk = true;
 }
 
 bool Checkpointer::due(std::uint32_t round, bool last) {
@@ -36,6 +37,7 @@ std::string Checkpointer::write(std::uint32_t round, double virtual_time, std::s
       write_checkpoint(options_.directory->path(), std::move(c), scenario_.resolved_toml,
                        [this](const std::filesystem::path& dir) { states_->save_to(dir / "client_state"); });
   last_ = Clock::now();
+  if (options_.interrupt) options_.interrupt->checkpoint_on_disk = true;
   const double ms = std::chrono::duration<double, std::milli>(last_ - began).count();
   char line[160];
   std::snprintf(line, sizeof line, "checkpoint after aggregation %u: %.2f MB in %.0f ms", round,

@@ -21,6 +21,7 @@ struct RunInterrupt {
   std::atomic<int> signal{0};    // the first signal's number; 0: none yet
   std::atomic<int> received{0};  // how many came
   std::atomic<bool> stopped{false};
+  std::atomic<bool> checkpoint_on_disk{false};  // one to resume from exists (this run's, or the one it resumed)
 };
 
 struct CheckpointOptions {

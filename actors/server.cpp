@@ -232,6 +232,11 @@ class Host final : public JobRunner, public DriverListener {
 
   bool wants_checkpoint(std::uint32_t round, bool last) override { return checkpointer_->due(round, last); }
 
+  bool stop_asked() const override {
+    const auto& interrupt = checkpointer_->options().interrupt;
+    return interrupt && interrupt->signal.load() != 0;
+  }
+
   void on_checkpoint_ready(std::uint32_t round) override {
     reports_.hold_for_checkpoint(round);
     try_checkpoint();

@@ -98,6 +98,8 @@ struct FakeHost : JobRunner, DriverListener {
   bool held = false;                // it holds, every job answered
   bool wants_checkpoint(std::uint32_t round, bool) override { return round == checkpoint_at; }
   void on_checkpoint_ready(std::uint32_t) override { held = true; }
+  bool stop = false;  // a person asked the run to stop (SIGINT)
+  bool stop_asked() const override { return stop; }
   std::vector<std::string> requests;  // every selection request and its answer, as text
   void request_selection(const SelectionRequest& r) override {
     auto answer = sampler->answer(r);

@@ -148,6 +148,26 @@ TEST_CASE("fedbuff cloud: a run whose loops all come late ends after hierarchy.s
                                   Catch::Contains("3 late") && Catch::Contains("hierarchy.stall_loops = 3"));
 }
 
+TEST_CASE("fedbuff cloud: asked to stop when no step can come, the run stops after two loops an edge") {
+  // Every loop late and no stall limit: only the stop ends it. Its next step never comes, so
+  // after 2 loops per edge (4) since the ask it stops, without a checkpoint.
+  Sim sim(kBuffered, {{"hierarchy.deadline", "5"}, {"hierarchy.stall_loops", "0"}, {"federation.rounds", "9"}});
+  sim.host.stop = true;
+  sim.run();
+  REQUIRE(sim.host.finished);
+  CHECK(sim.host.reports.empty());
+  CHECK(sim.host.status == RunStatus::stopped);
+  CHECK_THAT(sim.host.reason, Catch::StartsWith("asked to stop at the cloud's next step, and none came in the 4 edge "
+                                                "loops since the last") &&
+                                  Catch::EndsWith("stopped without a checkpoint"));
+  // Where steps come, the stop waits for the next one (the checkpoint's place).
+  Sim steps(kBuffered, {{"federation.rounds", "3"}});
+  steps.host.stop = true;
+  steps.run();
+  CHECK(steps.host.status == RunStatus::completed);
+  CHECK(steps.host.reports.size() == 3);
+}
+
 TEST_CASE("fedbuff cloud with concurrency 1: one edge at work at a time, first due first") {
   // Edge a pulls 0 at 0 and its 1.5 arrives at T (step 1). Edge b, due at 0, waited for the slot:
   // it pulls 1.5 at T, after the step, and its 1.5 + 3.5 = 5 arrives at 2T + 10 (5 s each way),

@@ -74,6 +74,10 @@ class DriverListener {
   // (Driver::resume). Default: never.
   virtual bool wants_checkpoint(std::uint32_t round, bool last) { return false; }
   virtual void on_checkpoint_ready(std::uint32_t round) {}
+  // A person asked the run to stop (SIGINT): it stops at its next aggregation, with a
+  // checkpoint. A driver whose next aggregation may never come (a buffered cloud whose edge
+  // models all arrive late) asks as it goes, and stops without one. Default: never.
+  virtual bool stop_asked() const { return false; }
 };
 
 class Driver {

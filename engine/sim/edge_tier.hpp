@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,9 +69,12 @@ class EdgeTier {
   struct LoopWave {
     std::vector<EdgeRound> rounds;
     bool step = false, ended = false;
+    bool stopped = false;  // ended because a stop was asked for and no step came (`why` says so)
     std::string why;
   };
-  LoopWave next_loop_wave(const NamedTensors& global, Roster& roster, double time_limit);
+  // `stop_asked`: a person asked the run to stop at its next step (SIGINT); once every edge has
+  // ended two loops since without one, the run stops without it.
+  LoopWave next_loop_wave(const NamedTensors& global, Roster& roster, double time_limit, bool stop_asked = false);
   // The next wave of this cloud round: the k-th edge round of every edge still running, in edge
   // order (a flat round's one round); empty when all have run. An edge found offline when its
   // next round would start stops there and is lost.
@@ -116,6 +120,8 @@ class EdgeTier {
   std::string since_last_step() const;
   // fedbuff: why the run ends (hierarchy.stall_loops), or "" while it goes on.
   std::string stalled() const;
+  // Why the run stops when asked to and no step came in 2 loops per edge since; "" before.
+  std::string stop_unanswered(bool stop_asked);
   // The cloud's view of an edge (its server half and model are the host's).
   struct Edge {
     std::uint64_t samples = 0;         // its clients' samples: its weight at the cloud
@@ -191,6 +197,7 @@ class EdgeTier {
   std::function<void()> when_models_here_;
   double cloud_now_ = 0.0;  // the latest event applied
   std::vector<std::uint32_t> since_lost_, since_idle_, since_late_;
+  std::optional<std::size_t> loops_when_stop_asked_;  // loops ended without a step when it was
   std::uint64_t since_bytes_up_ = 0, since_bytes_down_ = 0;
   // Flat: the one edge round of the cloud round.
   bool flat_pending_ = false;

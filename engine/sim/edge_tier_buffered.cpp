@@ -186,6 +186,15 @@ std::string EdgeTier::stalled() const {
          "; hierarchy.stall_loops = " + std::to_string(limit) + "): see `drift validate` for how long a loop takes";
 }
 
+std::string EdgeTier::stop_unanswered(bool stop_asked) {
+  if (!stop_asked) return "";
+  const auto failed = since_late_.size() + since_lost_.size() + since_idle_.size();
+  if (!loops_when_stop_asked_) loops_when_stop_asked_ = failed;
+  if (failed < *loops_when_stop_asked_ + 2 * edges_.size()) return "";
+  return "asked to stop at the cloud's next step, and none came in the " + std::to_string(failed) +
+         " edge loops since the last (" + since_last_step() + "); stopped without a checkpoint";
+}
+
 bool EdgeTier::advance(const NamedTensors& global, Roster& roster) {
   settle(roster);
   const auto& h = scenario_.hierarchy;
@@ -248,7 +257,8 @@ bool EdgeTier::advance(const NamedTensors& global, Roster& roster) {
   }
 }
 
-EdgeTier::LoopWave EdgeTier::next_loop_wave(const NamedTensors& global, Roster& roster, double time_limit) {
+EdgeTier::LoopWave EdgeTier::next_loop_wave(const NamedTensors& global, Roster& roster, double time_limit,
+                                            bool stop_asked) {
   LoopWave next;
   for (std::uint64_t tries = 0;; ++tries) {
     if (advance(global, roster)) {
@@ -258,6 +268,11 @@ EdgeTier::LoopWave EdgeTier::next_loop_wave(const NamedTensors& global, Roster& 
     if (const auto stall = stalled(); !stall.empty()) {
       next.ended = true;
       next.why = stall;
+      return next;
+    }
+    if (auto why = stop_unanswered(stop_asked); !why.empty()) {
+      next.ended = next.stopped = true;
+      next.why = std::move(why);
       return next;
     }
     next.rounds = next_wave();

@@ -149,9 +149,11 @@ class SyncDriver final : public Driver {
   // fedbuff: the running edges' next rounds, once the events before them are applied; empty when
   // the buffer filled (the cloud round is closed) or the run ended.
   std::vector<EdgeRound> next_buffered_wave() {
-    auto next = tier_.next_loop_wave(global_, parts_.roster, parts_.scenario.simulation.max_virtual_time);
+    auto next = tier_.next_loop_wave(global_, parts_.roster, parts_.scenario.simulation.max_virtual_time,
+                                     parts_.listener.stop_asked());
     if (next.step) close_cloud_round();
-    if (next.ended) end_run(next.why.empty() ? RunEnd{} : RunEnd{RunStatus::ended, next.why});
+    if (next.ended)
+      end_run(next.why.empty() ? RunEnd{} : RunEnd{next.stopped ? RunStatus::stopped : RunStatus::ended, next.why});
     return std::move(next.rounds);
   }
 

@@ -47,7 +47,10 @@ InterruptWatch::InterruptWatch(std::shared_ptr<actors::RunInterrupt> interrupt,
         say(std::string(name) + ": stopping at the next aggregation with a checkpoint (again to quit at once)");
         continue;
       }
-      say(std::string(name) + " again: quitting now; drift resume continues from the last checkpoint");
+      say(std::string(name) + " again: quitting now; " +
+          (interrupt_->checkpoint_on_disk.load()
+               ? "drift resume continues from the last checkpoint"
+               : "no checkpoint was written, so drift resume cannot continue this run"));
       if (quit_on_second) _exit(128 + sig);
     }
   });

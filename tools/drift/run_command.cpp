@@ -251,6 +251,14 @@ int execute_run(const RunArgs& args, PreparedRun run) {
     log->warn("interrupted; continue with: drift resume {}", path.string());
     return watch.exit_code();
   }
+  // A signal the run could not stop at a checkpoint for (it ended with its last aggregation, or
+  // no aggregation could come): summary.json says how it ended; the figures are not drawn.
+  if (options.control.interrupt->signal.load() != 0) {
+    end_live("Interrupted; summary.json says how the run ended, and drift plot " + path.string() + " draws its page.");
+    log->warn("interrupted; {}/summary.json says how the run ended (drift plot {} draws its figures)", path.string(),
+              path.string());
+    return watch.exit_code();
+  }
   if (live_page) live_page->stop();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (const auto phases = phase_report(); !phases.empty()) log->info("{}", phases);
@@ -262,7 +270,7 @@ int execute_run(const RunArgs& args, PreparedRun run) {
       std::error_code ec;
       remove_tree(path / "figures", ec);
       std::filesystem::remove(path / "index.html", ec);
-      log->warn("interrupted while drawing the figures (the run itself is complete); draw them with: drift plot {}",
+      log->warn("interrupted while drawing the figures (the run directory is complete); draw them with: drift plot {}",
                 path.string());
       return watch.exit_code();
     } catch (const std::exception& e) {
