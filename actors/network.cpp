@@ -3,6 +3,7 @@
 #include <caf/io/all.hpp>
 #include <caf/openssl/all.hpp>
 
+#include <chrono>
 #include <fstream>
 #include <stdexcept>
 
@@ -22,8 +23,16 @@ void check_tls_files(const TlsOptions& tls) {
   }
 }
 
-void configure_network(caf::actor_system_config& cfg, const TlsOptions& tls) {
+void configure_network(caf::actor_system_config& cfg, const TlsOptions& tls, double silent_link_s) {
   cfg.load<caf::io::middleman>();
+  if (silent_link_s > 0) {
+    // BASP heartbeats once a second, and a connection that hears nothing for silent_link_s is
+    // closed: a link that drops every packet never resets the connection, and its actors would
+    // otherwise be monitored as alive for the kernel's retransmission timeout (15 minutes).
+    cfg.set("middleman.heartbeat-interval", caf::timespan{std::chrono::seconds(1)});
+    cfg.set("middleman.connection-timeout",
+            caf::timespan{std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(silent_link_s))});
+  }
   if (!tls.enabled) return;
   cfg.load<caf::openssl::manager>();
   cfg.openssl_certificate = tls.certificate;

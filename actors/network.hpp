@@ -20,8 +20,10 @@ struct TlsOptions {
 // Throws UserError when TLS is asked for without all three files, or one cannot be read.
 void check_tls_files(const TlsOptions& tls);
 
-// Loads the io middleman (and, with TLS, the OpenSSL manager with the given files).
-void configure_network(caf::actor_system_config& cfg, const TlsOptions& tls);
+// Loads the io middleman (and, with TLS, the OpenSSL manager with the given files). A
+// connection that hears nothing for `silent_link_s` seconds (> 0) is closed, so that the
+// actors behind it are reported down.
+void configure_network(caf::actor_system_config& cfg, const TlsOptions& tls, double silent_link_s = 0);
 
 // Publishes `whom` at `at` (port 0: any free port) and returns the bound port. Throws
 // std::runtime_error naming the address when binding fails.

@@ -43,17 +43,30 @@ JoinReply ask(caf::scoped_actor& self, const caf::actor& gatekeeper, const char*
   return reply;
 }
 
-// Holds the slots and ends the worker: on `finish` from the coordinator, or when the
-// coordinator's node goes away. Keeps edges when the coordinator asks ([hierarchy],
-// --edges-on-workers): one edge host, made on the first ask, which ends with the agent.
+// Holds the slots and ends the worker: on `finish` from the coordinator, when the
+// coordinator's node goes away, or when its heartbeat has been missing for `silence_s` (a link
+// that dropped without a reset never reports the node gone). Keeps edges when the coordinator
+// asks ([hierarchy], --edges-on-workers): one edge host, made on the first ask, which ends with
+// the agent.
 caf::behavior agent(caf::event_based_actor* self, caf::actor coordinator, SlotContext ctx,
-                    std::function<void(const std::string&)> log) {
+                    std::function<void(const std::string&)> log, double silence_s) {
   self->monitor(coordinator);
   self->set_down_handler([self](const caf::down_msg& down) { self->quit(down.reason); });
   auto edges = std::make_shared<edge_host_actor>();
+  auto last_heard = std::make_shared<Clock::time_point>(Clock::now());
+  self->delayed_send(self, std::chrono::seconds(1), tick_atom::value);
   return {
       [self](finish_atom) { self->quit(caf::exit_reason::normal); },
-      [](ping_atom) {},  // the coordinator's heartbeat: answering is the point
+      // The coordinator's heartbeat: answering is the point, and hearing it.
+      [last_heard](ping_atom) { *last_heard = Clock::now(); },
+      [=](tick_atom) {
+        const double silent = std::chrono::duration<double>(Clock::now() - *last_heard).count();
+        if (silence_s > 0 && silent > silence_s)
+          return self->quit(caf::make_error(caf::sec::runtime_error,
+                                            "no heartbeat from the coordinator for " + std::to_string(int(silent)) +
+                                                " s (--coordinator-timeout): its process or the link to it is gone"));
+        self->delayed_send(self, std::chrono::seconds(1), tick_atom::value);
+      },
       [=](edges_atom) -> caf::result<edge_host_actor> {
         if (!ctx.scenario->hierarchy.enabled())
           return caf::make_error(caf::sec::runtime_error, std::string("the scenario has no edges to keep"));
@@ -128,7 +141,7 @@ void serve(caf::actor_system& system, const WorkerOptions& o) {
 
   SlotContext ctx{scenario, data, data->population, nullptr};
   if (o.crash_after_jobs > 0) ctx.crash_countdown = std::make_shared<std::atomic<std::int64_t>>(o.crash_after_jobs);
-  auto me = system.spawn(agent, gatekeeper, ctx, o.log);
+  auto me = system.spawn(agent, gatekeeper, ctx, o.log, o.coordinator_timeout_s);
   auto counts = std::make_shared<JobCounts>();
   std::vector<slot_actor> slots;  // the fronts, as the coordinator sees them
   for (const auto& d : o.devices)
@@ -155,7 +168,8 @@ void serve(caf::actor_system& system, const WorkerOptions& o) {
   std::string failure;
   self->monitor(me);
   self->receive([&](const caf::down_msg& down) {
-    if (down.reason) failure = exit_text(down.reason);
+    if (down.reason)
+      failure = down.reason == caf::sec::runtime_error ? error_text(down.reason) : exit_text(down.reason);
   });
   if (!failure.empty()) throw std::runtime_error("lost the coordinator (" + failure + ") before the run ended");
   o.log("the coordinator finished the run; this worker ran " + std::to_string(counts->trained.load()) +
@@ -168,26 +182,32 @@ void serve(caf::actor_system& system, const WorkerOptions& o) {
 void run_worker(const WorkerOptions& o) {
   caf::actor_system_config cfg;
   add_message_types(cfg);
-  configure_network(cfg, o.tls);
+  configure_network(cfg, o.tls, o.coordinator_timeout_s);
   cfg.set("scheduler.max-threads", std::size_t{2});
   auto system = std::make_unique<caf::actor_system>(cfg);
   std::exception_ptr failure;
+  std::string why;
   int code = 0;
   try {
     serve(*system, o);
-  } catch (const UserError&) {
+  } catch (const UserError& e) {
     failure = std::current_exception();
+    why = e.what();
     code = 2;
+  } catch (const std::exception& e) {
+    failure = std::current_exception();
+    why = e.what();
+    code = 1;
   } catch (...) {
     failure = std::current_exception();
     code = 1;
   }
   // A worker has nothing left to write once the run is over or it gave up. CAF's teardown can
-  // wait on a connection the other side has already closed (rarely), so it gets 10 s, after
-  // which the process ends with the code it would have returned.
-  std::thread([code, log = o.log] {
+  // wait on a connection the other side has closed, or on a link that drops every packet, so it
+  // gets 10 s, after which the process ends with the code (and the reason) it would have given.
+  std::thread([code, why, log = o.log] {
     std::this_thread::sleep_for(std::chrono::seconds(10));
-    log("shutting down took more than 10 s; exiting anyway");
+    log("shutting down took more than 10 s; exiting anyway" + (why.empty() ? std::string() : ": " + why));
     std::_Exit(code);
   }).detach();
   system.reset();

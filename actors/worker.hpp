@@ -21,7 +21,10 @@ struct WorkerOptions {
   std::vector<DeviceSlots> devices;
   std::string expected_scenario;  // refuse to train any other scenario; empty: any
   TlsOptions tls;
-  double connect_timeout_s = 60;      // keep retrying while the coordinator is not up yet
+  double connect_timeout_s = 60;  // keep retrying while the coordinator is not up yet
+  // Give up once the coordinator's heartbeat (a ping a second) has been missing this long: its
+  // process or the link to it is gone without a word (no reset), or it let this worker go.
+  double coordinator_timeout_s = 60;
   std::int64_t crash_after_jobs = 0;  // fault injection for tests; 0: never
   std::function<void(const std::string&)> log;
 };

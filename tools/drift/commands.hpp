@@ -161,6 +161,7 @@ struct WorkerArgs {
   bool tls = false;
   std::string cert, key, ca;
   double connect_timeout = 60;
+  double coordinator_timeout = 60;
   std::int64_t crash_after_jobs = 0;
 };
 int worker_command(const WorkerArgs& args);

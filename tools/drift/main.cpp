@@ -120,6 +120,9 @@ CLI::App* add_worker(CLI::App& app, drift::cli::WorkerArgs& worker) {
                   "refuse to train unless the coordinator runs the scenario with this hash");
   cmd->add_option("--connect-timeout", worker.connect_timeout, "seconds to keep retrying the connection (default 60)")
       ->check(drift::cli::seconds());
+  cmd->add_option("--coordinator-timeout", worker.coordinator_timeout,
+                  "seconds without the coordinator's heartbeat before giving up (0: never; default 60)")
+      ->check(drift::cli::seconds());
   cmd->add_option("--plugin", worker.plugins,
                   "a plugin the coordinator's scenario names, at this machine's path (repeatable; matched by digest)");
   add_trust_options(cmd, worker.token_file, worker.tls, worker.cert, worker.key, worker.ca, "Options");

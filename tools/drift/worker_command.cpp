@@ -33,6 +33,7 @@ int worker_command(const WorkerArgs& args) {
   o.tls = actors::TlsOptions{args.tls, args.cert, args.key, args.ca};
   actors::check_tls_files(o.tls);
   o.connect_timeout_s = args.connect_timeout;
+  o.coordinator_timeout_s = args.coordinator_timeout;
   o.crash_after_jobs = args.crash_after_jobs;
 
   auto log = spdlog::stderr_color_mt("drift-worker");
