@@ -40,7 +40,7 @@ IMAGE_TOOL ?= $(shell command -v podman >/dev/null 2>&1 && echo podman || echo d
 IMAGE_TOOL_FLAGS ?=
 IMAGE_FLAGS ?=
 
-.PHONY: all deps configure build quickstart test bench sanitize-configure check-sanitize fuzz clean image image-archive
+.PHONY: all deps configure build quickstart test bench sanitize-configure check-sanitize fuzz check-network clean image image-archive
 
 all: build
 
@@ -106,6 +106,11 @@ check-sanitize: sanitize-configure
 fuzz: sanitize-configure
 	cmake --build $(SANITIZE_DIR) -j $(JOBS) --target fuzz_targets
 	tools/fuzz/run.sh $(SANITIZE_DIR) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+# Multi-node runs between network namespaces whose links fail (as root; about 3 minutes; not in
+# CI): tests/net/check_network.sh prints a table of the cases (docs/devices.md#faults-across-hosts).
+check-network: build
+	tests/net/check_network.sh $(BUILD_DIR)/tools/drift
 
 clean:
 	rm -rf $(BUILD_DIR) $(SANITIZE_DIR)
