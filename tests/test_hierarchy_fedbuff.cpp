@@ -159,7 +159,7 @@ TEST_CASE("fedbuff cloud: asked to stop when no step can come, the run stops aft
   CHECK(sim.host.status == RunStatus::stopped);
   CHECK_THAT(sim.host.reason, Catch::StartsWith("asked to stop at the cloud's next step, and none came in the 4 edge "
                                                 "loops since the last") &&
-                                  Catch::EndsWith("stopped without a checkpoint"));
+                                  Catch::Matchers::EndsWith("stopped without a checkpoint"));
   // Where steps come, the stop waits for the next one (the checkpoint's place).
   Sim steps(kBuffered, {{"federation.rounds", "3"}});
   steps.host.stop = true;

@@ -109,7 +109,7 @@ TEST_CASE("overrides from --set replace keys with TOML values and is named in er
         "--set federation.rounds: federation.rounds must be >= 1, got 0");
   // Integers are written as they were given, and one past TOML's is no word.
   CHECK_THAT(error_of(kMinimal, {{"federation.rounds", "9223372036854775807"}}),
-             Catch::EndsWith("must be <= 1000000000, got 9223372036854775807"));
+             Catch::Matchers::EndsWith("must be <= 1000000000, got 9223372036854775807"));
   CHECK_THAT(error_of(kMinimal, {{"federation.rounds", "18446744073709551616"}}),
              Catch::Contains("18446744073709551616: a whole number past TOML's integers"));
   CHECK_THAT(error_of(kMinimal, {{"federation.roundz", "3"}}), Catch::Contains("did you mean 'federation.rounds'"));
