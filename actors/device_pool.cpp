@@ -108,9 +108,9 @@ class Pool {
       auto lost = board_.retire(d);
       for (auto& job : lost)
         refuse(job, make_pool_error(PoolError::worker_lost, why + " while its client was training"));
-      observer_->on_warning(why + "; " + std::to_string(lost.size()) +
-                            " running job(s) lost (training clients become dropouts, evaluations run again)");
-      if (watch_.losses) watch_.losses->add(why + "; " + std::to_string(lost.size()) + " running job(s) lost");
+      const auto what = why + "; " + std::to_string(lost.size()) + " running job(s) lost";
+      observer_->on_warning(what + " (training clients become dropouts, evaluations run again)");
+      if (watch_.losses) watch_.losses->add(what);
       refuse_all_if_no_slot(why);
     }
     dispatch();

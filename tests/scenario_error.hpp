@@ -1,6 +1,7 @@
 #pragma once
 // The UserError a scenario text (with --set overrides) is refused with: the validation tests'
 // one way to ask why a scenario cannot run.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,16 @@
 #include "engine/core/error.hpp"
 
 namespace drift::test {
+
+// The one line `f` is refused with (its UserError), or "" when it is not refused.
+inline std::string refusal_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "";
+}
 
 inline std::string error_of(const std::string& text, const std::vector<Override>& overrides = {}) {
   try {

@@ -14,19 +14,11 @@
 #include "engine/models/model.hpp"
 #include "engine/models/state_pickle.hpp"
 #include "engine/tensors/named_tensors.hpp"
+#include "scenario_error.hpp"
 
 using namespace drift;
 
 namespace {
-
-std::string refusal_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 // Pickle opcodes, as torch.save writes them.
 std::string text(const std::string& s) {
@@ -76,23 +68,23 @@ TEST_CASE("a state dict's parameters are read from the archive's storages, nothi
   CHECK(torch::equal(entries[0].tensor, torch::tensor({{1.0F, 2.0F}, {3.0F, 4.0F}})));
   // A view that reaches past its storage, a storage larger than its record, a global a state
   // dict does not need: each refused with what is wrong.
-  CHECK_THAT(refusal_of([] { read_state_dict(archive(parameter_pickle(1)), kRefuse); }),
+  CHECK_THAT(test::refusal_of([] { read_state_dict(archive(parameter_pickle(1)), kRefuse); }),
              Catch::Contains("a tensor that reaches past the end of its storage"));
-  CHECK_THAT(refusal_of([] { read_state_dict(archive(parameter_pickle(0, 100)), kRefuse); }),
+  CHECK_THAT(test::refusal_of([] { read_state_dict(archive(parameter_pickle(0, 100)), kRefuse); }),
              Catch::Contains("storage 0 declares 100 elements, and its record holds 16 bytes"));
-  CHECK_THAT(refusal_of([] { read_state_dict(archive(parameter_pickle(0, 4, "system")), kRefuse); }),
+  CHECK_THAT(test::refusal_of([] { read_state_dict(archive(parameter_pickle(0, 4, "system")), kRefuse); }),
              Catch::Contains("names the global 'torch._utils system'"));
-  CHECK_THAT(refusal_of([] { read_state_dict(archive(std::string("\x80\x02}(i", 6)), kRefuse); }),
+  CHECK_THAT(test::refusal_of([] { read_state_dict(archive(std::string("\x80\x02}(i", 6)), kRefuse); }),
              Catch::Contains("pickle opcode 105"));
-  CHECK_THAT(refusal_of([] { read_state_dict(archive("h\x07."), kRefuse); }),
+  CHECK_THAT(test::refusal_of([] { read_state_dict(archive("h\x07."), kRefuse); }),
              Catch::Contains("fetches a value it never stored"));
-  CHECK_THAT(refusal_of([] { read_state_dict(archive(parameter_pickle().substr(0, 40)), kRefuse); }),
+  CHECK_THAT(test::refusal_of([] { read_state_dict(archive(parameter_pickle().substr(0, 40)), kRefuse); }),
              Catch::Contains("state.pt: not an exported program drift can read safely"));
   // A value fetched from the memo 60 times over doubles nothing: each fetch shares it (the
   // tuples left on the stack are then refused).
   std::string doubling("\x80\x02)q\x00", 5);
   for (int i = 0; i < 60; ++i) doubling += std::string("h\x00h\x00\x86q\x00", 7);
-  CHECK_THAT(refusal_of([&] { read_state_dict(archive(doubling + "."), kRefuse); }),
+  CHECK_THAT(test::refusal_of([&] { read_state_dict(archive(doubling + "."), kRefuse); }),
              Catch::Contains("data.pkl ends with values left over"));
 }
 
@@ -210,7 +202,7 @@ TEST_CASE("symbolic sizes of an exported graph follow the batch") {
 
 TEST_CASE("an exported graph drift cannot run as promised is refused with the reason") {
   const auto refused = [](const std::string& nodes, const std::string& schema = "8") {
-    return refusal_of([&] { read_exported_graph(program(kLinear, nodes, "y", schema), "bad.pt2"); });
+    return test::refusal_of([&] { read_exported_graph(program(kLinear, nodes, "y", schema), "bad.pt2"); });
   };
   const auto linear =
       node("torch.ops.aten.linear.default", tensor_arg("input", "x") + "," + tensor_arg("weight", "w"), "y");
@@ -236,9 +228,10 @@ TEST_CASE("an exported graph drift cannot run as promised is refused with the re
   };
   CHECK_THAT(dropout("0.5"), Catch::Contains("draws random numbers (aten::dropout)"));
   CHECK(dropout("0.0") == "");
-  CHECK_THAT(refusal_of([] { read_exported_graph(std::string(50000, '[') + std::string(50000, ']'), "deep.pt2"); }),
-             Catch::Contains("nests deeper than 100 levels"));
-  CHECK_THAT(refusal_of([] { read_exported_graph("{\"schema_version\": ", "cut.pt2"); }),
+  CHECK_THAT(
+      test::refusal_of([] { read_exported_graph(std::string(50000, '[') + std::string(50000, ']'), "deep.pt2"); }),
+      Catch::Contains("nests deeper than 100 levels"));
+  CHECK_THAT(test::refusal_of([] { read_exported_graph("{\"schema_version\": ", "cut.pt2"); }),
              Catch::Contains("cut.pt2: serialized_exported_program.json is not JSON"));
 }
 

@@ -12,6 +12,7 @@
 #include "engine/models/script_archive.hpp"
 #include "engine/models/torchscript_model.hpp"
 #include "engine/tensors/named_tensors.hpp"
+#include "scenario_error.hpp"
 #include "tools/script_modules/script_modules.hpp"
 
 using namespace drift;
@@ -37,15 +38,6 @@ struct ScriptFile {
     return o;
   }
 };
-
-std::string refusal_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 void check_same_state(const NamedTensors& a, const NamedTensors& b) {
   REQUIRE(a.size() == b.size());
@@ -112,15 +104,16 @@ TEST_CASE("torchscript files that cannot serve are refused with one line", "[tor
   SECTION("a foreign or truncated file") {
     const auto foreign = fs::temp_directory_path() / "drift_test_foreign.pt";
     std::ofstream(foreign) << "not a module";
-    auto why = refusal_of([&] { inspect_script_module(foreign.string()); });
+    auto why = test::refusal_of([&] { inspect_script_module(foreign.string()); });
     CHECK(why.find("not a TorchScript module") != std::string::npos);
     std::ifstream in(path, std::ios::binary);
     std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    why = refusal_of([&] { inspect_script_bytes(bytes.substr(0, bytes.size() / 2), "half.pt"); });
+    why = test::refusal_of([&] { inspect_script_bytes(bytes.substr(0, bytes.size() / 2), "half.pt"); });
     CHECK(why.rfind("half.pt: not a TorchScript module", 0) == 0);
     CHECK(why.find('\n') == std::string::npos);
     fs::remove(foreign);
-    CHECK(refusal_of([&] { inspect_script_module("/nonexistent/net.pt"); }).find("cannot open") != std::string::npos);
+    CHECK(test::refusal_of([&] { inspect_script_module("/nonexistent/net.pt"); }).find("cannot open") !=
+          std::string::npos);
   }
   SECTION("an archive whose sizes lie, checked before LibTorch allocates what they claim") {
     std::ifstream in(path, std::ios::binary);
@@ -134,27 +127,27 @@ TEST_CASE("torchscript files that cannot serve are refused with one line", "[tor
                                10));
     REQUIRE(at != std::string::npos);
     lying.replace(at + 1, 4, std::string("\xff\xff\xff\x7f", 4));
-    auto why = refusal_of([&] { check_script_archive(lying, "lying.pt"); });
+    auto why = test::refusal_of([&] { check_script_archive(lying, "lying.pt"); });
     CHECK(why.find("data.pkl declares 2147483647 bytes where") != std::string::npos);
-    CHECK(refusal_of([&] { inspect_script_bytes(lying, "lying.pt"); }) == why);
-    CHECK(refusal_of([&] {
+    CHECK(test::refusal_of([&] { inspect_script_bytes(lying, "lying.pt"); }) == why);
+    CHECK(test::refusal_of([&] {
             check_script_archive(bytes.substr(0, bytes.size() - 30), "cut.pt");
           }).find("no end of the zip's central directory") != std::string::npos);
   }
   SECTION("a module whose logits do not match the classes") {
-    const auto why = refusal_of([&] { make_model("torchscript", {1, 28, 28}, 7, 1, file.options()); });
+    const auto why = test::refusal_of([&] { make_model("torchscript", {1, 28, 28}, 7, 1, file.options()); });
     CHECK(why.find("forward(x) gives [2, 10] for a batch of [2, 1, 28, 28]; the dataset has 7 classes") !=
           std::string::npos);
   }
   SECTION("a module that fails on the dataset's shape") {
-    const auto why = refusal_of([&] { make_model("torchscript", {3, 32, 32}, 10, 1, file.options()); });
+    const auto why = test::refusal_of([&] { make_model("torchscript", {3, 32, 32}, 10, 1, file.options()); });
     CHECK(why.find("fails on a batch of the dataset's shape") != std::string::npos);
     CHECK(why.find('\n') == std::string::npos);
   }
   SECTION("a file whose digest is not the scenario's") {
     auto options = file.options();
     options.script_digest = "0123456789abcdef";
-    CHECK(refusal_of([&] {
+    CHECK(test::refusal_of([&] {
             make_model("torchscript", {1, 28, 28}, 10, 1, options);
           }).find("the file changed since") != std::string::npos);
   }
@@ -163,7 +156,7 @@ TEST_CASE("torchscript files that cannot serve are refused with one line", "[tor
     auto options = plain.options();
     options.script_backbone = true;
     CHECK_FALSE(inspect_script_module(plain.path.string()).has_features);
-    CHECK(refusal_of([&] {
+    CHECK(test::refusal_of([&] {
             make_model("torchscript", {1, 28, 28}, 10, 1, options);
           }).find("no method features(x)") != std::string::npos);
   }

@@ -119,6 +119,7 @@ class EdgeTier {
   // fedbuff: "2 models in the buffer, 3 late, 1 loop lost, 0 idle" since the last cloud step.
   std::string since_last_step() const;
   // fedbuff: why the run ends (hierarchy.stall_loops), or "" while it goes on.
+  std::size_t loops_without_step() const;  // late, lost or idle since the last step
   std::string stalled() const;
   // Why the run stops when asked to and no step came in 2 loops per edge since; "" before.
   std::string stop_unanswered(bool stop_asked);

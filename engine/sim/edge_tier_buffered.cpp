@@ -178,9 +178,13 @@ std::string EdgeTier::since_last_step() const {
 
 // hierarchy.stall_loops: why the run ends, once that many loops ended without reaching the buffer
 // since the last step; "" while fewer have.
+std::size_t EdgeTier::loops_without_step() const {
+  return since_late_.size() + since_lost_.size() + since_idle_.size();
+}
+
 std::string EdgeTier::stalled() const {
   const auto limit = scenario_.hierarchy.stall_loops;
-  const auto failed = since_late_.size() + since_lost_.size() + since_idle_.size();
+  const auto failed = loops_without_step();
   if (limit <= 0 || failed < static_cast<std::uint64_t>(limit)) return "";
   return "the cloud took no step in the last " + std::to_string(failed) + " edge loops (" + since_last_step() +
          "; hierarchy.stall_loops = " + std::to_string(limit) + "): see `drift validate` for how long a loop takes";
@@ -188,7 +192,7 @@ std::string EdgeTier::stalled() const {
 
 std::string EdgeTier::stop_unanswered(bool stop_asked) {
   if (!stop_asked) return "";
-  const auto failed = since_late_.size() + since_lost_.size() + since_idle_.size();
+  const auto failed = loops_without_step();
   if (!loops_when_stop_asked_) loops_when_stop_asked_ = failed;
   if (failed < *loops_when_stop_asked_ + 2 * edges_.size()) return "";
   return "asked to stop at the cloud's next step, and none came in the " + std::to_string(failed) +
