@@ -69,10 +69,8 @@ refused() {  # refused FILE TEXT...: `drift run` with model.file=FILE exits 2 sa
 refused "$fixtures/global.pt2" "names the global 'posix system'"
 refused "$fixtures/small_batch.pt2" "takes batches of up to 16 samples.*feeds batches of 500"
 refused "$fixtures/seven.pt2" "gives logits of \[2, 7\] for a batch of \[2, 1, 28, 28\]; the dataset has 10 classes"
-start=$(date +%s%N)
 expect_code 2 timeout -s KILL 20 "$drift" validate "$work/tiny.toml" --set 'model.file="/dev/zero"'
-elapsed_ms=$((($(date +%s%N) - start) / 1000000))
-[ "$elapsed_ms" -lt 5000 ] || { echo "/dev/zero took $elapsed_ms ms to refuse"; exit 1; }
+says "is not a regular file (a FIFO, device or socket)"
 # Symbolic sizes (x.view(x.size(0), -1)) run; an op this LibTorch lacks is named.
 expect_code 0 run --out "$work/reshape" --set "model.file=\"$fixtures/reshape.pt2\""
 # A functional graph (run_decompositions) returns BatchNorm's new buffers: they replace the old
