@@ -12,6 +12,7 @@
 #include "engine/training/batch_schedule.hpp"
 #include "engine/training/local_training.hpp"
 #include "engine/training/pack_stepper.hpp"
+#include "engine/training/packed_model.hpp"
 #include "engine/training/packed_training.hpp"
 #include "messages/pack_codec.hpp"
 #include "training_fixtures.hpp"
@@ -346,6 +347,32 @@ TEST_CASE("which scenarios pack is the scenario's choice", "[packing][scenario]"
   CHECK_THROWS_WITH(load("[simulation]\nmode = \"fedbuff\"\n"),
                     Catch::Contains("devices.pack needs simulation.mode = sync"));
   CHECK_THROWS_WITH(parse_scenario("name = \"p\"\n[devices]\npack = 0\n", "test"), Catch::Contains("pack"));
+}
+
+TEST_CASE("a model packs as its row says, whatever its name", "[packing]") {
+  // A plugin's rows: one named like the built-in ResNets without claiming a layout, one
+  // claiming the two-convolution layout for a module that is a ResNet.
+  static const bool registered = [] {
+    auto named_resnet = *find_model("resnet8");
+    named_resnet.name = "resnet-plugin";
+    named_resnet.packs = PackedLayout::none;
+    register_model(named_resnet);
+    auto claims = *find_model("resnet8");
+    claims.name = "claims-two-conv";
+    claims.packs = PackedLayout::two_conv;
+    register_model(claims);
+    return true;
+  }();
+  REQUIRE(registered);
+  CHECK(packing_refusal("resnet-plugin", {}).find("does not pack") != std::string::npos);
+  CHECK(packing_refusal("resnet8", {}).empty());
+  ModelOptions options;
+  options.width = 8;
+  const auto claims = make_model("claims-two-conv", {1, 28, 28}, 10, 5, options);
+  CHECK_THROWS_WITH(PackedModel(*claims, state_of(*claims), 2, torch::kCPU),
+                    Catch::Contains("claims a packed layout its module lacks"));
+  const auto resnet = make_model("resnet8", {1, 28, 28}, 10, 5, options);
+  CHECK_NOTHROW(PackedModel(*resnet, state_of(*resnet), 2, torch::kCPU));
 }
 
 TEST_CASE("pack messages round-trip and refuse what cannot be", "[packing][codec]") {

@@ -1,7 +1,5 @@
 #include "engine/models/cnn_models.hpp"
 
-#include <map>
-
 #include "engine/core/error.hpp"
 
 namespace drift {
@@ -12,17 +10,9 @@ TwoConvSpec fedavg_cnn_spec() { return {32, 64, 5, 2, 512}; }
 TwoConvSpec cnn4_spec() { return {32, 64, 5, 0, 512}; }
 TwoConvSpec fedau_cnn_spec() { return {32, 32, 3, 1, 128}; }
 
-const TwoConvSpec* find_two_conv_spec(const std::string& name) {
-  static const std::map<std::string, TwoConvSpec> specs = {{"small-cnn", small_cnn_spec()},
-                                                           {"fedavg-cnn", fedavg_cnn_spec()},
-                                                           {"cnn4", cnn4_spec()},
-                                                           {"fedau-cnn", fedau_cnn_spec()}};
-  const auto it = specs.find(name);
-  return it == specs.end() ? nullptr : &it->second;
-}
-
 TwoConvCnn::TwoConvCnn(const TwoConvSpec& spec, const std::vector<std::int64_t>& input_shape, std::int64_t num_classes,
-                       const std::string& name, const ModelOptions& options) {
+                       const std::string& name, const ModelOptions& options)
+    : padding_(spec.padding) {
   auto side_after_blocks = [&](std::int64_t side) {
     for (int block = 0; block < 2; ++block) side = (side + 2 * spec.padding - spec.kernel + 1) / 2;
     return side;

@@ -26,13 +26,12 @@ TwoConvSpec fedavg_cnn_spec();
 TwoConvSpec cnn4_spec();
 TwoConvSpec fedau_cnn_spec();
 
-// The spec of the two-convolution model called `name`, or nullptr if it is not one of them.
-const TwoConvSpec* find_two_conv_spec(const std::string& name);
-
 class TwoConvCnn final : public Model {
  public:
   TwoConvCnn(const TwoConvSpec& spec, const std::vector<std::int64_t>& input_shape, std::int64_t num_classes,
              const std::string& name, const ModelOptions& options);
+  // Both convolutions' padding, which the packed forward pass repeats.
+  std::int64_t padding() const { return padding_; }
 
  protected:
   Extracted extract(const torch::Tensor& x, bool levels) override;
@@ -40,6 +39,7 @@ class TwoConvCnn final : public Model {
  private:
   torch::nn::Conv2d conv1_{nullptr}, conv2_{nullptr};
   torch::nn::Linear fc_{nullptr};
+  std::int64_t padding_ = 0;
 };
 
 }  // namespace drift

@@ -117,6 +117,15 @@ struct ModelFileInfo {
   std::int64_t batch_min = 0, batch_max = INT64_MAX;
 };
 
+// How several clients of an architecture train as one packed module (devices.pack;
+// engine/training/packed_model.hpp), whose forward pass is written once per layout. The packed
+// model checks that the row's module is of that layout's class.
+enum class PackedLayout : std::uint8_t {
+  none,      // does not pack
+  two_conv,  // TwoConvCnn: two conv + pool blocks, a feature layer, the head
+  resnet,    // ResNet: a stem and stages of BasicBlocks, the head
+};
+
 struct ModelInfo {
   // Builds the architecture for one sample's shape ({C, H, W}, or {L} for text) and the number
   // of classes, its head as `options` ask (Model::build_head); make_model draws its weights.
@@ -131,6 +140,7 @@ struct ModelInfo {
   // run, its resume and its workers refuse another file.
   bool from_file = false;
   WeightInit init = WeightInit::fan_in_uniform;
+  PackedLayout packs = PackedLayout::none;
   // from_file: reads the file (in a separate process first), UserError for one drift refuses.
   std::function<ModelFileInfo(const std::string& path)> inspect = nullptr;
   // from_file: what the file is and what writes it, for messages.

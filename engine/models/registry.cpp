@@ -103,19 +103,26 @@ namespace {
 
 using Shape = std::vector<std::int64_t>;
 
-// One of the two-convolution presets, by the name its spec is listed under (cnn_models.hpp).
-ModelInfo::Factory two_conv(const std::string& name) {
-  const TwoConvSpec spec = *find_two_conv_spec(name);
-  return [spec, name](const Shape& input, std::int64_t classes, const ModelOptions& options) {
-    return std::make_shared<TwoConvCnn>(spec, input, classes, name, options);
-  };
+// A two-convolution CNN (cnn_models.hpp) of `spec`; it packs.
+ModelInfo two_conv(std::string name, std::string description, TwoConvSpec spec) {
+  ModelInfo info{name, std::move(description),
+                 [spec, name](const Shape& input, std::int64_t classes, const ModelOptions& options) {
+                   return std::make_shared<TwoConvCnn>(spec, input, classes, name, options);
+                 }};
+  info.packs = PackedLayout::two_conv;
+  return info;
 }
 
-// A ResNet of BasicBlock stages `blocks`, base width [model] width (the papers' 64 by default).
-ModelInfo::Factory resnet(std::vector<std::int64_t> blocks) {
-  return [blocks](const Shape& input, std::int64_t classes, const ModelOptions& options) {
-    return std::make_shared<ResNet>(blocks, options.width > 0 ? options.width : 64, input, classes, options);
-  };
+// A ResNet of BasicBlock stages `blocks`, base width [model] width (the papers' 64 by default);
+// it packs.
+ModelInfo resnet(std::string name, std::string description, std::vector<std::int64_t> blocks) {
+  ModelInfo info{std::move(name), std::move(description),
+                 [blocks](const Shape& input, std::int64_t classes, const ModelOptions& options) {
+                   return std::make_shared<ResNet>(blocks, options.width > 0 ? options.width : 64, input, classes,
+                                                   options);
+                 }};
+  info.packs = PackedLayout::resnet;
+  return info;
 }
 
 // A row whose module is the file of model.file, read and checked by `inspect`.
@@ -135,23 +142,22 @@ ModelInfo kaiming_relu(ModelInfo info) {
 
 Rows<ModelInfo>& model_rows() {
   static Rows<ModelInfo> catalog = {
-      {"small-cnn", "2 conv layers (16, 32) + FC-128 features, ~80k parameters", two_conv("small-cnn")},
-      {"fedavg-cnn", "McMahan et al. 2017 CNN: conv 32, conv 64, FC-512 features, 1.66M parameters",
-       two_conv("fedavg-cnn")},
-      {"cnn4", "FedKTL's 4-layer CNN: conv5x5 32, conv5x5 64 (valid), FC-512 features", two_conv("cnn4")},
-      kaiming_relu({"fedau-cnn",
-                    "FedAU's Fashion-MNIST CNN: conv3x3 32, conv3x3 32 (same), FC-128 features, 211,690 parameters; "
-                    "Kaiming-normal feature layers, zero biases, as its code",
-                    two_conv("fedau-cnn")}),
-      {"resnet8", "FedSKC's ResNet-8: 3x3 stem + 3 BasicBlocks (w, 2w, 4w), w = [model] width (64)", resnet({1, 1, 1})},
-      {"resnet10", "FedSC's ResNet-10: 3x3 stem + 4 BasicBlocks (w .. 8w), w = [model] width (64)",
-       resnet({1, 1, 1, 1})},
-      {"resnet4", "HtFE's ResNet-4: 3x3 stem + 1 BasicBlock (w), w = [model] width (64)", resnet({1})},
-      {"resnet6", "HtFE's ResNet-6: 3x3 stem + 2 BasicBlocks (w, 2w), w = [model] width (64)", resnet({1, 1})},
-      {"resnet18", "ResNet-18 layout: 3x3 stem + 2, 2, 2, 2 BasicBlocks (w .. 8w), w = [model] width (64)",
-       resnet({2, 2, 2, 2})},
-      {"resnet34", "ResNet-34 layout: 3x3 stem + 3, 4, 6, 3 BasicBlocks (w .. 8w), w = [model] width (64)",
-       resnet({3, 4, 6, 3})},
+      two_conv("small-cnn", "2 conv layers (16, 32) + FC-128 features, ~80k parameters", small_cnn_spec()),
+      two_conv("fedavg-cnn", "McMahan et al. 2017 CNN: conv 32, conv 64, FC-512 features, 1.66M parameters",
+               fedavg_cnn_spec()),
+      two_conv("cnn4", "FedKTL's 4-layer CNN: conv5x5 32, conv5x5 64 (valid), FC-512 features", cnn4_spec()),
+      kaiming_relu(two_conv("fedau-cnn",
+                            "FedAU's Fashion-MNIST CNN: conv3x3 32, conv3x3 32 (same), FC-128 features, 211,690 "
+                            "parameters; Kaiming-normal feature layers, zero biases, as its code",
+                            fedau_cnn_spec())),
+      resnet("resnet8", "FedSKC's ResNet-8: 3x3 stem + 3 BasicBlocks (w, 2w, 4w), w = [model] width (64)", {1, 1, 1}),
+      resnet("resnet10", "FedSC's ResNet-10: 3x3 stem + 4 BasicBlocks (w .. 8w), w = [model] width (64)", {1, 1, 1, 1}),
+      resnet("resnet4", "HtFE's ResNet-4: 3x3 stem + 1 BasicBlock (w), w = [model] width (64)", {1}),
+      resnet("resnet6", "HtFE's ResNet-6: 3x3 stem + 2 BasicBlocks (w, 2w), w = [model] width (64)", {1, 1}),
+      resnet("resnet18", "ResNet-18 layout: 3x3 stem + 2, 2, 2, 2 BasicBlocks (w .. 8w), w = [model] width (64)",
+             {2, 2, 2, 2}),
+      resnet("resnet34", "ResNet-34 layout: 3x3 stem + 3, 4, 6, 3 BasicBlocks (w .. 8w), w = [model] width (64)",
+             {3, 4, 6, 3}),
       {"mobilenetv2", "MobileNetV2 with a stride-1 stem; channels x width/32 ([model] width, default 32)",
        [](const Shape& input, std::int64_t classes, const ModelOptions& options) {
          return std::make_shared<MobileNetV2>(options.width > 0 ? options.width : 32, input, classes, options);

@@ -4,14 +4,17 @@
 #include <stdexcept>
 
 #include "engine/models/cnn_models.hpp"
+#include "engine/models/resnet.hpp"
 #include "engine/training/device_transfer.hpp"
 
 namespace drift {
 namespace F = torch::nn::functional;
 namespace {
 
-bool is_two_conv(const std::string& name) { return find_two_conv_spec(name) != nullptr; }
-bool is_resnet(const std::string& name) { return name.rfind("resnet", 0) == 0; }
+PackedLayout layout_of(const std::string& model_name) {
+  const auto* row = find_model(model_name);
+  return row ? row->packs : PackedLayout::none;
+}
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
@@ -38,7 +41,7 @@ void scatter(std::vector<torch::Tensor>& all, const std::vector<torch::Tensor>& 
 }  // namespace
 
 std::string packing_refusal(const std::string& model_name, const ModelOptions& options) {
-  if (!is_two_conv(model_name) && !is_resnet(model_name))
+  if (layout_of(model_name) == PackedLayout::none)
     return "model '" + model_name + "' does not pack (the two-convolution CNNs and the ResNets do)";
   if (options.projection_dim > 0 || options.head != HeadKind::linear || options.feature_levels ||
       options.feature_dim > 0)
@@ -58,9 +61,14 @@ PackedModel::PackedModel(const Model& prototype, const NamedTensors& start, std:
                          const torch::Device& device)
     : clients_(clients) {
   if (const auto why = packing_refusal(prototype); !why.empty()) throw std::invalid_argument(why);
-  const auto& name = prototype.recipe().name;
-  resnet_ = is_resnet(name);
-  if (const auto* spec = find_two_conv_spec(name)) padding_ = spec->padding;
+  // The row's layout names the packed forward pass; the module must be of its class (a
+  // plugin's row cannot claim a layout its module does not have).
+  const auto layout = layout_of(prototype.recipe().name);
+  resnet_ = layout == PackedLayout::resnet;
+  if (const auto* cnn = dynamic_cast<const TwoConvCnn*>(&prototype); cnn && layout == PackedLayout::two_conv)
+    padding_ = cnn->padding();
+  else if (!(resnet_ && dynamic_cast<const ResNet*>(&prototype)))
+    throw std::invalid_argument("model '" + prototype.recipe().name + "' claims a packed layout its module lacks");
   layout_ = state_of(prototype);
   check_compatible(layout_, start);
   std::vector<std::string> names;

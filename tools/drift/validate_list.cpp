@@ -20,7 +20,6 @@
 #include "engine/population/availability.hpp"
 #include "engine/sampling/sampler.hpp"
 #include "engine/sim/round_estimate.hpp"
-#include "engine/training/packed_model.hpp"
 #include "wall_estimate.hpp"
 
 namespace drift::cli {
@@ -176,8 +175,7 @@ int list_command() {
   }
   section("models");
   // Which models and algorithms train several clients as one packed model (devices.pack).
-  for (const auto& m : model_catalog())
-    row(m.name, m.description + (packing_refusal(m.name, {}).empty() ? " [packs]" : ""));
+  for (const auto& m : model_catalog()) row(m.name, m.description + (m.packs != PackedLayout::none ? " [packs]" : ""));
   section("algorithms");
   for (const auto& a : algorithm_catalog()) {
     row(a.name, a.description + (a.packed ? " [packs]" : "") + (a.privatisable ? " [dp]" : "") +
