@@ -148,6 +148,8 @@ int validate_command(const ValidateArgs& args);
 
 int list_command();
 int list_keys_command();
+// docs/catalogue.md: every family's members with their keys, and every scenario key, as markdown.
+int list_markdown_command();
 // Loads each --plugin library, for the commands whose scenario does not name it (list).
 void load_plugins(const std::vector<std::string>& paths);  // drift list keys: the scenario's key table
 

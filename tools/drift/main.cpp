@@ -302,6 +302,8 @@ int main(int argc, char** argv) {
       "list", "list datasets, partitions, models, algorithms and samplers; `drift list keys`: every scenario key");
   list_cmd->add_option("what", list_what, "keys: every scenario key with its type, default, range and help")
       ->check(CLI::IsMember({"keys"}));
+  bool list_markdown = false;
+  list_cmd->add_flag("--markdown", list_markdown, "both as one markdown page (docs/catalogue.md)");
   add_plugin_option(list_cmd, list_plugins);
   bool generator_in_process = false;
   auto* generator_cmd = add_check_generator(app, generator_dir, generator_in_process);
@@ -335,6 +337,7 @@ int main(int argc, char** argv) {
     if (trace_cmd->parsed()) return drift::cli::trace_info_command(trace_file);
     if (epsilon_cmd->parsed()) return drift::cli::epsilon_command(epsilon);
     drift::cli::load_plugins(list_plugins);
+    if (list_markdown) return drift::cli::list_markdown_command();
     return list_what == "keys" ? drift::cli::list_keys_command() : drift::cli::list_command();
   } catch (const drift::WriteError& e) {
     std::fprintf(stderr, "drift: error: %s\n", one_line(e.what()).c_str());

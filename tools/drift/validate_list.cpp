@@ -20,6 +20,7 @@
 #include "engine/population/availability.hpp"
 #include "engine/sampling/sampler.hpp"
 #include "engine/sim/round_estimate.hpp"
+#include "key_text.hpp"
 #include "wall_estimate.hpp"
 
 namespace drift::cli {
@@ -29,38 +30,6 @@ std::string step_text(double seconds) {
   char text[32];
   std::snprintf(text, sizeof text, "%.1f ms", seconds * 1e3);
   return text;
-}
-
-std::string value_text(const ParamValue& v) {
-  return std::visit(
-      [](const auto& x) -> std::string {
-        using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, bool>)
-          return x ? "true" : "false";
-        else if constexpr (std::is_same_v<T, std::string>)
-          return "\"" + x + "\"";
-        else if constexpr (std::is_same_v<T, std::vector<double>>) {
-          std::string out;
-          for (double d : x) out += (out.empty() ? "" : ", ") + format_bound(d);
-          return "[" + out + "]";
-        } else {
-          return format_bound(static_cast<double>(x));
-        }
-      },
-      v);
-}
-
-// "number, default 1, in [1, 100]; sync: select ceil(factor * cohort), ..."
-// With the help unless `with_help` is false (a catalogue row prints its help first).
-std::string key_line(const ParamSpec& spec, bool with_help = true) {
-  std::string line = describe(spec.kind).substr(describe(spec.kind).find(' ') + 1);
-  line = line.substr(0, line.find(" ("));
-  line += spec.default_value ? ", default " + value_text(*spec.default_value) : ", optional";
-  if (spec.min || spec.max)
-    line += std::string(", in ") + (spec.min ? (spec.min_exclusive ? "(" : "[") + format_bound(*spec.min) : "(-inf") +
-            ", " + (spec.max ? format_bound(*spec.max) + "]" : "inf)");
-  if (spec.choices) line += ", one of: " + join(spec.choices());
-  return with_help ? line + "; " + spec.help : line;
 }
 
 // What the algorithm's server half keeps per client and where: with [hierarchy], the edge with
