@@ -3,7 +3,11 @@
 #include <filesystem>
 
 #include "data_files.hpp"
+#include "engine/config/key_binding.hpp"
+#include "engine/config/param_table.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/stream_hash.hpp"
+#include "engine/population/availability.hpp"
 #include "scenario_error.hpp"
 #include "sim_harness.hpp"
 
@@ -50,6 +54,44 @@ TEST_CASE("traces and partition files are recorded by digest, and other bytes ar
   // A missing file is its reader's to report, when the run reads it.
   std::filesystem::remove(profile);
   CHECK(parse_scenario(text, source).profile.trace_digest.empty());
+  std::filesystem::remove_all(dir);
+}
+
+namespace {
+
+struct CalendarOptions {
+  std::string calendar;
+  std::string calendar_digest;
+};
+
+// A model as a plugin would add it, reading a file under a key of its own choosing; it is
+// online throughout (the file's bytes only matter to its digest here).
+AvailabilityModelInfo calendar_row() {
+  using O = CalendarOptions;
+  const ParamTable<O> params({input_file(bind_key<O>("calendar", "a calendar file", &O::calendar), "calendar_digest"),
+                              bind_key<O>("calendar_digest", "its digest", &O::calendar_digest)});
+  return availability_info("test-calendar", "online throughout; reads a calendar", params,
+                           [](const O&, std::uint32_t clients, std::uint64_t seed, std::uint32_t tag,
+                              const Population*) { return make_availability_model({}, clients, seed, tag); });
+}
+
+}  // namespace
+
+TEST_CASE("a member's file key resolves and records its digest, whatever its name and the key's") {
+  static const bool registered = (register_availability_model(calendar_row()), true);
+  CHECK(registered);
+  const auto dir = test::fresh_folder("input-digests-member");
+  test::write_file(dir / "cal.csv", "monday\n");
+  const auto source = (dir / "s.toml").string();
+  const auto with = [&](const std::string& model) {
+    return test::kFourClients + std::string("[availability]\nmodel = \"") + model + "\"\ncalendar = \"cal.csv\"\n";
+  };
+  const auto resolved = parse_scenario(with("test-calendar"), source);
+  CHECK_THAT(resolved.resolved_toml, Catch::Contains("calendar = '" + (dir / "cal.csv").string() +
+                                                     "'\ncalendar_digest = '" + hash_file(dir / "cal.csv").hex()));
+  test::write_file(dir / "cal.csv", "tuesday\n");
+  CHECK_THAT(test::error_of(resolved.resolved_toml),
+             Catch::Contains("availability.calendar " + (dir / "cal.csv").string() + " has digest"));
   std::filesystem::remove_all(dir);
 }
 

@@ -144,6 +144,14 @@ KeyBinding<Target> bind_key(std::string key, std::string help, Members... member
   return b;
 }
 
+// `binding`'s key names a file its member reads, whose digest is recorded under `digest_key`
+// (ParamSpec::digest_key).
+template <class Target>
+KeyBinding<Target> input_file(KeyBinding<Target> binding, std::string digest_key) {
+  binding.spec.digest_key = std::move(digest_key);
+  return binding;
+}
+
 // A key whose value is not the member's type (a comma-separated list, a scope word): the
 // caller writes how it is stored and loaded, and gives its kind and default.
 template <class Target>

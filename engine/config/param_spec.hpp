@@ -32,6 +32,10 @@ struct ParamSpec {
   // A string key that also takes a whole number, read as its digits (an edge's name or number).
   bool integer_as_text = false;
   std::string help;
+  // A path to a file the member reads (a trace, an index list): resolved against the scenario's
+  // folder, and the file's digest recorded under this key when the member is the one in use
+  // (engine/compose/input_files.hpp). Empty: not a file.
+  std::string digest_key;
 };
 
 // A key with its type, default (nullopt: optional, no default) and help text.

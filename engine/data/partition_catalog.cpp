@@ -104,7 +104,9 @@ PartitionSchemeInfo shards_row() {
 PartitionSchemeInfo file_row() {
   using O = FileOptions;
   const ParamTable<O> params(
-      {bind_key<O>("file", "JSON per-client lists of training-sample indices, relative to the scenario", &O::file),
+      {input_file(
+           bind_key<O>("file", "JSON per-client lists of training-sample indices, relative to the scenario", &O::file),
+           "file_digest"),
        bind_key<O>("file_digest",
                    "the file's digest; written when the scenario is resolved, and a file whose bytes differ is refused",
                    &O::file_digest)});

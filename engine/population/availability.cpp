@@ -214,7 +214,7 @@ AvailabilityModelInfo diurnal_row() {
 AvailabilityModelInfo trace_row() {
   using O = TraceOptions;
   const ParamTable<O> params(
-      {bind_key<O>("trace", "CSV client,start,end online intervals", &O::trace),
+      {input_file(bind_key<O>("trace", "CSV client,start,end online intervals", &O::trace), "trace_digest"),
        bind_key<O>("trace_clients",
                    "ids: trace client k is client k | seeded: a seeded draw of the trace's clients, one per client",
                    &O::trace_clients),
