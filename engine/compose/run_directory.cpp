@@ -50,12 +50,30 @@ ProcessUsage usage_in_timings(const fs::path& p) {
 
 namespace {
 
-// population.csv's availability columns: a model's value of each, empty where it takes no such
-// key (only markov has mean_online, say).
-std::string availability_columns(const AvailabilityConfig& a) {
+// population.csv's availability columns: the keys of the models the run uses (the default's
+// and the groups'), in catalogue order; a digest key stays in scenario.toml.
+std::vector<std::string> availability_keys(const Scenario& s) {
+  std::vector<std::string> keys;
+  for (const auto& row : availability_catalog()) {
+    const auto used = [&](const AvailabilityConfig& a) { return a.model == row.name; };
+    if (!used(s.availability) &&
+        std::none_of(s.groups.begin(), s.groups.end(), [&](const auto& g) { return used(g.availability); }))
+      continue;
+    const auto is_digest = [&](const std::string& key) {
+      return std::any_of(row.params.begin(), row.params.end(), [&](const ParamSpec& p) { return p.digest_key == key; });
+    };
+    for (const auto& spec : row.params)
+      if (!is_digest(spec.key) && std::find(keys.begin(), keys.end(), spec.key) == keys.end()) keys.push_back(spec.key);
+  }
+  return keys;
+}
+
+// A model's value of each of `keys`, empty where it takes no such key (only markov has
+// mean_online, say).
+std::string availability_columns(const AvailabilityConfig& a, const std::vector<std::string>& keys) {
   const auto& row = availability_model(a.model);
   std::string out;
-  for (const char* key : {"mean_online", "mean_offline", "period", "duty", "phase", "trace"}) {
+  for (const auto& key : keys) {
     out += ',';
     const bool takes =
         std::any_of(row.params.begin(), row.params.end(), [&](const ParamSpec& p) { return p.key == key; });
@@ -63,6 +81,10 @@ std::string availability_columns(const AvailabilityConfig& a) {
     const auto& v = a.params.values().at(key);
     if (const auto* text = std::get_if<std::string>(&v))
       out += text->find(',') == std::string::npos ? *text : "\"" + *text + "\"";
+    else if (const auto* flag = std::get_if<bool>(&v))
+      out += *flag ? "true" : "false";
+    else if (const auto* list = std::get_if<std::vector<double>>(&v))
+      out += "\"" + json(*list).dump() + "\"";
     else
       out += json(a.params.number(key)).dump();
   }
@@ -104,9 +126,10 @@ void write_edges(const std::filesystem::path& path, const HierarchyConfig& h, co
 // population.csv: each client's group, system profile and availability model, as drawn.
 void RunDirectory::write_population(const Scenario& scenario, const Population& p) {
   auto out = open_for_append(path_ / "population.csv");
-  out << "client,group,num_samples,speed,up_bandwidth,down_bandwidth,latency,availability,mean_online,mean_offline,"
-         "period,duty,phase,trace,"
-      << (p.edges() > 0 ? "edge," : "") << "participation_probability\n";
+  const auto keys = availability_keys(scenario);
+  out << "client,group,num_samples,speed,up_bandwidth,down_bandwidth,latency,availability,";
+  for (const auto& key : keys) out << key << ',';
+  out << (p.edges() > 0 ? "edge," : "") << "participation_probability\n";
   // Per availability config (the groups', then the default): its columns, and the nominal p_i
   // of a model that has them (the participation processes).
   const std::size_t configs = scenario.groups.size() + 1;
@@ -118,7 +141,7 @@ void RunDirectory::write_population(const Scenario& scenario, const Population& 
     const auto& row = availability_model(a.model);
     if (row.probabilities)
       probabilities[g] = row.probabilities(a.params, p, scenario.seed, own ? static_cast<std::uint32_t>(g) : kNoGroup);
-    columns[g] = a.model + availability_columns(a);
+    columns[g] = a.model + availability_columns(a, keys);
   }
   for (std::uint32_t c = 0; c < p.size(); ++c) {
     const auto g = p.group[c];
