@@ -91,7 +91,7 @@ grep -q "span       0 s to 2800 s" "$work/info.txt"
 grep -q "online     64.3 % of client-time over the span; at most 7 clients at once" "$work/info.txt"
 grep -q "00:00  64.3 %" "$work/info.txt"
 grep -q "01:00   -" "$work/info.txt"
-"$drift" trace-info "$work/devices.csv" | grep -q "clients    8 (ids 0 to 7)"
+grep -q "clients    8 (ids 0 to 7)" <<< "$("$drift" trace-info "$work/devices.csv")"
 if "$drift" trace-info "$work/traced.toml" 2> "$work/info.err"; then echo "trace-info read a scenario as a trace"; exit 1; fi
 grep -q "neither an availability trace" "$work/info.err"
 

@@ -138,7 +138,7 @@ import json, sys
 sizes = [l["edges"]["clients"] for l in map(json.loads, open(sys.argv[1]))]
 assert sizes[0] != sizes[1] and sizes[-1] == sizes[0] and sum(sizes[1]) == 12, sizes
 PY
-"$drift" validate "$work/moves.toml" | grep -q "moves: group 'movers' (4 clients) to edge 1"
+grep -q "moves: group 'movers' (4 clients) to edge 1" <<< "$("$drift" validate "$work/moves.toml")"
 # The same with each edge's table on disk (above the budget, a row for every client), stopped
 # and resumed: the run of the tables in memory, but for the tables saying where they are.
 "$drift" validate "$work/moves.toml" --set algorithm.memory_budget_mb=0.001 |
@@ -158,7 +158,7 @@ PY
 # validate lists an edge's scripted outages too.
 cp "$work/moves.toml" "$work/outage.toml"
 printf '[[timeline]]\nat_time = 5.0\naction = "offline"\nedge = "2"\n' >> "$work/outage.toml"
-"$drift" validate "$work/outage.toml" --set algorithm.name=fedavg | grep -q "scripted outages: edge 2 offline at 5 s$"
+grep -q "scripted outages: edge 2 offline at 5 s$" <<< "$("$drift" validate "$work/outage.toml" --set algorithm.name=fedavg)"
 
 # Edge loops longer than the cloud's deadline: validate and the run both warn (a buffered cloud
 # might never step, and then ends after hierarchy.stall_loops loops).

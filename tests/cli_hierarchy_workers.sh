@@ -39,7 +39,7 @@ grep -q "keeping 3 of the 3 edges for the coordinator: 0, 1, 2" "$work/one_worke
 edges_on 0 two_workers 2 run
 same "$work/one" "$work/two_workers"
 grep -q "3 edge(s) kept by 2 worker(s)" "$work/two_workers.log"
-cat "$work"/two_workers-run-w*.log | grep -q "keeping 1 of the 3 edges for the coordinator: 1$"
+grep -q "keeping 1 of the 3 edges for the coordinator: 1$" "$work"/two_workers-run-w*.log
 edges_on 0 buffered_worker 1 run --set hierarchy.cloud=fedbuff
 same "$work/buffered" "$work/buffered_worker"
 
