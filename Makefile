@@ -100,7 +100,7 @@ check-sanitize: sanitize-configure
 	tools/sanitizer/run.sh $(SANITIZE_DIR)
 
 # Every libFuzzer target (or those in FUZZ_TARGETS) for FUZZ_SECONDS each (default 600; CI runs
-# 20), from the seed corpus in tools/fuzz/corpus/; what it learns stays in
+# 10), from the seed corpus in tools/fuzz/corpus/; what it learns stays in
 # $(SANITIZE_DIR)/corpus/. A finding fails the target and leaves the input that triggers it in
 # $(SANITIZE_DIR)/findings/.
 fuzz: sanitize-configure
