@@ -1,5 +1,6 @@
 #include "actors/federation.hpp"
 
+#include "actors/bounded_teardown.hpp"
 #include "actors/device_pool.hpp"
 #include "actors/gatekeeper.hpp"
 #include "actors/sampler.hpp"
@@ -61,6 +62,14 @@ std::string gather_edge_hosts(caf::scoped_actor& self, const pool_actor& pool, c
   return failure;
 }
 
+// A networked run ends its actor system under a bound: the connection to a worker behind a dead
+// link would otherwise hold the process for the kernel's retransmission timeout.
+void end_system(std::unique_ptr<caf::actor_system>& system, bool networked, RunObserver& observer) {
+  std::optional<BoundedTeardown> bound;
+  if (networked) bound.emplace(5.0, [&observer](const std::string& text) { observer.on_notice(text); });
+  system.reset();
+}
+
 }  // namespace
 
 RunResult run_federation(std::shared_ptr<const Scenario> scenario, std::shared_ptr<const FederationData> data,
@@ -86,7 +95,7 @@ RunResult run_federation(std::shared_ptr<const Scenario> scenario, std::shared_p
   if (cluster.listen) configure_network(cfg, cluster.tls, cluster.watch.heartbeat_timeout_s + 5);
   // Event-based actors only move buffers; the heavy work runs on the detached slots.
   cfg.set("scheduler.max-threads", std::size_t{2});
-  caf::actor_system system{cfg};
+  auto system = std::make_unique<caf::actor_system>(cfg);
 
   SlotContext ctx{scenario, data, data->population, nullptr};
   auto devices = options.devices;
@@ -95,18 +104,18 @@ RunResult run_federation(std::shared_ptr<const Scenario> scenario, std::shared_p
   auto watch = cluster.watch;
   watch.losses = std::make_shared<WorkerLosses>();
   sink_options.worker_losses = watch.losses;
-  auto pool = system.spawn(device_pool, devices, ctx, observer, watch);
-  auto sink = system.spawn(metrics_sink, directory, observer, sink_options);
+  auto pool = system->spawn(device_pool, devices, ctx, observer, watch);
+  auto sink = system->spawn(metrics_sink, directory, observer, sink_options);
 
   double best = 0.0;
   std::string failure;
   {
-    caf::scoped_actor self{system};
+    caf::scoped_actor self{*system};
     caf::actor gate;  // admits workers for the whole run (rejoins too)
     std::vector<edge_host_actor> edge_hosts;
     if (cluster.listen) {
       try {
-        failure = gather_workers(system, self, pool, gate, *scenario, *data, observer, cluster, *interrupt);
+        failure = gather_workers(*system, self, pool, gate, *scenario, *data, observer, cluster, *interrupt);
         if (failure.empty() && cluster.edges_on_workers)
           failure = gather_edge_hosts(self, pool, *data->population, *observer, edge_hosts);
       } catch (const std::exception& e) {
@@ -123,9 +132,9 @@ RunResult run_federation(std::shared_ptr<const Scenario> scenario, std::shared_p
       server_options.client_states = client_states;
       server_options.observer = observer;
       server_options.checkpoint = CheckpointOptions{directory, control.resume_from, interrupt, control.stop_after};
-      sampler_handle = system.spawn(sampler, scenario, data->population,
-                                    control.resume_from ? control.resume_from->checkpoint.sampler : std::string());
-      server_actor = system.spawn(server, ctx, ServerPeers{pool, sink, sampler_handle, edge_hosts}, server_options);
+      sampler_handle = system->spawn(sampler, scenario, data->population,
+                                     control.resume_from ? control.resume_from->checkpoint.sampler : std::string());
+      server_actor = system->spawn(server, ctx, ServerPeers{pool, sink, sampler_handle, edge_hosts}, server_options);
       self->request(server_actor, caf::infinite, run_atom::value)
           .receive([&](double b) { best = b; }, [&](caf::error& err) { failure = error_text(err); });
     }
@@ -136,6 +145,7 @@ RunResult run_federation(std::shared_ptr<const Scenario> scenario, std::shared_p
          {gate, server_actor, caf::actor_cast<caf::actor>(sampler_handle), caf::actor_cast<caf::actor>(pool), sink})
       if (a) self->send_exit(a, caf::exit_reason::user_shutdown);
   }
+  end_system(system, cluster.listen.has_value(), *observer);
   if (!failure.empty()) throw std::runtime_error(failure);
   return RunResult{best, interrupt->stopped.load()};
 }

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <thread>
 
+#include "actors/bounded_teardown.hpp"
 #include "actors/edge_host.hpp"
 #include "actors/trainer_slot.hpp"
 #include "actors/wire.hpp"
@@ -212,7 +213,10 @@ void run_worker(const WorkerOptions& o) {
     log("shutting down took more than 10 s; exiting anyway" + (why.empty() ? std::string() : ": " + why));
     std::_Exit(code);
   }).detach();
-  system.reset();
+  {
+    BoundedTeardown bound(3.0, o.log);  // drops a dead link's connection first (3 s, then 6 s)
+    system.reset();
+  }
   if (failure) std::rethrow_exception(failure);
 }
 

@@ -117,6 +117,17 @@ ended() {
     codes+=("$code")
   done
 }
+# ended_within SECONDS PID...: as `ended`, but a process still there after SECONDS fails the case:
+# a process that stopped its run must also exit, whatever state its links are in.
+ended_within() {
+  local limit=$1 from=$SECONDS p
+  shift
+  for p in "$@"; do
+    while kill -0 "$p" 2> /dev/null && ((SECONDS - from < limit)); do sleep 0.2; done
+    kill -0 "$p" 2> /dev/null && { echo "process $p still runs $limit s after its fault" >&2; exit 1; }
+  done
+  ended "$@"
+}
 status_of() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['status'])" "$1/summary.json"; }
 same_as() {  # same_as REFERENCE RUN: byte-identical metrics and client records
   cmp "$work/$1/metrics.jsonl" "$work/$2/metrics.jsonl" && cmp "$work/$1/clients.csv" "$work/$2/clients.csv"
@@ -200,7 +211,7 @@ wait_line "$work/cut.log" "round 2/10" > /dev/null
 link_down 1
 link_down 2
 from=$SECONDS
-ended "$c"
+ended_within 60 "$c"
 c_code=${codes[0]}
 stopped_after=$((SECONDS - from))
 [[ $c_code -eq 1 ]]
@@ -250,7 +261,7 @@ start_worker 2 w2 && w2=$worker
 wait_line "$work/edges.log" "round 2/10" > /dev/null
 link_down 1
 from=$SECONDS
-ended "$c"
+ended_within 60 "$c"
 c_code=${codes[0]}
 stopped_after=$((SECONDS - from))
 link_up 1
@@ -279,7 +290,7 @@ wait_line "$work/edges-cut.log" "round 2/10" > /dev/null
 link_down 1
 link_down 2
 from=$SECONDS
-ended "$c"
+ended_within 60 "$c"
 c_code=${codes[0]}
 stopped_after=$((SECONDS - from))
 ended "$w1" "$w2"
