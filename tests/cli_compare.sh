@@ -47,4 +47,26 @@ rm -r "$work/cmp/fedavg/seed-1/summary.json" "$work/cmp/fedavg/seed-1/checkpoint
   > "$work/table2" 2> "$work/progress2"
 grep -q "3 run(s) had finished before and were kept, 0 resumed from a checkpoint; 1 ran now" "$work/progress2"
 cmp "$work/table" "$work/table2"
+# Every run on a pool of the command's (issue 70), each slot in a process of its own, as many
+# runs at once as the cores hold: the same bits as one run at a time on the scenario's devices.
+"$drift" compare "$work/tiny.toml" --algorithms fedavg,fedskc:reference+gpr=false --seeds 2 --out "$work/pool" \
+  --devices cpu:1 --slot-processes --no-plots > /dev/null 2> "$work/progress3"
+grep -q "^study: 4 run(s), $(nproc) at once on cpu x1 in slot processes$" "$work/progress3"
+for run in fedavg/seed-1 fedavg/seed-2 fedskc_reference_gpr_false/seed-1 fedskc_reference_gpr_false/seed-2; do
+  cmp "$work/cmp/$run/metrics.jsonl" "$work/pool/$run/metrics.jsonl"
+  grep -q "devices: cpu x1, each slot in a worker process of its own" "$work/pool/$run/log.txt"
+done
+# Refused before anything is written: a GPU memory bound without a GPU to bound.
+for flags in "--devices cpu:2 --gpu-memory 4" "--gpu-memory 4"; do
+  # shellcheck disable=SC2086 # the flags are words
+  if "$drift" compare "$work/tiny.toml" --algorithms fedavg $flags --out "$work/bad" 2> "$work/err"; then
+    echo "compare $flags was accepted"; exit 1
+  fi
+done
+grep -q "^drift: error: --gpu-memory needs --devices: the pool whose GPUs it bounds" "$work/err"
+if "$drift" run "$work/tiny.toml" --slots 1 --gpu-memory 2 --out "$work/bad" 2> "$work/err"; then
+  echo "run --gpu-memory on a CPU pool was accepted"; exit 1
+fi
+grep -q "bounds what a run holds of each of its GPUs, but the run's device pool (cpu x1) has none" "$work/err"
+[[ ! -e "$work/bad" ]] || { echo "a refused comparison left $work/bad behind"; exit 1; }
 echo "cli compare: 1 passed, 0 failed"

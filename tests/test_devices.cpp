@@ -49,6 +49,20 @@ TEST_CASE("jobs go to the least-loaded device with an idle slot", "[devices]") {
   CHECK_FALSE(least_loaded_device(devices, {2, 4}).has_value());
 }
 
+TEST_CASE("a study's runs at once: the cores over the slots, and what the smallest GPU holds", "[devices]") {
+  constexpr std::uint64_t GiB = 1ull << 30;
+  const auto memory = [](int index) { return index == 0 ? 80 * GiB : index == 1 ? 40 * GiB : 0; };
+  CHECK(runs_at_once(parse_device_pool("cpu:2"), 16, 0, memory) == 8);
+  CHECK(runs_at_once(parse_device_pool("cpu:4"), 2, 0, memory) == 1);  // never none
+  CHECK(runs_at_once(parse_device_pool("cuda:0"), 16, 0, memory) == 16);
+  CHECK(runs_at_once(parse_device_pool("cuda:0"), 16, 30 * GiB, memory) == 2);           // 80 / 30
+  CHECK(runs_at_once(parse_device_pool("cuda:0x2,cuda:1"), 16, 10 * GiB, memory) == 4);  // 40 / 10, 16 / 3 = 5
+  CHECK(runs_at_once(parse_device_pool("cuda:0x2,cuda:1"), 12, 10 * GiB, memory) == 4);  // 12 / 3
+  CHECK(runs_at_once(parse_device_pool("cuda:0x2,cuda:1"), 9, 10 * GiB, memory) == 3);   // 9 / 3
+  CHECK(runs_at_once(parse_device_pool("cuda:2"), 16, 10 * GiB, memory) == 16);          // memory unknown: cores only
+  CHECK(runs_at_once(parse_device_pool("cuda:1"), 16, 50 * GiB, memory) == 1);           // more than it holds: one
+}
+
 TEST_CASE("job board: the least loaded device's lowest idle slot, in queue order", "[devices][job_board]") {
   JobBoard<int> board;
   board.add_device("cpu", DeviceSlots{torch::kCPU, 2}, false);        // slots 0, 1

@@ -19,6 +19,14 @@ namespace drift {
 // slot would hold stay free for the other slots. Nothing for a CPU device.
 void use_blocking_waits(const c10::Device& device);
 
+// The memory of GPU `index` in bytes; 0 in a build without CUDA or where it cannot be read.
+std::uint64_t gpu_total_memory(int index);
+
+// Caps what this process's allocator may hold on GPU `index` at `bytes`, so that runs sharing a
+// GPU cannot starve each other: an allocation past the cap fails with CUDA's out-of-memory error
+// in this process alone. Nothing in a build without CUDA (no GPU slot exists there).
+void cap_gpu_memory(int index, std::uint64_t bytes);
+
 // Whether this build can capture CUDA graphs of work on `device`.
 bool step_graphs_supported(const c10::Device& device);
 

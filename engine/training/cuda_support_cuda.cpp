@@ -1,11 +1,13 @@
 // CUDA graphs through LibTorch's at::cuda::CUDAGraph, its sync debug mode, and the device's wait
 // mode (cuda_support.hpp). Compiled only against a LibTorch with CUDA.
 #include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <torch/version.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <mutex>
 #include <stdexcept>
@@ -102,6 +104,24 @@ void use_blocking_waits(const c10::Device& device) {
   // context whether or not it exists yet (CUDA 12); where it cannot, the default stays.
   const c10::cuda::CUDAGuard guard(device.index());
   if (cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync) != cudaSuccess) (void)cudaGetLastError();
+}
+
+std::uint64_t gpu_total_memory(int index) {
+  const c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(index));
+  std::size_t free = 0;
+  std::size_t total = 0;
+  if (cudaMemGetInfo(&free, &total) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return total;
+}
+
+void cap_gpu_memory(int index, std::uint64_t bytes) {
+  const auto total = gpu_total_memory(index);
+  if (total == 0) return;
+  const double fraction = std::min(1.0, static_cast<double>(bytes) / static_cast<double>(total));
+  c10::cuda::CUDACachingAllocator::setMemoryFraction(fraction, static_cast<c10::DeviceIndex>(index));
 }
 
 bool step_graphs_supported(const c10::Device& device) {

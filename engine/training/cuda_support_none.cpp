@@ -8,6 +8,10 @@ namespace drift {
 
 void use_blocking_waits(const c10::Device&) {}
 
+std::uint64_t gpu_total_memory(int) { return 0; }
+
+void cap_gpu_memory(int, std::uint64_t) {}
+
 bool step_graphs_supported(const c10::Device&) { return false; }
 
 GraphPool new_graph_pool() { return {0, 0}; }

@@ -1,5 +1,6 @@
 #include "engine/training/devices.hpp"
 
+#include <algorithm>
 #include <thread>
 
 #include "engine/core/error.hpp"
@@ -92,6 +93,20 @@ std::string describe(const std::vector<DeviceSlots>& devices) {
   std::string out;
   for (const auto& d : devices) out += (out.empty() ? "" : ", ") + d.name() + " x" + std::to_string(d.slots);
   return out;
+}
+
+int runs_at_once(const std::vector<DeviceSlots>& devices, int cores, std::uint64_t run_gpu_bytes,
+                 const std::function<std::uint64_t(int)>& gpu_bytes) {
+  std::uint64_t slots = 0;
+  for (const auto& d : devices) slots += d.slots;
+  std::uint64_t runs =
+      std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::max(1, cores)) / std::max<std::uint64_t>(1, slots));
+  for (const auto& d : devices) {
+    if (!d.device.is_cuda() || run_gpu_bytes == 0) continue;
+    if (const auto memory = gpu_bytes(d.device.index()); memory > 0)
+      runs = std::min(runs, std::max<std::uint64_t>(1, memory / run_gpu_bytes));
+  }
+  return static_cast<int>(std::min<std::uint64_t>(runs, 4096));
 }
 
 }  // namespace drift

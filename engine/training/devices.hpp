@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,5 +35,12 @@ std::optional<std::size_t> least_loaded_device(const std::vector<DeviceSlots>& d
                                                const std::vector<std::uint32_t>& running);
 
 std::string describe(const std::vector<DeviceSlots>& devices);  // "cpu x2, cuda:0 x4"
+
+// How many runs on the pool `devices` a study starts at once: the host's `cores` shared by the
+// pool's slots (a GPU slot keeps a host thread busy too), and, where a run may hold
+// `run_gpu_bytes` of each of its GPUs (0: no bound), no more than the smallest of them holds
+// (`gpu_bytes(index)`: a GPU's memory; 0 when unknown, then it bounds nothing). At least 1.
+int runs_at_once(const std::vector<DeviceSlots>& devices, int cores, std::uint64_t run_gpu_bytes,
+                 const std::function<std::uint64_t(int)>& gpu_bytes);
 
 }  // namespace drift

@@ -26,8 +26,9 @@ struct RunArgs {
   std::vector<std::string> sets;
   std::vector<std::string> plugins;  // --plugin: libraries loaded before the scenario (docs/plugins.md)
   std::string out;
-  int slots = 0;        // 0: take the scenario's devices
-  std::string devices;  // "cpu:2,cuda:0x4": replaces the scenario's devices
+  int slots = 0;          // 0: take the scenario's devices
+  std::string devices;    // "cpu:2,cuda:0x4": replaces the scenario's devices
+  double gpu_memory = 0;  // GiB the run may hold of each of its GPUs; 0: no bound
   bool no_progress = false;
   bool no_plots = false;
   bool quiet = false;  // log to the run directory only (a study prints its own lines)
@@ -78,7 +79,10 @@ struct StudyArgs {
   std::vector<std::string> sets;
   std::string out;
   int slots = 0;
-  int jobs = 0;  // runs at once; 0: cores / slots (1 without --slots)
+  std::string devices;          // every run's device pool (instead of --slots)
+  bool slot_processes = false;  // every run's slots in processes of their own
+  double gpu_memory = 0;        // GiB each run may hold of each of its GPUs; 0: no bound
+  int jobs = 0;                 // runs at once; 0: what fills the pool (runs_at_once), 1 without a pool
   bool no_plots = false;
   bool no_progress = false;
   std::string shard;     // "I/N": the I-th of N slices, beside other processes on the same directory
@@ -156,6 +160,7 @@ void load_plugins(const std::vector<std::string>& paths);  // drift list keys: t
 struct WorkerArgs {
   std::string connect;  // the coordinator's HOST:PORT
   std::string devices = "cpu";
+  double gpu_memory = 0;  // GiB this worker may hold of each of its GPUs; 0: no bound
   std::string token_file;
   std::string name;  // default: host name and process id
   std::string expect_scenario;

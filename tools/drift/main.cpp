@@ -42,6 +42,11 @@ void add_plugin_option(CLI::App* cmd, std::vector<std::string>& plugins) {
       "a plugin library to load first: algorithms, samplers, models, datasets (repeatable; docs/plugins.md)");
 }
 
+// GiB as a positive number: the bound of a process's caching allocator (gpu_memory.hpp).
+void add_gpu_memory_option(CLI::App* cmd, double& gib, const std::string& help) {
+  cmd->add_option("--gpu-memory", gib, help)->check(CLI::Range(0.001, 1e6));
+}
+
 // What both ends of a multi-node run are told alike: where the join token is, and TLS.
 void add_trust_options(CLI::App* cmd, std::string& token_file, bool& tls, std::string& cert, std::string& key,
                        std::string& ca, const std::string& group) {
@@ -74,6 +79,7 @@ CLI::App* add_run(CLI::App& app, drift::cli::RunArgs& run, bool resume = false) 
       cmd->add_option("--slots", run.slots, "CPU trainer slots (same as --devices cpu:N)")->check(CLI::Range(1, 4096));
   cmd->add_option("--devices", run.devices, "device pool, e.g. cpu:2,cuda:0x4 (overrides [devices])")
       ->excludes(slots_opt);
+  add_gpu_memory_option(cmd, run.gpu_memory, "GiB the run may hold of each of its GPUs, e.g. 20 (default: no bound)");
   cmd->add_flag("--slot-processes", run.slot_processes,
                 "run each trainer slot in a drift worker process of its own on loopback (same results; on a GPU, "
                 "slots then share no CUDA context)");
@@ -115,6 +121,7 @@ CLI::App* add_worker(CLI::App& app, drift::cli::WorkerArgs& worker) {
   auto* cmd = app.add_subcommand("worker", "offer this machine's trainer slots to a coordinator (drift run --listen)");
   cmd->add_option("--connect", worker.connect, "the coordinator's HOST:PORT")->required();
   cmd->add_option("--devices", worker.devices, "device pool, e.g. cpu:2,cuda:0x4 (default: cpu, one slot per core)");
+  add_gpu_memory_option(cmd, worker.gpu_memory, "GiB this worker may hold of each of its GPUs (default: no bound)");
   cmd->add_option("--name", worker.name, "name in both sides' logs (default: host:pid)");
   cmd->add_option("--expect-scenario", worker.expect_scenario,
                   "refuse to train unless the coordinator runs the scenario with this hash");
@@ -181,8 +188,16 @@ void add_study_options(CLI::App* cmd, drift::cli::StudyArgs& study, const std::s
   add_plugin_option(cmd, study.plugins);
   cmd->add_option("--out", study.out,
                   "output directory (default " + default_out + "); run again with the same arguments, it resumes");
-  cmd->add_option("--slots", study.slots, "CPU trainer slots per run")->check(CLI::Range(1, 4096));
-  cmd->add_option("--jobs", study.jobs, "runs at once (default: cores / --slots, or 1)")->check(CLI::Range(1, 4096));
+  auto* slots = cmd->add_option("--slots", study.slots, "CPU trainer slots per run")->check(CLI::Range(1, 4096));
+  cmd->add_option("--devices", study.devices, "every run's device pool, e.g. cuda:0x2 (instead of --slots)")
+      ->excludes(slots);
+  cmd->add_flag("--slot-processes", study.slot_processes, "every run's slots in worker processes of their own");
+  add_gpu_memory_option(cmd, study.gpu_memory,
+                        "GiB each run may hold of each of its GPUs; also bounds the runs at once (default: no bound)");
+  cmd->add_option("--jobs", study.jobs,
+                  "runs at once (default: what fills the pool: cores over its slots, and what its GPUs hold at "
+                  "--gpu-memory; 1 without --slots or --devices)")
+      ->check(CLI::Range(1, 4096));
   cmd->add_flag("--no-plots", study.no_plots, "write no figures");
   cmd->add_flag("--no-progress", study.no_progress, "a line per run instead of a live progress line");
 }

@@ -21,6 +21,7 @@
 #include "engine/core/remove_tree.hpp"
 #include "engine/sampling/sampler.hpp"
 #include "engine/sim/round_estimate.hpp"
+#include "gpu_memory.hpp"
 #include "interrupts.hpp"
 #include "live_pages.hpp"
 #include "progress.hpp"
@@ -160,6 +161,7 @@ std::unique_ptr<LivePages> live_run_page(const std::filesystem::path& path, cons
 
 void check_run_flags(const RunArgs& args, const Scenario& scenario) {
   cluster_options(args, scenario_devices(scenario));
+  check_gpu_memory(args.gpu_memory, scenario_devices(scenario), "the run's device pool");
   if (args.edges_on_workers && !scenario.hierarchy.enabled())
     throw UserError("--edges-on-workers needs a [hierarchy] section: a flat federation has no edges to keep");
 }
@@ -201,8 +203,11 @@ int execute_run(const RunArgs& args, PreparedRun run) {
   const bool resuming = run.resume_from != nullptr;
   if (args.slot_processes) {
     cluster.token = private_join_token();
-    cluster.hooks = std::make_shared<SlotProcesses>(slot_device_specs(devices), cluster.token, args.plugins,
-                                                    path / "workers.log", resuming);
+    cluster.hooks =
+        std::make_shared<SlotProcesses>(slot_device_specs(devices), slot_gpu_memory(args.gpu_memory, devices),
+                                        cluster.token, args.plugins, path / "workers.log", resuming);
+  } else {
+    cap_process_gpu_memory(args.gpu_memory, devices);
   }
 
   auto console = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
@@ -219,6 +224,9 @@ int execute_run(const RunArgs& args, PreparedRun run) {
     log->info("resuming {} from its checkpoint after aggregation {} (virtual time {:.1f} s)", path.string(),
               run.resume_from->checkpoint.round, run.resume_from->checkpoint.virtual_time);
   describe_run(*log, *scenario, *data, cluster, devices, path);
+  if (args.gpu_memory > 0)
+    log->info("the run holds at most {} GiB of each GPU{}", gib_text(args.gpu_memory),
+              args.slot_processes ? ", shared among its slot processes" : "");
 
   const bool live = !args.no_progress && !args.quiet && isatty(STDERR_FILENO);
   auto observer = std::make_shared<ProgressDisplay>(log, file_only, live);

@@ -13,6 +13,7 @@
 
 #include "drift_child.hpp"
 #include "engine/core/error.hpp"
+#include "gpu_memory.hpp"
 
 namespace drift::cli {
 
@@ -34,9 +35,10 @@ std::string private_join_token() {
   return token;
 }
 
-SlotProcesses::SlotProcesses(std::vector<std::string> device_specs, std::string token, std::vector<std::string> plugins,
-                             std::filesystem::path log_file, bool append)
+SlotProcesses::SlotProcesses(std::vector<std::string> device_specs, std::vector<double> gpu_memory, std::string token,
+                             std::vector<std::string> plugins, std::filesystem::path log_file, bool append)
     : specs_(std::move(device_specs)),
+      gpu_memory_(std::move(gpu_memory)),
       token_(std::move(token)),
       plugins_(std::move(plugins)),
       log_file_(std::move(log_file)),
@@ -56,6 +58,8 @@ void SlotProcesses::on_listening(const Endpoint& at, const std::string& scenario
     std::vector<std::string> args{"drift", "worker", "--connect", at.text(), "--devices", specs_[i]};
     args.insert(args.end(), {"--name", name, "--expect-scenario", scenario_hash});
     for (const auto& p : plugins_) args.insert(args.end(), {"--plugin", p});
+    if (i < gpu_memory_.size() && gpu_memory_[i] > 0)
+      args.insert(args.end(), {"--gpu-memory", gib_text(gpu_memory_[i])});
     Child child;  // children_[i] runs specs_[i]
     child.pid = start_drift_child(std::move(args), setup);
     if (child.pid < 0) {

@@ -22,9 +22,10 @@ std::string private_join_token();
 
 class SlotProcesses : public actors::ListenHooks {
  public:
-  // `log_file` takes every worker's output (appended to when `append`).
-  SlotProcesses(std::vector<std::string> device_specs, std::string token, std::vector<std::string> plugins,
-                std::filesystem::path log_file, bool append);
+  // `log_file` takes every worker's output (appended to when `append`); `gpu_memory` is each
+  // worker's --gpu-memory, parallel to `device_specs` (0: none).
+  SlotProcesses(std::vector<std::string> device_specs, std::vector<double> gpu_memory, std::string token,
+                std::vector<std::string> plugins, std::filesystem::path log_file, bool append);
   ~SlotProcesses() override;  // gives the workers a few seconds to leave, then kills them
   SlotProcesses(const SlotProcesses&) = delete;
   SlotProcesses& operator=(const SlotProcesses&) = delete;
@@ -39,6 +40,7 @@ class SlotProcesses : public actors::ListenHooks {
     int status = 0;
   };
   std::vector<std::string> specs_;
+  std::vector<double> gpu_memory_;
   std::string token_;
   std::vector<std::string> plugins_;
   std::filesystem::path log_file_;

@@ -22,6 +22,9 @@
 #include "engine/core/input_file.hpp"
 #include "engine/study/gnuplot.hpp"
 #include "engine/study/study_results.hpp"
+#include "engine/training/cuda_support.hpp"
+#include "engine/training/devices.hpp"
+#include "gpu_memory.hpp"
 #include "live_pages.hpp"
 #include "study_runner.hpp"
 
@@ -152,14 +155,15 @@ DirectoryLock prepare_directory(const fs::path& out, const json& definition, boo
 
 // The study's page while its runs go on (docs/outputs.md#live-pages): how many runs have
 // finished, their table and figures so far. Shards share the directory and draw no live page.
-std::unique_ptr<LivePages> live_study_page(const StudyArgs& args, const StudyPlan& plan) {
+std::unique_ptr<LivePages> live_study_page(const StudyArgs& args, const StudyPlan& plan, const std::string& where) {
   if (args.no_plots || plan.plot_minutes <= 0 || plan.shard_count > 1) return nullptr;
-  auto draw = [&plan](const std::atomic<int>& stop, std::size_t drawing) {
+  auto draw = [&plan, where](const std::atomic<int>& stop, std::size_t drawing) {
     std::size_t finished = 0;
     for (const auto& r : plan.runs) finished += run_finished(plan.out / r.relative_path) ? 1 : 0;
     const auto total = plan.runs.size();
-    const auto banner = live_banner(std::to_string(finished) + " of " + std::to_string(total) + " runs finished",
-                                    finished, total, "study", plan.plot_minutes, drawing);
+    const auto banner =
+        live_banner(std::to_string(finished) + " of " + std::to_string(total) + " runs finished, " + where, finished,
+                    total, "study", plan.plot_minutes, drawing);
     plot_study_directory(plan.out, study_table(plan), &stop, &banner);
   };
   std::fprintf(stderr, "live page: %s (redrawn every %g min while the study runs)\n", (plan.out / "index.html").c_str(),
@@ -169,10 +173,34 @@ std::unique_ptr<LivePages> live_study_page(const StudyArgs& args, const StudyPla
   });
 }
 
+// The pool every run gets (--devices, or --slots as cpu:N), checked once before anything runs:
+// a GPU this build cannot use is refused here, not by every run. Empty: each run's scenario's.
+std::vector<DeviceSlots> study_pool(const StudyArgs& args) {
+  if (args.devices.empty() && args.slots == 0) {
+    if (args.gpu_memory > 0) throw UserError("--gpu-memory needs --devices: the pool whose GPUs it bounds");
+    return {};
+  }
+  auto pool = parse_device_pool(args.devices.empty() ? "cpu:" + std::to_string(args.slots) : args.devices);
+  require_devices(pool);
+  check_gpu_memory(args.gpu_memory, pool, "--devices " + args.devices);
+  return pool;
+}
+
+// "4 at once on cuda:0 x2 in slot processes, each holding at most 20 GiB of a GPU": the
+// progress's first line and the live page's banner.
+std::string study_placement(const StudyArgs& args, const std::vector<DeviceSlots>& pool, int jobs) {
+  std::string text =
+      std::to_string(jobs) + " at once on " + (pool.empty() ? "each scenario's devices" : describe(pool));
+  if (args.slot_processes) text += " in slot processes";
+  if (args.gpu_memory > 0) text += ", each holding at most " + gib_text(args.gpu_memory) + " GiB of a GPU";
+  return text;
+}
+
 }  // namespace
 
 StudyPlan plan_study(const StudyArgs& args, const std::string& default_prefix) {
   StudyPlan plan;
+  study_pool(args);
   plan.factors = study_factors(args);
   plan.seeds = study_seeds(args);
   const auto cells = grid_cells(plan.factors);
@@ -232,15 +260,25 @@ int execute_study(const StudyArgs& args, const StudyPlan& plan) {
   options.scenario = args.scenario;
   options.study_dir = plan.out;
   options.slots = args.slots;
+  options.devices = args.devices;
+  options.slot_processes = args.slot_processes;
+  options.gpu_memory = args.gpu_memory;
   options.no_plots = args.no_plots;
   for (const auto& p : args.plugins) options.plugins.push_back(fs::absolute(p).lexically_normal().string());
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  options.jobs = args.jobs > 0 ? args.jobs : (args.slots > 0 ? std::max(1, cores / args.slots) : 1);
+  const auto pool = study_pool(args);
+  options.jobs = args.jobs > 0  ? args.jobs
+                 : pool.empty() ? 1
+                                : runs_at_once(pool, cores, gib_to_bytes(args.gpu_memory), [&args](int gpu) {
+                                    return args.gpu_memory > 0 ? gpu_total_memory(gpu) : 0;
+                                  });
+  const auto where = study_placement(args, pool, options.jobs);
+  std::fprintf(stderr, "study: %zu run(s), %s\n", plan.runs.size(), where.c_str());
   options.live = !args.no_progress && isatty(STDERR_FILENO);
   options.shard_index = plan.shard_index;
   options.shard_count = plan.shard_count;
   std::size_t done = 0;
-  auto live = live_study_page(args, plan);
+  auto live = live_study_page(args, plan, where);
   const auto outcome = run_planned(plan.runs, options, [&](const PlannedRun& run, int code, double wall) {
     ++done;
     const auto record = read_run_record(plan.out, run.relative_path, plan.targets);

@@ -9,6 +9,7 @@
 #include "commands.hpp"
 #include "engine/core/error.hpp"
 #include "engine/study/gnuplot.hpp"
+#include "gpu_memory.hpp"
 
 namespace drift::cli {
 namespace fs = std::filesystem;
@@ -61,6 +62,9 @@ std::string study_line(const StudyArgs& a, const fs::path& out) {
   for (const auto& s : a.sets) words.insert(words.end(), {"--set", s});
   for (const auto& p : a.plugins) words.insert(words.end(), {"--plugin", fs::absolute(p).lexically_normal().string()});
   if (a.slots > 0) words.insert(words.end(), {"--slots", std::to_string(a.slots)});
+  if (!a.devices.empty()) words.insert(words.end(), {"--devices", a.devices});
+  if (a.slot_processes) words.push_back("--slot-processes");
+  if (a.gpu_memory > 0) words.insert(words.end(), {"--gpu-memory", gib_text(a.gpu_memory)});
   if (a.jobs > 0) words.insert(words.end(), {"--jobs", std::to_string(a.jobs)});
   if (a.no_plots) words.push_back("--no-plots");
   words.insert(words.end(), {"--out", fs::absolute(out).lexically_normal().string(), "--no-progress"});

@@ -22,6 +22,7 @@
 #include "engine/core/remove_tree.hpp"
 #include "engine/metrics/metrics_file.hpp"
 #include "engine/metrics/summary.hpp"
+#include "gpu_memory.hpp"
 #include "interrupts.hpp"
 
 namespace drift::cli {
@@ -89,10 +90,10 @@ pid_t start_child(const PlannedRun& run, const RunnerOptions& o, bool resume) {
   }
   if (o.no_plots) args.push_back("--no-plots");
   for (const auto& p : resume ? std::vector<std::string>{} : o.plugins) args.insert(args.end(), {"--plugin", p});
-  if (o.slots > 0) {
-    args.push_back("--slots");
-    args.push_back(std::to_string(o.slots));
-  }
+  if (o.slots > 0) args.insert(args.end(), {"--slots", std::to_string(o.slots)});
+  if (!o.devices.empty()) args.insert(args.end(), {"--devices", o.devices});
+  if (o.slot_processes) args.push_back("--slot-processes");
+  if (o.gpu_memory > 0) args.insert(args.end(), {"--gpu-memory", gib_text(o.gpu_memory)});
   const auto log = dir.string() + ".log";
   DriftChildSetup setup;
   setup.own_process_group = true;

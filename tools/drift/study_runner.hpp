@@ -21,6 +21,9 @@ struct RunnerOptions {
   std::filesystem::path study_dir;
   int jobs = 1;
   int slots = 0;                     // CPU slots per run; 0: the scenario's devices
+  std::string devices;               // every run's --devices ("": none)
+  bool slot_processes = false;       // every run's --slot-processes
+  double gpu_memory = 0;             // every run's --gpu-memory (0: none)
   bool no_plots = false;             // children draw no figures
   std::vector<std::string> plugins;  // --plugin for every run child (absolute paths)
   bool live = false;                 // redraw one progress line (a terminal); else a line per run and every 30 s

@@ -7,6 +7,7 @@
 #include "engine/cluster/join.hpp"
 #include "engine/core/error.hpp"
 #include "engine/training/device_data.hpp"
+#include "gpu_memory.hpp"
 
 namespace drift::cli {
 namespace {
@@ -28,6 +29,8 @@ int worker_command(const WorkerArgs& args) {
   o.devices_text = args.devices;
   o.devices = parse_device_pool(args.devices);
   require_devices(o.devices);
+  check_gpu_memory(args.gpu_memory, o.devices, "--devices");
+  cap_process_gpu_memory(args.gpu_memory, o.devices);
   use_deterministic_kernels(o.devices);
   o.expected_scenario = args.expect_scenario;
   o.tls = actors::TlsOptions{args.tls, args.cert, args.key, args.ca};
