@@ -7,7 +7,8 @@
 # summary.json and log) and $OUT/logs.tgz (build and test logs); OUT defaults to ./gpu-out.
 # DRIFT_GPU_BUDGET (seconds, default 420) bounds the whole: work past it is skipped and said so;
 # the FedAU protocol at 2,000 rounds runs last, in what is left.
-# DRIFT_GPU_PACKS=0 skips packed clients; DRIFT_GPU_SKC=0 skips FedSKC; DRIFT_GPU_FEDAU_SLOTS
+# DRIFT_GPU_PACKS=0 skips packed clients; DRIFT_GPU_SKC=0 skips FedSKC; DRIFT_GPU_STUDY=0 skips
+# the FedAU study's subset (DRIFT_GPU_STUDY_ROUNDS, default 200, its rounds); DRIFT_GPU_FEDAU_SLOTS
 # (default 8) sets the FedAU run's slots; DRIFT_GPU_FEDAU=0 skips it; DRIFT_GPU_ROUNDS (default 20)
 # sets qs200's rounds. DRIFT_GPU_DEVICE=cpu DRIFT_GPU_BUILD=build DRIFT_GPU_ROUNDS=2 checks this
 # script on the development machine.
@@ -21,7 +22,7 @@ left() { echo $((BUDGET - ($(date +%s) - T0))); }
 log() { echo "$@" | tee -a "$R"; }
 finish() {
   (cd $W && tar czf "$OUT/runs.tgz" runs/*.log runs/*/timings.jsonl runs/*/metrics.jsonl runs/*/summary.json \
-    runs/*/workers.log 2>/dev/null)
+    runs/*/workers.log runs/study_*/*/seed-1/metrics.jsonl runs/study_*/*/seed-1/summary.json 2>/dev/null)
   (cd $W && tar czf "$OUT/logs.tgz" logs 2>/dev/null)
   log "total $(($(date +%s) - T0)) s"
 }
@@ -113,6 +114,42 @@ same() {  # same A B...: whether the runs wrote the same metrics.jsonl
 }
 slots() { [ "${DEV%%:*}" = cuda ] && echo "$DEV"x$1 || echo cpu:$1; }
 
+# The FedAU study's subset (issue 70): its 7 methods under one pattern (bernoulli), seed 1, as
+# one `drift study` on the device, every run at once (--jobs from the pool), then the same study
+# one run at a time; runs per hour, and the 63 runs of the whole study (3 patterns x 3 seeds) at
+# 2,000 rounds extrapolated from DRIFT_GPU_STUDY_ROUNDS (default 200) by rounds.
+study() {  # study NAME SECONDS ARGS...: the subset as one drift study; prints its wall seconds
+  local name=$1 limit=$2; shift 2
+  local room=$(($(left) - 15))
+  [ $room -gt 20 ] || { log "$name: skipped, budget spent"; return 1; }
+  [ $limit -le $room ] || limit=$room
+  local s=$(date +%s.%N)
+  timeout $limit $D study scenarios/paper/fedau_fmnist.toml --seed-list 1 --algorithms "$METHODS" \
+    --set data.path=$G/fmnist --set federation.rounds=$SR --no-plots --no-progress --out $W/runs/$name "$@" \
+    > $W/runs/$name.log 2>&1
+  local rc=$?
+  STUDY_WALL=$(python3 -c "print('%.1f' % ($(date +%s.%N) - $s))")
+  log "$name rc=$rc wall $STUDY_WALL s; $(grep -m1 '^study:' $W/runs/$name.log)"
+  [ $rc = 0 ] || { tail -4 $W/runs/$name.log | tee -a "$R"; return 1; }
+}
+study_digests() { (cd $W/runs/$1 && sha256sum */seed-1/metrics.jsonl); }
+study_row() {
+  SR=${DRIFT_GPU_STUDY_ROUNDS:-200}
+  METHODS=fedavg-participants+server_lr=1.78,fedavg-all+server_lr=10,known-probability,fedau,mifa,fedvarp,amplified-fedavg
+  log "== the FedAU study's subset: 7 methods, bernoulli, seed 1, $SR rounds, as one drift study"
+  study study_pool 300 --devices $(slots 1) || return
+  local pool=$STUDY_WALL
+  python3 -c "w=$pool; r=7*3600/w; print('  %.0f runs of %d rounds an hour; the 63 runs at 2,000 rounds: %.2f h' % (r, $SR, 63*(2000/$SR)/r))" | tee -a "$R"
+  study study_serial 400 --devices $(slots 1) --jobs 1 || return
+  python3 -c "w=$STUDY_WALL; print('  one run at a time: %.0f runs an hour (%.2fx slower than at once)' % (7*3600/w, w/$pool))" | tee -a "$R"
+  if [ "$(study_digests study_pool)" = "$(study_digests study_serial)" ]; then
+    log "metrics identical between the study at once and --jobs 1: yes"
+  else
+    log "metrics identical between the study at once and --jobs 1: no"
+    diff <(study_digests study_pool) <(study_digests study_serial) | tee -a "$R"
+  fi
+}
+
 QS="scenarios/quickstart.toml --set federation.clients=200 --set sampler.clients_per_round=40
   --set federation.rounds=${DRIFT_GPU_ROUNDS:-20}"
 SKC="scenarios/quickstart.toml --set model.name=resnet8 --set model.width=16 --set algorithm.name=fedskc
@@ -155,6 +192,9 @@ if [ "${DRIFT_GPU_SKC:-1}" = 1 ]; then
   run skc_4 150 $SKC --devices $(slots 4)
   run skc_4_proc 150 $SKC --devices $(slots 4) --slot-processes
   same skc_1 skc_1_eager skc_2 skc_4 skc_4_proc
+fi
+if [ "${DRIFT_GPU_STUDY:-1}" = 1 ]; then
+  study_row
 fi
 [ "${DRIFT_GPU_FEDAU:-1}" = 1 ] || exit 0
 log "== FedAU's protocol at the paper's 2,000 rounds (scenarios/paper/fedau_fmnist.toml, seed 1)"
