@@ -8,6 +8,7 @@
 
 #include "engine/core/remove_tree.hpp"
 #include "engine/core/state_archive.hpp"
+#include "engine/sim/sim_archive.hpp"
 #include "engine/tensors/tensor_archive.hpp"
 #include "sim_harness.hpp"
 
@@ -88,6 +89,20 @@ TEST_CASE("tensors keep their dtype, shape, bits and gradient flag in an archive
     CHECK(back[i].requires_grad() == ts[i].requires_grad());
   }
   CHECK_FALSE(back.back().defined());
+}
+
+TEST_CASE("a task plan comes back from an archive with every field", "[checkpoint]") {
+  TaskPlan plan{7, 3, 1.5, 2.5, 4.25, 4.5, 9.0, 1e6, 1234, 5, 80.0, 0.25, 3};
+  auto w = StateArchive::writer();
+  archive_plan(w, plan);
+  auto r = StateArchive::reader(w.take(), "plan");
+  TaskPlan back;
+  archive_plan(r, back);
+  r.expect_end();
+  // Every field in declaration order, speed, latency and the partial-work steps last.
+  std::ostringstream fields;
+  back.each_field([&fields](auto&... field) { ((fields << field << ' '), ...); });
+  CHECK(fields.str() == "7 3 1.5 2.5 4.25 4.5 9 1e+06 1234 5 80 0.25 3 ");
 }
 
 namespace {

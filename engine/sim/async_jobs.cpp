@@ -51,7 +51,9 @@ bool all_answered(const InFlightJobs& jobs) {
 }
 
 void archive_jobs(StateArchive& ar, InFlightJobs& jobs) {
-  ar.section("jobs");
+  // "jobs 2": an older checkpoint, whose plans lacked speed, latency and the partial-work steps,
+  // is refused by name, not misread.
+  ar.section("jobs 2");
   std::map<std::uint64_t, std::shared_ptr<const NamedTensors>> pulled;
   for (const auto& [id, f] : jobs) pulled[f.plan.model_version] = f.pulled;
   ar.map(pulled, [&](std::shared_ptr<const NamedTensors>& model) {

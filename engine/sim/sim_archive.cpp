@@ -5,16 +5,7 @@
 namespace drift {
 
 void archive_plan(StateArchive& ar, TaskPlan& p) {
-  ar.value(p.job);
-  ar.value(p.client);
-  ar.value(p.start);
-  ar.value(p.download_end);
-  ar.value(p.compute_end);
-  ar.value(p.earliest_finish);
-  ar.value(p.drop_time);
-  ar.value(p.up_bandwidth);
-  ar.value(p.down_bytes);
-  ar.value(p.model_version);
+  p.each_field([&ar](auto&... field) { (ar.value(field), ...); });
 }
 
 void archive_outcome(StateArchive& ar, JobOutcome& o) {

@@ -28,6 +28,13 @@ struct TaskPlan {
   double finish(std::uint64_t upload_bytes) const {
     return earliest_finish + static_cast<double>(upload_bytes) / up_bandwidth;
   }
+  // Every field, once: a checkpoint's layout of a plan (sim_archive.cpp) is this list, so a
+  // field added above and not here is the one place to look, not a silent gap in a resume.
+  template <class Visit>
+  void each_field(Visit&& visit) {
+    visit(job, client, start, download_end, compute_end, earliest_finish, drop_time, up_bandwidth, down_bytes,
+          model_version, speed, latency, max_steps);
+  }
 };
 
 // Virtual compute time a task spent before `until` (its end, by default): the one formula for
