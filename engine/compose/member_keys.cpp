@@ -10,35 +10,77 @@
 #include "engine/sampling/sampler.hpp"
 
 namespace drift {
+namespace {
+
+template <class Rows>
+Members members_of_rows(const Rows& rows) {
+  Members out;
+  for (const auto& row : rows) out.emplace_back(row.name, &row.params);
+  return out;
+}
+
+std::vector<std::string> no_others(const toml::table&) { return {}; }
+
+// A sampler the timeline switches to brings its keys (an unknown name adds none; the timeline's
+// check refuses it).
+std::vector<std::string> timeline_samplers(const toml::table& root) {
+  std::vector<std::string> names;
+  if (const auto* timeline = root.get_as<toml::array>("timeline"))
+    for (const auto& node : *timeline)
+      if (const auto* entry = node.as_table())
+        if (const auto name = (*entry)["sampler"].value<std::string>()) names.push_back(*name);
+  return names;
+}
+
+// A group's own model brings its keys; the group keeps the global values it does not set.
+std::vector<std::string> group_models(const toml::table& root) {
+  std::vector<std::string> names;
+  if (const auto* groups = root.get_as<toml::table>("groups"))
+    for (auto&& [k, node] : *groups)
+      if (const auto* group = node.as_table())
+        if (const auto name = group->at_path("availability.model").value<std::string>()) names.push_back(*name);
+  return names;
+}
+
+// The four sections, once: every question below is answered from this table.
+const std::vector<MemberSection>& member_sections_table() {
+  static const std::vector<MemberSection> sections = {
+      {"algorithm", "", "this algorithm", false, [] { return members_of_rows(algorithm_catalog()); }, no_others,
+       [](const std::vector<std::string>&) { return std::vector<ParamSpec>{}; }},
+      {"sampler", "name", "this run's samplers", true, [] { return members_of_rows(sampler_catalog()); },
+       timeline_samplers,
+       [](const std::vector<std::string>& names) { return params_of_rows(sampler_catalog(), names); }},
+      // One scheme, which must exist: its row's lookup names an unknown one with a suggestion.
+      {"partition", "scheme", "this scheme", false, [] { return members_of_rows(partition_catalog()); }, no_others,
+       [](const std::vector<std::string>& names) { return partition_scheme(names.front()).params; }},
+      {"availability", "model", "this run's availability models", true,
+       [] { return members_of_rows(availability_catalog()); }, group_models,
+       [](const std::vector<std::string>& names) { return params_of_rows(availability_catalog(), names); }},
+  };
+  return sections;
+}
+
+}  // namespace
+
+const std::vector<MemberSection>& member_sections() { return member_sections_table(); }
+
+const MemberSection* member_section(const std::string& section) {
+  for (const auto& s : member_sections_table())
+    if (s.section == section) return &s;
+  return nullptr;
+}
 
 std::string member_key(const std::string& section) {
-  if (section == "sampler") return "name";
-  if (section == "partition") return "scheme";
-  if (section == "availability") return "model";
-  return "";
+  const auto* s = member_section(section);
+  return s != nullptr ? s->member_key : "";
 }
 
 std::vector<ParamSpec> member_keys(const std::string& section, const std::string& chosen, const toml::table& root) {
+  const auto* s = member_section(section);
+  if (s == nullptr) return {};
   std::vector<std::string> names{chosen};
-  if (section == "sampler") {
-    // A sampler the timeline switches to brings its keys (an unknown name adds none; the
-    // timeline's check refuses it).
-    if (const auto* timeline = root.get_as<toml::array>("timeline"))
-      for (const auto& node : *timeline)
-        if (const auto* entry = node.as_table())
-          if (const auto name = (*entry)["sampler"].value<std::string>()) names.push_back(*name);
-    return params_of_rows(sampler_catalog(), names);
-  }
-  if (section == "availability") {
-    // A group's own model brings its keys; the group keeps the global values it does not set.
-    if (const auto* groups = root.get_as<toml::table>("groups"))
-      for (auto&& [k, node] : *groups)
-        if (const auto* group = node.as_table())
-          if (const auto name = group->at_path("availability.model").value<std::string>()) names.push_back(*name);
-    return params_of_rows(availability_catalog(), names);
-  }
-  if (section == "partition") return partition_scheme(chosen).params;
-  return {};
+  for (auto& other : s->others_used(root)) names.push_back(std::move(other));
+  return s->params_of(names);
 }
 
 ParamSet read_member_keys(const std::string& section, const std::string& chosen, const toml::table& root) {
@@ -80,29 +122,17 @@ std::vector<std::string> idle_member_keys(const std::string& section, const std:
   return out;
 }
 
-std::vector<std::pair<std::string, const std::vector<ParamSpec>*>> members_of(const std::string& section) {
-  std::vector<std::pair<std::string, const std::vector<ParamSpec>*>> out;
-  if (section == "algorithm")
-    for (const auto& a : algorithm_catalog()) out.emplace_back(a.name, &a.params);
-  if (section == "sampler")
-    for (const auto& s : sampler_catalog()) out.emplace_back(s.name, &s.params);
-  if (section == "partition")
-    for (const auto& p : partition_catalog()) out.emplace_back(p.name, &p.params);
-  if (section == "availability")
-    for (const auto& m : availability_catalog()) out.emplace_back(m.name, &m.params);
-  return out;
+Members members_of(const std::string& section) {
+  const auto* s = member_section(section);
+  return s != nullptr ? s->members() : Members{};
 }
 
 std::string members_take(const std::string& section, const std::vector<ParamSpec>& taken) {
   std::vector<std::string> names;
   for (const auto& p : taken) names.push_back(p.key);
-  // The sampler named and the timeline's take keys, and the models of [availability] and of
-  // the groups; one algorithm and one scheme do.
-  const bool plural = section == "sampler" || section == "availability";
-  const std::string whose = section == "sampler"        ? "this run's samplers"
-                            : section == "availability" ? "this run's availability models"
-                            : section == "partition"    ? "this scheme"
-                                                        : "this algorithm";
+  const auto* s = member_section(section);
+  const std::string whose = s != nullptr ? s->whose : "this section";
+  const bool plural = s != nullptr && s->several;
   if (names.empty()) return "; " + whose + (plural ? " take" : " takes") + " no parameters";
   return "; " + whose + (plural ? "' parameters are: " : "'s parameters are: ") + join(names);
 }

@@ -12,6 +12,26 @@
 
 namespace drift {
 
+// Every member of a family, with its keys.
+using Members = std::vector<std::pair<std::string, const std::vector<ParamSpec>*>>;
+
+// A section whose members come from a catalogue: the one place that says how it names its member
+// and which other members of the scenario bring their keys into it.
+struct MemberSection {
+  std::string section;     // "sampler"
+  std::string member_key;  // the key naming its member ("name"); "" for [algorithm], whose presets
+                           // make it the validator's own case
+  std::string whose;       // "this run's samplers": messages about what it takes
+  bool several = false;    // members besides the chosen one can bring keys (a timeline's samplers)
+  Members (*members)();
+  std::vector<std::string> (*others_used)(const toml::table& root);            // those other members' names
+  std::vector<ParamSpec> (*params_of)(const std::vector<std::string>& names);  // chosen first; each key once
+};
+
+// [algorithm], [sampler], [partition] and [availability], in that order.
+const std::vector<MemberSection>& member_sections();
+const MemberSection* member_section(const std::string& section);  // null for a plain section
+
 // The key that names a section's member ("name", "scheme", "model"); "" for [algorithm] (its
 // presets make it the validator's own case) and for plain sections.
 std::string member_key(const std::string& section);
@@ -32,7 +52,7 @@ std::vector<std::string> idle_member_keys(const std::string& section, const std:
                                           const toml::table& root);
 
 // Every member of the section's family, with its keys; empty for a plain section.
-std::vector<std::pair<std::string, const std::vector<ParamSpec>*>> members_of(const std::string& section);
+Members members_of(const std::string& section);
 
 // "; this run's samplers' parameters are: candidates", or "; this scheme takes no parameters":
 // what the section takes here, for a message about a key it does not.

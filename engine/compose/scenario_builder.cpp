@@ -361,10 +361,13 @@ Scenario build_scenario(toml::table& root, const std::string& source) {
   record_edge_map_digest(s, root);
   read_timeline(s, root);
   s.sampler.params = read_member_keys("sampler", s.sampler.name, root);
-  for (const auto& [section, chosen] :
-       {std::pair{"sampler", s.sampler.name}, std::pair{"partition", s.partition.scheme},
-        std::pair{"availability", s.availability.model}})
-    for (auto& warning : idle_member_keys(section, chosen, root)) s.warnings.push_back(std::move(warning));
+  // Validation wrote every member key, so the member each section chose is in `root`.
+  for (const auto& family : member_sections()) {
+    if (family.member_key.empty()) continue;
+    const auto chosen = root[family.section][family.member_key].value<std::string>();
+    for (auto& warning : idle_member_keys(family.section, chosen.value_or(""), root))
+      s.warnings.push_back(std::move(warning));
+  }
   check_combinations(s, algorithm, source);
   finish_file_model(s, root, algorithm, source);
   check_devices_and_output(s, source);

@@ -30,9 +30,9 @@ class Validator {
       : root_(root), source_(std::move(source)), overridden_(std::move(overridden)) {
     for (const auto& section : scenario_schema())
       for (const auto& k : section.keys) known_paths_.push_back(path_of(section.name, k.key));
-    for (const std::string section : {"algorithm", "sampler", "partition", "availability"})
-      for (const auto& [member, params] : members_of(section))
-        for (const auto& p : *params) known_paths_.push_back(section + "." + p.key);
+    for (const auto& family : member_sections())
+      for (const auto& [member, params] : family.members())
+        for (const auto& p : *params) known_paths_.push_back(family.section + "." + p.key);
   }
 
   void run() {
