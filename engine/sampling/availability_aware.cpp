@@ -6,7 +6,7 @@
 namespace drift {
 
 std::vector<std::uint32_t> AvailabilityAwareSampler::select(const SelectionContext& ctx) {
-  Rng rng = make_stream(seed_, "sample", {calls_++});
+  Rng rng = next_call_stream();
   std::vector<std::uint32_t> chosen;
   draw_distinct(
       chosen, ctx.count, population_, rng, [&] { return static_cast<std::uint32_t>(rng.below(population_)); },
@@ -14,8 +14,6 @@ std::vector<std::uint32_t> AvailabilityAwareSampler::select(const SelectionConte
   std::sort(chosen.begin(), chosen.end());
   return chosen;
 }
-
-void AvailabilityAwareSampler::archive(StateArchive& ar) { ar.value(calls_); }
 
 SamplerInfo availability_aware_sampler_info() {
   return {"availability_aware", "uniform over the clients online at selection time",

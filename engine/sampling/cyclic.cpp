@@ -7,10 +7,10 @@
 namespace drift {
 
 CyclicSampler::CyclicSampler(const Population& population, std::uint64_t seed, CyclicStrata strata)
-    : strata_(strata_of(population, strata)), seed_(seed) {}
+    : SeededSampler(seed), strata_(strata_of(population, strata)) {}
 
 std::vector<std::uint32_t> CyclicSampler::select(const SelectionContext& ctx) {
-  Rng rng = make_stream(seed_, "sample", {calls_++});
+  Rng rng = next_call_stream();
   std::vector<std::uint32_t> chosen;
   if (strata_.empty()) return chosen;
   const auto& stratum = strata_[(ctx.round == 0 ? 0 : ctx.round - 1) % strata_.size()];
@@ -18,8 +18,6 @@ std::vector<std::uint32_t> CyclicSampler::select(const SelectionContext& ctx) {
   std::sort(chosen.begin(), chosen.end());
   return chosen;
 }
-
-void CyclicSampler::archive(StateArchive& ar) { ar.value(calls_); }
 
 namespace {
 struct CyclicOptions {

@@ -10,7 +10,7 @@
 namespace drift {
 
 std::vector<std::uint32_t> PoissonSampler::select(const SelectionContext& ctx) {
-  Rng rng = make_stream(seed_, "poisson-sample", {calls_++});
+  Rng rng = next_call_stream();
   std::vector<std::uint32_t> chosen;
   if (rate_ <= 0) return chosen;
   const double log_keep = std::log1p(-rate_);  // -inf at rate 1: every gap is 0
@@ -24,8 +24,6 @@ std::vector<std::uint32_t> PoissonSampler::select(const SelectionContext& ctx) {
   }
   return chosen;
 }
-
-void PoissonSampler::archive(StateArchive& ar) { ar.value(calls_); }
 
 SamplerInfo poisson_sampler_info() {
   return {"poisson", "each client independently with probability fraction (cohort size varies): DP's amplification",

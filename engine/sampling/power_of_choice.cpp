@@ -9,13 +9,13 @@
 namespace drift {
 
 PowerOfChoiceSampler::PowerOfChoiceSampler(const Population& population, std::uint64_t seed, double candidates)
-    : population_(population.size()),
-      seed_(seed),
+    : SeededSampler(seed),
+      population_(population.size()),
       candidates_(candidates),
       alias_(std::vector<double>(population.num_samples.begin(), population.num_samples.end())) {}
 
 std::vector<std::uint32_t> PowerOfChoiceSampler::select(const SelectionContext& ctx) {
-  Rng rng = make_stream(seed_, "sample", {calls_++});
+  Rng rng = next_call_stream();
   std::vector<std::uint32_t> pool;
   const auto d = static_cast<std::uint32_t>(std::ceil(candidates_ * ctx.count));
   draw_distinct(
@@ -30,8 +30,6 @@ std::vector<std::uint32_t> PowerOfChoiceSampler::select(const SelectionContext& 
   std::sort(pool.begin(), pool.end());
   return pool;
 }
-
-void PowerOfChoiceSampler::archive(StateArchive& ar) { ar.value(calls_); }
 
 namespace {
 struct PowerOfChoiceOptions {

@@ -15,6 +15,7 @@
 #include "engine/config/catalog.hpp"
 #include "engine/config/param_table.hpp"
 #include "engine/config/scenario.hpp"
+#include "engine/core/rng.hpp"
 #include "engine/core/state_archive.hpp"
 
 namespace drift {
@@ -41,6 +42,25 @@ class Sampler {
   virtual bool draws_cohort_size() const { return false; }
   // What a later call depends on (its call counter, a cursor), for checkpoints.
   virtual void archive(StateArchive& ar) = 0;
+};
+
+// What every sampler that draws at random shares: the scenario's seed and a count of its calls.
+// Each call draws from its own (purpose, call number) stream, so a cohort is a pure function of
+// the seed and of how many selections came before, and a checkpoint holds the count alone. A
+// sampler with no other state derives from it and writes select() only.
+class SeededSampler : public Sampler {
+ public:
+  explicit SeededSampler(std::uint64_t seed, std::string purpose = "sample")
+      : seed_(seed), purpose_(std::move(purpose)) {}
+  void archive(StateArchive& ar) override { ar.value(calls_); }
+
+ protected:
+  Rng next_call_stream() { return make_stream(seed_, purpose_, {calls_++}); }
+
+ private:
+  std::uint64_t seed_;
+  std::string purpose_;
+  std::uint64_t calls_ = 0;
 };
 
 // The sampling design a sampler executes in sync rounds: what the privacy accountant may

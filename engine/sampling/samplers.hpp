@@ -17,57 +17,46 @@ std::vector<std::vector<std::uint32_t>> strata_of(const Population& population, 
 // Clients grouped by the most frequent label in their data (ties: lowest label).
 std::vector<std::vector<std::uint32_t>> dominant_label_strata(const Population& population);
 
-class UniformSampler final : public Sampler {
+class UniformSampler final : public SeededSampler {
  public:
-  UniformSampler(std::uint32_t population, std::uint64_t seed) : population_(population), seed_(seed) {}
+  UniformSampler(std::uint32_t population, std::uint64_t seed) : SeededSampler(seed), population_(population) {}
   std::vector<std::uint32_t> select(const SelectionContext& ctx) override;
-  void archive(StateArchive& ar) override;
 
  private:
   std::uint32_t population_;
-  std::uint64_t seed_;
-  std::uint64_t calls_ = 0;
 };
 
 // Poisson sampling: each client independently with probability `rate`, so the cohort's size
 // varies from round to round. The sampling DP's amplification assumes (docs/privacy.md).
-class PoissonSampler final : public Sampler {
+class PoissonSampler final : public SeededSampler {
  public:
   PoissonSampler(std::uint32_t population, double rate, std::uint64_t seed)
-      : population_(population), rate_(rate), seed_(seed) {}
+      : SeededSampler(seed, "poisson-sample"), population_(population), rate_(rate) {}
   std::vector<std::uint32_t> select(const SelectionContext& ctx) override;
   bool draws_cohort_size() const override { return true; }
-  void archive(StateArchive& ar) override;
 
  private:
   std::uint32_t population_;
   double rate_;
-  std::uint64_t seed_;
-  std::uint64_t calls_ = 0;
 };
 
-class AvailabilityAwareSampler final : public Sampler {
+class AvailabilityAwareSampler final : public SeededSampler {
  public:
-  AvailabilityAwareSampler(std::uint32_t population, std::uint64_t seed) : population_(population), seed_(seed) {}
+  AvailabilityAwareSampler(std::uint32_t population, std::uint64_t seed)
+      : SeededSampler(seed), population_(population) {}
   std::vector<std::uint32_t> select(const SelectionContext& ctx) override;
-  void archive(StateArchive& ar) override;
 
  private:
   std::uint32_t population_;
-  std::uint64_t seed_;
-  std::uint64_t calls_ = 0;
 };
 
-class SizeWeightedSampler final : public Sampler {
+class SizeWeightedSampler final : public SeededSampler {
  public:
   SizeWeightedSampler(const Population& population, std::uint64_t seed);
   std::vector<std::uint32_t> select(const SelectionContext& ctx) override;
-  void archive(StateArchive& ar) override;
 
  private:
   std::uint32_t population_;
-  std::uint64_t seed_;
-  std::uint64_t calls_ = 0;
   AliasTable alias_;
 };
 
@@ -82,43 +71,34 @@ class RoundRobinSampler final : public Sampler {
   std::uint32_t cursor_ = 0;
 };
 
-class PowerOfChoiceSampler final : public Sampler {
+class PowerOfChoiceSampler final : public SeededSampler {
  public:
   PowerOfChoiceSampler(const Population& population, std::uint64_t seed, double candidates);
   std::vector<std::uint32_t> select(const SelectionContext& ctx) override;
-  void archive(StateArchive& ar) override;
 
  private:
   std::uint32_t population_;
-  std::uint64_t seed_;
   double candidates_;
-  std::uint64_t calls_ = 0;
   AliasTable alias_;
 };
 
-class CyclicSampler final : public Sampler {
+class CyclicSampler final : public SeededSampler {
  public:
   CyclicSampler(const Population& population, std::uint64_t seed, CyclicStrata strata = CyclicStrata::automatic);
   std::vector<std::uint32_t> select(const SelectionContext& ctx) override;
-  void archive(StateArchive& ar) override;
 
  private:
   std::vector<std::vector<std::uint32_t>> strata_;
-  std::uint64_t seed_;
-  std::uint64_t calls_ = 0;
 };
 
-class StratifiedSampler final : public Sampler {
+class StratifiedSampler final : public SeededSampler {
  public:
   StratifiedSampler(const Population& population, std::uint64_t seed);
   std::vector<std::uint32_t> select(const SelectionContext& ctx) override;
-  void archive(StateArchive& ar) override;
 
  private:
   std::vector<std::vector<std::uint32_t>> strata_;
   std::vector<double> weights_;
-  std::uint64_t seed_;
-  std::uint64_t calls_ = 0;
 };
 
 SamplerInfo uniform_sampler_info();

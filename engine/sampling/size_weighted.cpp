@@ -5,20 +5,18 @@
 namespace drift {
 
 SizeWeightedSampler::SizeWeightedSampler(const Population& population, std::uint64_t seed)
-    : population_(population.size()),
-      seed_(seed),
+    : SeededSampler(seed),
+      population_(population.size()),
       alias_(std::vector<double>(population.num_samples.begin(), population.num_samples.end())) {}
 
 std::vector<std::uint32_t> SizeWeightedSampler::select(const SelectionContext& ctx) {
-  Rng rng = make_stream(seed_, "sample", {calls_++});
+  Rng rng = next_call_stream();
   std::vector<std::uint32_t> chosen;
   draw_distinct(
       chosen, ctx.count, population_, rng, [&] { return alias_.draw(rng); }, ctx.eligible);
   std::sort(chosen.begin(), chosen.end());
   return chosen;
 }
-
-void SizeWeightedSampler::archive(StateArchive& ar) { ar.value(calls_); }
 
 SamplerInfo size_weighted_sampler_info() {
   return {"size_weighted", "without replacement, proportional to data size",

@@ -10,7 +10,7 @@
 namespace drift {
 
 StratifiedSampler::StratifiedSampler(const Population& population, std::uint64_t seed)
-    : strata_(dominant_label_strata(population)), seed_(seed) {
+    : SeededSampler(seed), strata_(dominant_label_strata(population)) {
   double total = 0.0;
   for (const auto& s : strata_) {
     double n = 0.0;
@@ -22,7 +22,7 @@ StratifiedSampler::StratifiedSampler(const Population& population, std::uint64_t
 }
 
 std::vector<std::uint32_t> StratifiedSampler::select(const SelectionContext& ctx) {
-  Rng rng = make_stream(seed_, "sample", {calls_++});
+  Rng rng = next_call_stream();
   std::vector<std::uint32_t> quota(strata_.size(), 0);
   std::vector<std::pair<double, std::size_t>> remainders;
   std::uint32_t given = 0;
@@ -42,8 +42,6 @@ std::vector<std::uint32_t> StratifiedSampler::select(const SelectionContext& ctx
   std::sort(chosen.begin(), chosen.end());
   return chosen;
 }
-
-void StratifiedSampler::archive(StateArchive& ar) { ar.value(calls_); }
 
 SamplerInfo stratified_sampler_info() {
   return {"stratified", "label-stratified quotas proportional to the population: drift-reducing baseline",

@@ -7,7 +7,7 @@
 namespace drift {
 
 std::vector<std::uint32_t> UniformSampler::select(const SelectionContext& ctx) {
-  Rng rng = make_stream(seed_, "sample", {calls_++});
+  Rng rng = next_call_stream();
   std::vector<std::uint32_t> chosen;
   draw_distinct(
       chosen, ctx.count, population_, rng, [&] { return static_cast<std::uint32_t>(rng.below(population_)); },
@@ -15,8 +15,6 @@ std::vector<std::uint32_t> UniformSampler::select(const SelectionContext& ctx) {
   std::sort(chosen.begin(), chosen.end());
   return chosen;
 }
-
-void UniformSampler::archive(StateArchive& ar) { ar.value(calls_); }
 
 SamplerInfo uniform_sampler_info() {
   return {"uniform", "uniform without replacement, blind to availability (offline picks cannot train)",

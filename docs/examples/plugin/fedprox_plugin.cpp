@@ -101,7 +101,8 @@ drift::ModelInfo mlp_plugin() {
 }
 
 // Deterministic and without state of its own (the losses are the simulation's), so there is
-// nothing to archive; a sampler that draws at random uses the seed's streams, as drift's do.
+// nothing to archive; a sampler that draws at random derives from drift::SeededSampler, as
+// drift's do: a stream of the seed per call, and the call count archived for it.
 class HighestLoss final : public drift::Sampler {
  public:
   HighestLoss(std::uint32_t population, bool untried_first) : population_(population), untried_first_(untried_first) {}
