@@ -11,6 +11,15 @@
 #include "engine/population/participation_process.hpp"
 
 namespace drift {
+
+// The built-in models' rows, declared here outside the anonymous namespace below, so that a row
+// defined in a file of its own links (docs/development.md#adding-an-availability-model); the
+// participation processes' come from participation_rows.cpp.
+AvailabilityModelInfo always_availability_info();
+AvailabilityModelInfo markov_availability_info();
+AvailabilityModelInfo diurnal_availability_info();
+AvailabilityModelInfo trace_availability_info();
+
 namespace {
 
 class AlwaysOnline final : public AvailabilityModel {
@@ -173,7 +182,9 @@ struct TraceOptions {
 
 struct NoOptions {};
 
-AvailabilityModelInfo always_row() {
+}  // namespace
+
+AvailabilityModelInfo always_availability_info() {
   return availability_info("always", "every client online all the time",
                            ParamTable<NoOptions>(std::vector<KeyBinding<NoOptions>>{}),
                            [](const NoOptions&, std::uint32_t, std::uint64_t, std::uint32_t, const Population*) {
@@ -181,7 +192,7 @@ AvailabilityModelInfo always_row() {
                            });
 }
 
-AvailabilityModelInfo markov_row() {
+AvailabilityModelInfo markov_availability_info() {
   using O = MarkovOptions;
   const ParamTable<O> params(
       {bind_key<O>("mean_online", "mean online period, seconds", &O::mean_online).range(0.0, kMaxVirtualSeconds, true),
@@ -196,7 +207,7 @@ AvailabilityModelInfo markov_row() {
   return row;
 }
 
-AvailabilityModelInfo diurnal_row() {
+AvailabilityModelInfo diurnal_availability_info() {
   using O = DiurnalOptions;
   const ParamTable<O> params(
       {bind_key<O>("period", "cycle length, seconds", &O::period).range(0.0, kMaxVirtualSeconds, true),
@@ -211,7 +222,7 @@ AvailabilityModelInfo diurnal_row() {
   return row;
 }
 
-AvailabilityModelInfo trace_row() {
+AvailabilityModelInfo trace_availability_info() {
   using O = TraceOptions;
   const ParamTable<O> params(
       {input_file(bind_key<O>("trace", "CSV client,start,end online intervals", &O::trace), "trace_digest"),
@@ -230,9 +241,12 @@ AvailabilityModelInfo trace_row() {
                            });
 }
 
+namespace {
+
 Rows<AvailabilityModelInfo>& availability_rows() {
   static Rows<AvailabilityModelInfo> rows = [] {
-    Rows<AvailabilityModelInfo> out = {always_row(), markov_row(), diurnal_row(), trace_row()};
+    Rows<AvailabilityModelInfo> out = {always_availability_info(), markov_availability_info(),
+                                       diurnal_availability_info(), trace_availability_info()};
     for (auto& p : participation_process_rows()) out.push_back(std::move(p));
     return out;
   }();
