@@ -85,7 +85,7 @@ struct AggregationInput {
 };
 
 // What an aggregation at an edge made of its edge round's updates (clients by their place at
-// the edge): engine/sim/edge_host.hpp's aggregate_at, and the message an edge host answers with.
+// the edge): engine/sim/server_aggregation.hpp's aggregate_at, and the message an edge host answers with.
 struct EdgeAggregated {
   bool moved = false;        // the model moved: the updates went in, or the server half moved it without any
   AlgorithmMetrics metrics;  // what the server half reported (when it moved)

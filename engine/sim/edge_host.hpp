@@ -22,11 +22,6 @@ namespace drift {
 
 struct Scenario;
 
-// The arithmetic of one aggregation at a server half: `updates` into `model` (none: the server
-// half may still move it, as MIFA does with what it remembers). The flat run's and every host's.
-EdgeAggregated aggregate_at(ServerAlgorithm& server, NamedTensors& model, const std::vector<ClientUpdate>& updates,
-                            const AggregationInput& input);
-
 class EdgeHost {
  public:
   using TaskReady = std::function<void(std::shared_ptr<TrainingTask>)>;

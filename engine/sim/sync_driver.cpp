@@ -24,6 +24,7 @@
 #include "engine/sim/edge_tier.hpp"
 #include "engine/sim/personal_evaluations.hpp"
 #include "engine/sim/round_rules.hpp"
+#include "engine/sim/server_aggregation.hpp"
 #include "engine/sim/shadow_cohort.hpp"
 #include "engine/sim/stale_updates.hpp"
 #include "engine/sim/sync_driver.hpp"
