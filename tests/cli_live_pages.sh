@@ -94,7 +94,8 @@ for _ in $(seq 600); do  # until a first run has finished and the page shows it
 done
 snapshot "$work/study"
 kill -0 "$pid" || { echo "the study ended before its live page could be checked"; exit 1; }
-grep -Eq 'Running: [1-3] of 4 runs finished \([0-9]+ %\), drawn at' "$work/snap/index.html" ||
+grep -Eq 'Running: [1-3] of 4 runs finished \([0-9]+ %\), drawn at [0-9:]+; 1 at once on each scenario.s devices\.' \
+  "$work/snap/index.html" ||
   { echo "the study's live page does not say how far it is"; grep -o '<p class="live"[^<]*' "$work/snap/index.html"; exit 1; }
 open_in_browser "$work/snap/index.html" "runs finished"
 wait "$pid" || { cat "$work/study.log"; exit 1; }

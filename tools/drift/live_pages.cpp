@@ -64,7 +64,7 @@ void LivePages::loop() {
 }
 
 LiveBanner live_banner(const std::string& progress, std::size_t done, std::size_t total, const std::string& what,
-                       double plot_minutes, std::size_t drawing) {
+                       double plot_minutes, std::size_t drawing, const std::string& detail) {
   const std::time_t now = std::time(nullptr);
   std::tm local{};
   localtime_r(&now, &local);
@@ -72,8 +72,8 @@ LiveBanner live_banner(const std::string& progress, std::size_t done, std::size_
   std::strftime(clock, sizeof clock, "%H:%M:%S", &local);
   const int refresh = static_cast<int>(std::clamp(plot_minutes * 60.0, 10.0, 60.0));
   return {"Running: " + progress + " (" + std::to_string(100 * done / std::max<std::size_t>(total, 1)) +
-              " %), drawn at " + clock + ". This page reloads itself every " + std::to_string(refresh) +
-              " s; the final page replaces it when the " + what + " ends.",
+              " %), drawn at " + clock + (detail.empty() ? "" : "; " + detail) + ". This page reloads itself every " +
+              std::to_string(refresh) + " s; the final page replaces it when the " + what + " ends.",
           refresh, drawing % 2 == 0 ? "live-figures-1" : "live-figures-2"};
 }
 

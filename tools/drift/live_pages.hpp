@@ -47,9 +47,9 @@ class LivePages {
 };
 
 // The `drawing`-th live page of a run or study (`what`): "Running: PROGRESS (P %), drawn at
-// 14:03:07. ...", with P = done / total; it reloads as often as it is redrawn (between 10 s and
-// a minute), and its figures go to two folders in turn.
+// 14:03:07[; DETAIL]. ...", with P = done / total; it reloads as often as it is redrawn (between
+// 10 s and a minute), and its figures go to two folders in turn.
 LiveBanner live_banner(const std::string& progress, std::size_t done, std::size_t total, const std::string& what,
-                       double plot_minutes, std::size_t drawing);
+                       double plot_minutes, std::size_t drawing, const std::string& detail = "");
 
 }  // namespace drift::cli

@@ -161,9 +161,8 @@ std::unique_ptr<LivePages> live_study_page(const StudyArgs& args, const StudyPla
     std::size_t finished = 0;
     for (const auto& r : plan.runs) finished += run_finished(plan.out / r.relative_path) ? 1 : 0;
     const auto total = plan.runs.size();
-    const auto banner =
-        live_banner(std::to_string(finished) + " of " + std::to_string(total) + " runs finished, " + where, finished,
-                    total, "study", plan.plot_minutes, drawing);
+    const auto banner = live_banner(std::to_string(finished) + " of " + std::to_string(total) + " runs finished",
+                                    finished, total, "study", plan.plot_minutes, drawing, where);
     plot_study_directory(plan.out, study_table(plan), &stop, &banner);
   };
   std::fprintf(stderr, "live page: %s (redrawn every %g min while the study runs)\n", (plan.out / "index.html").c_str(),
