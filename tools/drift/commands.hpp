@@ -78,11 +78,8 @@ struct StudyArgs {
   std::vector<std::uint64_t> seed_list;
   std::vector<std::string> sets;
   std::string out;
-  int slots = 0;
-  std::string devices;          // every run's device pool (instead of --slots)
-  bool slot_processes = false;  // every run's slots in processes of their own
-  double gpu_memory = 0;        // GiB each run may hold of each of its GPUs; 0: no bound
-  int jobs = 0;                 // runs at once; 0: what fills the pool (runs_at_once), 1 without a pool
+  RunPool pool;  // every run's devices
+  int jobs = 0;  // runs at once; 0: what fills the pool (runs_at_once), 1 without a pool
   bool no_plots = false;
   bool no_progress = false;
   std::string shard;     // "I/N": the I-th of N slices, beside other processes on the same directory

@@ -30,11 +30,4 @@ void cap_process_gpu_memory(double gib, const std::vector<DeviceSlots>& pool) {
     if (d.device.is_cuda()) cap_gpu_memory(d.device.index(), gib_to_bytes(gib));
 }
 
-std::vector<double> slot_gpu_memory(double gib, const std::vector<DeviceSlots>& pool) {
-  std::vector<double> shares;
-  for (const auto& d : pool)
-    for (std::uint32_t s = 0; s < d.slots; ++s) shares.push_back(d.device.is_cuda() && gib > 0 ? gib / d.slots : 0.0);
-  return shares;
-}
-
 }  // namespace drift::cli

@@ -20,8 +20,4 @@ void check_gpu_memory(double gib, const std::vector<DeviceSlots>& pool, const st
 // Caps this process at `gib` on each GPU of the pool (nothing for 0).
 void cap_process_gpu_memory(double gib, const std::vector<DeviceSlots>& pool);
 
-// A run's bound shared among its slot processes: each slot of GPU I gets I's bound over I's
-// slots; CPU slots get 0 (none). Parallel to slot_device_specs(pool).
-std::vector<double> slot_gpu_memory(double gib, const std::vector<DeviceSlots>& pool);
-
 }  // namespace drift::cli

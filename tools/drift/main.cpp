@@ -188,11 +188,11 @@ void add_study_options(CLI::App* cmd, drift::cli::StudyArgs& study, const std::s
   add_plugin_option(cmd, study.plugins);
   cmd->add_option("--out", study.out,
                   "output directory (default " + default_out + "); run again with the same arguments, it resumes");
-  auto* slots = cmd->add_option("--slots", study.slots, "CPU trainer slots per run")->check(CLI::Range(1, 4096));
-  cmd->add_option("--devices", study.devices, "every run's device pool, e.g. cuda:0x2 (instead of --slots)")
+  auto* slots = cmd->add_option("--slots", study.pool.slots, "CPU trainer slots per run")->check(CLI::Range(1, 4096));
+  cmd->add_option("--devices", study.pool.devices, "every run's device pool, e.g. cuda:0x2 (instead of --slots)")
       ->excludes(slots);
-  cmd->add_flag("--slot-processes", study.slot_processes, "every run's slots in worker processes of their own");
-  add_gpu_memory_option(cmd, study.gpu_memory,
+  cmd->add_flag("--slot-processes", study.pool.slot_processes, "every run's slots in worker processes of their own");
+  add_gpu_memory_option(cmd, study.pool.gpu_memory,
                         "GiB each run may hold of each of its GPUs; also bounds the runs at once (default: no bound)");
   cmd->add_option("--jobs", study.jobs,
                   "runs at once (default: what fills the pool: cores over its slots, and what its GPUs hold at "

@@ -92,7 +92,7 @@ actors::ClusterOptions slot_process_options(const RunArgs& args, const std::vect
         "--workers, --no-local, --tls and --token-file");
   actors::ClusterOptions c;
   c.listen = Endpoint{"127.0.0.1", 0};
-  c.workers = static_cast<std::uint32_t>(slot_device_specs(devices).size());
+  c.workers = static_cast<std::uint32_t>(slot_specs(devices).size());
   c.no_local = true;
   c.edges_on_workers = args.edges_on_workers;
   c.join_timeout_s = args.join_timeout;
@@ -203,9 +203,8 @@ int execute_run(const RunArgs& args, PreparedRun run) {
   const bool resuming = run.resume_from != nullptr;
   if (args.slot_processes) {
     cluster.token = private_join_token();
-    cluster.hooks =
-        std::make_shared<SlotProcesses>(slot_device_specs(devices), slot_gpu_memory(args.gpu_memory, devices),
-                                        cluster.token, args.plugins, path / "workers.log", resuming);
+    cluster.hooks = std::make_shared<SlotProcesses>(slot_specs(devices, args.gpu_memory), cluster.token, args.plugins,
+                                                    path / "workers.log", resuming);
   } else {
     cap_process_gpu_memory(args.gpu_memory, devices);
   }

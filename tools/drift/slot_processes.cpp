@@ -17,10 +17,11 @@
 
 namespace drift::cli {
 
-std::vector<std::string> slot_device_specs(const std::vector<DeviceSlots>& devices) {
-  std::vector<std::string> specs;
+std::vector<SlotSpec> slot_specs(const std::vector<DeviceSlots>& devices, double gpu_memory) {
+  std::vector<SlotSpec> specs;
   for (const auto& d : devices)
-    for (std::uint32_t s = 0; s < d.slots; ++s) specs.push_back(d.device.is_cpu() ? "cpu:1" : d.name());
+    for (std::uint32_t s = 0; s < d.slots; ++s)
+      specs.push_back(d.device.is_cpu() ? SlotSpec{"cpu:1", 0.0} : SlotSpec{d.name(), gpu_memory / d.slots});
   return specs;
 }
 
@@ -35,10 +36,9 @@ std::string private_join_token() {
   return token;
 }
 
-SlotProcesses::SlotProcesses(std::vector<std::string> device_specs, std::vector<double> gpu_memory, std::string token,
-                             std::vector<std::string> plugins, std::filesystem::path log_file, bool append)
-    : specs_(std::move(device_specs)),
-      gpu_memory_(std::move(gpu_memory)),
+SlotProcesses::SlotProcesses(std::vector<SlotSpec> specs, std::string token, std::vector<std::string> plugins,
+                             std::filesystem::path log_file, bool append)
+    : specs_(std::move(specs)),
       token_(std::move(token)),
       plugins_(std::move(plugins)),
       log_file_(std::move(log_file)),
@@ -55,11 +55,10 @@ void SlotProcesses::on_listening(const Endpoint& at, const std::string& scenario
   if (setup.output_fd < 0) throw UserError("cannot write " + log_file_.string());
   for (std::size_t i = 0; i < specs_.size(); ++i) {
     const auto name = "slot-" + std::to_string(i + 1);
-    std::vector<std::string> args{"drift", "worker", "--connect", at.text(), "--devices", specs_[i]};
+    std::vector<std::string> args{"drift", "worker", "--connect", at.text(), "--devices", specs_[i].devices};
     args.insert(args.end(), {"--name", name, "--expect-scenario", scenario_hash});
     for (const auto& p : plugins_) args.insert(args.end(), {"--plugin", p});
-    if (i < gpu_memory_.size() && gpu_memory_[i] > 0)
-      args.insert(args.end(), {"--gpu-memory", gib_text(gpu_memory_[i])});
+    if (specs_[i].gpu_memory > 0) args.insert(args.end(), {"--gpu-memory", gib_text(specs_[i].gpu_memory)});
     Child child;  // children_[i] runs specs_[i]
     child.pid = start_drift_child(std::move(args), setup);
     if (child.pid < 0) {
@@ -78,7 +77,7 @@ std::string SlotProcesses::failure() {
     c.reaped = true;
     const auto how = WIFEXITED(c.status) ? "exited with code " + std::to_string(WEXITSTATUS(c.status))
                                          : "was killed by signal " + std::to_string(WTERMSIG(c.status));
-    return "the worker process of slot " + std::to_string(i + 1) + " (" + specs_[i] + ") " + how +
+    return "the worker process of slot " + std::to_string(i + 1) + " (" + specs_[i].devices + ") " + how +
            " before the run began; its output is in " + log_file_.string();
   }
   return "";

@@ -14,18 +14,22 @@
 
 namespace drift::cli {
 
-// One worker's --devices per slot: "cpu:1" for each CPU slot, "cuda:I" for each slot of GPU I.
-std::vector<std::string> slot_device_specs(const std::vector<DeviceSlots>& devices);
+// One worker per slot: its --devices ("cpu:1" for each CPU slot, "cuda:I" for each slot of GPU
+// I) and its --gpu-memory, the run's `gpu_memory` shared among GPU I's slots (0: none).
+struct SlotSpec {
+  std::string devices;
+  double gpu_memory = 0;
+};
+std::vector<SlotSpec> slot_specs(const std::vector<DeviceSlots>& devices, double gpu_memory = 0);
 
 // A join token for workers that only this process starts: 32 hex digits from the OS.
 std::string private_join_token();
 
 class SlotProcesses : public actors::ListenHooks {
  public:
-  // `log_file` takes every worker's output (appended to when `append`); `gpu_memory` is each
-  // worker's --gpu-memory, parallel to `device_specs` (0: none).
-  SlotProcesses(std::vector<std::string> device_specs, std::vector<double> gpu_memory, std::string token,
-                std::vector<std::string> plugins, std::filesystem::path log_file, bool append);
+  // `log_file` takes every worker's output (appended to when `append`).
+  SlotProcesses(std::vector<SlotSpec> specs, std::string token, std::vector<std::string> plugins,
+                std::filesystem::path log_file, bool append);
   ~SlotProcesses() override;  // gives the workers a few seconds to leave, then kills them
   SlotProcesses(const SlotProcesses&) = delete;
   SlotProcesses& operator=(const SlotProcesses&) = delete;
@@ -39,8 +43,7 @@ class SlotProcesses : public actors::ListenHooks {
     bool reaped = false;
     int status = 0;
   };
-  std::vector<std::string> specs_;
-  std::vector<double> gpu_memory_;
+  std::vector<SlotSpec> specs_;
   std::string token_;
   std::vector<std::string> plugins_;
   std::filesystem::path log_file_;

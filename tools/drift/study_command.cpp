@@ -174,24 +174,26 @@ std::unique_ptr<LivePages> live_study_page(const StudyArgs& args, const StudyPla
 
 // The pool every run gets (--devices, or --slots as cpu:N), checked once before anything runs:
 // a GPU this build cannot use is refused here, not by every run. Empty: each run's scenario's.
-std::vector<DeviceSlots> study_pool(const StudyArgs& args) {
-  if (args.devices.empty() && args.slots == 0) {
-    if (args.gpu_memory > 0) throw UserError("--gpu-memory needs --devices: the pool whose GPUs it bounds");
+std::vector<DeviceSlots> study_pool(const RunPool& flags) {
+  if (flags.devices.empty() && flags.slots == 0) {
+    if (flags.gpu_memory > 0) throw UserError("--gpu-memory needs --devices: the pool whose GPUs it bounds");
     return {};
   }
-  auto pool = parse_device_pool(args.devices.empty() ? "cpu:" + std::to_string(args.slots) : args.devices);
+  const auto text = flags.devices.empty() ? "cpu:" + std::to_string(flags.slots) : flags.devices;
+  auto pool = parse_device_pool(text);
   require_devices(pool);
-  check_gpu_memory(args.gpu_memory, pool, "--devices " + args.devices);
+  check_gpu_memory(flags.gpu_memory, pool,
+                   flags.devices.empty() ? "--slots " + std::to_string(flags.slots) : "--devices " + flags.devices);
   return pool;
 }
 
 // "4 at once on cuda:0 x2 in slot processes, each holding at most 20 GiB of a GPU": the
 // progress's first line and the live page's banner.
-std::string study_placement(const StudyArgs& args, const std::vector<DeviceSlots>& pool, int jobs) {
+std::string study_placement(const RunPool& flags, const std::vector<DeviceSlots>& pool, int jobs) {
   std::string text =
       std::to_string(jobs) + " at once on " + (pool.empty() ? "each scenario's devices" : describe(pool));
-  if (args.slot_processes) text += " in slot processes";
-  if (args.gpu_memory > 0) text += ", each holding at most " + gib_text(args.gpu_memory) + " GiB of a GPU";
+  if (flags.slot_processes) text += " in slot processes";
+  if (flags.gpu_memory > 0) text += ", each holding at most " + gib_text(flags.gpu_memory) + " GiB of a GPU";
   return text;
 }
 
@@ -199,7 +201,7 @@ std::string study_placement(const StudyArgs& args, const std::vector<DeviceSlots
 
 StudyPlan plan_study(const StudyArgs& args, const std::string& default_prefix) {
   StudyPlan plan;
-  study_pool(args);
+  study_pool(args.pool);
   plan.factors = study_factors(args);
   plan.seeds = study_seeds(args);
   const auto cells = grid_cells(plan.factors);
@@ -258,20 +260,17 @@ int execute_study(const StudyArgs& args, const StudyPlan& plan) {
   RunnerOptions options;
   options.scenario = args.scenario;
   options.study_dir = plan.out;
-  options.slots = args.slots;
-  options.devices = args.devices;
-  options.slot_processes = args.slot_processes;
-  options.gpu_memory = args.gpu_memory;
+  options.pool = args.pool;
   options.no_plots = args.no_plots;
   for (const auto& p : args.plugins) options.plugins.push_back(fs::absolute(p).lexically_normal().string());
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const auto pool = study_pool(args);
+  const auto pool = study_pool(args.pool);
   options.jobs = args.jobs > 0  ? args.jobs
                  : pool.empty() ? 1
-                                : runs_at_once(pool, cores, gib_to_bytes(args.gpu_memory), [&args](int gpu) {
-                                    return args.gpu_memory > 0 ? gpu_total_memory(gpu) : 0;
+                                : runs_at_once(pool, cores, gib_to_bytes(args.pool.gpu_memory), [&args](int gpu) {
+                                    return args.pool.gpu_memory > 0 ? gpu_total_memory(gpu) : 0;
                                   });
-  const auto where = study_placement(args, pool, options.jobs);
+  const auto where = study_placement(args.pool, pool, options.jobs);
   std::fprintf(stderr, "study: %zu run(s), %s\n", plan.runs.size(), where.c_str());
   options.live = !args.no_progress && isatty(STDERR_FILENO);
   options.shard_index = plan.shard_index;

@@ -9,7 +9,6 @@
 #include "commands.hpp"
 #include "engine/core/error.hpp"
 #include "engine/study/gnuplot.hpp"
-#include "gpu_memory.hpp"
 
 namespace drift::cli {
 namespace fs = std::filesystem;
@@ -61,10 +60,7 @@ std::string study_line(const StudyArgs& a, const fs::path& out) {
   for (auto s : a.seed_list) words.insert(words.end(), {"--seed-list", std::to_string(s)});
   for (const auto& s : a.sets) words.insert(words.end(), {"--set", s});
   for (const auto& p : a.plugins) words.insert(words.end(), {"--plugin", fs::absolute(p).lexically_normal().string()});
-  if (a.slots > 0) words.insert(words.end(), {"--slots", std::to_string(a.slots)});
-  if (!a.devices.empty()) words.insert(words.end(), {"--devices", a.devices});
-  if (a.slot_processes) words.push_back("--slot-processes");
-  if (a.gpu_memory > 0) words.insert(words.end(), {"--gpu-memory", gib_text(a.gpu_memory)});
+  for (auto& flag : a.pool.flags()) words.push_back(std::move(flag));
   if (a.jobs > 0) words.insert(words.end(), {"--jobs", std::to_string(a.jobs)});
   if (a.no_plots) words.push_back("--no-plots");
   words.insert(words.end(), {"--out", fs::absolute(out).lexically_normal().string(), "--no-progress"});
@@ -80,7 +76,7 @@ void write_script(const fs::path& path, const std::string& text) {
 
 fs::path emit_slurm(const StudyArgs& a, const StudyPlan& plan, const std::string& line, const fs::path& dir) {
   const auto n = std::to_string(a.shards);
-  const auto cpus = std::to_string(std::max(1, a.slots) * std::max(1, a.jobs));
+  const auto cpus = std::to_string(std::max(1, a.pool.slots) * std::max(1, a.jobs));
   const auto logs = quoted((fs::absolute(dir)).string());
   write_script(dir / "shard.sbatch", "#!/bin/bash\n# One shard of the study in " + fs::absolute(plan.out).string() +
                                          " per array task (docs/studies.md#schedulers).\n"

@@ -90,10 +90,7 @@ pid_t start_child(const PlannedRun& run, const RunnerOptions& o, bool resume) {
   }
   if (o.no_plots) args.push_back("--no-plots");
   for (const auto& p : resume ? std::vector<std::string>{} : o.plugins) args.insert(args.end(), {"--plugin", p});
-  if (o.slots > 0) args.insert(args.end(), {"--slots", std::to_string(o.slots)});
-  if (!o.devices.empty()) args.insert(args.end(), {"--devices", o.devices});
-  if (o.slot_processes) args.push_back("--slot-processes");
-  if (o.gpu_memory > 0) args.insert(args.end(), {"--gpu-memory", gib_text(o.gpu_memory)});
+  for (auto& flag : o.pool.flags()) args.push_back(std::move(flag));
   const auto log = dir.string() + ".log";
   DriftChildSetup setup;
   setup.own_process_group = true;
@@ -186,6 +183,15 @@ void start_claimed(std::deque<const PlannedRun*>& pending, std::map<pid_t, Runni
 }
 
 }  // namespace
+
+std::vector<std::string> RunPool::flags() const {
+  std::vector<std::string> out;
+  if (slots > 0) out.insert(out.end(), {"--slots", std::to_string(slots)});
+  if (!devices.empty()) out.insert(out.end(), {"--devices", devices});
+  if (slot_processes) out.push_back("--slot-processes");
+  if (gpu_memory > 0) out.insert(out.end(), {"--gpu-memory", gib_text(gpu_memory)});
+  return out;
+}
 
 bool run_finished(const fs::path& run_dir) { return run_is_over(read_run_status(run_dir)); }
 

@@ -16,14 +16,21 @@ struct PlannedRun {
   std::uint32_t rounds = 0;  // aggregations it will run, for the progress line
 };
 
+// The devices a study gives every run (drift study / compare --slots, --devices,
+// --slot-processes, --gpu-memory): one set of fields, passed on as the same flags.
+struct RunPool {
+  int slots = 0;                           // CPU slots per run; 0: the scenario's devices
+  std::string devices;                     // "cuda:0x2" ("": none)
+  bool slot_processes = false;             // each run's slots in worker processes of their own
+  double gpu_memory = 0;                   // GiB each run may hold of each of its GPUs; 0: no bound
+  std::vector<std::string> flags() const;  // {"--devices", "cuda:0x2", "--slot-processes", ...}
+};
+
 struct RunnerOptions {
   std::string scenario;
   std::filesystem::path study_dir;
   int jobs = 1;
-  int slots = 0;                     // CPU slots per run; 0: the scenario's devices
-  std::string devices;               // every run's --devices ("": none)
-  bool slot_processes = false;       // every run's --slot-processes
-  double gpu_memory = 0;             // every run's --gpu-memory (0: none)
+  RunPool pool;
   bool no_plots = false;             // children draw no figures
   std::vector<std::string> plugins;  // --plugin for every run child (absolute paths)
   bool live = false;                 // redraw one progress line (a terminal); else a line per run and every 30 s
