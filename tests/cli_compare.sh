@@ -64,6 +64,10 @@ for flags in "--devices cpu:2 --gpu-memory 4" "--gpu-memory 4"; do
   fi
 done
 grep -q "^drift: error: --gpu-memory needs --devices: the pool whose GPUs it bounds" "$work/err"
+if "$drift" compare "$work/tiny.toml" --algorithms fedavg --devices cpu:1 --gpu-memory 0 --out "$work/bad" 2> "$work/err"; then
+  echo "--gpu-memory 0 was accepted"; exit 1
+fi
+grep -q "^drift: error: --gpu-memory: a number of GiB above 0 and up to 1e6, not 0" "$work/err"
 if "$drift" run "$work/tiny.toml" --slots 1 --gpu-memory 2 --out "$work/bad" 2> "$work/err"; then
   echo "run --gpu-memory on a CPU pool was accepted"; exit 1
 fi

@@ -44,7 +44,7 @@ void add_plugin_option(CLI::App* cmd, std::vector<std::string>& plugins) {
 
 // GiB as a positive number: the bound of a process's caching allocator (gpu_memory.hpp).
 void add_gpu_memory_option(CLI::App* cmd, double& gib, const std::string& help) {
-  cmd->add_option("--gpu-memory", gib, help)->check(CLI::Range(0.001, 1e6));
+  cmd->add_option("--gpu-memory", gib, help)->check(drift::cli::gibibytes());
 }
 
 // What both ends of a multi-node run are told alike: where the join token is, and TLS.

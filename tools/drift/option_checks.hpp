@@ -24,21 +24,30 @@ inline CLI::Validator whole_number(std::int64_t min, std::int64_t max) {
       "INT in [" + range + "]");
 }
 
-// A number of seconds, 0 or more (0 where the option says it means forever).
-inline CLI::Validator seconds() {
+// A number in [min, max] (above `min`, not at it, when `above_min`); refused as "a number of
+// WHAT RANGE, not TEXT", with RANGE as the caller words it.
+inline CLI::Validator number_of(const std::string& what, const std::string& type, double min, double max,
+                                const std::string& range, bool above_min = false) {
   return CLI::Validator(
-      [](std::string& text) {
+      [=](std::string& text) {
         std::size_t used = 0;
-        double value = -1;
+        double value = min - 1;
         try {
           value = std::stod(text, &used);
         } catch (const std::exception&) {
           used = 0;
         }
-        if (used == text.size() && value >= 0 && value <= 1e9) return std::string();
-        return "a number of seconds from 0 to 1e9, not " + text;
+        const bool low_ok = above_min ? value > min : value >= min;
+        if (used == text.size() && low_ok && value <= max) return std::string();
+        return "a number of " + what + " " + range + ", not " + text;
       },
-      "SECONDS");
+      type);
 }
+
+// A number of seconds, 0 or more (0 where the option says it means forever).
+inline CLI::Validator seconds() { return number_of("seconds", "SECONDS", 0, 1e9, "from 0 to 1e9"); }
+
+// GiB of memory, above 0 (--gpu-memory).
+inline CLI::Validator gibibytes() { return number_of("GiB", "GIB", 0, 1e6, "above 0 and up to 1e6", true); }
 
 }  // namespace drift::cli
