@@ -42,8 +42,10 @@ std::vector<std::string> group_models(const toml::table& root) {
   return names;
 }
 
+}  // namespace
+
 // The four sections, once: every question below is answered from this table.
-const std::vector<MemberSection>& member_sections_table() {
+const std::vector<MemberSection>& member_sections() {
   static const std::vector<MemberSection> sections = {
       {"algorithm", "", "this algorithm", false, [] { return members_of_rows(algorithm_catalog()); }, no_others,
        [](const std::vector<std::string>&) { return std::vector<ParamSpec>{}; }},
@@ -60,12 +62,8 @@ const std::vector<MemberSection>& member_sections_table() {
   return sections;
 }
 
-}  // namespace
-
-const std::vector<MemberSection>& member_sections() { return member_sections_table(); }
-
 const MemberSection* member_section(const std::string& section) {
-  for (const auto& s : member_sections_table())
+  for (const auto& s : member_sections())
     if (s.section == section) return &s;
   return nullptr;
 }
