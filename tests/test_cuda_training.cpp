@@ -10,6 +10,7 @@
 
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/algorithms/fedskc.hpp"
+#include "engine/training/cpu_arithmetic.hpp"
 #include "engine/training/cuda_support.hpp"
 #include "engine/training/device_data.hpp"
 #include "engine/training/device_trainer.hpp"
@@ -280,6 +281,7 @@ int main(int argc, char** argv) {
   }
   // As a GPU run sets them up: deterministic kernels, and a stream of the thread's own (a
   // capture cannot use the default stream).
+  use_reproducible_cpu_arithmetic();
   use_deterministic_kernels({DeviceSlots{gpu, 1}});
   use_own_stream(gpu);
   use_blocking_waits(gpu);

@@ -22,8 +22,8 @@ void use_own_stream(const torch::Device& device);
 
 // Asks LibTorch for the same kernels and the same reductions on every run when `devices` holds
 // a GPU, so that GPU runs are byte-identical across runs and slot counts, as CPU runs are
-// (docs/devices.md#determinism). Call before the first kernel. Nothing for a CPU-only pool:
-// CPU kernels are deterministic already, and LibTorch's defaults stay as they are.
+// (docs/devices.md#determinism). Call before the first kernel. Nothing for a CPU-only pool: its
+// kernels are deterministic with the one intra-op thread of cpu_arithmetic.hpp.
 void use_deterministic_kernels(const std::vector<DeviceSlots>& devices);
 
 // Indices for `data`'s tensors: moved to where they live (a no-op on the CPU).

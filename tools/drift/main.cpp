@@ -8,6 +8,7 @@
 #include "commands.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/version.hpp"
+#include "engine/training/cpu_arithmetic.hpp"
 #include "option_checks.hpp"
 
 namespace {
@@ -289,6 +290,9 @@ CLI::App* add_pretrain_generator(CLI::App& app, drift::cli::PretrainGeneratorArg
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before any thread or tensor: every process drift starts (runs, workers, slot processes,
+  // a study's runs) computes the same bits for a scenario and seed.
+  drift::use_reproducible_cpu_arithmetic();
   CLI::App app{"drift: federated learning under partial participation, stragglers and sampling drift"};
   // One line, as drift's own refusals: CLI11 adds "Run with --help for more information."
   app.failure_message(

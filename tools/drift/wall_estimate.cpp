@@ -1,7 +1,5 @@
 #include "wall_estimate.hpp"
 
-#include <ATen/Parallel.h>
-
 #include <algorithm>
 #include <chrono>
 #include <thread>
@@ -20,14 +18,12 @@ std::uint64_t bytes_of(const NamedTensors& state) {
 }
 namespace {
 
-// The median of a few SGD steps on the first batch of the training data, on one thread as a
-// CPU slot runs them.
+// The median of a few SGD steps on the first batch of the training data, on the one thread
+// every drift process computes with (as a CPU slot runs them).
 double step_seconds(const FederationData& data, Model& model, std::int64_t batch) {
   const auto& train = *data.data.train;
   const auto n = std::min<std::int64_t>(batch, train.size());
   const auto x = train.images.slice(0, 0, n), y = train.labels.slice(0, 0, n);
-  const int threads = at::get_num_threads();
-  at::set_num_threads(1);
   model.train();
   torch::optim::SGD sgd(model.parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
   std::vector<double> times;
@@ -38,7 +34,6 @@ double step_seconds(const FederationData& data, Model& model, std::int64_t batch
     sgd.step();
     if (i >= 2) times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
-  at::set_num_threads(threads);
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
 }
