@@ -13,6 +13,7 @@
 
 #include "engine/core/process_usage.hpp"
 #include "engine/models/model.hpp"
+#include "engine/training/cpu_arithmetic.hpp"
 
 using namespace drift;
 
@@ -48,7 +49,7 @@ void measure(const char* name, std::int64_t width, int steps) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  at::set_num_threads(1);
+  use_reproducible_cpu_arithmetic();
   const int steps = argc > 1 ? std::max(1, std::atoi(argv[1])) : 100;
   std::printf("%-10s %10s %10s %12s\n", "model", "samples/s", "system", "faults/step");
   measure("small-cnn", 0, steps);

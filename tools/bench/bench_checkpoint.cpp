@@ -16,6 +16,7 @@
 #include "engine/models/model.hpp"
 #include "engine/sampling/cohort_sampler.hpp"
 #include "engine/sim/driver.hpp"
+#include "engine/training/cpu_arithmetic.hpp"
 #include "messages/state_store.hpp"
 #include "noop_outcome.hpp"
 
@@ -130,6 +131,7 @@ Cost measure(const std::string& mode, std::uint32_t clients, std::uint32_t cohor
 }  // namespace
 
 int main() {
+  use_reproducible_cpu_arithmetic();
   std::printf(
       "checkpoint benchmark: small-cnn, fedavg, no-op trainer, a checkpoint after every aggregation;\n"
       "  every client that trained holds a 4 KB private state (in memory)\n");

@@ -19,6 +19,7 @@
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/core/process_usage.hpp"
 #include "engine/training/batch_schedule.hpp"
+#include "engine/training/cpu_arithmetic.hpp"
 #include "engine/training/cuda_support.hpp"
 #include "engine/training/device_data.hpp"
 #include "engine/training/device_trainer.hpp"
@@ -154,7 +155,7 @@ void measure(const char* name, std::int64_t width, const torch::Device& device, 
 }  // namespace
 
 int main(int argc, char** argv) {
-  at::set_num_threads(1);
+  use_reproducible_cpu_arithmetic();
   const std::string device_name = argc > 1 ? argv[1] : (torch::cuda::is_available() ? "cuda:0" : "cpu");
   const int jobs = argc > 2 ? std::max(1, std::atoi(argv[2])) : 40;
   const std::int64_t samples = argc > 3 ? std::max(1, std::atoi(argv[3])) : 300;

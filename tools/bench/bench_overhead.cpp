@@ -20,6 +20,7 @@
 #include "engine/metrics/evaluation.hpp"
 #include "engine/models/model.hpp"
 #include "engine/sampling/samplers.hpp"
+#include "engine/training/cpu_arithmetic.hpp"
 
 using namespace drift;
 namespace fs = std::filesystem;
@@ -126,6 +127,7 @@ std::vector<double> drift_fedavg(std::shared_ptr<const Scenario> s, std::shared_
 }  // namespace
 
 int main(int argc, char** argv) {
+  use_reproducible_cpu_arithmetic();
   const std::string path = argc > 1 ? argv[1] : "scenarios/quickstart.toml";
   const int repeats = argc > 2 ? std::atoi(argv[2]) : 2;
   auto scenario = std::make_shared<Scenario>(load_scenario(path, {{"federation.rounds", "4"}}));

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/training/cpu_arithmetic.hpp"
 #include "engine/training/packed_model.hpp"
 
 using namespace drift;
@@ -116,7 +117,7 @@ double resnet8_flops(double w) {
 }  // namespace
 
 int main() {
-  at::set_num_threads(1);  // one trainer slot, one thread
+  use_reproducible_cpu_arithmetic();  // one thread, as one trainer slot
   const double gemm = gemm_gflops();
   std::printf("packed clients, one thread, batch %lld per client; single-thread GEMM (1024^3 float) %.1f GFLOP/s\n\n",
               static_cast<long long>(kBatch), gemm);

@@ -12,6 +12,7 @@
 #include "actors/network.hpp"
 #include "actors/wire.hpp"
 #include "engine/models/model.hpp"
+#include "engine/training/cpu_arithmetic.hpp"
 #include "messages/codec.hpp"
 
 using namespace drift;
@@ -58,6 +59,7 @@ double time_jobs(caf::actor_system& system, const caf::actor& slot, const Sizes&
 }  // namespace
 
 int main() {
+  use_reproducible_cpu_arithmetic();
   std::printf("%-12s %-24s %10s %12s %8s\n", "model", "path", "task+upd", "us per job", "ratio");
   for (const std::string model : {"small-cnn", "fedavg-cnn"}) {
     const auto sizes = real_sizes(model);

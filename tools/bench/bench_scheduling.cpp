@@ -14,6 +14,7 @@
 #include "engine/compose/loader.hpp"
 #include "engine/sampling/cohort_sampler.hpp"
 #include "engine/sim/driver.hpp"
+#include "engine/training/cpu_arithmetic.hpp"
 #include "messages/selection_codec.hpp"
 #include "noop_outcome.hpp"
 
@@ -134,6 +135,7 @@ void table(const std::string& mode, const Variant& variant, const std::vector<st
 
 // With no argument: the tables. With MODE CLIENTS ROUNDS [state]: that run once (to profile).
 int main(int argc, char** argv) {
+  use_reproducible_cpu_arithmetic();
   if (argc >= 4) {
     const auto& variant = argc == 5 && std::string(argv[4]) == "state" ? kState : kPlain;
     const auto r = simulate(argv[1], std::stoul(argv[2]), std::stoul(argv[3]), false, variant);
