@@ -1,7 +1,5 @@
 #include "actors/trainer_slot.hpp"
 
-#include <ATen/Parallel.h>
-
 #include <csignal>
 #include <optional>
 
@@ -26,9 +24,6 @@ struct SlotWorkspace {
 
   void ensure(const SlotContext& ctx, const torch::Device& device) {
     if (models) return;
-    // One thread per slot: parallelism comes from slots, and a job's arithmetic is then
-    // the same whatever the number of slots, which keeps results byte-identical.
-    at::set_num_threads(1);
     use_own_stream(device);
     use_blocking_waits(device);
     const auto& s = *ctx.scenario;

@@ -32,7 +32,6 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 
 // FedAvg written out by hand with nothing but LibTorch. Returns the accuracy after each round.
 std::vector<double> bare_fedavg(const Scenario& s, const FederationData& fed) {
-  at::set_num_threads(1);
   const auto& train = *fed.data.train;
   const auto& test = *fed.data.test;
   auto model = make_scenario_model(s, train);
