@@ -53,6 +53,12 @@ class Pool {
     handles_.insert(handles_.end(), slots.begin(), slots.end());
   }
 
+  void add_lane(const slot_actor& slot) {
+    const auto index = board_.add_lane();
+    if (handles_.size() <= index) handles_.resize(index + 1);
+    handles_[index] = slot;
+  }
+
   void add_worker(std::string name, caf::actor agent, const std::vector<slot_actor>& slots) {
     self_->monitor(agent);
     add_device("worker '" + name + "'", torch::kCPU, slots, agent);
@@ -96,7 +102,8 @@ class Pool {
 
   void submit(Job job) {
     if (!no_slots_reason_.empty()) return refuse(job, make_pool_error(PoolError::no_slots, no_slots_reason_));
-    board_.submit(std::move(job));
+    const bool evaluation = std::holds_alternative<QueuedEvaluation>(job);
+    board_.submit(std::move(job), evaluation);
     dispatch();
   }
 
@@ -258,7 +265,8 @@ caf::error foreign_sender(PoolSelf self) {
 
 }  // namespace
 
-pool_actor::behavior_type device_pool(pool_actor::pointer self, std::vector<DeviceSlots> local, SlotContext ctx,
+pool_actor::behavior_type device_pool(pool_actor::pointer self, std::vector<DeviceSlots> local,
+                                      std::vector<torch::Device> lanes, SlotContext ctx,
                                       std::shared_ptr<RunObserver> observer, WorkerWatch watch) {
   auto pool = std::make_shared<Pool>(self, std::move(observer), watch);
   for (const auto& d : local) {
@@ -267,6 +275,7 @@ pool_actor::behavior_type device_pool(pool_actor::pointer self, std::vector<Devi
       slots.push_back(self->spawn<caf::detached + caf::linked>(trainer_slot, d.device, ctx));
     pool->add_device(d.name(), d.device, slots, caf::actor{});
   }
+  for (const auto& device : lanes) pool->add_lane(self->spawn<caf::detached + caf::linked>(trainer_slot, device, ctx));
   self->set_down_handler([pool](const caf::down_msg& down) { pool->on_down(down); });
   return {
       [=](train_atom, const Buffer& state, const Buffer& task) -> caf::result<Buffer, Buffer> {

@@ -38,7 +38,10 @@ struct WorkerWatch {
   std::shared_ptr<WorkerLosses> losses;  // each worker lost or let go, for summary.json (null: not kept)
 };
 
-pool_actor::behavior_type device_pool(pool_actor::pointer self, std::vector<DeviceSlots> local, SlotContext ctx,
+// `lanes`: one more slot on each of these devices (of this process), for evaluations only
+// (devices.eval_lanes); every evaluation then waits for a lane.
+pool_actor::behavior_type device_pool(pool_actor::pointer self, std::vector<DeviceSlots> local,
+                                      std::vector<torch::Device> lanes, SlotContext ctx,
                                       std::shared_ptr<RunObserver> observer, WorkerWatch watch);
 
 }  // namespace drift::actors

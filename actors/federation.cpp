@@ -101,10 +101,13 @@ RunResult run_federation(std::shared_ptr<const Scenario> scenario, std::shared_p
   auto devices = options.devices;
   if (devices.empty()) devices.push_back(DeviceSlots{torch::kCPU, std::max(1u, options.cpu_slots)});
   if (cluster.no_local) devices.clear();
+  // Lanes only beside the run's own slots: with none (--no-local, --slot-processes) evaluation
+  // shares the workers' slots.
+  const auto lanes = eval_lane_devices(devices, scenario->eval_lanes);
   auto watch = cluster.watch;
   watch.losses = std::make_shared<WorkerLosses>();
   sink_options.worker_losses = watch.losses;
-  auto pool = system->spawn(device_pool, devices, ctx, observer, watch);
+  auto pool = system->spawn(device_pool, devices, lanes, ctx, observer, watch);
   auto sink = system->spawn(metrics_sink, directory, observer, sink_options);
 
   double best = 0.0;

@@ -192,3 +192,36 @@ TEST_CASE("job board: a retired device gives its running jobs back, in order, an
   CHECK_FALSE(board.start_next(3.0).has_value());
   CHECK(board.take_queued() == std::vector<int>{5});
 }
+
+TEST_CASE("job board: evaluation lanes run only lane jobs, and lane jobs only there", "[devices][job_board]") {
+  const auto pool = parse_device_pool("cpu:2,cuda:0x4,cuda:1");
+  CHECK(eval_lane_devices(pool, EvalLanes::gpus) == std::vector<torch::Device>{pool[1].device, pool[2].device});
+  CHECK(eval_lane_devices(pool, EvalLanes::all).size() == 3);
+  CHECK(eval_lane_devices(pool, EvalLanes::none).empty());
+  JobBoard<int> board;
+  board.add_device("cpu", DeviceSlots{torch::kCPU, 1}, false);  // slot 0
+  board.submit(1, true);                                        // no lane yet: a slot's job like any
+  CHECK(start_next(board, 0.0) == std::make_pair(1, std::size_t{0}));
+  CHECK(board.add_lane() == 1);
+  CHECK(board.lanes() == 1);
+  CHECK(board.live_slots() == 1);  // a lane is no training slot
+  board.submit(2);
+  board.submit(3, true);
+  board.submit(4, true);
+  CHECK(board.queued() == 3);
+  // The lane takes the first lane job at once, although the training slot is busy and a
+  // training job waited before it; the second lane job waits for the lane, not for slot 0.
+  CHECK(start_next(board, 0.0) == std::make_pair(3, std::size_t{1}));
+  CHECK(start_next(board, 0.0) == std::make_pair(0, std::size_t{9}));
+  CHECK(board.finish(0, 1.0) == 1);
+  CHECK(start_next(board, 1.0) == std::make_pair(2, std::size_t{0}));
+  CHECK(start_next(board, 1.0) == std::make_pair(0, std::size_t{9}));  // 4 waits for the lane
+  CHECK(board.finish(1, 1.5) == 3);
+  CHECK(start_next(board, 1.5) == std::make_pair(4, std::size_t{1}));
+  // A device's retirement leaves the lane's job running.
+  CHECK(board.retire(0) == std::vector<int>{2});
+  CHECK(board.finish(3, 2.0) == 4);
+  board.submit(5, true);
+  board.submit(6);
+  CHECK(board.take_queued() == std::vector<int>{5, 6});
+}

@@ -93,12 +93,16 @@ TEST_CASE("the same scenario and seed give byte-identical results on 1 and 2 slo
   const auto a = run({}, 1, "one-slot");
   const auto b = run({}, 2, "two-slots");
   const auto c = run({}, 2, "rerun");
+  // With an evaluation lane, a round's evaluation runs beside the next round's training.
+  const auto lane = run({{"devices.eval_lanes", "all"}}, 1, "eval-lane");
   CHECK(a.metrics == b.metrics);
   CHECK(b.metrics == c.metrics);
+  CHECK(lane.metrics == a.metrics);
   CHECK(a.clients == b.clients);
+  CHECK(lane.clients == a.clients);
   const auto other_seed = run({{"seed", "12"}}, 2, "other-seed");
   CHECK(other_seed.metrics != a.metrics);
-  for (const auto& r : {a, b, c, other_seed}) fs::remove_all(r.dir);
+  for (const auto& r : {a, b, c, lane, other_seed}) fs::remove_all(r.dir);
 }
 
 TEST_CASE("algorithms with client state, extra models or clustering are byte-identical on 1 and 2 slots",

@@ -141,8 +141,8 @@ TEST_CASE("the gatekeeper refuses malformed, unauthenticated and forged messages
 
 TEST_CASE("the device pool takes no orders from another process", "[cluster][actors]") {
   Systems systems;
-  auto pool_local = systems.coordinator->spawn(device_pool, std::vector<DeviceSlots>{}, SlotContext{},
-                                               std::make_shared<RunObserver>(), WorkerWatch{});
+  auto pool_local = systems.coordinator->spawn(device_pool, std::vector<DeviceSlots>{}, std::vector<torch::Device>{},
+                                               SlotContext{}, std::make_shared<RunObserver>(), WorkerWatch{});
   const auto pool = systems.remote(caf::actor_cast<caf::actor>(pool_local));
   caf::scoped_actor self{*systems.worker};
   std::string error;

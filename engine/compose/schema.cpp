@@ -238,6 +238,8 @@ std::vector<ScenarioSection> make_sections() {
         bind_key<S>("pool", "devices and their slots, e.g. \"cpu:2,cuda:0x4\"; empty = cpu_slots CPU slots", &S::device_pool).may_change_on_resume(),
         bind_key<S>("pack", "sync rounds: train this many clients of a round (in cohort order) as one packed model; results equal unpacked ones up to float rounding (docs/performance.md)",
                 &S::pack).range(1.0, 4096.0),
+        bind_key<S>("eval_lanes", "devices of the run's own process that get one more slot, for evaluation only, so a round's evaluation overlaps the next round's training (all: the CPU too); does not change results (docs/devices.md#evaluation-lanes)",
+                &S::eval_lanes).may_change_on_resume(),
         bind_key<S>("graphs", "GPU slots capture a step of the algorithms that pack as a CUDA graph, once per batch shape, and replay it; the same bits as without (docs/performance.md#cuda-graphs)",
                 &S::graphs).may_change_on_resume()}},
       privacy_section(),

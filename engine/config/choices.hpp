@@ -31,6 +31,9 @@ enum class AugmentScope { sample, batch };  // who draws a crop and a flip: each
 // The cyclic sampler's strata: the scenario's groups if any are defined (`auto`), the groups,
 // or the clients' dominant labels.
 enum class CyclicStrata { automatic, groups, labels };
+// Which of the run's own devices get an evaluation lane, a slot that only evaluates, so a
+// round's evaluation overlaps the next round's training: each GPU, every device, or none.
+enum class EvalLanes { gpus, all, none };
 
 // How a participation process draws each client's probability p_i (docs/scenarios.md#participation-processes):
 // one value for all, FedAU's and FedAWE's rules tied to the client's labels, MIFA's random and
@@ -161,6 +164,10 @@ struct ChoiceNames<GroupRule> {
 template <>
 struct ChoiceNames<CyclicStrata> {
   static constexpr std::array<std::string_view, 3> names{"auto", "groups", "labels"};
+};
+template <>
+struct ChoiceNames<EvalLanes> {
+  static constexpr std::array<std::string_view, 3> names{"gpus", "all", "none"};
 };
 
 template <>

@@ -293,11 +293,12 @@ struct Scenario {
   std::vector<GroupConfig> groups;  // in name order; a client joins the first group whose rule matches
   SimulationConfig simulation;
   AsyncConfig async;
-  std::vector<TimelineEntry> timeline;  // sorted by (round or time, file order)
-  std::int64_t cpu_slots = 0;           // trainer slots on the CPU; 0 = one per core
-  std::string device_pool;              // "cpu:2,cuda:0x4"; empty = cpu x cpu_slots
-  std::uint32_t pack = 1;               // clients of a sync round trained together as one packed model
-  bool graphs = true;                   // GPU slots capture training steps as CUDA graphs where they can
+  std::vector<TimelineEntry> timeline;     // sorted by (round or time, file order)
+  std::int64_t cpu_slots = 0;              // trainer slots on the CPU; 0 = one per core
+  std::string device_pool;                 // "cpu:2,cuda:0x4"; empty = cpu x cpu_slots
+  std::uint32_t pack = 1;                  // clients of a sync round trained together as one packed model
+  EvalLanes eval_lanes = EvalLanes::gpus;  // devices with a slot of their own for evaluation
+  bool graphs = true;                      // GPU slots capture training steps as CUDA graphs where they can
   PrivacyConfig privacy;
   SecureAggregationConfig secure_aggregation;
   HierarchyConfig hierarchy;

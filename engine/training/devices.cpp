@@ -109,4 +109,11 @@ int runs_at_once(const std::vector<DeviceSlots>& devices, int cores, std::uint64
   return static_cast<int>(std::min<std::uint64_t>(runs, 4096));
 }
 
+std::vector<torch::Device> eval_lane_devices(const std::vector<DeviceSlots>& pool, EvalLanes lanes) {
+  std::vector<torch::Device> out;
+  for (const auto& d : pool)
+    if (lanes == EvalLanes::all || (lanes == EvalLanes::gpus && d.device.is_cuda())) out.push_back(d.device);
+  return out;
+}
+
 }  // namespace drift

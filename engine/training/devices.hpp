@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/config/choices.hpp"
+
 namespace drift {
 
 struct DeviceSlots {
@@ -35,6 +37,9 @@ std::optional<std::size_t> least_loaded_device(const std::vector<DeviceSlots>& d
                                                const std::vector<std::uint32_t>& running);
 
 std::string describe(const std::vector<DeviceSlots>& devices);  // "cpu x2, cuda:0 x4"
+
+// The devices of `pool` that get an evaluation lane under `lanes`, in pool order.
+std::vector<torch::Device> eval_lane_devices(const std::vector<DeviceSlots>& pool, EvalLanes lanes);
 
 // How many runs on the pool `devices` a study starts at once: the host's `cores` shared by the
 // pool's slots (a GPU slot keeps a host thread busy too), and, where a run may hold

@@ -49,7 +49,23 @@ class JobBoard {
     return devices_.size() - 1;
   }
 
-  void submit(Job job) { queue_.push_back(std::move(job)); }
+  // An evaluation lane: a slot that runs only the jobs submitted for lanes, so that a round's
+  // evaluation overlaps the next round's training (devices.eval_lanes). Numbered after every
+  // slot added so far; it belongs to no device (a worker's retirement never takes it).
+  std::size_t add_lane() {
+    const auto slot = device_of_slot_.size();
+    device_of_slot_.push_back(kLaneSlot);
+    jobs_on_slot_.push_back(0);
+    idle_lanes_.push_back(slot);
+    ++lanes_;
+    return slot;
+  }
+
+  // `for_lane`: the job may run on an evaluation lane, and does when the board has one (it
+  // then waits for a lane, never for a training slot).
+  void submit(Job job, bool for_lane = false) {
+    (for_lane && lanes_ > 0 ? lane_queue_ : queue_).push_back(std::move(job));
+  }
 
   // Whether workers' slots take jobs ahead too (see start_next); before any device is added.
   void hold_ahead_at_workers(bool hold) { remote_ahead_ = hold; }
@@ -61,8 +77,11 @@ class JobBoard {
 
   // Every queued job, for the caller to refuse: the queue is empty afterwards.
   std::vector<Job> take_queued() {
-    std::vector<Job> jobs(std::make_move_iterator(queue_.begin()), std::make_move_iterator(queue_.end()));
-    queue_.clear();
+    std::vector<Job> jobs;
+    for (auto* q : {&lane_queue_, &queue_}) {
+      jobs.insert(jobs.end(), std::make_move_iterator(q->begin()), std::make_move_iterator(q->end()));
+      q->clear();
+    }
     return jobs;
   }
 
@@ -76,7 +95,13 @@ class JobBoard {
   // for the first slot that frees, so that no job queues behind a long one while a slot idles.
   // Workers take no jobs ahead unless hold_ahead_at_workers: a lost worker would lose the job it
   // held too, and their jobs' deadlines count from the moment they are sent.
+  // Lane jobs start first, on the lowest idle lane.
   std::optional<Started> start_next(double now) {
+    if (!lane_queue_.empty() && !idle_lanes_.empty()) {
+      const auto slot = idle_lanes_.front();
+      idle_lanes_.pop_front();
+      return start(lane_queue_, slot, now);
+    }
     if (queue_.empty()) return std::nullopt;
     std::vector<DeviceSlots> capacity;
     std::vector<std::uint32_t> busy;
@@ -95,11 +120,7 @@ class JobBoard {
     } else {
       return std::nullopt;
     }
-    ++jobs_on_slot_[slot];
-    const auto id = next_id_++;
-    auto& entry = running_.emplace(id, Running{std::move(queue_.front()), slot, now}).first->second;
-    queue_.pop_front();
-    return Started{id, slot, entry.job};
+    return start(queue_, slot, now);
   }
 
   // A slot answered job `id`: its job back, its device's mean job time updated, and the slot
@@ -112,6 +133,12 @@ class JobBoard {
     const auto slot = it->second.slot;
     const double took = now - it->second.started;
     running_.erase(it);
+    if (device_of_slot_[slot] == kLaneSlot) {
+      --jobs_on_slot_[slot];
+      idle_lanes_.push_back(slot);
+      std::sort(idle_lanes_.begin(), idle_lanes_.end());
+      return job;
+    }
     auto& device = devices_[device_of_slot_[slot]];
     device.job_seconds += (took - device.job_seconds) / static_cast<double>(++device.jobs_done);  // running mean
     if (device.capacity.slots > 0) {
@@ -183,7 +210,8 @@ class JobBoard {
     for (const auto& device : devices_) n += device.capacity.slots;
     return n;
   }
-  std::size_t queued() const { return queue_.size(); }
+  std::size_t queued() const { return queue_.size() + lane_queue_.size(); }
+  std::size_t lanes() const { return lanes_; }
 
   static std::string seconds_text(double s) {
     std::ostringstream out;
@@ -193,6 +221,16 @@ class JobBoard {
   }
 
  private:
+  static constexpr std::size_t kLaneSlot = static_cast<std::size_t>(-1);  // device_of_slot_ of a lane
+
+  Started start(std::deque<Job>& queue, std::size_t slot, double now) {
+    ++jobs_on_slot_[slot];
+    const auto id = next_id_++;
+    auto& entry = running_.emplace(id, Running{std::move(queue.front()), slot, now}).first->second;
+    queue.pop_front();
+    return Started{id, slot, entry.job};
+  }
+
   // A busy local slot that may take a job ahead, while more jobs wait than there are slots.
   std::optional<std::size_t> slot_with_room_ahead() {
     if (queue_.size() <= live_slots()) return std::nullopt;
@@ -224,6 +262,9 @@ class JobBoard {
   std::vector<std::size_t> device_of_slot_;
   std::vector<std::uint8_t> jobs_on_slot_;  // 0 idle, 1 running, 2 running with one ahead
   std::deque<Job> queue_;
+  std::deque<Job> lane_queue_;  // jobs for the evaluation lanes, when there are any
+  std::deque<std::size_t> idle_lanes_;
+  std::size_t lanes_ = 0;
   std::map<std::uint64_t, Running> running_;  // by id: the order jobs started
   std::uint64_t next_id_ = 0;
   bool remote_ahead_ = false;  // workers' slots take jobs ahead too

@@ -38,6 +38,12 @@ std::vector<Override> parse_overrides(const std::vector<std::string>& sets) {
 
 namespace {
 
+std::string lane_names(const std::vector<torch::Device>& lanes) {
+  std::string out;
+  for (const auto& d : lanes) out += (out.empty() ? "" : ", ") + DeviceSlots{d, 1}.name();
+  return out;
+}
+
 void describe_run(spdlog::logger& log, const Scenario& scenario, const FederationData& data,
                   const actors::ClusterOptions& cluster, const std::vector<DeviceSlots>& devices,
                   const std::filesystem::path& path) {
@@ -61,6 +67,9 @@ void describe_run(spdlog::logger& log, const Scenario& scenario, const Federatio
            cluster.hooks      ? describe(devices) + ", each slot in a worker process of its own"
            : cluster.no_local ? std::string("workers only")
                               : describe(devices));
+  if (!cluster.no_local)
+    if (const auto lanes = eval_lane_devices(devices, scenario.eval_lanes); !lanes.empty())
+      log.info("evaluation runs on a slot of its own on {} (devices.eval_lanes)", lane_names(lanes));
   if (const auto pack = effective_pack(scenario); pack > 1)
     log.info("packs of {} clients train as one model (devices.pack)", pack);
   if (const auto privacy = privacy_description(scenario); !privacy.empty()) log.info("{}", privacy);

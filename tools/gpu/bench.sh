@@ -160,6 +160,9 @@ log "== qs200: small CNN FedAvg, 200 clients, 40 a round, batch 64 (evaluation e
 run qs_1 120 $QS --devices $(slots 1)
 run qs_1_eager 120 $QS --devices $(slots 1) --set devices.graphs=false
 same qs_1 qs_1_eager
+log "== the same without an evaluation lane (devices.eval_lanes; a GPU has one by default)"
+run qs_1_no_lane 120 $QS --devices $(slots 1) --set devices.eval_lanes=none
+same qs_1 qs_1_no_lane
 log "== one step's host time, by loop (drift_bench_device_step)"
 timeout 120 $B/tools/bench/drift_bench_device_step $DEV 40 300 2>&1 | tee -a "$R"
 run qs_2 120 $QS --devices $(slots 2)
