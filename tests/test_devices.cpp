@@ -1,4 +1,8 @@
+#include <sched.h>
+
 #include "catch_torch.hpp"
+
+#include <thread>
 
 #include "engine/core/error.hpp"
 #include "engine/training/devices.hpp"
@@ -224,4 +228,21 @@ TEST_CASE("job board: evaluation lanes run only lane jobs, and lane jobs only th
   board.submit(5, true);
   board.submit(6);
   CHECK(board.take_queued() == std::vector<int>{5, 6});
+}
+
+TEST_CASE("one slot per core counts the cores this process may run on", "[devices]") {
+  CHECK(usable_cores() >= 1);
+  std::uint32_t cores = 0, slots = 0;
+  // A thread bound to one core (as taskset or a Slurm cpuset binds a process) sees one.
+  std::thread bound([&] {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(sched_getcpu(), &one);
+    if (sched_setaffinity(0, sizeof(one), &one) != 0) return;
+    cores = usable_cores();
+    slots = parse_device_pool("cpu").front().slots;
+  });
+  bound.join();
+  CHECK(cores == 1);
+  CHECK(slots == 1);
 }

@@ -1,5 +1,7 @@
 #include "engine/training/devices.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <thread>
 
@@ -30,6 +32,13 @@ std::uint32_t parse_count(const std::string& text, const std::string& entry) {
 
 std::string DeviceSlots::name() const { return device.str(); }
 
+unsigned usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
 std::vector<DeviceSlots> parse_device_pool(const std::string& text) {
   std::vector<DeviceSlots> out;
   std::size_t start = 0;
@@ -40,7 +49,7 @@ std::vector<DeviceSlots> parse_device_pool(const std::string& text) {
     if (entry.empty()) throw UserError("empty entry in device list '" + text + "' (expected e.g. cpu:2,cuda:0x4)");
     DeviceSlots d;
     if (entry == "cpu") {
-      d.slots = std::max(1u, std::thread::hardware_concurrency());
+      d.slots = usable_cores();
     } else if (entry.rfind("cpu:", 0) == 0) {
       d.slots = parse_count(entry.substr(4), entry);
     } else if (entry.rfind("cuda:", 0) == 0) {

@@ -20,7 +20,11 @@ struct DeviceSlots {
   std::string name() const;  // "cpu", "cuda:0"
 };
 
-// Parses a device list; "cpu" alone means one slot per core. Throws UserError for bad syntax,
+// The cores this process may run on: its CPU affinity (taskset, a container's or Slurm's
+// cpuset), not every core of the machine. At least 1.
+unsigned usable_cores();
+
+// Parses a device list; "cpu" alone means one slot per usable core. Throws UserError for bad syntax,
 // a count of 0 or a device listed twice. Availability is checked by require_devices.
 std::vector<DeviceSlots> parse_device_pool(const std::string& text);
 

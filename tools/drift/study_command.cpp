@@ -13,7 +13,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <thread>
 #include <tuple>
 
 #include "commands.hpp"
@@ -263,7 +262,7 @@ int execute_study(const StudyArgs& args, const StudyPlan& plan) {
   options.pool = args.pool;
   options.no_plots = args.no_plots;
   for (const auto& p : args.plugins) options.plugins.push_back(fs::absolute(p).lexically_normal().string());
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int cores = static_cast<int>(usable_cores());
   const auto pool = study_pool(args.pool);
   options.jobs = args.jobs > 0  ? args.jobs
                  : pool.empty() ? 1

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <thread>
 
 #include "engine/population/availability.hpp"
 #include "engine/population/topology.hpp"
@@ -77,7 +76,7 @@ WallEstimate estimate_wall_time(const Scenario& s, const FederationData& data, M
     e.slots += d.slots;
   }
   if (s.device_pool.empty() && s.cpu_slots > 0) e.slots = static_cast<std::uint32_t>(s.cpu_slots);
-  if (e.slots == 0) e.slots = std::max(1u, std::thread::hardware_concurrency());
+  if (e.slots == 0) e.slots = usable_cores();
   e.step_seconds = step_seconds(data, model, s.training.batch_size);
   // Jobs spread over the slots; a sync round waits for its last one. Under [hierarchy] a cloud
   // round runs edge_rounds waves, each of every running edge's round side by side.
