@@ -83,6 +83,14 @@ grep -q -- "--shard \"\$SLURM_ARRAY_TASK_ID/4\"$" "$work/slurm/slurm/shard.sbatc
 grep -q -- "--collect$" "$work/slurm/slurm/collect.sbatch"
 grep -q "sbatch --dependency=afterany:" "$work/slurm/slurm/submit.sh"
 for f in "$work"/slurm/slurm/*; do bash -n "$f"; done
+# A GPU pool: the shards ask Slurm for the GPUs it names and a core per slot of each run at
+# once; this build need not have CUDA, since the scripts run elsewhere.
+"$drift" study "$work/s.toml" --grid training.lr=0.05,0.1 --devices cuda:1x2 --jobs 3 --out "$work/gpus" --emit slurm --shards 2 \
+  > /dev/null 2>&1
+grep -q "^#SBATCH --gres=gpu:2$" "$work/gpus/slurm/shard.sbatch"
+grep -q "^#SBATCH --cpus-per-task=6$" "$work/gpus/slurm/shard.sbatch"
+grep -q -- "'--devices' 'cuda:1x2'" "$work/gpus/slurm/shard.sbatch"
+! grep -q -- "--gres" "$work/slurm/slurm/shard.sbatch"
 # Inside a container image the scripts start drift through the image (docs/install.md).
 "$drift" "${study[@]}" --out "$work/sif" --emit slurm --shards 2 --launcher "apptainer run /shared/drift.sif" \
   > /dev/null 2>&1

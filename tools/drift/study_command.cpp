@@ -172,15 +172,16 @@ std::unique_ptr<LivePages> live_study_page(const StudyArgs& args, const StudyPla
 }
 
 // The pool every run gets (--devices, or --slots as cpu:N), checked once before anything runs:
-// a GPU this build cannot use is refused here, not by every run. Empty: each run's scenario's.
-std::vector<DeviceSlots> study_pool(const RunPool& flags) {
+// a GPU this build cannot use is refused here, not by every run (unless the study only writes
+// scripts that run elsewhere: `elsewhere`). Empty: each run's scenario's.
+std::vector<DeviceSlots> study_pool(const RunPool& flags, bool elsewhere = false) {
   if (flags.devices.empty() && flags.slots == 0) {
     if (flags.gpu_memory > 0) throw UserError("--gpu-memory needs --devices: the pool whose GPUs it bounds");
     return {};
   }
   const auto text = flags.devices.empty() ? "cpu:" + std::to_string(flags.slots) : flags.devices;
   auto pool = parse_device_pool(text);
-  require_devices(pool);
+  if (!elsewhere) require_devices(pool);
   check_gpu_memory(flags.gpu_memory, pool,
                    flags.devices.empty() ? "--slots " + std::to_string(flags.slots) : "--devices " + flags.devices);
   return pool;
@@ -200,7 +201,7 @@ std::string study_placement(const RunPool& flags, const std::vector<DeviceSlots>
 
 StudyPlan plan_study(const StudyArgs& args, const std::string& default_prefix) {
   StudyPlan plan;
-  study_pool(args.pool);
+  study_pool(args.pool, !args.emit.empty());
   plan.factors = study_factors(args);
   plan.seeds = study_seeds(args);
   const auto cells = grid_cells(plan.factors);

@@ -9,6 +9,7 @@
 #include "commands.hpp"
 #include "engine/core/error.hpp"
 #include "engine/study/gnuplot.hpp"
+#include "engine/training/devices.hpp"
 
 namespace drift::cli {
 namespace fs = std::filesystem;
@@ -74,15 +75,30 @@ void write_script(const fs::path& path, const std::string& text) {
   chmod(path.c_str(), 0755);
 }
 
+// What a shard asks of its node: a core per slot of each run at once, and the GPUs its pool
+// names (Slurm numbers a job's GPUs from 0, so cuda:I needs I + 1 of them).
+std::string shard_resources(const StudyArgs& a) {
+  std::uint32_t slots = std::max(1, a.pool.slots), gpus = 0;
+  if (!a.pool.devices.empty()) {
+    slots = 0;
+    for (const auto& d : parse_device_pool(a.pool.devices)) {
+      slots += d.slots;
+      if (d.device.is_cuda()) gpus = std::max<std::uint32_t>(gpus, d.device.index() + 1);
+    }
+  }
+  auto text = "#SBATCH --cpus-per-task=" + std::to_string(slots * std::max(1, a.jobs)) + "\n";
+  if (gpus > 0) text += "#SBATCH --gres=gpu:" + std::to_string(gpus) + "\n";
+  return text;
+}
+
 fs::path emit_slurm(const StudyArgs& a, const StudyPlan& plan, const std::string& line, const fs::path& dir) {
   const auto n = std::to_string(a.shards);
-  const auto cpus = std::to_string(std::max(1, a.pool.slots) * std::max(1, a.jobs));
   const auto logs = quoted((fs::absolute(dir)).string());
   write_script(dir / "shard.sbatch", "#!/bin/bash\n# One shard of the study in " + fs::absolute(plan.out).string() +
                                          " per array task (docs/studies.md#schedulers).\n"
                                          "#SBATCH --job-name=drift-study\n#SBATCH --array=1-" +
-                                         n + "\n#SBATCH --cpus-per-task=" + cpus +
-                                         "\n#SBATCH --output=" + sbatch_file(dir, "shard-%a.log") + "\nexec " + line +
+                                         n + "\n" + shard_resources(a) +
+                                         "#SBATCH --output=" + sbatch_file(dir, "shard-%a.log") + "\nexec " + line +
                                          " --shard \"$SLURM_ARRAY_TASK_ID/" + n + "\"\n");
   write_script(dir / "collect.sbatch",
                "#!/bin/bash\n# The study's tables and figures once every shard has ended.\n"
