@@ -14,6 +14,7 @@
 #include "engine/compose/federation_data.hpp"
 #include "engine/compose/loader.hpp"
 #include "engine/sim/driver.hpp"
+#include "engine/sim/edge_host.hpp"
 
 namespace drift::test {
 

@@ -16,10 +16,11 @@
 #include "engine/metrics/summary.hpp"
 #include "engine/population/population.hpp"
 #include "engine/sampling/cohort_sampler.hpp"
-#include "engine/sim/edge_host.hpp"
 #include "engine/tensors/federated_types.hpp"
 
 namespace drift {
+
+class EdgeHost;
 
 class JobRunner {
  public:
@@ -98,11 +99,16 @@ class Driver {
 };
 
 struct DriverSetup {
+  DriverSetup();
+  DriverSetup(DriverSetup&&) noexcept;
+  DriverSetup& operator=(DriverSetup&&) noexcept;
+  ~DriverSetup();
+
   const Scenario* scenario = nullptr;
   std::shared_ptr<const Population> population;
   NamedTensors initial_weights;
   std::unique_ptr<ServerAlgorithm> algorithm;  // what every aggregation makes of its updates
-  // [hierarchy]: edge e's own server half (needed only there; engine/sim/edge_tier.hpp).
+  // [hierarchy]: edge e's own server half (needed only there; engine/sim/round_tier.hpp).
   std::function<std::unique_ptr<ServerAlgorithm>(std::uint32_t edge)> make_edge_algorithm;
   // ... and where the edges' server halves and models live; null: in this process, built by
   // make_edge_algorithm (engine/sim/edge_host.hpp).

@@ -7,8 +7,9 @@
 // arrives, at the deadline, or with its last event. Under [hierarchy] each edge runs such rounds
 // of its own clients on its own model, every edge's k-th round side by side (a wave: selections
 // edge by edge, all jobs launched, the rounds replayed in edge order once all have answered), and
-// the cloud round ends with the cloud's average of the edges' models (engine/sim/edge_tier.hpp);
-// a flat round is the one edge round of its cloud round.
+// the cloud round ends with the cloud's average of the edges' models. Who holds a round's model
+// and what a cloud round is made of is the round tier's, chosen at composition
+// (engine/sim/round_tier.hpp): a flat round is the one round of its cloud round.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -20,11 +21,9 @@
 #include "engine/sim/aggregation_stages.hpp"
 #include "engine/sim/divergence.hpp"
 #include "engine/sim/driver_parts.hpp"
-#include "engine/sim/edge_host.hpp"
-#include "engine/sim/edge_tier.hpp"
 #include "engine/sim/personal_evaluations.hpp"
 #include "engine/sim/round_rules.hpp"
-#include "engine/sim/server_aggregation.hpp"
+#include "engine/sim/round_tier.hpp"
 #include "engine/sim/shadow_cohort.hpp"
 #include "engine/sim/stale_updates.hpp"
 #include "engine/sim/sync_driver.hpp"
@@ -35,31 +34,24 @@
 namespace drift {
 namespace {
 
-// The host the setup brings, or under [hierarchy] one in this process.
-std::unique_ptr<EdgeHost> make_edge_host(DriverSetup& setup) {
-  if (setup.edge_host || !setup.scenario->hierarchy.enabled()) return std::move(setup.edge_host);
-  return make_local_edge_host(*setup.scenario, setup.population->edges(), setup.make_edge_algorithm);
-}
-
 class SyncDriver final : public Driver {
  public:
   SyncDriver(DriverSetup setup, JobRunner& runner, DriverListener& listener)
       : parts_(setup, runner, listener),
-        algorithm_(std::move(setup.algorithm)),
+        tier_(make_round_tier(setup, parts_.roster.edges())),
         global_(std::move(setup.initial_weights)),
         private_models_(setup.private_models),
         personal_(private_models_ ? parts_.population->size() : 0),
         shadow_(parts_.scenario, *parts_.population),
-        stages_(parts_.scenario, *parts_.population, parts_.privacy.get()),
-        edge_host_(make_edge_host(setup)),
-        tier_(parts_.scenario, *parts_.population, parts_.roster.edges(), edge_host_.get()) {}
+        stages_(parts_.scenario, *parts_.population, parts_.privacy.get()) {}
 
   void start() override { begin_round(); }
   bool finished() const override { return finished_; }
   void resume() override { next_round(); }
 
-  // At a round's end nothing is in flight: the world, the model, the server half, the
-  // evaluations of private models, shadow jobs and stale updates waiting for a later round.
+  // At a round's end nothing is in flight: the world, the model, the evaluations of private
+  // models, shadow jobs and stale updates waiting for a later round, then the tier (the server
+  // half or halves).
   void archive(StateArchive& ar) override {
     ar.section("sync driver");
     ar.value(now_);
@@ -71,10 +63,7 @@ class SyncDriver final : public Driver {
     personal_.archive(ar);
     shadow_.archive(ar);
     stale_.archive(ar);
-    ar.section("server half");
-    algorithm_->archive(ar);
-    tier_.archive(ar);
-    if (tier_.buffered()) archive_records(ar, later_records_);
+    tier_->archive(ar);
   }
 
   void on_outcome(std::uint64_t job, JobOutcome outcome) override {
@@ -102,9 +91,7 @@ class SyncDriver final : public Driver {
       if (++selecting_ < wave_.size()) return request_selection();
       if (outstanding_ == 0) close_wave();
     };
-    const auto serial = run.round.serial;
-    if (run.round.edge != kFlatEdge) return edge_host_->task(run.round.edge, serial, version_, launch);
-    launch(make_task(parts_.scenario, serial, version_, global_, algorithm_->broadcast(serial)));
+    tier_->task(run.round, version_, global_, launch);
   }
 
  private:
@@ -115,54 +102,41 @@ class SyncDriver final : public Driver {
     if (!parts_.roster.anyone_available(now_) && !parts_.timeline.any_pending())
       return end_run({RunStatus::ended, nobody_can_take_part(round_, now_)});
     report_ = RoundReport{};
-    report_.clients = std::move(later_records_);
-    later_records_.clear();
     report_.round = round_;
     report_.total_rounds = parts_.scenario.rounds;
     report_.time_start = now_;
     parts_.accounting.record_eligible(report_, now_, parts_.roster);
-    tier_.begin(round_, now_, global_, tier_.hierarchical() ? floating_bytes(global_) : 0);
-    if (tier_.edges_gone()) return end_run({RunStatus::ended, no_edge_can_take_part(round_, now_)});
+    if (auto gone = tier_->begin(round_, now_, global_, report_); !gone.empty())
+      return end_run({RunStatus::ended, std::move(gone)});
     next_wave();
   }
 
-  // The cloud round's next wave of edge rounds (a flat round's only one), or its end. Under
-  // cloud = fedbuff the cloud's events come first, and a full buffer ends the "round".
+  // The cloud round's next wave of rounds (a flat round's only one), or its step, or the end.
   void next_wave() {
-    const auto rounds = tier_.buffered() ? next_buffered_wave() : tier_.next_wave();
-    if (rounds.empty()) {
-      if (!tier_.buffered()) close_cloud_round();  // (the buffered one closed its step, or ended the run)
-      return;
-    }
+    auto next =
+        tier_->next(global_, parts_.roster, parts_.scenario.simulation.max_virtual_time, parts_.listener.stop_asked());
+    if (next.step) close_cloud_round();
+    if (next.ended)
+      end_run(next.why.empty() ? RunEnd{} : RunEnd{next.stopped ? RunStatus::stopped : RunStatus::ended, next.why});
+    if (next.rounds.empty()) return;
     wave_.clear();
-    for (const auto& r : rounds) {
-      EdgeRun run;
+    for (const auto& r : next.rounds) {
+      RoundRun run;
       run.round = r;
       wave_.push_back(std::move(run));
     }
-    parts_.roster.availability().set_round(rounds.front().serial);  // a wave's rounds share their serial
+    parts_.roster.availability().set_round(next.rounds.front().serial);  // a wave's rounds share their serial
     selecting_ = 0;
     outstanding_ = 0;
     answered_ = launched_ = 0;
     request_selection();
   }
 
-  // fedbuff: the running edges' next rounds, once the events before them are applied; empty when
-  // the buffer filled (the cloud round is closed) or the run ended.
-  std::vector<EdgeRound> next_buffered_wave() {
-    auto next = tier_.next_loop_wave(global_, parts_.roster, parts_.scenario.simulation.max_virtual_time,
-                                     parts_.listener.stop_asked());
-    if (next.step) close_cloud_round();
-    if (next.ended)
-      end_run(next.why.empty() ? RunEnd{} : RunEnd{next.stopped ? RunStatus::stopped : RunStatus::ended, next.why});
-    return std::move(next.rounds);
-  }
-
   void request_selection() {
     const auto& r = wave_[selecting_].round;
     auto request = parts_.selection_request(r.serial, r.start);
     request.over_selection = parts_.scenario.simulation.over_selection;
-    request.edge = r.edge == kFlatEdge ? 0 : r.edge + 1;
+    request.edge = r.sampler_edge();
     awaiting_selection_ = true;
     parts_.runner.request_selection(request);
   }
@@ -175,7 +149,7 @@ class SyncDriver final : public Driver {
     return nullptr;
   }
 
-  void launch_round(EdgeRun& run, Selection selection, const std::shared_ptr<TrainingTask>& task) {
+  void launch_round(RoundRun& run, Selection selection, const std::shared_ptr<TrainingTask>& task) {
     const auto selected = std::move(selection.clients);
     report_.cohort.insert(report_.cohort.end(), selected.begin(), selected.end());
     const double start = run.round.start;
@@ -186,28 +160,13 @@ class SyncDriver final : public Driver {
     const std::uint64_t down = selected.empty() ? 0 : parts_.runner.task_bytes(task);
     const double deadline = parts_.timeline.deadline();
     const double deadline_at = deadline > 0 ? start + deadline : kNever;
-    parts_.planner.draw_stragglers(serial, selected, run.round.edge == kFlatEdge ? 0 : run.round.edge + 1);
+    parts_.planner.draw_stragglers(serial, selected, run.round.sampler_edge());
     for (auto c : selected) {
       Pending p;
       p.plan = parts_.planner.plan(c, start, down, version_, deadline_at);
       record(selected_record(c, start, down));
       report_.bytes_down += down;
-      const auto decision =
-          decide_launch(p.plan, start, parts_.roster.offline_between(c, start, p.plan.earliest_finish), deadline_at,
-                        parts_.scenario.simulation);
-      if (decision.kind != LaunchDecision::train)
-        run.planned_events_end = std::max(run.planned_events_end, decision.at);
-      if (decision.kind == LaunchDecision::drop) {
-        record_drop(report_, c, decision.at, p.plan, decision.why);
-        continue;
-      }
-      if (decision.kind == LaunchDecision::late) {
-        ++report_.late;
-        report_.wasted_compute_seconds += wasted_compute(p.plan);
-        record(untrained_late_record(c, decision.at, parts_.population->num_samples[c], decision.why));
-        parts_.roster.work_until(c, decision.at);
-        continue;
-      }
+      if (!launch_decided(run, p.plan, deadline_at, parts_, report_)) continue;
       parts_.roster.set_busy(c, true);
       run.jobs.emplace(p.plan.job, p);
     }
@@ -219,13 +178,11 @@ class SyncDriver final : public Driver {
 
   // The round's jobs, in job order within each group whose task is the same: the round's
   // (`task`), or one with the model the algorithm keeps for them (FedAWE) or a step cut.
-  void launch_by_task(EdgeRun& run, const std::shared_ptr<TrainingTask>& task) {
+  void launch_by_task(RoundRun& run, const std::shared_ptr<TrainingTask>& task) {
     JobLaunches jobs;
     for (const auto& [id, p] : run.jobs) jobs.emplace_back(id, p.plan.client);
     for (const auto& g : group_jobs(jobs, [&](std::uint64_t job, std::uint32_t c) {
-           const auto* start =
-               run.round.edge == kFlatEdge ? algorithm_->start_model(c) : edge_host_->start_model(run.round.edge, c);
-           return JobGroup{start, run.jobs.at(job).plan.max_steps, {}};
+           return JobGroup{tier_->start_model(run.round, c), run.jobs.at(job).plan.max_steps, {}};
          })) {
       parts_.runner.launch_round(g.jobs, task_of_group(g, task));
     }
@@ -257,12 +214,11 @@ class SyncDriver final : public Driver {
   }
 
   void close_cloud_round() {
-    tier_.close(global_, report_, [this](CloudStep step) { after_cloud_step(std::move(step)); });
+    tier_->close(global_, report_, [this](CloudStep step) { after_cloud_step(std::move(step)); });
   }
 
   void after_cloud_step(CloudStep step) {
     const double end = step.end;
-    if (tier_.buffered()) later_records_ = take_records_after(report_, end);
     parts_.accounting.account(report_, step.aggregated, std::move(step.shares));
     report_.model_version = version_;
     report_.time_end = end;
@@ -286,7 +242,7 @@ class SyncDriver final : public Driver {
     }
     if (diverged) return end_run(run_end);
     if (parts_.listener.wants_checkpoint(round_, last))
-      return tier_.after_host([this] { parts_.listener.on_checkpoint_ready(round_); });
+      return tier_->after_host([this] { parts_.listener.on_checkpoint_ready(round_); });
     next_round();
   }
 
@@ -307,7 +263,7 @@ class SyncDriver final : public Driver {
   // edge host's), if there are at least min_cohort of them (and, under secure aggregation, the
   // protocol's survivors, if it completes: then it ends the round); then the round is finished
   // with whose updates moved the model, and how much.
-  void aggregate(EdgeRun& run) {
+  void aggregate(RoundRun& run) {
     auto& c = closing_run_;
     auto& accepted = c.accepted;
     const auto serial = run.round.serial;
@@ -333,27 +289,20 @@ class SyncDriver final : public Driver {
       Accounting::add_training_metrics(report_, accepted);
       stages_.privatise(global_, accepted, round_);  // the server half sees only the private model
       updates = accepted;
-      tier_.localise(run.round, updates);
     } else {
       for (const auto& u : accepted) report_.discarded_samples += u.num_samples;
     }
-    const auto done = [this, &run](EdgeAggregated a) { finish_edge_round(run, std::move(a)); };
-    if (run.round.edge != kFlatEdge) return edge_host_->aggregate(run.round.edge, std::move(updates), input, done);
-    done(aggregate_at(*algorithm_, global_, updates, input));
+    tier_->aggregate(run.round, global_, std::move(updates), input,
+                     [this, &run](EdgeAggregated a) { finish_round(run, std::move(a)); });
   }
 
-  void finish_edge_round(EdgeRun& run, EdgeAggregated a) {
+  void finish_round(RoundRun& run, EdgeAggregated a) {
     auto& c = closing_run_;
-    if (a.moved) {
-      tier_.record_metrics(run.round, std::move(a.metrics), c.aggregated, report_);
-      std::vector<ClientUpdate> none;
-      tier_.globalise(run.round, none, a.shares);
-      ++version_;
-    }
+    if (a.moved) ++version_;
     report_.num_updates += static_cast<std::uint32_t>(c.aggregated.size());
     report_partial_work(report_, c.enough ? c.accepted : std::vector<ClientUpdate>{}, parts_.scenario);
     stages_.record(report_, c.aggregated, c.enough);
-    tier_.finish(run.round, c.end, c.aggregated, std::move(a.shares), a.moved);
+    tier_->finish(run.round, c.end, c.aggregated, std::move(a), report_);
     ++closing_;
     close_next_run();
   }
@@ -361,7 +310,7 @@ class SyncDriver final : public Driver {
   void record(ClientRecord r) { report_.clients.push_back(std::move(r)); }
 
   DriverParts parts_;
-  std::unique_ptr<ServerAlgorithm> algorithm_;
+  std::unique_ptr<RoundTier> tier_;
   NamedTensors global_;
   bool private_models_ = false;
   PersonalEvaluations personal_;
@@ -372,7 +321,7 @@ class SyncDriver final : public Driver {
   std::uint32_t round_ = 1;
   bool awaiting_selection_ = false;
   RoundReport report_;
-  std::vector<EdgeRun> wave_;    // the edge rounds running side by side (a flat round's only one)
+  std::vector<RoundRun> wave_;   // the rounds running side by side (a flat round's only one)
   std::size_t selecting_ = 0;    // the run whose selection is awaited; wave_.size() once all launched
   std::size_t outstanding_ = 0;  // jobs (and shadow jobs) not answered yet
   std::size_t closing_ = 0;      // the run closing (wave_.size(): all closed)
@@ -380,9 +329,6 @@ class SyncDriver final : public Driver {
   std::uint32_t answered_ = 0;   // the wave's own jobs answered so far
   std::uint32_t launched_ = 0;   // ... and launched
   StaleUpdates stale_;
-  std::unique_ptr<EdgeHost> edge_host_;
-  EdgeTier tier_;
-  std::vector<ClientRecord> later_records_;  // fedbuff: for the next report
   bool finished_ = false;
 };
 

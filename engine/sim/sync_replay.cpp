@@ -15,8 +15,26 @@ void record_drop(RoundReport& report, std::uint32_t client, double at, const Tas
   report.clients.push_back(dropped_record(client, at, why));
 }
 
-std::vector<Arrival> sort_out_jobs(EdgeRun& run, DriverParts& parts, PersonalEvaluations* personal, RoundReport& report,
-                                   double& last_event) {
+bool launch_decided(RoundRun& run, const TaskPlan& plan, double deadline_at, DriverParts& parts, RoundReport& report) {
+  const auto c = plan.client;
+  const double start = run.round.start;
+  const auto decision = decide_launch(plan, start, parts.roster.offline_between(c, start, plan.earliest_finish),
+                                      deadline_at, parts.scenario.simulation);
+  if (decision.kind == LaunchDecision::train) return true;
+  run.planned_events_end = std::max(run.planned_events_end, decision.at);
+  if (decision.kind == LaunchDecision::drop) {
+    record_drop(report, c, decision.at, plan, decision.why);
+    return false;
+  }
+  ++report.late;
+  report.wasted_compute_seconds += wasted_compute(plan);
+  report.clients.push_back(untrained_late_record(c, decision.at, parts.population->num_samples[c], decision.why));
+  parts.roster.work_until(c, decision.at);
+  return false;
+}
+
+std::vector<Arrival> sort_out_jobs(RoundRun& run, DriverParts& parts, PersonalEvaluations* personal,
+                                   RoundReport& report, double& last_event) {
   std::vector<Arrival> arrivals;
   for (auto& [id, p] : run.jobs) {
     const auto c = p.plan.client;
@@ -49,7 +67,7 @@ std::vector<Arrival> sort_out_jobs(EdgeRun& run, DriverParts& parts, PersonalEva
   return arrivals;
 }
 
-double accept_arrivals(EdgeRun& run, std::vector<Arrival>& arrivals, double last_event, DriverParts& parts,
+double accept_arrivals(RoundRun& run, std::vector<Arrival>& arrivals, double last_event, DriverParts& parts,
                        RoundReport& report, std::vector<ClientUpdate>& accepted, std::vector<StaleUpdate>& newly_late) {
   const double start = run.round.start;
   const double deadline = parts.timeline.deadline();

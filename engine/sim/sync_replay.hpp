@@ -1,7 +1,7 @@
 #pragma once
 // A sync round's replay in virtual time, once all of its jobs have answered: which dropped,
-// failed or arrived, and which arrivals the round accepts. One edge round at a time (a flat
-// round's only one); several edges' rounds run side by side and are replayed in edge order.
+// failed or arrived, and which arrivals the round accepts. One round at a time: a wave's rounds
+// (several edges' under [hierarchy]) run side by side and are replayed in order.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -10,15 +10,15 @@
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/metrics/round_report.hpp"
 #include "engine/sim/driver_parts.hpp"
-#include "engine/sim/edge_tier.hpp"
 #include "engine/sim/personal_evaluations.hpp"
+#include "engine/sim/round_tier.hpp"
 #include "engine/sim/sync_jobs.hpp"
 
 namespace drift {
 
-// One edge round in flight: what it trains and aggregates into, its server half, its jobs.
-struct EdgeRun {
-  EdgeRound round;
+// One round in flight: which it is, its jobs, what it aggregates at most.
+struct RoundRun {
+  TierRound round;
   std::map<std::uint64_t, Pending> jobs;  // by job id
   std::uint32_t needed = 0;               // the updates it aggregates at most
   std::uint64_t version = 0;              // the model version its task carries: its updates' staleness is 0
@@ -26,7 +26,7 @@ struct EdgeRun {
   double protocol_start = 0.0;            // when its accepted clients had trained
 };
 
-// The edge round being closed while its aggregation is asked: what it accepted, when it ends,
+// The round being closed while its aggregation is asked: what it accepted, when it ends,
 // and whose updates go in (when there are enough of them).
 struct ClosingRun {
   std::vector<ClientUpdate> accepted;
@@ -38,15 +38,19 @@ struct ClosingRun {
 // A client that drops out at `at`, having set out on `plan`.
 void record_drop(RoundReport& report, std::uint32_t client, double at, const TaskPlan& plan, const std::string& why);
 
+// Whether client `plan.client` of `run` trains: a drop or a certain late (decide_launch) is
+// recorded at once, and `run.planned_events_end` grows to when the server learns of it.
+bool launch_decided(RoundRun& run, const TaskPlan& plan, double deadline_at, DriverParts& parts, RoundReport& report);
+
 // Every answered job of `run` in job order: drops, failures and the updates that arrived, by
 // time. Frees the clients in the roster; records private models' changes in `personal` (null
 // without private models). `last_event` grows to the latest drop or failure.
-std::vector<Arrival> sort_out_jobs(EdgeRun& run, DriverParts& parts, PersonalEvaluations* personal, RoundReport& report,
-                                   double& last_event);
+std::vector<Arrival> sort_out_jobs(RoundRun& run, DriverParts& parts, PersonalEvaluations* personal,
+                                   RoundReport& report, double& last_event);
 
 // The first `run.needed` arrivals before the deadline are accepted; the rest are late (kept as
 // stale in `newly_late` under late_updates = "stale"). Returns when the round ends.
-double accept_arrivals(EdgeRun& run, std::vector<Arrival>& arrivals, double last_event, DriverParts& parts,
+double accept_arrivals(RoundRun& run, std::vector<Arrival>& arrivals, double last_event, DriverParts& parts,
                        RoundReport& report, std::vector<ClientUpdate>& accepted, std::vector<StaleUpdate>& newly_late);
 
 // Client records kept across a checkpoint (fedbuff: those after the last cloud step).

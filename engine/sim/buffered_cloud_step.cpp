@@ -1,176 +1,14 @@
-// The edge tier under hierarchy.cloud = "fedbuff"
-// (docs/hierarchy.md#asynchronous-edges-the-buffered-cloud). Each edge loops on its own clock: it
-// pulls the global model, runs hierarchy.edge_rounds rounds of its clients, and sends its model;
-// the cloud steps every hierarchy.buffer models. The driver runs the
-// running edges' next rounds side by side (a wave) and, between waves, this file applies the
-// cloud's events in time order as far as it is safe: no running edge can send a model before
-// its clock plus its uplink, so an event before every running edge's bound cannot be overtaken.
-// What is applied when is then a function of virtual time only, and so are the bits.
 #include <algorithm>
-#include <cmath>
 #include <map>
 
-#include "engine/population/topology.hpp"
-#include "engine/sim/edge_tier.hpp"
+#include "engine/sim/buffered_cloud.hpp"
+#include "engine/sim/edge_metrics.hpp"
 #include "engine/sim/roster.hpp"
 #include "engine/tensors/tensor_archive.hpp"
 
 namespace drift {
 
-void EdgeTier::begin_loop(std::uint32_t e, double t, const NamedTensors& global) {
-  auto& edge = edges_[e];
-  edge.phase = Edge::Phase::running;
-  edge.pull_at = t;
-  ++edge.loops;
-  edge.rounds_run = 0;
-  edge.lost = edge.moved = edge.stopped = false;
-  edge.aggregated.clear();
-  edge.shares.clear();
-  edge.metrics.clear();
-  host_->pull(e, global);
-  edge.pulled = clone(global);
-  edge.pulled_version = round_ - 1;  // the cloud steps taken so far
-  edge.clock = edge.began = t + link_seconds(e, false);
-  since_bytes_down_ += model_bytes_;
-}
-
-// A loop is over: its model goes up (or is late), or the edge lost it, or it had nothing to send.
-// Then it waits to pull again: once back online, once a client of its is free (an idle loop),
-// or, when an idle loop took no time at all, after the next cloud step (kNever).
-void EdgeTier::end_loop(std::uint32_t e, Roster& roster) {
-  const auto& h = scenario_.hierarchy;
-  auto& edge = edges_[e];
-  const auto wait = [&](double pull) {
-    edge.phase = Edge::Phase::waiting;
-    edge.pull_at = pull;
-    host_->drop_model(e);
-    edge.pulled.clear();
-    edge.slot_until = edge.clock;  // (a capped cloud frees the loop's slot when it ends)
-    edge.slot_pending = concurrency_ > 0;
-  };
-  if (edge.lost) {
-    since_lost_.push_back(e);
-    return wait(presence_.next_online(e, edge.clock));
-  }
-  if (!edge.moved) {
-    since_idle_.push_back(e);
-    const double free = roster.next_available(edge.clock, membership_.members(e));
-    return wait(free > edge.began ? free : kNever);
-  }
-  const double up = link_seconds(e, true);
-  const double arrival = h.keep_work ? presence_.upload_arrival(e, edge.clock, up) : edge.clock + up;
-  const double lost_at =
-      h.keep_work ? (arrival < kNever ? kNever : edge.clock) : presence_.next_offline(e, edge.pull_at);
-  if (lost_at < arrival) {
-    since_lost_.push_back(e);
-    return wait(presence_.next_online(e, lost_at));
-  }
-  edge.phase = Edge::Phase::sending;
-  BufferedEdge sent;
-  sent.edge = e;
-  sent.samples = edge.samples;
-  sent.model_request = ++model_requests_;
-  sent.pulled = std::move(edge.pulled);
-  sent.arrival = arrival;
-  sent.rounds_run = edge.rounds_run;
-  sent.busy_seconds = edge.clock - edge.began;
-  sent.aggregated = std::move(edge.aggregated);
-  sent.shares = std::move(edge.shares);
-  sent.metrics = std::exchange(edge.metrics, {});
-  edge.sent = std::move(sent);
-  ask_model(e, edge.sent.model_request);
-}
-
-// The host hands over the model edge e's loop sends; it may come after the model has arrived in
-// virtual time (and been found late: then it is dropped), but before the cloud steps with it.
-void EdgeTier::ask_model(std::uint32_t e, std::uint64_t request) {
-  ++models_pending_;
-  host_->models({e}, [this, e, request](std::vector<NamedTensors> models) {
-    auto& edge = edges_[e];
-    BufferedEdge* waiting =
-        edge.phase == Edge::Phase::sending && edge.sent.model_request == request ? &edge.sent : nullptr;
-    for (auto& b : buffer_)
-      if (b.edge == e && b.model_request == request) waiting = &b;
-    if (waiting) {
-      waiting->model = std::move(models.front());
-      waiting->model_request = 0;
-    }
-    if (--models_pending_ == 0 && when_models_here_) std::exchange(when_models_here_, {})();
-  });
-}
-
-void EdgeTier::after_models(std::function<void()> next) {
-  if (models_pending_ == 0) return next();
-  when_models_here_ = std::move(next);
-}
-
-void EdgeTier::after_host(std::function<void()> next) {
-  if (!hierarchical()) return next();
-  host_->settle([this, next] { after_models(next); });
-}
-
-void EdgeTier::settle(Roster& roster) {
-  const auto per_loop = static_cast<std::uint32_t>(scenario_.hierarchy.edge_rounds);
-  for (std::uint32_t e = 0; e < edges_.size(); ++e) {
-    const auto& edge = edges_[e];
-    if (edge.phase == Edge::Phase::running && (edge.lost || edge.stopped || edge.rounds_run >= per_loop))
-      end_loop(e, roster);
-  }
-}
-
-// No running edge's model can reach the cloud before this. Under a concurrency cap, no running
-// edge can free its slot before its clock (a loop lost or idle ends there), and every event may
-// hand a free slot to a waiting edge: the bound is then the clocks themselves.
-double EdgeTier::horizon() const {
-  double bound = kNever;
-  for (std::uint32_t e = 0; e < edges_.size(); ++e) {
-    const auto& edge = edges_[e];
-    if (edge.phase != Edge::Phase::running) continue;
-    bound = std::min(bound, edge.clock + (concurrency_ > 0 ? 0.0 : link_seconds(e, true)));
-  }
-  return bound;
-}
-
-// hierarchy.concurrency: the edges holding a slot at t (running, sending, or a lost or idle loop
-// that ends after t).
-std::uint32_t EdgeTier::holding(double t) const {
-  std::uint32_t n = 0;
-  for (const auto& edge : edges_)
-    n += edge.phase != Edge::Phase::waiting || (edge.slot_pending && edge.slot_until > t) ? 1 : 0;
-  return n;
-}
-
-// Slots free at t go to the waiting pulls, first due first (ties by edge), each at t or its due
-// time, whichever is later; one that finds its edge offline pulls again when it is back.
-void EdgeTier::wake_queued(double t, const NamedTensors& global) {
-  while (holding(t) < concurrency_) {
-    std::uint32_t first = 0;
-    double due = kNever;
-    for (std::uint32_t e = 0; e < edges_.size(); ++e)
-      if (edges_[e].queued && edges_[e].pull_at < due) due = edges_[e].pull_at, first = e;
-    if (due == kNever) return;
-    auto& edge = edges_[first];
-    edge.queued = false;
-    const double at = std::max(t, due);
-    if (!presence_.online(first, at)) {
-      edge.pull_at = presence_.next_online(first, at);
-      continue;
-    }
-    begin_loop(first, at, global);
-  }
-}
-
-double EdgeTier::next_event() const {
-  double next = kNever;
-  for (const auto& edge : edges_) {
-    if (edge.phase == Edge::Phase::waiting && !edge.queued) next = std::min(next, edge.pull_at);
-    if (edge.phase == Edge::Phase::waiting && edge.slot_pending) next = std::min(next, edge.slot_until);
-    if (edge.phase == Edge::Phase::sending) next = std::min(next, edge.sent.arrival);
-  }
-  return next;
-}
-
-std::string EdgeTier::since_last_step() const {
+std::string BufferedCloud::since_last_step() const {
   return std::to_string(buffer_.size()) + " model(s) in the buffer of " + std::to_string(scenario_.hierarchy.buffer) +
          ", " + std::to_string(since_late_.size()) + " late, " + std::to_string(since_lost_.size()) +
          " loop(s) lost, " + std::to_string(since_idle_.size()) + " idle";
@@ -178,11 +16,11 @@ std::string EdgeTier::since_last_step() const {
 
 // hierarchy.stall_loops: why the run ends, once that many loops ended without reaching the buffer
 // since the last step; "" while fewer have.
-std::size_t EdgeTier::loops_without_step() const {
+std::size_t BufferedCloud::loops_without_step() const {
   return since_late_.size() + since_lost_.size() + since_idle_.size();
 }
 
-std::string EdgeTier::stalled() const {
+std::string BufferedCloud::stalled() const {
   const auto limit = scenario_.hierarchy.stall_loops;
   const auto failed = loops_without_step();
   if (limit <= 0 || failed < static_cast<std::uint64_t>(limit)) return "";
@@ -190,7 +28,7 @@ std::string EdgeTier::stalled() const {
          "; hierarchy.stall_loops = " + std::to_string(limit) + "): see `drift validate` for how long a loop takes";
 }
 
-std::string EdgeTier::stop_unanswered(bool stop_asked) {
+std::string BufferedCloud::stop_unanswered(bool stop_asked) {
   if (!stop_asked) return "";
   const auto failed = loops_without_step();
   if (!loops_when_stop_asked_) loops_when_stop_asked_ = failed;
@@ -199,7 +37,7 @@ std::string EdgeTier::stop_unanswered(bool stop_asked) {
          " edge loops since the last (" + since_last_step() + "); stopped without a checkpoint";
 }
 
-bool EdgeTier::advance(const NamedTensors& global, Roster& roster) {
+bool BufferedCloud::advance(const NamedTensors& global, Roster& roster) {
   settle(roster);
   const auto& h = scenario_.hierarchy;
   // At one instant: slots freed (under a concurrency cap), then pulls, then arrivals; then by edge.
@@ -261,9 +99,8 @@ bool EdgeTier::advance(const NamedTensors& global, Roster& roster) {
   }
 }
 
-EdgeTier::LoopWave EdgeTier::next_loop_wave(const NamedTensors& global, Roster& roster, double time_limit,
-                                            bool stop_asked) {
-  LoopWave next;
+TierNext BufferedCloud::next(const NamedTensors& global, Roster& roster, double time_limit, bool stop_asked) {
+  TierNext next;
   for (std::uint64_t tries = 0;; ++tries) {
     if (advance(global, roster)) {
       next.step = true;
@@ -279,8 +116,9 @@ EdgeTier::LoopWave EdgeTier::next_loop_wave(const NamedTensors& global, Roster& 
       next.why = std::move(why);
       return next;
     }
-    next.rounds = next_wave();
-    const auto past_limit = [&](const EdgeRound& r) { return r.start > time_limit; };
+    for (std::uint32_t e = 0; e < edges_.size(); ++e)
+      if (edges_[e].phase == Edge::Phase::running) add_round(e, edges_[e].loops, next.rounds);
+    const auto past_limit = [&](const TierRound& r) { return r.start > time_limit; };
     if (time_limit > 0 && !next.rounds.empty() && std::all_of(next.rounds.begin(), next.rounds.end(), past_limit)) {
       // The edges ran past the time limit before the buffer filled: the run is over, and says
       // why when it never stepped.
@@ -307,11 +145,11 @@ EdgeTier::LoopWave EdgeTier::next_loop_wave(const NamedTensors& global, Roster& 
 
 // The cloud's step on the full buffer, and the report of everything since the last step:
 // loops that ended (the buffer's, lost, idle, late) and bytes either way.
-CloudStep EdgeTier::close_buffered(NamedTensors& global, RoundReport& report) {
+CloudStep BufferedCloud::close_buffered(NamedTensors& global, RoundReport& report) {
   CloudStep step;
   auto& aggregated = step.aggregated;
   auto& shares = step.shares;
-  size_edge_fields(report);
+  size_edge_fields(report, true);
   std::stable_sort(buffer_.begin(), buffer_.end(),
                    [](const BufferedEdge& a, const BufferedEdge& b) { return a.edge < b.edge; });
   const auto weights = buffer_weights(buffer_);
@@ -357,7 +195,7 @@ CloudStep EdgeTier::close_buffered(NamedTensors& global, RoundReport& report) {
   return step;
 }
 
-void EdgeTier::archive_buffered_state(StateArchive& ar) {
+void BufferedCloud::archive_cloud(StateArchive& ar) {
   ar.section("fedbuff cloud");
   ar.value(cloud_now_);
   archive_buffered(ar, buffer_);
@@ -392,6 +230,13 @@ void EdgeTier::archive_buffered_state(StateArchive& ar) {
     ar.value(edge.slot_until);
     ar.value(edge.slot_pending);
   }
+  archive_records(ar, carried_);
+}
+
+std::unique_ptr<RoundTier> make_buffered_cloud(const Scenario& scenario, const Population& population,
+                                               const EdgeMembership& membership, std::unique_ptr<EdgeHost> host,
+                                               std::unique_ptr<ServerAlgorithm> cloud_half) {
+  return std::make_unique<BufferedCloud>(scenario, population, membership, std::move(host), std::move(cloud_half));
 }
 
 }  // namespace drift
