@@ -26,6 +26,7 @@
 #include "engine/models/torchscript_model.hpp"
 #include "engine/population/availability.hpp"
 #include "engine/sampling/sampler.hpp"
+#include "engine/sim/aggregation_stages.hpp"
 #include "engine/sim/privacy_book.hpp"
 #include "engine/training/devices.hpp"
 
@@ -166,83 +167,6 @@ void check_poisson_samplers(const Scenario& s, const std::string& source) {
   }
 }
 
-// What [privacy] can protect: one shared model whose server half reads only the updates' weights.
-void check_privacy(const Scenario& s, const AlgorithmInfo& algorithm, const std::string& source) {
-  if (s.privacy.mode == PrivacyMode::none) return;
-  const auto refuse = [&](const std::string& why) {
-    throw UserError(source + ": privacy.mode = \"" + name_of(s.privacy.mode) + "\": " + why);
-  };
-  if (algorithm.private_models)
-    refuse("algorithm '" + s.algorithm +
-           "' keeps private models that are never aggregated; DP protects a shared model");
-  if (!algorithm.privatisable)
-    refuse("algorithm '" + s.algorithm +
-           "' uploads more than its weights (knowledge, control variates) or reads more of an update than them, "
-           "which clipping and noise do not cover; drift list marks the algorithms that can run private");
-  if (s.simulation.mode == SimulationMode::fedasync)
-    refuse(
-        "fedasync mixes each single update into the model, so one client's update would be released alone; "
-        "use fedbuff, whose buffer sums K clipped updates before the noise");
-  if (s.simulation.shadow_clients > 0)
-    refuse("simulation.shadow_clients measures the raw updates, which a private run never releases");
-  if (s.privacy.mode == PrivacyMode::distributed && s.secure_aggregation.protocol == SecAggProtocol::none)
-    refuse(
-        "each client adds only a share of the noise, which is private only inside a secure sum: set "
-        "secure_aggregation.protocol");
-  if (s.privacy.clip_mode == DpClip::adaptive) {
-    if (s.privacy.mode == PrivacyMode::distributed)
-      refuse("privacy.clip_mode = \"adaptive\" is not simulated with distributed noise");
-    if (s.privacy.mode == PrivacyMode::local)
-      refuse(
-          "privacy.clip_mode = \"adaptive\" moves the clip by a noisy count the server releases; local noise "
-          "leaves the server no count to release");
-    const double count_std = s.privacy.count_noise > 0 ? s.privacy.count_noise : expected_cohort(s) / 20.0;
-    if (!(s.privacy.noise_multiplier < 2 * count_std))
-      refuse(
-          "privacy.clip_mode = \"adaptive\" spends part of the budget on the unclipped count, which needs "
-          "noise_multiplier < 2 count_noise; here " +
-          std::to_string(s.privacy.noise_multiplier) + " against 2 x " + std::to_string(count_std) +
-          " (count_noise defaults to the expected cohort / 20)");
-  }
-  const auto fixed_size = [](const std::string& name) {
-    const auto* row = find_sampler(name);
-    return row != nullptr && row->design == SamplingDesign::fixed_size;
-  };
-  const auto names = used_sampler_names(s);
-  if (s.privacy.denominator == DpDenominator::actual &&
-      (s.simulation.mode != SimulationMode::sync || !std::all_of(names.begin(), names.end(), fixed_size)))
-    refuse(
-        "privacy.denominator = \"actual\" is sound only for fixed-size cohorts (sync rounds, a sampler whose "
-        "design is fixed_size, as uniform): under add/remove neighbours the number summed changes with the client "
-        "itself");
-}
-
-// What secure aggregation can hide: a sync round's sum of weights, read by a server half that
-// needs nothing else of an update (docs/privacy.md#secure-aggregation).
-void check_secure_aggregation(const Scenario& s, const AlgorithmInfo& algorithm, const std::string& source) {
-  const auto& sa = s.secure_aggregation;
-  if (sa.protocol == SecAggProtocol::none) return;
-  const auto refuse = [&](const std::string& why) {
-    throw UserError(source + ": secure_aggregation.protocol = \"" + name_of(sa.protocol) + "\": " + why);
-  };
-  if (s.simulation.mode != SimulationMode::sync)
-    refuse("the protocol runs over a sync round's cohort; under " + name_of(s.simulation.mode) +
-           " updates arrive one at a time, with no cohort to mask them in");
-  if (algorithm.private_models) refuse("algorithm '" + s.algorithm + "' keeps private models that are never summed");
-  if (!algorithm.privatisable)
-    refuse("algorithm '" + s.algorithm +
-           "' uploads more than its weights or reads more of an update than them, and the server sees only "
-           "their sum; drift list marks the algorithms that can ([dp])");
-  if (s.simulation.late_updates == LateUpdates::stale)
-    refuse(
-        "simulation.late_updates = \"stale\" folds an update into a later round, whose protocol it never took "
-        "part in");
-  if (s.simulation.shadow_clients > 0)
-    refuse("simulation.shadow_clients measures the raw updates, which the server never sees");
-  if (sa.encoding == SecAggEncoding::flower && sa.quantization_bits >= sa.modulus_bits)
-    refuse("the modulus 2^modulus_bits must be above the quantisation range 2^quantization_bits");
-}
-
 // Combinations that are valid key by key but cannot run together.
 void check_combinations(const Scenario& s, const AlgorithmInfo& algorithm, const std::string& source) {
   if (algorithm.private_models) {
@@ -280,8 +204,7 @@ void check_combinations(const Scenario& s, const AlgorithmInfo& algorithm, const
   check_hierarchy(s, algorithm, source);
   check_per_client_evaluation(s, algorithm.private_models,
                               partition_scheme(s.partition.scheme).source == PartitionSource::writers, source);
-  check_privacy(s, algorithm, source);
-  check_secure_aggregation(s, algorithm, source);
+  if (const auto why = refused_aggregation_stages(s, algorithm); !why.empty()) throw UserError(source + ": " + why);
   if (algorithm.check) {
     FederationShape shape;
     shape.num_clients = s.clients;

@@ -1,8 +1,39 @@
 #include "engine/sim/aggregation_stages.hpp"
 
+#include "engine/algorithms/algorithm.hpp"
 #include "engine/sim/privacy_book.hpp"
 
 namespace drift {
+namespace {
+
+std::string refused_by_every_stage(const Scenario& s, const AlgorithmInfo& algorithm) {
+  if (algorithm.private_models)
+    return "algorithm '" + s.algorithm + "' keeps private models that are never aggregated into a shared one";
+  if (!algorithm.privatisable)
+    return "algorithm '" + s.algorithm +
+           "' uploads more than its weights (knowledge, control variates) or reads more of an update than them, "
+           "which the stage does not cover; drift list marks the algorithms that can ([dp])";
+  if (s.simulation.shadow_clients > 0)
+    return "simulation.shadow_clients measures the raw updates, which the server never sees here";
+  return "";
+}
+
+}  // namespace
+
+std::string refused_aggregation_stages(const Scenario& s, const AlgorithmInfo& algorithm) {
+  const auto stage = [&](const std::string& key, const std::string& own) -> std::string {
+    auto why = refused_by_every_stage(s, algorithm);
+    if (why.empty()) why = own;
+    return why.empty() ? "" : key + ": " + why;
+  };
+  if (s.privacy.mode != PrivacyMode::none)
+    if (auto why = stage("privacy.mode = \"" + name_of(s.privacy.mode) + "\"", refused_privacy(s)); !why.empty())
+      return why;
+  if (s.secure_aggregation.protocol != SecAggProtocol::none)
+    return stage("secure_aggregation.protocol = \"" + name_of(s.secure_aggregation.protocol) + "\"",
+                 refused_secure_aggregation(s));
+  return "";
+}
 
 AggregationStages::AggregationStages(const Scenario& scenario, const Population& population, PrivacyBook* privacy)
     : privacy_(privacy) {

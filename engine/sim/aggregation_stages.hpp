@@ -6,6 +6,7 @@
 // stages that pass everything through, so the driver has no branch for either.
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "engine/core/state_archive.hpp"
@@ -15,6 +16,13 @@
 namespace drift {
 
 class PrivacyBook;
+struct AlgorithmInfo;
+
+// Why the stages `s` turns on cannot run with `algorithm` ("" when they can): what every stage
+// between the clients and the server half needs (one shared model whose server half reads only
+// the updates' weights, and no raw update measured beside them), then each stage's own
+// (refused_privacy, refused_secure_aggregation). Each reason names its stage's key.
+std::string refused_aggregation_stages(const Scenario& s, const AlgorithmInfo& algorithm);
 
 class AggregationStages {
  public:

@@ -2,11 +2,15 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
+#include "engine/algorithms/algorithm.hpp"
 #include "engine/privacy/adaptive_clip.hpp"
 #include "engine/privacy/philox.hpp"
+#include "engine/sampling/sampler.hpp"
+#include "engine/sim/privacy_book.hpp"
 
 namespace drift {
 namespace {
@@ -161,5 +165,38 @@ void DpMechanism::privatise(const NamedTensors& global, std::vector<ClientUpdate
 }
 
 DpMechanism::Stats DpMechanism::take_stats() { return std::exchange(stats_, {}); }
+
+std::string refused_privacy(const Scenario& s) {
+  if (s.simulation.mode == SimulationMode::fedasync)
+    return "fedasync mixes each single update into the model, so one client's update would be released alone; "
+           "use fedbuff, whose buffer sums K clipped updates before the noise";
+  if (s.privacy.mode == PrivacyMode::distributed && s.secure_aggregation.protocol == SecAggProtocol::none)
+    return "each client adds only a share of the noise, which is private only inside a secure sum: set "
+           "secure_aggregation.protocol";
+  if (s.privacy.clip_mode == DpClip::adaptive) {
+    if (s.privacy.mode == PrivacyMode::distributed)
+      return "privacy.clip_mode = \"adaptive\" is not simulated with distributed noise";
+    if (s.privacy.mode == PrivacyMode::local)
+      return "privacy.clip_mode = \"adaptive\" moves the clip by a noisy count the server releases; local noise "
+             "leaves the server no count to release";
+    const double count_std = s.privacy.count_noise > 0 ? s.privacy.count_noise : expected_cohort(s) / 20.0;
+    if (!(s.privacy.noise_multiplier < 2 * count_std))
+      return "privacy.clip_mode = \"adaptive\" spends part of the budget on the unclipped count, which needs "
+             "noise_multiplier < 2 count_noise; here " +
+             std::to_string(s.privacy.noise_multiplier) + " against 2 x " + std::to_string(count_std) +
+             " (count_noise defaults to the expected cohort / 20)";
+  }
+  const auto fixed_size = [](const std::string& name) {
+    const auto* row = find_sampler(name);
+    return row != nullptr && row->design == SamplingDesign::fixed_size;
+  };
+  const auto names = used_sampler_names(s);
+  if (s.privacy.denominator == DpDenominator::actual &&
+      (s.simulation.mode != SimulationMode::sync || !std::all_of(names.begin(), names.end(), fixed_size)))
+    return "privacy.denominator = \"actual\" is sound only for fixed-size cohorts (sync rounds, a sampler whose "
+           "design is fixed_size, as uniform): under add/remove neighbours the number summed changes with the "
+           "client itself";
+  return "";
+}
 
 }  // namespace drift

@@ -7,6 +7,7 @@
 // Every sum runs in float64 in a fixed order, and the noise comes from counter-based streams
 // keyed by (seed, aggregation, coordinate), so the numbers never depend on threads or slots.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "engine/config/scenario.hpp"
@@ -72,6 +73,10 @@ class DpMechanism {
   std::uint32_t threshold_ = 1;  // distributed: the threshold of the last round's protocol
   Stats stats_;
 };
+
+// Why [privacy] cannot run as `s` sets it up, beyond what every aggregation stage needs
+// (refused_aggregation_stages), or "".
+std::string refused_privacy(const Scenario& s);
 
 // The flat float64 vector of a model's floating-point tensors, in order.
 std::vector<double> flat_floats(const NamedTensors& tensors);

@@ -308,4 +308,17 @@ void SecureAggregator::check_masks(std::uint32_t round, const Inputs& in,
   if (server != plain) throw std::logic_error("secure aggregation: the simulated masks did not cancel");
 }
 
+std::string refused_secure_aggregation(const Scenario& s) {
+  const auto& sa = s.secure_aggregation;
+  if (s.simulation.mode != SimulationMode::sync)
+    return "the protocol runs over a sync round's cohort; under " + name_of(s.simulation.mode) +
+           " updates arrive one at a time, with no cohort to mask them in";
+  if (s.simulation.late_updates == LateUpdates::stale)
+    return "simulation.late_updates = \"stale\" folds an update into a later round, whose protocol it never took "
+           "part in";
+  if (sa.encoding == SecAggEncoding::flower && sa.quantization_bits >= sa.modulus_bits)
+    return "the modulus 2^modulus_bits must be above the quantisation range 2^quantization_bits";
+  return "";
+}
+
 }  // namespace drift

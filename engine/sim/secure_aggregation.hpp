@@ -52,4 +52,8 @@ class SecureAggregator {
   double max_weight_;  // W: the largest sample count a client weight can have
 };
 
+// Why secure aggregation cannot run as `s` sets it up, beyond what every aggregation stage
+// needs (refused_aggregation_stages), or "".
+std::string refused_secure_aggregation(const Scenario& s);
+
 }  // namespace drift
