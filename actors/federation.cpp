@@ -90,6 +90,7 @@ RunResult run_federation(std::shared_ptr<const Scenario> scenario, std::shared_p
   auto interrupt = control.interrupt ? control.interrupt : std::make_shared<RunInterrupt>();
   caf::actor_system_config cfg;
   add_message_types(cfg);
+  add_arithmetic_hook(cfg);
   // A worker's link silent past the heartbeat (which lets it go first, its jobs to run
   // elsewhere) and 5 s more is closed: what it kept (edges) is then reported lost.
   if (cluster.listen) configure_network(cfg, cluster.tls, cluster.watch.heartbeat_timeout_s + 5);

@@ -7,6 +7,7 @@
 #include "engine/compose/client_models.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/phase_times.hpp"
+#include "engine/training/cpu_arithmetic.hpp"
 #include "engine/training/cuda_support.hpp"
 #include "engine/training/device_data.hpp"
 #include "engine/training/device_transfer.hpp"
@@ -23,6 +24,7 @@ struct SlotWorkspace {
   std::unique_ptr<ClientAlgorithm> algorithm;
 
   void ensure(const SlotContext& ctx, const torch::Device& device) {
+    use_reproducible_cpu_arithmetic_in_this_thread();  // the slot's own thread (detached)
     if (models) return;
     use_own_stream(device);
     use_blocking_waits(device);

@@ -1,8 +1,23 @@
 #include "actors/wire.hpp"
 
+#include <caf/thread_hook.hpp>
+
 #include "engine/metrics/summary.hpp"
+#include "engine/training/cpu_arithmetic.hpp"
 
 namespace drift::actors {
+namespace {
+
+class ArithmeticHook final : public caf::thread_hook {
+ public:
+  void init(caf::actor_system&) override {}
+  void thread_started() override { use_reproducible_cpu_arithmetic_in_this_thread(); }
+  void thread_terminates() override {}
+};
+
+}  // namespace
+
+void add_arithmetic_hook(caf::actor_system_config& cfg) { cfg.add_thread_hook<ArithmeticHook>(); }
 
 void add_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<msg::Buffer>("drift.buffer");

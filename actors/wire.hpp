@@ -48,6 +48,10 @@ JobLoss job_loss(const caf::error& err);
 
 // Registers drift's message types; every process of a federation must call it.
 void add_message_types(caf::actor_system_config& cfg);
+// Every thread the actor system starts computes as drift's main thread does
+// (use_reproducible_cpu_arithmetic_in_this_thread): server-side training and edge aggregations
+// run on CAF's scheduler threads.
+void add_arithmetic_hook(caf::actor_system_config& cfg);
 
 // Why an actor went down, for people: "connection lost" when its node became unreachable.
 std::string exit_text(const caf::error& reason);

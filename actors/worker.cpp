@@ -183,6 +183,7 @@ void serve(caf::actor_system& system, const WorkerOptions& o) {
 void run_worker(const WorkerOptions& o) {
   caf::actor_system_config cfg;
   add_message_types(cfg);
+  add_arithmetic_hook(cfg);
   // The agent's own clock gives up first, with the reason a user can act on (no heartbeat for
   // --coordinator-timeout); the link's closing 5 s later is the backstop (0: neither closes).
   configure_network(cfg, o.tls, o.coordinator_timeout_s > 0 ? o.coordinator_timeout_s + 5 : 0);

@@ -62,6 +62,7 @@ TEST_CASE("an edge host actor answers as the local host does, and ends on a call
 
   caf::actor_system_config cfg;
   add_message_types(cfg);
+  add_arithmetic_hook(cfg);
   caf::actor_system system{cfg};
   std::vector<std::string> logged;
   auto host = system.spawn(edge_host, ctx, [&logged](const std::string& line) { logged.push_back(line); });

@@ -45,6 +45,7 @@ struct Systems {
   Systems() {
     for (auto* cfg : {&coordinator_cfg, &worker_cfg}) {
       add_message_types(*cfg);
+      add_arithmetic_hook(*cfg);
       configure_network(*cfg, TlsOptions{});
     }
     coordinator = std::make_unique<caf::actor_system>(coordinator_cfg);

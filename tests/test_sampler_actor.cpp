@@ -8,6 +8,7 @@
 #include "actors/sampler.hpp"
 #include "actors/wire.hpp"
 #include "engine/compose/loader.hpp"
+#include "engine/training/cpu_arithmetic.hpp"
 #include "messages/selection_codec.hpp"
 
 using namespace drift;
@@ -22,6 +23,7 @@ TEST_CASE("the sampler actor answers as the engine's sampler does, request after
 
   caf::actor_system_config cfg;
   add_message_types(cfg);
+  add_arithmetic_hook(cfg);
   caf::actor_system system{cfg};
   auto actor = system.spawn(sampler, scenario, population, std::string());
   caf::scoped_actor self{system};
@@ -46,4 +48,29 @@ TEST_CASE("the sampler actor answers as the engine's sampler does, request after
       .receive([](const Buffer&) {}, [&](caf::error& err) { error = error_text(err); });
   CHECK_THAT(error, Catch::Contains("sampler: malformed selection request"));
   self->send_exit(actor, caf::exit_reason::user_shutdown);
+}
+
+// OpenMP keeps a thread count per thread: a CAF thread that main's call never reached ran
+// oneDNN's and OpenBLAS's kernels on one OpenMP thread per core, and its bits depended on what
+// it had run before (docs/outputs.md#machines).
+TEST_CASE("every thread of drift's actor systems computes with one OpenMP thread", "[actors][determinism]") {
+  caf::actor_system_config cfg;
+  add_message_types(cfg);
+  add_arithmetic_hook(cfg);
+  cfg.set("scheduler.max-threads", std::size_t{3});
+  caf::actor_system system{cfg};
+  caf::scoped_actor self{system};
+  REQUIRE(openmp_threads_in_this_thread() == 1);  // main's (tests/test_main.cpp)
+  for (int i = 0; i < 6; ++i) {
+    auto probe = system.spawn([]() -> caf::behavior { return {[](int) { return openmp_threads_in_this_thread(); }}; });
+    auto detached = system.spawn<caf::detached>([]() -> caf::behavior {
+      use_reproducible_cpu_arithmetic_in_this_thread();  // as a trainer slot does
+      return {[](int) { return openmp_threads_in_this_thread(); }};
+    });
+    for (const auto& actor : {probe, detached})
+      self->request(actor, caf::infinite, i)
+          .receive([](int threads) { CHECK(threads == 1); }, [](caf::error& err) { FAIL(error_text(err)); });
+    self->send_exit(probe, caf::exit_reason::user_shutdown);
+    self->send_exit(detached, caf::exit_reason::user_shutdown);
+  }
 }
