@@ -57,8 +57,35 @@ void AggregationStages::record(RoundReport& report, const std::vector<std::uint3
   privacy_->record(report, aggregated, released, stats.clipped, released ? stats.clip : dp_->clip(), stats.noise_std);
 }
 
+void AggregationStages::record(RoundReport& report, const std::vector<std::uint32_t>& aggregated, bool released,
+                               const DpMechanism::Stats& dp) {
+  if (privacy_) privacy_->record(report, aggregated, released, dp.clipped, dp.clip, dp.noise_std);
+}
+
+void AggregationStages::buffer(const ClientUpdate& update, const NamedTensors& pulled, double weight,
+                               std::uint32_t round) {
+  dp_->accumulate(buffer_sum_, update.weights, flat_floats(pulled), weight, update.client_id, round);
+}
+
+std::pair<NamedTensors, DpMechanism::Stats> AggregationStages::release_buffer(const NamedTensors& global,
+                                                                              std::uint32_t count, double server_lr,
+                                                                              std::uint32_t round) {
+  dp_->add_central_noise(buffer_sum_, round);
+  const double denominator = dp_->denominator(count);
+  auto next = add_flat(global, buffer_sum_, server_lr / denominator);
+  buffer_sum_.clear();
+  dp_->finish(count, denominator, round);
+  return {std::move(next), dp_->take_stats()};
+}
+
 void AggregationStages::archive(StateArchive& ar) {
   if (dp_) dp_->archive(ar);
+}
+
+void AggregationStages::archive_buffer(StateArchive& ar) {
+  if (!dp_) return;
+  ar.values(buffer_sum_);
+  dp_->archive(ar);
 }
 
 }  // namespace drift

@@ -1,12 +1,15 @@
 #pragma once
-// What a sync aggregation's accepted updates pass through between the clients and the server
-// half, composed once from the scenario: secure aggregation's protocol (which may shrink the
-// cohort, or abort the round) and differential privacy's clipping and noise (inside the
-// protocol when both run), then the privacy ledger's entry. A scenario without them has
-// stages that pass everything through, so the driver has no branch for either.
+// What an aggregation's updates pass through between the clients and the server half, composed
+// once from the scenario: secure aggregation's protocol (which may shrink a sync cohort, or
+// abort the round) and differential privacy's clipping and noise (inside the protocol when both
+// run), then the privacy ledger's entry. A sync round hands the stages its accepted updates at
+// once; FedBuff's buffer hands them one update at a time as it arrives, and the step at the end.
+// A scenario without them has stages that pass everything through, so no driver has a branch
+// for either.
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/core/state_archive.hpp"
@@ -41,13 +44,30 @@ class AggregationStages {
 
   // The aggregation's entry in the privacy ledger (`released`: it summed updates into a new model).
   void record(RoundReport& report, const std::vector<std::uint32_t>& aggregated, bool released);
+  // ... with the figures `dp` its release returned (FedBuff: the next buffer may have begun since).
+  void record(RoundReport& report, const std::vector<std::uint32_t>& aggregated, bool released,
+              const DpMechanism::Stats& dp);
+
+  // Whether FedBuff's buffer hands its updates to buffer() (clipping and noise run), or sums
+  // the plain changes itself.
+  bool buffers() const { return dp_.has_value(); }
+  // FedBuff's buffer, one update at a time: `weight` x the clipped change of `update` from
+  // `pulled` (the model its client started from) joins the buffer's sum.
+  void buffer(const ClientUpdate& update, const NamedTensors& pulled, double weight, std::uint32_t round);
+  // FedBuff's step over the `count` updates buffer() took: `global` plus server_lr x (their sum
+  // with the central noise) / D, and the aggregation's clipping and noise figures.
+  std::pair<NamedTensors, DpMechanism::Stats> release_buffer(const NamedTensors& global, std::uint32_t count,
+                                                             double server_lr, std::uint32_t round);
 
   void archive(StateArchive& ar);
+  // FedBuff: the buffer's sum and the clip, where the buffer keeps its own state.
+  void archive_buffer(StateArchive& ar);
 
  private:
   PrivacyBook* privacy_;
   std::optional<DpMechanism> dp_;           // [privacy]: clipping and noise before the server half
   std::optional<SecureAggregator> secagg_;  // [secure_aggregation]: the protocol over the accepted
+  std::vector<double> buffer_sum_;          // FedBuff with DP: the clipped changes so far, flat, float64
 };
 
 }  // namespace drift

@@ -11,15 +11,13 @@
 namespace drift {
 
 AsyncAggregation::AsyncAggregation(const Scenario& scenario, NamedTensors initial,
-                                   std::unique_ptr<ServerAlgorithm> algorithm)
+                                   std::unique_ptr<ServerAlgorithm> algorithm, AggregationStages* stages)
     : scenario_(scenario),
       algorithm_(std::move(algorithm)),
       buffered_(scenario.simulation.mode == SimulationMode::fedbuff),
       staleness_{scenario.async.staleness, scenario.async.staleness_a, scenario.async.staleness_b},
-      global_(std::make_shared<NamedTensors>(std::move(initial))) {
-  if (scenario.privacy.mode != PrivacyMode::none)
-    dp_.emplace(scenario.privacy, scenario.seed, aggregated_per_round(scenario));
-}
+      global_(std::make_shared<NamedTensors>(std::move(initial))),
+      stages_(stages) {}
 
 bool AsyncAggregation::add(ClientUpdate update, const NamedTensors& pulled, std::uint64_t staleness,
                            std::uint32_t round) {
@@ -67,7 +65,7 @@ NamedTensors AsyncAggregation::mix(const ClientUpdate& u, double a) const {
 // FedBuff: sum of weight * (x_local - x_pulled), in arrival order, in float64.
 void AsyncAggregation::accumulate(const ClientUpdate& u, const NamedTensors& pulled, double weight,
                                   std::uint32_t round) {
-  if (dp_) return dp_->accumulate(dp_sum_, u.weights, flat_floats(pulled), weight, u.client_id, round);
+  if (stages_ && stages_->buffers()) return stages_->buffer(u, pulled, weight, round);
   torch::NoGradGuard no_grad;
   if (delta_sum_.empty())
     for (const auto& t : *global_) delta_sum_.push_back(torch::zeros(t.value.sizes(), torch::kFloat64));
@@ -81,18 +79,11 @@ void AsyncAggregation::accumulate(const ClientUpdate& u, const NamedTensors& pul
 NamedTensors AsyncAggregation::step(std::uint32_t round) {
   torch::NoGradGuard no_grad;
   const double scale = scenario_.async.server_lr / static_cast<double>(pending_.updates.size());
-  if (dp_) {
-    const auto count = static_cast<std::uint32_t>(pending_.updates.size());
-    dp_->add_central_noise(dp_sum_, round);
-    const double denominator = dp_->denominator(count);
-    auto next = add_flat(*global_, dp_sum_, scenario_.async.server_lr / denominator);
-    dp_sum_.clear();
-    dp_->finish(count, denominator, round);
-    const auto stats = dp_->take_stats();
-    pending_.dp_clipped = stats.clipped;
-    pending_.dp_clip = stats.clip;
-    pending_.dp_noise_std = stats.noise_std;
-    return next;
+  if (stages_ && stages_->buffers()) {
+    auto [next, dp] = stages_->release_buffer(*global_, static_cast<std::uint32_t>(pending_.updates.size()),
+                                              scenario_.async.server_lr, round);
+    pending_.dp = dp;
+    return std::move(next);
   }
   NamedTensors next;
   for (std::size_t i = 0; i < global_->size(); ++i) {
@@ -138,10 +129,7 @@ void AsyncAggregation::archive(StateArchive& ar) {
   if (ar.loading()) global_ = std::make_shared<NamedTensors>(std::move(global));
   ar.value(version_);
   archive_tensors(ar, delta_sum_);
-  if (dp_) {
-    ar.values(dp_sum_);
-    dp_->archive(ar);
-  }
+  if (stages_) stages_->archive_buffer(ar);
   ar.vector(pending_.updates, [&](ClientUpdate& u) { archive_update(ar, u); });
   ar.values(pending_.staleness);
   if (!applied_.updates.empty())

@@ -13,7 +13,7 @@
 
 #include "engine/algorithms/algorithm.hpp"
 #include "engine/config/scenario.hpp"
-#include "engine/sim/private_aggregation.hpp"
+#include "engine/sim/aggregation_stages.hpp"
 #include "engine/sim/staleness.hpp"
 #include "engine/tensors/federated_types.hpp"
 
@@ -22,7 +22,10 @@ namespace drift {
 class AsyncAggregation {
  public:
   // `initial` is empty for private models: then no weights are combined, only knowledge.
-  AsyncAggregation(const Scenario& scenario, NamedTensors initial, std::unique_ptr<ServerAlgorithm> algorithm);
+  // `stages`: what FedBuff's buffered updates pass through (DP's clipping and noise), kept in
+  // this object's checkpoint; null: nothing.
+  AsyncAggregation(const Scenario& scenario, NamedTensors initial, std::unique_ptr<ServerAlgorithm> algorithm,
+                   AggregationStages* stages = nullptr);
 
   const std::shared_ptr<const NamedTensors>& global() const { return global_; }
   std::uint64_t version() const { return version_; }
@@ -45,8 +48,7 @@ class AsyncAggregation {
     // The schedule's weight of each update, in client-id order: under FedAsync and FedBuff the
     // schedule, not the server half, decides how much each update moves the model.
     ClientShares shares;
-    std::uint32_t dp_clipped = 0;  // [privacy]: updates clipped, the clip, and the noise on the mean
-    double dp_clip = 0.0, dp_noise_std = 0.0;
+    DpMechanism::Stats dp;  // [privacy]: updates clipped, the clip, and the noise on the mean
   };
   // The updates that made the latest global model (taken once).
   Applied take_applied();
@@ -67,8 +69,7 @@ class AsyncAggregation {
   std::shared_ptr<const NamedTensors> global_;
   std::uint64_t version_ = 0;
   std::vector<at::Tensor> delta_sum_;  // FedBuff: float64, per tensor
-  std::optional<DpMechanism> dp_;      // [privacy]: the buffer's sum is of clipped changes, then noised
-  std::vector<double> dp_sum_;         // ... flat, float64
+  AggregationStages* stages_;          // [privacy]: the buffer's sum is of clipped changes, then noised
   Applied pending_;                    // buffered since the last aggregation
   Applied applied_;                    // the last aggregation's
 };

@@ -28,7 +28,8 @@ class AsyncDriver final : public Driver {
  public:
   AsyncDriver(DriverSetup setup, JobRunner& runner, DriverListener& listener)
       : parts_(setup, runner, listener),
-        aggregation_(parts_.scenario, std::move(setup.initial_weights), std::move(setup.algorithm)),
+        stages_(parts_.scenario, *parts_.population, parts_.privacy.get()),
+        aggregation_(parts_.scenario, std::move(setup.initial_weights), std::move(setup.algorithm), &stages_),
         private_models_(setup.private_models),
         personal_(private_models_ ? parts_.population->size() : 0),
         reports_(parts_.scenario, listener, private_models_ ? &personal_ : nullptr),
@@ -163,7 +164,7 @@ class AsyncDriver final : public Driver {
     report_.staleness = std::move(applied.staleness);
     std::sort(report_.staleness.begin(), report_.staleness.end());
     report_.num_updates = static_cast<std::uint32_t>(applied.updates.size());
-    parts_.record_privacy(report_, clients, true, applied.dp_clipped, applied.dp_clip, applied.dp_noise_std);
+    stages_.record(report_, clients, true, applied.dp);
     parts_.accounting.account(report_, clients, std::move(applied.shares));
     report_.round = aggregations_;
     report_.model_version = aggregation_.version();
@@ -205,7 +206,7 @@ class AsyncDriver final : public Driver {
     report_.time_end = now_;
     report_.total_rounds = parts_.scenario.rounds;
     report_.divergence = why;
-    parts_.record_privacy(report_, {}, false, 0, 0.0, 0.0);
+    stages_.record(report_, {}, false, {});
     parts_.accounting.account(report_, {}, {});
     reports_.aggregated(std::move(report_), nullptr, false);
     open_report();
@@ -295,6 +296,7 @@ class AsyncDriver final : public Driver {
   void record(ClientRecord r) { report_.clients.push_back(std::move(r)); }
 
   DriverParts parts_;
+  AggregationStages stages_;  // archived by aggregation_, whose buffer it sums
   AsyncAggregation aggregation_;
   bool private_models_ = false;
   PersonalEvaluations personal_;

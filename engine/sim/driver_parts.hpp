@@ -25,11 +25,6 @@ struct DriverParts {
   SelectionRequest selection_request(std::uint32_t round, double t);
   // Non-empty (the reason) when privacy.target_epsilon leaves no room for another aggregation.
   std::string privacy_budget_spent() const { return privacy ? privacy->budget_spent() : ""; }
-  // The aggregation's entry in the privacy ledger ([privacy] runs; nothing otherwise).
-  void record_privacy(RoundReport& r, const std::vector<std::uint32_t>& aggregated, bool released,
-                      std::uint32_t clipped, double clip, double noise_std) {
-    if (privacy) privacy->record(r, aggregated, released, clipped, clip, noise_std);
-  }
   // The world's replica, the job counter, the accounting and the unsent losses.
   void archive(StateArchive& ar);
 
