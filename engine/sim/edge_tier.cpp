@@ -6,7 +6,6 @@
 #include <map>
 
 #include "engine/algorithms/model_changes.hpp"
-#include "engine/core/rng.hpp"
 #include "engine/population/availability.hpp"
 #include "engine/population/topology.hpp"
 #include "engine/sim/drift_metrics.hpp"

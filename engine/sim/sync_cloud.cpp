@@ -4,7 +4,6 @@
 // then the cloud averages the models of the edges that reported, weighted by their clients'
 // samples.
 #include <algorithm>
-#include <limits>
 
 #include "engine/algorithms/aggregation.hpp"
 #include "engine/core/rng.hpp"

@@ -11,11 +11,7 @@
 // and what a cloud round is made of is the round tier's, chosen at composition
 // (engine/sim/round_tier.hpp): a flat round is the one round of its cloud round.
 #include <algorithm>
-#include <cmath>
-#include <map>
-#include <optional>
 
-#include "engine/algorithms/model_changes.hpp"
 #include "engine/core/phase_times.hpp"
 #include "engine/metrics/evaluation.hpp"
 #include "engine/sim/aggregation_stages.hpp"
