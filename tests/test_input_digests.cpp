@@ -75,11 +75,16 @@ AvailabilityModelInfo calendar_row() {
                               const Population*) { return make_availability_model({}, clients, seed, tag); });
 }
 
+// The test-calendar model, registered once for the cases that use it.
+bool calendar_registered() {
+  static const bool registered = (register_availability_model(calendar_row()), true);
+  return registered;
+}
+
 }  // namespace
 
 TEST_CASE("a member's file key resolves and records its digest, whatever its name and the key's") {
-  static const bool registered = (register_availability_model(calendar_row()), true);
-  CHECK(registered);
+  CHECK(calendar_registered());
   const auto dir = test::fresh_folder("input-digests-member");
   test::write_file(dir / "cal.csv", "monday\n");
   const auto source = (dir / "s.toml").string();
@@ -92,6 +97,35 @@ TEST_CASE("a member's file key resolves and records its digest, whatever its nam
   test::write_file(dir / "cal.csv", "tuesday\n");
   CHECK_THAT(test::error_of(resolved.resolved_toml),
              Catch::Contains("availability.calendar " + (dir / "cal.csv").string() + " has digest"));
+  std::filesystem::remove_all(dir);
+}
+
+// A folder (FedKTL's generator) is pinned by its files' names and bytes, not by where it is.
+TEST_CASE("a member's folder key records the digest of the folder's files") {
+  CHECK(calendar_registered());
+  const auto dir = test::fresh_folder("input-digests-folder");
+  for (const char* folder : {"a", "b"}) {
+    std::filesystem::create_directories(dir / folder / "sub");
+    test::write_file(dir / folder / "one.txt", "1\n");
+    test::write_file(dir / folder / "sub" / "two.txt", "2\n");
+  }
+  const auto source = (dir / "s.toml").string();
+  const auto digest_of = [&](const std::string& folder) {
+    const auto text =
+        test::kFourClients + std::string("[availability]\nmodel = \"test-calendar\"\ncalendar = \"") + folder + "\"\n";
+    const auto toml = parse_scenario(text, source).resolved_toml;
+    const auto at = toml.find("calendar_digest = '");
+    REQUIRE(at != std::string::npos);
+    CHECK_THAT(toml, Catch::Contains("calendar = '" + (dir / folder).string() + "'"));
+    return toml.substr(at + 19, 16);
+  };
+  const auto a = digest_of("a");
+  CHECK(digest_of("b") == a);
+  std::filesystem::rename(dir / "b" / "sub" / "two.txt", dir / "b" / "sub" / "three.txt");
+  CHECK(digest_of("b") != a);
+  test::write_file(dir / "b" / "sub" / "three.txt", "");
+  std::filesystem::rename(dir / "b" / "sub" / "three.txt", dir / "b" / "sub" / "two.txt");
+  CHECK(digest_of("b") != a);  // the same names, other bytes
   std::filesystem::remove_all(dir);
 }
 

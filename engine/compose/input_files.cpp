@@ -1,11 +1,12 @@
 #include "engine/compose/input_files.hpp"
 
 #include <algorithm>
-#include <functional>
 #include <iterator>
 #include <system_error>
 #include <vector>
 
+#include "engine/algorithms/algorithm.hpp"
+#include "engine/compose/schema.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/stream_hash.hpp"
 #include "engine/data/partition.hpp"
@@ -21,36 +22,110 @@ std::string resolve_path(const std::string& path, const std::filesystem::path& b
   return std::filesystem::absolute(base_dir / path).lexically_normal().string();
 }
 
-// A table that may name a trace: `where` says which, for messages ("groups.night.availability");
-// `availability`: one of an availability model's tables, which reads its trace under the trace model only.
-using TraceVisit = std::function<void(toml::table& table, const std::string& where, bool availability)>;
-
-void for_each_trace_table(toml::table& root, const TraceVisit& visit) {
-  const auto at = [&](toml::node_view<toml::node> node, const std::string& where, bool availability) {
-    if (auto* t = node.as_table()) visit(*t, where, availability);
-  };
-  at(root["profile"], "profile", false);
-  at(root["availability"], "availability", true);
-  at(root["hierarchy"]["availability_model"], "hierarchy.availability_model", true);
-  if (auto* groups = root["groups"].as_table())
-    for (auto&& [name, node] : *groups)
-      if (auto* group = node.as_table()) {
-        const auto prefix = "groups." + std::string(name.str()) + ".";
-        at((*group)["profile"], prefix + "profile", false);
-        at((*group)["availability"], prefix + "availability", true);
-      }
+std::string text_at(const toml::table& table, const std::string& key) {
+  return table[key].value<std::string>().value_or("");
 }
 
-std::string text_at(const toml::table& table, const char* key) { return table[key].value<std::string>().value_or(""); }
+// One table of the scenario whose keys may name paths: `keys`, those any of its members reads
+// (resolved even where that member is not the one in use, so that a study's variant that
+// switches to it finds the file); `used`, those the member in use reads (their digests recorded).
+struct PathTable {
+  toml::table* table = nullptr;
+  std::string where;  // "groups.night.availability", for messages
+  std::vector<ParamSpec> keys;
+  std::vector<ParamSpec> used;
+};
 
-// `table`'s file under `key`: its digest written under `digest_key`, or refused when the digest
-// recorded there is another.
-void record_digest(toml::table& table, const char* key, const char* digest_key, const std::string& where,
+std::vector<ParamSpec> path_keys(const std::vector<ParamSpec>& specs) {
+  std::vector<ParamSpec> out;
+  std::copy_if(specs.begin(), specs.end(), std::back_inserter(out), [](const ParamSpec& s) { return s.path; });
+  return out;
+}
+
+// A family's table: the path keys of all its rows, and of the row `member_key` names.
+template <class Row>
+void add_member_table(std::vector<PathTable>& out, toml::node_view<toml::node> node, std::string where,
+                      const char* member_key, const Rows<Row>& catalog) {
+  auto* table = node.as_table();
+  if (!table) return;
+  PathTable t{table, std::move(where), {}, {}};
+  const auto member = text_at(*table, member_key);
+  for (const auto& row : catalog)
+    for (const auto& spec : path_keys(row.params)) {
+      if (std::none_of(t.keys.begin(), t.keys.end(), [&](const ParamSpec& s) { return s.key == spec.key; }))
+        t.keys.push_back(spec);
+      if (row.name == member) t.used.push_back(spec);
+    }
+  out.push_back(std::move(t));
+}
+
+// A table of fixed keys (a section of the schema, a profile): every path key is read.
+void add_fixed_table(std::vector<PathTable>& out, toml::node_view<toml::node> node, std::string where,
+                     const std::vector<ParamSpec>& specs) {
+  auto keys = path_keys(specs);
+  if (auto* table = node.as_table(); table && !keys.empty()) out.push_back({table, std::move(where), keys, keys});
+}
+
+toml::node_view<toml::node> section_at(toml::table& root, const std::string& dotted) {
+  toml::node_view<toml::node> node{root};
+  for (std::size_t from = 0; from <= dotted.size();) {
+    const auto dot = std::min(dotted.find('.', from), dotted.size());
+    node = node[dotted.substr(from, dot - from)];
+    from = dot + 1;
+  }
+  return node;
+}
+
+// Every table of `root` whose keys the schema or a family's rows declare as paths
+// (ParamSpec::path): no key is treated as a path for its name.
+std::vector<PathTable> path_tables(toml::table& root) {
+  std::vector<PathTable> out;
+  for (const auto& section : scenario_schema())
+    if (!section.name.empty()) add_fixed_table(out, section_at(root, section.name), section.name, section.keys);
+  const auto profile_specs = specs_of(profile_keys());
+  const auto person = [&](toml::node_view<toml::node> table, const std::string& prefix) {
+    add_fixed_table(out, table["profile"], prefix + "profile", profile_specs);
+    add_member_table(out, table["availability"], prefix + "availability", "model", availability_catalog());
+  };
+  person(toml::node_view<toml::node>{root}, "");
+  if (auto* groups = root["groups"].as_table())
+    for (auto&& [name, node] : *groups)
+      person(toml::node_view<toml::node>{node}, "groups." + std::string(name.str()) + ".");
+  add_member_table(out, root["hierarchy"]["availability_model"], "hierarchy.availability_model", "model",
+                   availability_catalog());
+  add_member_table(out, root["partition"], "partition", "scheme", partition_catalog());
+  add_member_table(out, root["algorithm"], "algorithm", "name", algorithm_catalog());
+  return out;
+}
+
+// The digest of what `path` names: a file's bytes, or a folder's files (their names relative
+// to it and their bytes, in name order), so a generator folder is pinned as a file is.
+std::string path_digest(const std::filesystem::path& path) {
+  if (!std::filesystem::is_directory(path)) return hash_file(path).hex();
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(path))
+    if (entry.is_regular_file()) files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  StreamHash hash;
+  for (const auto& file : files) {
+    hash.add(std::filesystem::relative(file, path).generic_string() + '\0');
+    hash.add(hash_file(file).hex());
+  }
+  return hash.hex();
+}
+
+// `table`'s file or folder under `key`: its digest written under `digest_key`, or refused when
+// the digest recorded there is another.
+void record_digest(toml::table& table, const std::string& key, const std::string& digest_key, const std::string& where,
                    const std::string& source) {
   const auto path = text_at(table, key);
-  std::error_code missing;
-  if (path.empty() || !std::filesystem::is_regular_file(path, missing)) return;
-  const auto digest = hash_file(path).hex();
+  // A missing path, or one that is neither a file nor a folder (/dev/zero has no end), is left
+  // to its reader, which says what is wrong with it.
+  std::error_code unreadable;
+  if (path.empty() ||
+      !(std::filesystem::is_regular_file(path, unreadable) || std::filesystem::is_directory(path, unreadable)))
+    return;
+  const auto digest = path_digest(path);
   const auto recorded = text_at(table, digest_key);
   if (!recorded.empty() && recorded != digest)
     throw UserError(source + ": " + where + "." + key + " " + path + " has digest " + digest +
@@ -60,61 +135,20 @@ void record_digest(toml::table& table, const char* key, const char* digest_key, 
   table.insert_or_assign(digest_key, digest);
 }
 
-// The keys naming files that the members of a family read (ParamSpec::digest_key), whichever
-// member: a key is resolved even where its member is not the one in use, so that a study's
-// variant that switches to it finds the file.
-template <class Row>
-std::vector<ParamSpec> file_keys(const Rows<Row>& catalog) {
-  std::vector<ParamSpec> out;
-  for (const auto& row : catalog)
-    for (const auto& spec : row.params)
-      if (!spec.digest_key.empty() &&
-          std::none_of(out.begin(), out.end(), [&](const ParamSpec& s) { return s.key == spec.key; }))
-        out.push_back(spec);
-  return out;
-}
-
-// The file keys of the member that `member_key` names in `table` (its scheme or model).
-template <class Row>
-std::vector<ParamSpec> used_file_keys(const toml::table& table, const char* member_key, const Rows<Row>& catalog) {
-  const auto name = text_at(table, member_key);
-  std::vector<ParamSpec> out;
-  for (const auto& row : catalog)
-    if (row.name == name)
-      std::copy_if(row.params.begin(), row.params.end(), std::back_inserter(out),
-                   [](const ParamSpec& spec) { return !spec.digest_key.empty(); });
-  return out;
-}
-
-void absolutise(toml::table& table, const std::string& key, const std::filesystem::path& base_dir) {
-  if (const auto v = text_at(table, key.c_str()); !v.empty()) table.insert_or_assign(key, resolve_path(v, base_dir));
-}
-
 }  // namespace
 
 void absolutise_input_paths(toml::table& root, const std::filesystem::path& base_dir) {
-  const auto availability_files = file_keys(availability_catalog());
-  for_each_trace_table(root, [&](toml::table& t, const std::string&, bool availability) {
-    if (!availability) return absolutise(t, "trace", base_dir);  // a profile's trace
-    for (const auto& spec : availability_files) absolutise(t, spec.key, base_dir);
-  });
-  if (auto* partition = root["partition"].as_table())
-    for (const auto& spec : file_keys(partition_catalog())) absolutise(*partition, spec.key, base_dir);
-  for (const char* section : {"model", "hierarchy"})
-    if (auto* table = root[section].as_table()) absolutise(*table, "file", base_dir);
+  for (auto& t : path_tables(root))
+    for (const auto& spec : t.keys)
+      if (const auto v = text_at(*t.table, spec.key); !v.empty())
+        t.table->insert_or_assign(spec.key, resolve_path(v, base_dir));
 }
 
-// Only where the file is read: a profile's trace always, a family member's files when it is the
-// member in use (elsewhere the key is idle, and says so).
+// Only where the file is read: by the member in use (elsewhere the key is idle, and says so).
 void record_input_digests(toml::table& root, const std::string& source) {
-  for_each_trace_table(root, [&](toml::table& t, const std::string& where, bool availability) {
-    if (!availability) return record_digest(t, "trace", "trace_digest", where, source);
-    for (const auto& spec : used_file_keys(t, "model", availability_catalog()))
-      record_digest(t, spec.key.c_str(), spec.digest_key.c_str(), where, source);
-  });
-  if (auto* partition = root["partition"].as_table())
-    for (const auto& spec : used_file_keys(*partition, "scheme", partition_catalog()))
-      record_digest(*partition, spec.key.c_str(), spec.digest_key.c_str(), "partition", source);
+  for (auto& t : path_tables(root))
+    for (const auto& spec : t.used)
+      if (!spec.digest_key.empty()) record_digest(*t.table, spec.key, spec.digest_key, t.where, source);
 }
 
 }  // namespace drift

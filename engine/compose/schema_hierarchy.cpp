@@ -57,8 +57,8 @@ ScenarioSection hierarchy_section() {
                    &Hc::edge_rounds).range(1.0, 1e6).idle_when(flat),
        bind_key<S>("assign", "uniform: a seeded deal of the clients | label: clients sorted by dominant label, in blocks (edges differ in data) | group: edge i holds group i | file: as hierarchy.file says",
                    &S::hierarchy, &Hc::assign).idle_when(flat),
-       bind_key<S>("file", "assign = file: a CSV with columns client,edge (the edge's number, or a named edge's name), a row per client",
-                   &S::hierarchy, &Hc::file).idle_when(not_from_file),
+       input_path(bind_key<S>("file", "assign = file: a CSV with columns client,edge (the edge's number, or a named edge's name), a row per client",
+                   &S::hierarchy, &Hc::file)).idle_when(not_from_file),
        bind_key<S>("cloud", "sync: cloud rounds of every sampled edge | fedbuff: each edge pulls the global model when it is free, and the cloud steps every `buffer` edge models (asynchronous edges)",
                    &S::hierarchy, &Hc::cloud).idle_when(flat),
        bind_key<S>("buffer", "cloud = fedbuff: edge models per cloud step", &S::hierarchy, &Hc::buffer)

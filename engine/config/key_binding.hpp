@@ -144,12 +144,19 @@ KeyBinding<Target> bind_key(std::string key, std::string help, Members... member
   return b;
 }
 
-// `binding`'s key names a file its member reads, whose digest is recorded under `digest_key`
-// (ParamSpec::digest_key).
+// `binding`'s key names a file or folder, relative to the scenario (ParamSpec::path).
+template <class Target>
+KeyBinding<Target> input_path(KeyBinding<Target> binding) {
+  binding.spec.path = true;
+  return binding;
+}
+
+// `binding`'s key names a file or folder its member reads, whose digest is recorded under
+// `digest_key` (ParamSpec::digest_key).
 template <class Target>
 KeyBinding<Target> input_file(KeyBinding<Target> binding, std::string digest_key) {
   binding.spec.digest_key = std::move(digest_key);
-  return binding;
+  return input_path(std::move(binding));
 }
 
 // A key whose value is not the member's type (a comma-separated list, a scope word): the

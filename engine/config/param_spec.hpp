@@ -32,9 +32,11 @@ struct ParamSpec {
   // A string key that also takes a whole number, read as its digits (an edge's name or number).
   bool integer_as_text = false;
   std::string help;
-  // A path to a file the member reads (a trace, an index list): resolved against the scenario's
-  // folder, and the file's digest recorded under this key when the member is the one in use
-  // (engine/compose/input_files.hpp). Empty: not a file.
+  // A path to a file or folder the member reads (a trace, an index list, a generator): resolved
+  // against the scenario's folder (engine/compose/input_files.hpp).
+  bool path = false;
+  // A path's digest is recorded under this key when the member is the one in use. Empty: none
+  // recorded here.
   std::string digest_key;
 };
 
