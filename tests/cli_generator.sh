@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # drift pretrain-generator end to end: a small VAE generator trains (its loss falls), exports in
 # the generator convention, passes check-generator, the same seed gives the same bytes, and
-# FedKTL runs with it (and refuses a folder that is not a generator).
+# FedKTL runs with it (and refuses a folder that is not a generator, or one that changed).
 set -euo pipefail
 drift="$1"
 work=$(mktemp -d)
@@ -37,7 +37,8 @@ group = "cnn4,resnet4"
 width = 8
 [algorithm]
 name = "fedktl"
-generator = "$work/a"
+generator = "folder"
+generator_folder = "a"
 server_epochs = 3
 [training]
 batch_size = 10
@@ -53,7 +54,24 @@ rounds = [json.loads(l) for l in open(run + "/metrics.jsonl")]
 assert len(rounds) == 2 and all(r["clients_evaluated"] == 3 for r in rounds), rounds
 # Round 2's download holds the 10 generated 28x28 images and 8-wide latents, nothing else.
 assert 10 * (784 + 8) * 4 < rounds[1]["bytes_down"] / 3 < 10 * (784 + 8) * 4 + 4096, rounds[1]["bytes_down"]
+# The folder, relative to the scenario, is recorded absolute with the digest of its files.
+resolved = open(run + "/scenario.toml").read()
+assert "generator_folder = '" + sys.argv[1].rsplit("/", 1)[0] + "/a'" in resolved, resolved
+assert "generator_digest = " in resolved, resolved
 PY
-if "$drift" run "$work/ktl.toml" --set 'algorithm.generator="'"$work"'/runs"' --no-progress > "$work/bad.log" 2>&1; then exit 1; fi
-grep -q "generator.json" "$work/bad.log" || { cat "$work/bad.log"; exit 1; }
+refused() {  # refused WHAT TEXT --set ...: the run is refused with TEXT in its message
+  local what="$1" text="$2"; shift 2
+  if "$drift" run "$work/ktl.toml" "$@" --no-progress > "$work/bad.log" 2>&1; then echo "$what: ran"; exit 1; fi
+  grep -qF "$text" "$work/bad.log" || { echo "$what:"; cat "$work/bad.log"; exit 1; }
+}
+refused "not a generator folder" "generator.json" --set 'algorithm.generator_folder="'"$work"'/runs"'
+refused "no folder" 'needs algorithm.generator_folder' --set 'algorithm.generator_folder=""'
+refused "a folder beside random" 'read only under algorithm.generator = "folder"' --set algorithm.generator=random
+refused "a path as the generator" 'random' --set 'algorithm.generator="'"$work"'/a"'
+# A generator folder whose files changed since the run started is refused where the run's
+# scenario is read again (a resume, a worker).
+run=$(ls -d "$work/runs"/*)
+echo >> "$work/a/generator.json"
+if "$drift" validate "$run/scenario.toml" --no-data > "$work/bad.log" 2>&1; then echo "changed folder: accepted"; exit 1; fi
+grep -q "generator_digest" "$work/bad.log" || { cat "$work/bad.log"; exit 1; }
 echo "cli generator: 1 passed, 0 failed"

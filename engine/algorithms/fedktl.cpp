@@ -149,10 +149,17 @@ AlgorithmInfo fedktl_info() {
                   "pairs of classes no client has uploaded yet (random centroids): left out, or sent as the "
                   "authors' code does",
                   server, &FedKtlServerOptions::unseen_classes),
-      bind_key<O>("generator",
-                  "a generator folder (drift pretrain-generator, or an export; see "
-                  "docs/algorithm_guide.md#latent-generators-for-fedktl) or 'random': a seeded random-weight MLP",
+      bind_key<O>("generator", "random: a seeded random-weight MLP | folder: the generator in generator_folder",
                   &O::generator),
+      input_file(bind_key<O>("generator_folder",
+                             "generator = folder: what drift pretrain-generator or an export wrote, relative to the "
+                             "scenario (docs/algorithm_guide.md#latent-generators-for-fedktl)",
+                             &O::generator_folder),
+                 "generator_digest"),
+      bind_key<O>("generator_digest",
+                  "the generator folder's digest; written when the scenario is resolved, and a folder whose files "
+                  "differ is refused",
+                  &O::generator_digest),
       bind_key<O>("latent_dim", "generator = random: latent width H", &O::latent_dim).range(1.0, std::nullopt),
       bind_key<O>("resolution", "generator = random: image side before resizing to the data", &O::resolution)
           .range(4.0, std::nullopt),
@@ -163,9 +170,9 @@ AlgorithmInfo fedktl_info() {
       "FedKTL: private heterogeneous models on a shared ETF; prototypes up, generated image-latent pairs down", params,
       [](const O& o) { return std::make_unique<FedKtlClient>(o.client); },
       [](const O& o, const FederationShape& shape) {
-        auto generator = o.generator == "random"
+        auto generator = o.generator == GeneratorSource::random
                              ? random_generator(o.latent_dim, o.resolution, stream_seed(shape.seed, "fedktl-generator"))
-                             : load_generator(o.generator);
+                             : load_generator(o.generator_folder);
         return std::make_unique<FedKtlServer>(o.server, std::move(generator), shape);
       });
   info.model_options = params.reading([](const O& o) {
@@ -177,11 +184,15 @@ AlgorithmInfo fedktl_info() {
   // A folder that is not a generator is refused when the scenario is validated; the modules
   // themselves are probed when the server starts.
   info.check = params.reading([](const O& o, const FederationShape&) -> std::string {
-    if (o.generator == "random") return "";
+    if (o.generator == GeneratorSource::random)
+      return o.generator_folder.empty() ? ""
+                                        : "algorithm.generator_folder is read only under algorithm.generator = "
+                                          "\"folder\" (the generator is \"random\")";
+    if (o.generator_folder.empty()) return "algorithm.generator = \"folder\" needs algorithm.generator_folder";
     try {
-      read_generator_spec(o.generator);
+      read_generator_spec(o.generator_folder);
     } catch (const UserError& e) {
-      return std::string("algorithm.generator: ") + e.what();
+      return std::string("algorithm.generator_folder: ") + e.what();
     }
     return "";
   });

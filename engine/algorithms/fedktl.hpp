@@ -49,13 +49,23 @@ struct FedKtlServerOptions {
   UnseenClasses unseen_classes = UnseenClasses::skip;
 };
 
+// Where the server's generator comes from: a seeded random-weight MLP, or a folder
+// (docs/algorithm_guide.md#latent-generators-for-fedktl).
+enum class GeneratorSource { random, folder };
+template <>
+struct ChoiceNames<GeneratorSource> {
+  static constexpr std::array<std::string_view, 2> names{"random", "folder"};
+};
+
 // Both halves' options and where the server's generator comes from, as the algorithm's
 // parameter table fills them. The server's options (they hold a vector) come last: after them,
 // the string makes GCC 12 report a false -Wmaybe-uninitialized on the constructor's cleanup.
 struct FedKtlOptions {
-  std::string generator = "random";  // a generator folder, or a seeded random-weight MLP
-  std::int64_t latent_dim = 64;      // of the random generator
-  std::int64_t resolution = 32;      // of the random generator's images
+  GeneratorSource generator = GeneratorSource::random;
+  std::string generator_folder;  // generator = folder
+  std::string generator_digest;  // of the folder's files, recorded when the scenario is resolved
+  std::int64_t latent_dim = 64;  // of the random generator
+  std::int64_t resolution = 32;  // of the random generator's images
   FedKtlClientOptions client;
   FedKtlServerOptions server;
 };
