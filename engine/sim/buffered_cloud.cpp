@@ -8,17 +8,18 @@ namespace drift {
 
 void BufferedCloud::begin_loop(std::uint32_t e, double t, const NamedTensors& global) {
   auto& edge = edges_[e];
-  edge.phase = Edge::Phase::running;
-  edge.pull_at = t;
-  ++edge.loops;
+  auto& loop = loops_[e];
+  loop.phase = Loop::Phase::running;
+  loop.pull_at = t;
+  ++loop.begun;
   edge.rounds_run = 0;
   edge.lost = edge.moved = edge.stopped = false;
   edge.aggregated.clear();
   edge.shares.clear();
   edge.metrics.clear();
   host_->pull(e, global);
-  edge.pulled = clone(global);
-  edge.pulled_version = round_ - 1;  // the cloud steps taken so far
+  loop.pulled = clone(global);
+  loop.pulled_version = round_ - 1;  // the cloud steps taken so far
   edge.clock = edge.began = t + link_seconds(e, false);
   since_bytes_down_ += model_bytes_;
 }
@@ -29,13 +30,14 @@ void BufferedCloud::begin_loop(std::uint32_t e, double t, const NamedTensors& gl
 void BufferedCloud::end_loop(std::uint32_t e, Roster& roster) {
   const auto& h = scenario_.hierarchy;
   auto& edge = edges_[e];
+  auto& loop = loops_[e];
   const auto wait = [&](double pull) {
-    edge.phase = Edge::Phase::waiting;
-    edge.pull_at = pull;
+    loop.phase = Loop::Phase::waiting;
+    loop.pull_at = pull;
     host_->drop_model(e);
-    edge.pulled.clear();
-    edge.slot_until = edge.clock;  // (a capped cloud frees the loop's slot when it ends)
-    edge.slot_pending = concurrency_ > 0;
+    loop.pulled.clear();
+    loop.slot_until = edge.clock;  // (a capped cloud frees the loop's slot when it ends)
+    loop.slot_pending = concurrency_ > 0;
   };
   if (edge.lost) {
     since_lost_.push_back(e);
@@ -49,25 +51,25 @@ void BufferedCloud::end_loop(std::uint32_t e, Roster& roster) {
   const double up = link_seconds(e, true);
   const double arrival = h.keep_work ? presence_.upload_arrival(e, edge.clock, up) : edge.clock + up;
   const double lost_at =
-      h.keep_work ? (arrival < kNever ? kNever : edge.clock) : presence_.next_offline(e, edge.pull_at);
+      h.keep_work ? (arrival < kNever ? kNever : edge.clock) : presence_.next_offline(e, loop.pull_at);
   if (lost_at < arrival) {
     since_lost_.push_back(e);
     return wait(presence_.next_online(e, lost_at));
   }
-  edge.phase = Edge::Phase::sending;
+  loop.phase = Loop::Phase::sending;
   BufferedEdge sent;
   sent.edge = e;
   sent.samples = edge.samples;
   sent.model_request = ++model_requests_;
-  sent.pulled = std::move(edge.pulled);
+  sent.pulled = std::move(loop.pulled);
   sent.arrival = arrival;
   sent.rounds_run = edge.rounds_run;
   sent.busy_seconds = edge.clock - edge.began;
   sent.aggregated = std::move(edge.aggregated);
   sent.shares = std::move(edge.shares);
   sent.metrics = std::exchange(edge.metrics, {});
-  edge.sent = std::move(sent);
-  ask_model(e, edge.sent.model_request);
+  loop.sent = std::move(sent);
+  ask_model(e, loop.sent.model_request);
 }
 
 // The host hands over the model edge e's loop sends; it may come after the model has arrived in
@@ -75,9 +77,9 @@ void BufferedCloud::end_loop(std::uint32_t e, Roster& roster) {
 void BufferedCloud::ask_model(std::uint32_t e, std::uint64_t request) {
   ++models_pending_;
   host_->models({e}, [this, e, request](std::vector<NamedTensors> models) {
-    auto& edge = edges_[e];
+    auto& loop = loops_[e];
     BufferedEdge* waiting =
-        edge.phase == Edge::Phase::sending && edge.sent.model_request == request ? &edge.sent : nullptr;
+        loop.phase == Loop::Phase::sending && loop.sent.model_request == request ? &loop.sent : nullptr;
     for (auto& b : buffer_)
       if (b.edge == e && b.model_request == request) waiting = &b;
     if (waiting) {
@@ -92,7 +94,8 @@ void BufferedCloud::settle(Roster& roster) {
   const auto per_loop = static_cast<std::uint32_t>(scenario_.hierarchy.edge_rounds);
   for (std::uint32_t e = 0; e < edges_.size(); ++e) {
     const auto& edge = edges_[e];
-    if (edge.phase == Edge::Phase::running && (edge.lost || edge.stopped || edge.rounds_run >= per_loop))
+    const auto& loop = loops_[e];
+    if (loop.phase == Loop::Phase::running && (edge.lost || edge.stopped || edge.rounds_run >= per_loop))
       end_loop(e, roster);
   }
 }
@@ -104,7 +107,8 @@ double BufferedCloud::horizon() const {
   double bound = kNever;
   for (std::uint32_t e = 0; e < edges_.size(); ++e) {
     const auto& edge = edges_[e];
-    if (edge.phase != Edge::Phase::running) continue;
+    const auto& loop = loops_[e];
+    if (loop.phase != Loop::Phase::running) continue;
     bound = std::min(bound, edge.clock + (concurrency_ > 0 ? 0.0 : link_seconds(e, true)));
   }
   return bound;
@@ -114,8 +118,8 @@ double BufferedCloud::horizon() const {
 // that ends after t).
 std::uint32_t BufferedCloud::holding(double t) const {
   std::uint32_t n = 0;
-  for (const auto& edge : edges_)
-    n += edge.phase != Edge::Phase::waiting || (edge.slot_pending && edge.slot_until > t) ? 1 : 0;
+  for (const auto& loop : loops_)
+    n += loop.phase != Loop::Phase::waiting || (loop.slot_pending && loop.slot_until > t) ? 1 : 0;
   return n;
 }
 
@@ -126,13 +130,13 @@ void BufferedCloud::wake_queued(double t, const NamedTensors& global) {
     std::uint32_t first = 0;
     double due = kNever;
     for (std::uint32_t e = 0; e < edges_.size(); ++e)
-      if (edges_[e].queued && edges_[e].pull_at < due) due = edges_[e].pull_at, first = e;
+      if (loops_[e].queued && loops_[e].pull_at < due) due = loops_[e].pull_at, first = e;
     if (due == kNever) return;
-    auto& edge = edges_[first];
-    edge.queued = false;
+    auto& loop = loops_[first];
+    loop.queued = false;
     const double at = std::max(t, due);
     if (!presence_.online(first, at)) {
-      edge.pull_at = presence_.next_online(first, at);
+      loop.pull_at = presence_.next_online(first, at);
       continue;
     }
     begin_loop(first, at, global);
@@ -141,10 +145,10 @@ void BufferedCloud::wake_queued(double t, const NamedTensors& global) {
 
 double BufferedCloud::next_event() const {
   double next = kNever;
-  for (const auto& edge : edges_) {
-    if (edge.phase == Edge::Phase::waiting && !edge.queued) next = std::min(next, edge.pull_at);
-    if (edge.phase == Edge::Phase::waiting && edge.slot_pending) next = std::min(next, edge.slot_until);
-    if (edge.phase == Edge::Phase::sending) next = std::min(next, edge.sent.arrival);
+  for (const auto& loop : loops_) {
+    if (loop.phase == Loop::Phase::waiting && !loop.queued) next = std::min(next, loop.pull_at);
+    if (loop.phase == Loop::Phase::waiting && loop.slot_pending) next = std::min(next, loop.slot_until);
+    if (loop.phase == Loop::Phase::sending) next = std::min(next, loop.sent.arrival);
   }
   return next;
 }

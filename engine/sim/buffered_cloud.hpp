@@ -24,7 +24,8 @@ class BufferedCloud final : public EdgeTier {
   BufferedCloud(const Scenario& scenario, const Population& population, const EdgeMembership& membership,
                 std::unique_ptr<EdgeHost> host, std::unique_ptr<ServerAlgorithm> cloud_half)
       : EdgeTier(scenario, population, membership, std::move(host), std::move(cloud_half)),
-        concurrency_(static_cast<std::uint32_t>(scenario.hierarchy.concurrency)) {}
+        concurrency_(static_cast<std::uint32_t>(scenario.hierarchy.concurrency)),
+        loops_(edges_.size()) {}
 
   // The edges loop on their own (each waits to pull at 0 to begin with); the records of a step's
   // report past its end join the next report.
@@ -77,8 +78,26 @@ class BufferedCloud final : public EdgeTier {
   void wake_queued(double t, const NamedTensors& global);
   CloudStep close_buffered(NamedTensors& global, RoundReport& report);
 
+  // Where an edge is in its loop (pull, edge rounds, send), when it pulls next or last pulled
+  // (kNever: after the next cloud step; every edge first pulls at 0), and what it pulled, with
+  // the cloud steps taken by then; the edge's round itself is EdgeTier::Edge.
+  struct Loop {
+    enum class Phase : std::uint8_t { waiting, running, sending } phase = Phase::waiting;
+    double pull_at = 0.0;
+    BufferedEdge sent;  // sending: its model, arriving at sent.arrival
+    NamedTensors pulled;
+    std::uint64_t pulled_version = 0;
+    std::uint32_t begun = 0;  // loops begun: its edge rounds' serials count on from them
+    // hierarchy.concurrency: a pull waiting for a free slot (due at pull_at), and a loop that
+    // ended, holding its slot until `slot_until` (slot_pending).
+    bool queued = false;
+    double slot_until = 0.0;
+    bool slot_pending = false;
+  };
+
   // The buffer and what happened since the last cloud step (round_ - 1 steps so far).
   std::uint32_t concurrency_ = 0;  // edges at work at once (hierarchy.concurrency); 0 = every edge
+  std::vector<Loop> loops_;        // by edge
   std::vector<BufferedEdge> buffer_;
   std::uint64_t model_requests_ = 0;  // models asked of the host so far
   std::uint32_t models_pending_ = 0;  // ... not here yet

@@ -50,14 +50,14 @@ bool BufferedCloud::advance(const NamedTensors& global, Roster& roster) {
       if (t < at || (t == at && k < kind)) at = t, kind = k, which = e;
     };
     for (std::uint32_t e = 0; e < edges_.size(); ++e) {
-      const auto& edge = edges_[e];
-      if (edge.phase == Edge::Phase::running) continue;
-      if (edge.phase == Edge::Phase::sending) {
-        consider(edge.sent.arrival, Kind::arrival, e);
+      const auto& loop = loops_[e];
+      if (loop.phase == Loop::Phase::running) continue;
+      if (loop.phase == Loop::Phase::sending) {
+        consider(loop.sent.arrival, Kind::arrival, e);
         continue;
       }
-      if (edge.slot_pending) consider(edge.slot_until, Kind::free, e);
-      if (!edge.queued) consider(edge.pull_at, Kind::pull, e);
+      if (loop.slot_pending) consider(loop.slot_until, Kind::free, e);
+      if (!loop.queued) consider(loop.pull_at, Kind::pull, e);
     }
     if (at == kNever) return false;
     // A running edge's model may arrive at its bound itself: after pulls at that instant, but
@@ -65,35 +65,35 @@ bool BufferedCloud::advance(const NamedTensors& global, Roster& roster) {
     const double bound = horizon();
     if (kind == Kind::arrival ? at >= bound : at > bound) return false;
     cloud_now_ = std::max(cloud_now_, at);
-    auto& edge = edges_[which];
+    auto& loop = loops_[which];
     if (kind == Kind::free) {
-      edge.slot_pending = false;
+      loop.slot_pending = false;
       wake_queued(at, global);
       continue;
     }
     if (kind == Kind::pull) {
       if (!presence_.online(which, at))
-        edge.pull_at = presence_.next_online(which, at);
+        loop.pull_at = presence_.next_online(which, at);
       else if (concurrency_ > 0 && holding(at) >= concurrency_)
-        edge.queued = true;  // every slot is taken: it waits for one, due since pull_at
+        loop.queued = true;  // every slot is taken: it waits for one, due since pull_at
       else
         begin_loop(which, at, global);
       continue;
     }
     since_bytes_up_ += model_bytes_;
-    const bool late = h.deadline > 0 && at > edge.pull_at + h.deadline;  // counted from its pull
-    edge.phase = Edge::Phase::waiting;
-    edge.pull_at = at;
-    auto sent = std::exchange(edge.sent, BufferedEdge{});
+    const bool late = h.deadline > 0 && at > loop.pull_at + h.deadline;  // counted from its pull
+    loop.phase = Loop::Phase::waiting;
+    loop.pull_at = at;
+    auto sent = std::exchange(loop.sent, BufferedEdge{});
     // Its slot frees now, an event of its own: the first waiting pull takes it after a step the
     // arrival completes, with the new model (as the edge's own next pull does).
-    edge.slot_until = at;
-    edge.slot_pending = concurrency_ > 0;
+    loop.slot_until = at;
+    loop.slot_pending = concurrency_ > 0;
     if (late) {
       since_late_.push_back(which);
       continue;
     }
-    sent.staleness = round_ - 1 - edge.pulled_version;
+    sent.staleness = round_ - 1 - loop.pulled_version;
     buffer_.push_back(std::move(sent));
     if (static_cast<std::int64_t>(buffer_.size()) >= h.buffer) return true;
   }
@@ -117,7 +117,7 @@ TierNext BufferedCloud::next(const NamedTensors& global, Roster& roster, double 
       return next;
     }
     for (std::uint32_t e = 0; e < edges_.size(); ++e)
-      if (edges_[e].phase == Edge::Phase::running) add_round(e, edges_[e].loops, next.rounds);
+      if (loops_[e].phase == Loop::Phase::running) add_round(e, loops_[e].begun, next.rounds);
     const auto past_limit = [&](const TierRound& r) { return r.start > time_limit; };
     if (time_limit > 0 && !next.rounds.empty() && std::all_of(next.rounds.begin(), next.rounds.end(), past_limit)) {
       // The edges ran past the time limit before the buffer filled: the run is over, and says
@@ -189,8 +189,8 @@ CloudStep BufferedCloud::close_buffered(NamedTensors& global, RoundReport& repor
   weights_.push(report.edge_weight);
   report.edge_participation_bias = participation_bias();
   buffer_.clear();
-  for (auto& edge : edges_)  // idle loops that took no time try again with the new model
-    if (edge.phase == Edge::Phase::waiting && edge.pull_at == kNever) edge.pull_at = cloud_now_;
+  for (auto& loop : loops_)  // idle loops that took no time try again with the new model
+    if (loop.phase == Loop::Phase::waiting && loop.pull_at == kNever) loop.pull_at = cloud_now_;
   step.end = cloud_now_;
   return step;
 }
@@ -206,13 +206,14 @@ void BufferedCloud::archive_cloud(StateArchive& ar) {
   ar.value(since_bytes_down_);
   for (std::uint32_t e = 0; e < edges_.size(); ++e) {
     auto& edge = edges_[e];
-    ar.value(edge.phase);
-    ar.value(edge.pull_at);
+    auto& loop = loops_[e];
+    ar.value(loop.phase);
+    ar.value(loop.pull_at);
     ar.value(edge.clock);
     ar.value(edge.began);
     ar.value(edge.rounds_run);
-    ar.value(edge.loops);
-    ar.value(edge.pulled_version);
+    ar.value(loop.begun);
+    ar.value(loop.pulled_version);
     ar.value(edge.lost);
     ar.value(edge.moved);
     ar.value(edge.stopped);
@@ -220,15 +221,15 @@ void BufferedCloud::archive_cloud(StateArchive& ar) {
     archive_shares(ar, edge.shares);
     edge.metrics.archive(ar);
     host_->archive_model(e, ar);
-    archive_named(ar, edge.pulled);
+    archive_named(ar, loop.pulled);
     std::vector<BufferedEdge> sent;
-    if (edge.phase == Edge::Phase::sending) sent.push_back(std::move(edge.sent));
+    if (loop.phase == Loop::Phase::sending) sent.push_back(std::move(loop.sent));
     archive_buffered(ar, sent);
-    if (!sent.empty()) edge.sent = std::move(sent.front());
+    if (!sent.empty()) loop.sent = std::move(sent.front());
     if (concurrency_ == 0) continue;  // (checkpoints without a cap are as they were)
-    ar.value(edge.queued);
-    ar.value(edge.slot_until);
-    ar.value(edge.slot_pending);
+    ar.value(loop.queued);
+    ar.value(loop.slot_until);
+    ar.value(loop.slot_pending);
   }
   archive_records(ar, carried_);
 }

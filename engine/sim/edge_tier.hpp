@@ -1,36 +1,11 @@
 #pragma once
-// The edge tier of a hierarchical federation ([hierarchy], docs/hierarchy.md), as the sync
-// driver runs it. A cloud round at virtual time T: the cloud samples online edges and sends
-// each the global model; each edge runs hierarchy.edge_rounds sync rounds of its own clients
-// with a server half of its own (the driver runs every edge's k-th round side by side, each in
-// its own virtual clock: a wave); then the cloud averages the models of the edges that
-// reported, weighted by the samples their clients hold. A flat federation is one edge round per cloud round, on the
-// global model, with no cloud step: the same code path, so a flat run is what it always was.
-#include <cstdint>
-#include <functional>
-#include <memory>
-#include <optional>
-#include <string>
-#include <vector>
-
-#include "engine/algorithms/algorithm.hpp"
-#include "engine/core/state_archive.hpp"
-#include "engine/metrics/round_report.hpp"
-#include "engine/population/edge_membership.hpp"
-#include "engine/population/edge_presence.hpp"
-#include "engine/population/population.hpp"
-#include "engine/sim/drift_metrics.hpp"
-#include "engine/sim/edge_buffer.hpp"
-#include "engine/sim/edge_host.hpp"
-
-#pragma once
 // The edge tiers of a hierarchical federation ([hierarchy], docs/hierarchy.md): the round tiers
 // (engine/sim/round_tier.hpp) whose rounds are the edges'. A synchronous cloud round at virtual
 // time T (sync_cloud.cpp): the cloud samples online edges and sends each the global model; each
 // edge runs hierarchy.edge_rounds sync rounds of its own clients with a server half of its own
 // (the driver runs every edge's k-th round side by side, each in its own virtual clock: a wave);
 // then the cloud averages the models of the edges that reported, weighted by the samples their
-// clients hold. A buffered cloud (edge_tier_buffered.cpp) lets each edge loop on its own clock
+// clients hold. A buffered cloud (buffered_cloud.hpp) lets each edge loop on its own clock
 // and steps every hierarchy.buffer models. What both share is here: the edges, their server
 // halves and models behind the EdgeHost, and the measures of the edges' rounds.
 #include <cstdint>
@@ -88,20 +63,6 @@ class EdgeTier : public RoundTier {
     std::vector<std::uint32_t> aggregated;  // this cloud round, with repeats
     ClientShares shares;                    // summed over this cloud round's edge rounds
     EdgeMetrics metrics;                    // what its server half reported this cloud round (loop)
-    // fedbuff: where the edge is in its loop (pull, edge rounds, send), when it pulls next or
-    // last pulled (kNever: after the next cloud step; every edge first pulls at 0), and what it
-    // pulled, with the cloud steps taken by then.
-    enum class Phase : std::uint8_t { waiting, running, sending } phase = Phase::waiting;
-    double pull_at = 0.0;
-    BufferedEdge sent;  // sending: its model, arriving at sent.arrival
-    NamedTensors pulled;
-    std::uint64_t pulled_version = 0;
-    std::uint32_t loops = 0;  // loops begun: its edge rounds' serials count on from them
-    // hierarchy.concurrency: a pull waiting for a free slot (due at pull_at), and a loop that
-    // ended, holding its slot until `slot_until` (slot_pending).
-    bool queued = false;
-    double slot_until = 0.0;
-    bool slot_pending = false;
   };
   // Cloud round `round` begins at `t` with `global`: the edges' sizes follow the timeline's moves.
   void begin_cloud_round(std::uint32_t round, double t, const NamedTensors& global);
