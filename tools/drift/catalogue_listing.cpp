@@ -45,13 +45,15 @@ std::vector<ListedFamily> catalogue_listing() {
   auto& models = out.emplace_back(ListedFamily{
       "Models", "models", "`[model] name`; *packs*: several clients train as one model (`devices.pack`).", {}});
   for (const auto& m : model_catalog())
-    models.members.push_back({m.name,
-                              m.description,
-                              m.packs != PackedLayout::none ? std::vector<std::string>{"packs"} : std::vector<std::string>{},
-                              {},
-                              {}});
+    models.members.push_back(
+        {m.name,
+         m.description,
+         m.packs != PackedLayout::none ? std::vector<std::string>{"packs"} : std::vector<std::string>{},
+         {},
+         {}});
   auto& algorithms = out.emplace_back(
-      ListedFamily{"Algorithms", "algorithms",
+      ListedFamily{"Algorithms",
+                   "algorithms",
                    "`[algorithm] name`, with the algorithm's own keys in `[algorithm]`; *packs*: trains in packs, "
                    "*dp*: takes `[privacy]`, *edges*: runs under `[hierarchy]`, *moves*: its clients may move between "
                    "edges.",

@@ -5,14 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "catalogue_listing.hpp"
 #include "commands.hpp"
-#include "engine/algorithms/algorithm.hpp"
 #include "engine/compose/schema.hpp"
-#include "engine/data/dataset.hpp"
-#include "engine/data/partition.hpp"
-#include "engine/models/model.hpp"
-#include "engine/population/availability.hpp"
-#include "engine/sampling/sampler.hpp"
 #include "key_text.hpp"
 
 namespace drift::cli {
@@ -53,43 +48,13 @@ void section_keys(const std::string& title, const std::vector<ParamSpec>& keys) 
 }
 
 void families() {
-  heading("Datasets", "`[data] dataset`; docs/datasets.md says where each comes from.");
-  for (const auto& d : dataset_catalog())
-    member(d.name, d.description,
-           {d.debian_package.empty() ? "download it yourself; set data.path" : "from " + d.debian_package});
-  heading("Partition schemes", "`[partition] scheme`, with the scheme's own keys in `[partition]`.");
-  for (const auto& p : partition_catalog()) {
-    member(p.name, p.description);
-    member_keys(p.params);
-  }
-  heading("Models", "`[model] name`; *packs*: several clients train as one model (`devices.pack`).");
-  for (const auto& m : model_catalog())
-    member(m.name, m.description,
-           m.packs != PackedLayout::none ? std::vector<std::string>{"packs"} : std::vector<std::string>{});
-  heading("Algorithms",
-          "`[algorithm] name`, with the algorithm's own keys in `[algorithm]`; *packs*: trains in packs, *dp*: "
-          "takes `[privacy]`, *edges*: runs under `[hierarchy]`, *moves*: its clients may move between edges.");
-  for (const auto& a : algorithm_catalog()) {
-    std::vector<std::string> marks;
-    if (a.packed) marks.push_back("packs");
-    if (a.privatisable) marks.push_back("dp");
-    if (a.edge_tier) marks.push_back("edges");
-    if (a.edge_moves) marks.push_back("moves");
-    member(a.name, a.description, marks);
-    for (const auto& p : a.presets) std::cout << "  - preset `" << p.name << "`: " << md(p.description) << "\n";
-    member_keys(a.params);
-  }
-  heading("Samplers", "`[sampler] name`, with the sampler's own keys in `[sampler]`.");
-  for (const auto& s : sampler_catalog()) {
-    member(s.name, s.description);
-    member_keys(s.params);
-  }
-  heading("Availability models",
-          "`[availability] model`, with the model's own keys in `[availability]` (and a group's "
-          "`[groups.NAME.availability]`).");
-  for (const auto& m : availability_catalog()) {
-    member(m.name, m.description);
-    member_keys(m.params);
+  for (const auto& family : catalogue_listing()) {
+    heading(family.title, family.intro);
+    for (const auto& m : family.members) {
+      member(m.name, m.description, m.marks);
+      for (const auto& [name, text] : m.presets) std::cout << "  - preset `" << name << "`: " << md(text) << "\n";
+      member_keys(m.keys);
+    }
   }
 }
 

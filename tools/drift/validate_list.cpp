@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "catalogue_listing.hpp"
 #include "commands.hpp"
 #include "edge_description.hpp"
 #include "engine/algorithms/algorithm.hpp"
@@ -133,34 +134,16 @@ int list_command() {
   auto member_keys = [&](const std::vector<ParamSpec>& keys) {
     for (const auto& k : keys) row("", "  " + k.key + ": " + k.help + " (" + key_line(k, false) + ")");
   };
-  section("datasets");
-  for (const auto& d : dataset_catalog())
-    row(d.name, d.description + (d.debian_package.empty() ? " [download it yourself; set data.path]"
-                                                          : " [from " + d.debian_package + "]"));
-  section("partitions");
-  for (const auto& p : partition_catalog()) {
-    row(p.name, p.description);
-    member_keys(p.params);
-  }
-  section("models");
-  // Which models and algorithms train several clients as one packed model (devices.pack).
-  for (const auto& m : model_catalog()) row(m.name, m.description + (m.packs != PackedLayout::none ? " [packs]" : ""));
-  section("algorithms");
-  for (const auto& a : algorithm_catalog()) {
-    row(a.name, a.description + (a.packed ? " [packs]" : "") + (a.privatisable ? " [dp]" : "") +
-                    (a.edge_tier ? " [edges]" : "") + (a.edge_moves ? " [moves]" : ""));
-    for (const auto& p : a.presets) row("", "  preset " + p.name + ": " + p.description);
-    member_keys(a.params);
-  }
-  section("samplers");
-  for (const auto& s : sampler_catalog()) {
-    row(s.name, s.description);
-    member_keys(s.params);
-  }
-  section("availability models");
-  for (const auto& m : availability_catalog()) {
-    row(m.name, m.description);
-    member_keys(m.params);
+  // Marks in brackets after the description: " [packs] [dp]".
+  for (const auto& family : catalogue_listing()) {
+    section(family.short_title.c_str());
+    for (const auto& m : family.members) {
+      std::string text = m.description;
+      for (const auto& mark : m.marks) text += " [" + mark + "]";
+      row(m.name, text);
+      for (const auto& [name, description] : m.presets) row("", "  preset " + name + ": " + description);
+      member_keys(m.keys);
+    }
   }
   if (!loaded_plugins().empty()) section("plugins");
   for (const auto& p : loaded_plugins()) {
