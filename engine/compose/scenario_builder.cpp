@@ -124,12 +124,7 @@ void finish_file_model(Scenario& s, toml::table& root, const AlgorithmInfo& algo
   options.feature_dim = s.feature_dim;
   if (script_backbone(options) && !info.has_features)
     throw UserError(source + ": algorithm '" + s.algorithm +
-                    "' reads the model's features and puts its own head on them: " +
-                    (row.name == "torchscript"
-                         ? "add a method features(self, x) returning a [batch, d] tensor to the module, marked "
-                           "@torch.jit.export (docs/torchscript.md)"
-                         : "make forward(x) return (logits, features), features a [batch, d] tensor, and export it "
-                           "again (docs/models.md#features)"));
+                    "' reads the model's features and puts its own head on them: " + row.features_how);
   const auto largest = std::max<std::int64_t>(s.training.batch_size, s.evaluation.batch_size);
   if (largest > info.batch_max)
     throw UserError(

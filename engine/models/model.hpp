@@ -145,6 +145,8 @@ struct ModelInfo {
   std::function<ModelFileInfo(const std::string& path)> inspect = nullptr;
   // from_file: what the file is and what writes it, for messages.
   std::string file_kind = "";  // "a TorchScript module, the file torch.jit.save writes"
+  // from_file: how such a file gives its features, for an algorithm that reads them.
+  std::string features_how = "";
 };
 const ModelInfo* find_model(const std::string& name);
 const Rows<ModelInfo>& model_catalog();

@@ -126,11 +126,13 @@ ModelInfo resnet(std::string name, std::string description, std::vector<std::int
 }
 
 // A row whose module is the file of model.file, read and checked by `inspect`.
-ModelInfo from_file(ModelInfo info, std::function<ModelFileInfo(const std::string&)> inspect, std::string kind) {
+ModelInfo from_file(ModelInfo info, std::function<ModelFileInfo(const std::string&)> inspect, std::string kind,
+                    std::string features_how) {
   info.any_input = true;
   info.from_file = true;
   info.inspect = std::move(inspect);
   info.file_kind = std::move(kind);
+  info.features_how = std::move(features_how);
   return info;
 }
 
@@ -177,12 +179,16 @@ Rows<ModelInfo>& model_rows() {
                  "a TorchScript module from model.file (torch.jit.save): forward(x) gives the logits, an optional "
                  "features(x) the features (docs/torchscript.md)",
                  make_script_model},
-                inspect_script_module, "a TorchScript module, the file torch.jit.save writes"),
+                inspect_script_module, "a TorchScript module, the file torch.jit.save writes",
+                "add a method features(self, x) returning a [batch, d] tensor to the module, marked "
+                "@torch.jit.export (docs/torchscript.md)"),
       from_file({"exported",
                  "a program from model.file (torch.export.save, a .pt2 file): forward(x) gives the logits, or "
                  "(logits, features) (docs/models.md)",
                  make_exported_model},
-                inspect_exported_program, "an exported program, the .pt2 file torch.export.save writes"),
+                inspect_exported_program, "an exported program, the .pt2 file torch.export.save writes",
+                "make forward(x) return (logits, features), features a [batch, d] tensor, and export it again "
+                "(docs/models.md#features)"),
   };
   return catalog;
 }
