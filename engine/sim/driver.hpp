@@ -54,6 +54,11 @@ struct JobOutcome {
   bool lost = false;               // the worker running it was lost: a dropout, not a failure
   std::uint64_t upload_bytes = 0;  // size of the update message
   ClientUpdate update;
+  // Every field, in a checkpoint's order (sim_archive.cpp).
+  template <class Visit>
+  void each_field(Visit&& visit) {
+    visit(ok, error, lost, upload_bytes, update);
+  }
 };
 
 class DriverListener {

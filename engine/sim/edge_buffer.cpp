@@ -39,19 +39,7 @@ NamedTensors buffered_step(const NamedTensors& global, const std::vector<Buffere
 }
 
 void archive_buffered(StateArchive& ar, std::vector<BufferedEdge>& buffer) {
-  ar.vector(buffer, [&](BufferedEdge& b) {
-    ar.value(b.edge);
-    ar.value(b.samples);
-    ar.value(b.staleness);
-    archive_named(ar, b.model);
-    archive_named(ar, b.pulled);
-    ar.value(b.arrival);
-    ar.value(b.rounds_run);
-    ar.value(b.busy_seconds);
-    ar.values(b.aggregated);
-    archive_shares(ar, b.shares);
-    b.metrics.archive(ar);
-  });
+  ar.vector(buffer, [&](BufferedEdge& b) { archive_fields(ar, b); });
 }
 
 void archive_shares(StateArchive& ar, ClientShares& shares) {

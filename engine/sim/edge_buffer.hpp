@@ -29,6 +29,12 @@ struct BufferedEdge {
   // The edge host's answer with `model` that this entry awaits (0: the model is here). Not
   // archived: a checkpoint waits until every model is here.
   std::uint64_t model_request = 0;
+  // Every field a checkpoint keeps, in its order (archive_buffered): beside the fields, so that
+  // one added above is added here too.
+  template <class Visit>
+  void each_field(Visit&& visit) {
+    visit(edge, samples, staleness, model, pulled, arrival, rounds_run, busy_seconds, aggregated, shares, metrics);
+  }
 };
 
 // Each entry's weight in the step, in order: n_k / sum(n) / sqrt(1 + staleness_k).
@@ -40,5 +46,7 @@ NamedTensors buffered_step(const NamedTensors& global, const std::vector<Buffere
 
 void archive_buffered(StateArchive& ar, std::vector<BufferedEdge>& buffer);
 void archive_shares(StateArchive& ar, ClientShares& shares);
+inline void archive_field(StateArchive& ar, ClientShares& shares) { archive_shares(ar, shares); }
+inline void archive_field(StateArchive& ar, EdgeMetrics& metrics) { metrics.archive(ar); }
 
 }  // namespace drift
