@@ -114,8 +114,9 @@ std::vector<double> drift_fedavg(std::shared_ptr<const Scenario> s, std::shared_
   const auto dir = fs::temp_directory_path() / ("drift-bench-" + std::to_string(getpid()));
   fs::remove_all(dir);
   auto directory = std::make_shared<RunDirectory>(dir, *s, *fed);
-  actors::run_federation(s, fed, directory, std::make_shared<actors::RunObserver>(),
-                         actors::FederationOptions{slots, {}, {}});
+  actors::FederationOptions options;
+  options.cpu_slots = slots;
+  actors::run_federation(s, fed, directory, std::make_shared<actors::RunObserver>(), options);
   std::vector<double> accuracies;
   std::ifstream in(dir / "metrics.jsonl");
   for (std::string line; std::getline(in, line);) accuracies.push_back(nlohmann::json::parse(line)["test_accuracy"]);
