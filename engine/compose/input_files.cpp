@@ -80,17 +80,18 @@ toml::node_view<toml::node> section_at(toml::table& root, const std::string& dot
 // (ParamSpec::path): no key is treated as a path for its name.
 std::vector<PathTable> path_tables(toml::table& root) {
   std::vector<PathTable> out;
+  // (The top level's [profile] is a section of the schema, with the profile's keys.)
   for (const auto& section : scenario_schema())
     if (!section.name.empty()) add_fixed_table(out, section_at(root, section.name), section.name, section.keys);
+  add_member_table(out, root["availability"], "availability", "model", availability_catalog());
   const auto profile_specs = specs_of(profile_keys());
-  const auto person = [&](toml::node_view<toml::node> table, const std::string& prefix) {
-    add_fixed_table(out, table["profile"], prefix + "profile", profile_specs);
-    add_member_table(out, table["availability"], prefix + "availability", "model", availability_catalog());
-  };
-  person(toml::node_view<toml::node>{root}, "");
   if (auto* groups = root["groups"].as_table())
-    for (auto&& [name, node] : *groups)
-      person(toml::node_view<toml::node>{node}, "groups." + std::string(name.str()) + ".");
+    for (auto&& [name, node] : *groups) {
+      const toml::node_view<toml::node> group{node};
+      const auto prefix = "groups." + std::string(name.str()) + ".";
+      add_fixed_table(out, group["profile"], prefix + "profile", profile_specs);
+      add_member_table(out, group["availability"], prefix + "availability", "model", availability_catalog());
+    }
   add_member_table(out, root["hierarchy"]["availability_model"], "hierarchy.availability_model", "model",
                    availability_catalog());
   add_member_table(out, root["partition"], "partition", "scheme", partition_catalog());
