@@ -130,8 +130,9 @@ void record_digest(toml::table& table, const std::string& key, const std::string
   const auto recorded = text_at(table, digest_key);
   if (!recorded.empty() && recorded != digest)
     throw UserError(source + ": " + where + "." + key + " " + path + " has digest " + digest +
-                    ", but the scenario records " + where + "." + digest_key + " = \"" + recorded +
-                    "\": the file changed since the run started (or this machine holds another one); remove the "
+                    ", but the scenario records " + where + "." + digest_key + " = \"" + recorded + "\": the " +
+                    (std::filesystem::is_directory(path) ? "folder's files" : "file") +
+                    " changed since the run started (or this machine holds another one); remove the "
                     "recorded digest to run with the file as it is now");
   table.insert_or_assign(digest_key, digest);
 }
